@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { registerInit } from './init.js';
+import { registerImport } from './import.js';
+import { registerReview } from './review.js';
+import { registerKeys } from './keys.js';
+import { registerPublish } from './publish.js';
+import { registerVerify } from './verify.js';
+import { registerDiff } from './diff.js';
+import { registerServe } from './serve.js';
+import { registerSecrets } from './secrets.js';
+import { registerStatus } from './status.js';
+
+/** One file per command; each exports `register<Name>(program)`. */
+export function registerCommands(program: Command): void {
+  registerInit(program);
+  registerImport(program);
+  registerReview(program);
+  registerKeys(program);
+  registerPublish(program);
+  registerVerify(program);
+  registerDiff(program);
+  registerServe(program);
+  registerSecrets(program);
+  registerStatus(program);
+}

@@ -1,0 +1,32 @@
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+
+/** What every command receives: resolved global options and where to print. */
+export interface CliContext {
+  /** Absolute path of gateway.yaml (`--config`, default ./gateway.yaml). */
+  configPath: string;
+  /** Absolute path of tools.lock (`--lock`, default: tools.lock beside the config). */
+  lockPath: string;
+  /** `--json`: print one JSON document on stdout instead of human text. */
+  json: boolean;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** Builds the context from the root program's global options. */
+export function contextFrom(command: Command): CliContext {
+  const options = command.optsWithGlobals<{ config?: string; lock?: string; json?: boolean }>();
+  const configPath = resolve(options.config ?? 'gateway.yaml');
+  const lockPath = options.lock ? resolve(options.lock) : resolve(dirname(configPath), 'tools.lock');
+  return { configPath, lockPath, json: options.json === true, stdout: process.stdout, stderr: process.stderr };
+}
+
+/** Prints a command's result: `json` on stdout with --json, else the human lines. */
+export function printResult(context: CliContext, human: string | string[], json: unknown): void {
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    const text = Array.isArray(human) ? human.join('\n') : human;
+    if (text.length > 0) context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+}

@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './model.js';
+export * from './canonical.js';
+export * from './lockfile.js';
+export * from './json-schema-validator.js';

@@ -1,0 +1,136 @@
+/**
+ * The domain model shared by every package: normalised operations, publications and the lockfile.
+ * Field names here are the field names in tools.lock (docs/lockfile.md documents them).
+ */
+
+/** A JSON Schema (2020-12) document or subschema, kept as plain JSON. */
+export type JsonSchema = { [key: string]: unknown } | boolean;
+
+/** Upper-case HTTP method, including OpenAPI 3.2 `QUERY` and any `additionalOperations` method. */
+export type HttpMethod = string;
+
+export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie' | 'querystring';
+
+/** How one OpenAPI parameter maps from a tool argument into the HTTP request. */
+export interface OperationParameter {
+  /** The parameter's name on the wire. */
+  name: string;
+  in: ParameterLocation;
+  /** The property name of this parameter in the tool's inputSchema. */
+  argument: string;
+  required: boolean;
+  /** Serialisation style (`simple`, `form`, `label`, `matrix`, `spaceDelimited`, `pipeDelimited`, `deepObject`). */
+  style: string;
+  explode: boolean;
+  allowReserved: boolean;
+  /** Set when the parameter is described with `content` instead of `schema`: the media type to serialise to. */
+  contentType?: string;
+}
+
+/** How the tool's body argument maps into the request body. */
+export interface OperationBody {
+  /** The property name of the body in the tool's inputSchema (always `body`, see docs/lockfile.md). */
+  argument: string;
+  mediaType: string;
+  required: boolean;
+}
+
+/** A security scheme as the request needs it (copied from components.securitySchemes, secrets never). */
+export interface SecuritySchemeSummary {
+  type: string; // apiKey | http | oauth2 | openIdConnect | mutualTLS
+  /** apiKey: where and under which name the key goes. */
+  in?: 'header' | 'query' | 'cookie';
+  name?: string;
+  /** http: `basic`, `bearer`, … */
+  scheme?: string;
+  bearerFormat?: string;
+  /** oauth2: the client-credentials token URL and scopes, when that flow exists. */
+  tokenUrl?: string;
+  flows?: string[];
+  openIdConnectUrl?: string;
+}
+
+/** One alternative of an operation's security: every named scheme must be satisfied (with these scopes). */
+export type SecurityRequirement = Record<string, string[]>;
+
+export type SupportStatus = 'supported' | 'unsupported';
+
+export interface UnsupportedReason {
+  /** A stable code from docs/lockfile.md, e.g. `MEDIA_TYPE_UNSUPPORTED`. */
+  code: string;
+  /** One sentence a person can act on. */
+  message: string;
+}
+
+/** The part of an operation that determines the HTTP request: the fingerprint covers exactly this. */
+export interface RequestShape {
+  method: HttpMethod;
+  /** The path template exactly as in the document, e.g. `/orders/{orderId}`. */
+  path: string;
+  /** Absolute server URL with variables resolved, or null when the document gives none usable. */
+  server: string | null;
+  parameters: OperationParameter[];
+  body: OperationBody | null;
+  /** Alternatives (OR) of requirements (AND). `[]` means no security. */
+  security: SecurityRequirement[];
+  /** The schemes referenced by `security`, by name. */
+  securitySchemes: Record<string, SecuritySchemeSummary>;
+  inputSchema: JsonSchema;
+}
+
+export interface Operation extends RequestShape {
+  /** The tool name: `^[a-z0-9_]{1,64}$`, unique within a source (docs/lockfile.md gives the rule). */
+  tool: string;
+  operationId: string | null;
+  title: string | null;
+  description: string;
+  status: SupportStatus;
+  reason: UnsupportedReason | null;
+  /** `sha256:<hex>` over the RFC 8785 canonical JSON of the RequestShape. */
+  fingerprint: string;
+}
+
+/** An operation inside a publication of the lock. */
+export interface LockedOperation extends Operation {
+  selected: boolean;
+}
+
+export type PublicationStatus = 'proposed' | 'in use';
+
+export interface Publication {
+  /** `publication-<n>`, global and monotonic across the lock. */
+  id: string;
+  status: PublicationStatus;
+  /** The number of selected operations (the tools this publication offers). */
+  toolCount: number;
+  /** Digest of the document this publication was made from. */
+  documentDigest: string;
+  /** Set when published: who, when, with which key, and the JWS over the canonical publication. */
+  publishedBy?: string;
+  publishedAt?: string;
+  keyId?: string;
+  /** Recorded when published with `--allow-stale`. */
+  allowedStale?: boolean;
+  signature?: string;
+  operations: LockedOperation[];
+}
+
+export interface LockedSource {
+  name: string;
+  kind: 'openapi';
+  /** The document location as written in gateway.yaml (a path relative to the config, or an https URL). */
+  document: string;
+  /** Digest of the document bytes last imported. */
+  documentDigest: string;
+  /** At most one `in use` and one `proposed` publication. */
+  publications: Publication[];
+}
+
+export interface Lockfile {
+  lockVersion: 1;
+  /** The highest publication number ever allocated in this lock (keeps numbering monotonic). */
+  lastPublication: number;
+  sources: LockedSource[];
+}
+
+export const LOCK_VERSION = 1 as const;

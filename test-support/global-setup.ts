@@ -1,0 +1,20 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * CLI and server tests run the built binary as a user would. Build once before any test; type errors
+ * are reported by `pnpm build` (which `pnpm test` runs first), so here a failed type check does not stop
+ * the emit that tests need.
+ */
+export default function setup(): void {
+  if (process.env.GATEWAY_SKIP_BUILD === '1') return;
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  try {
+    execFileSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/server', 'packages/cli'], {
+      cwd: root,
+      stdio: 'pipe',
+    });
+  } catch {
+    // tsc -b still emits JavaScript when types fail; the test run reports behaviour, `pnpm build` reports types.
+  }
+}
