@@ -1,0 +1,176 @@
+/**
+ * The JSON Schema of gateway.yaml (docs/config.md documents every key; `gateway init` writes a starter).
+ * Each section is its own constant so the areas that own it can be read on their own.
+ */
+
+const duration = { type: 'integer', minimum: 1 } as const;
+
+export const credentialSchema = {
+  description: 'How the gateway satisfies one security scheme of the source. Secrets are names in the vault, never values.',
+  oneOf: [
+    {
+      type: 'object',
+      required: ['type'],
+      additionalProperties: false,
+      properties: { type: { const: 'none' } },
+    },
+    {
+      type: 'object',
+      required: ['type', 'secret'],
+      additionalProperties: false,
+      properties: { type: { enum: ['apiKey', 'bearer'] }, secret: { type: 'string', minLength: 1 } },
+    },
+    {
+      type: 'object',
+      required: ['type', 'username', 'secret'],
+      additionalProperties: false,
+      properties: { type: { const: 'basic' }, username: { type: 'string' }, secret: { type: 'string', minLength: 1 } },
+    },
+    {
+      type: 'object',
+      required: ['type', 'clientId', 'secret'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'oauthClientCredentials' },
+        clientId: { type: 'string', minLength: 1 },
+        secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
+        tokenUrl: { type: 'string', format: 'uri', description: 'overrides the tokenUrl of the scheme' },
+        scopes: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  ],
+} as const;
+
+export const sourceSchema = {
+  type: 'object',
+  required: ['kind', 'document'],
+  additionalProperties: false,
+  properties: {
+    kind: { const: 'openapi' },
+    document: {
+      type: 'string',
+      minLength: 1,
+      description: 'a path relative to gateway.yaml, or an https URL (http only for loopback hosts)',
+    },
+    allowRemoteRefs: {
+      type: 'boolean',
+      default: false,
+      description: 'allow $ref to other URLs than the document itself (off: only refs inside the document or beside a local file)',
+    },
+    credentials: {
+      type: 'object',
+      description: 'security scheme name → credential',
+      additionalProperties: credentialSchema,
+    },
+    timeouts: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { connectMs: duration, totalMs: duration },
+    },
+    maxResponseBytes: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+export const vaultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    provider: { enum: ['file', 'env', 'exec'], default: 'file' },
+    file: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', description: 'encrypted vault file, relative to gateway.yaml' },
+        keyEnv: { type: 'string', description: 'environment variable holding the base64 256-bit key' },
+        keyFile: { type: 'string', description: 'a 0600 file holding the base64 256-bit key' },
+      },
+    },
+    env: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { prefix: { type: 'string', default: 'GATEWAY_SECRET_' } },
+    },
+    exec: {
+      type: 'object',
+      required: ['command'],
+      additionalProperties: false,
+      properties: {
+        command: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'argv; the secret name is appended' },
+        timeoutMs: duration,
+      },
+    },
+  },
+} as const;
+
+export const configSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://gateway.dev/schemas/gateway-config.schema.json',
+  title: 'gateway.yaml',
+  type: 'object',
+  required: ['gateway', 'sources'],
+  additionalProperties: false,
+  properties: {
+    gateway: {
+      type: 'object',
+      required: ['url'],
+      additionalProperties: false,
+      properties: {
+        url: { type: 'string', format: 'uri', description: 'canonical base URL; /mcp is served below it' },
+        listen: { type: 'string', description: 'host:port to listen on (default 127.0.0.1:8080)' },
+        tls: {
+          type: 'object',
+          required: ['cert', 'key'],
+          additionalProperties: false,
+          properties: { cert: { type: 'string' }, key: { type: 'string' } },
+        },
+        allowedOrigins: { type: 'array', items: { type: 'string' }, description: 'extra Origins allowed on /mcp' },
+        dataDirectory: { type: 'string', description: 'database and runtime state (default .gateway beside the config)' },
+        maxRequestBytes: { type: 'integer', minimum: 1024 },
+      },
+    },
+    sources: {
+      type: 'object',
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+      additionalProperties: sourceSchema,
+    },
+    trust: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { keys: { type: 'array', items: { type: 'string' }, description: 'public JWK files trusted to sign publications' } },
+    },
+    import: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxDocumentBytes: { type: 'integer', minimum: 1, description: 'default 26214400 (25 MiB)' },
+        timeoutMs: duration,
+      },
+    },
+    network: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        allowPrivateNetworks: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'CIDR ranges the SSRF guard lets through (e.g. 127.0.0.1/32 for a local upstream)',
+        },
+      },
+    },
+    vault: vaultSchema,
+    admin: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { tokenSecret: { type: 'string', description: 'vault name of the admin API token', default: 'admin-token' } },
+    },
+    drift: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 300 }, enabled: { type: 'boolean', default: true } },
+    },
+    auth: {
+      type: 'object',
+      description: 'sign-in, consent and sessions (docs/config.md)',
+    },
+  },
+} as const;

@@ -1,0 +1,37 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type SqliteDatabase = Database.Database;
+
+/** One schema change. Ids sort in application order; each area owns its own prefix (`drift-001`, `oauth-001`). */
+export interface Migration {
+  id: string;
+  sql: string;
+}
+
+/**
+ * Opens (creating if needed) the gateway's SQLite database in WAL mode and applies pending migrations,
+ * each in its own transaction, recording them in `schema_migrations`. Secrets never go in here.
+ */
+export function openDatabase(path: string, migrations: readonly Migration[]): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new Database(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const applied = new Set(
+    (database.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: string }>).map((row) => row.id),
+  );
+  const record = database.prepare('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)');
+  for (const migration of [...migrations].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    if (applied.has(migration.id)) continue;
+    database.transaction(() => {
+      database.exec(migration.sql);
+      record.run(migration.id, new Date().toISOString());
+    })();
+  }
+  return database;
+}
