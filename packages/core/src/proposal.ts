@@ -1,0 +1,296 @@
+/**
+ * Proposals: what `gateway import` and `gateway review` do to the lock, as pure functions over the Lockfile
+ * model. Import writes (or replaces) a source's proposed publication and carries the reviewed selection
+ * forward; review changes which operations of that proposal are selected. Neither touches the file system.
+ */
+import { GatewayError } from './errors.js';
+import { findSource, inUsePublication, proposedPublication } from './lockfile.js';
+import type { LockedOperation, LockedSource, Lockfile, Operation, Publication } from './model.js';
+
+/** What an import produced: the part of `ImportedDocument` (openapi/) a proposal needs. */
+export interface ImportedOperations {
+  documentDigest: string;
+  /** Sorted, tool names unique within the source. */
+  operations: Operation[];
+}
+
+/** What changed versus the in-use publication, by tool name. */
+export interface VersusInUse {
+  /** The in-use publication compared with, or null when the source has none yet (then everything is added). */
+  publication: string | null;
+  /** Tool names in the new proposal that the in-use publication does not offer. */
+  added: string[];
+  /** Tool names in both whose fingerprint differs (the request changed). */
+  changed: string[];
+  /** Tool names the in-use publication offers that the document no longer has. */
+  removed: string[];
+}
+
+export interface ImportSummary {
+  source: string;
+  /** The id of the proposed publication written. */
+  publication: string;
+  documentDigest: string;
+  operations: number;
+  supported: number;
+  unsupported: number;
+  /** Unsupported operations per reason code (keys sorted). */
+  unsupportedByReason: Record<string, number>;
+  /** Operations selected after carrying the previous selection forward (the proposal's tool count). */
+  selected: number;
+  versusInUse: VersusInUse;
+}
+
+export interface ImportResult {
+  lock: Lockfile;
+  summary: ImportSummary;
+}
+
+/**
+ * Writes or replaces the proposed publication of `sourceName` with the imported operations.
+ *
+ * - The proposal keeps its id when one exists, so importing the same document twice gives a byte-identical
+ *   lock; otherwise it takes `publication-<lastPublication + 1>` (numbering is global and never reused).
+ * - Selection is carried forward by tool name and fingerprint, never by name alone, so an operation whose
+ *   request changed is never silently re-approved. When the previous proposal holds the operation with the
+ *   same fingerprint, its choice (selected or not) wins: a person's deliberate deselection survives a
+ *   re-import. Otherwise the operation is selected when the in-use publication offers it unchanged (an in-use
+ *   publication holds only selected operations). Everything else starts unselected; unsupported operations
+ *   are never selected.
+ */
+export function applyImport(
+  lock: Lockfile,
+  sourceName: string,
+  documentLocation: string,
+  imported: ImportedOperations,
+): ImportResult {
+  const next = structuredClone(lock);
+  let source = findSource(next, sourceName);
+  if (!source) {
+    source = { name: sourceName, kind: 'openapi', document: documentLocation, documentDigest: imported.documentDigest, publications: [] };
+    next.sources.push(source);
+  }
+  source.document = documentLocation;
+  source.documentDigest = imported.documentDigest;
+
+  const inUse = inUsePublication(source);
+  const previous = proposedPublication(source);
+  const inUseByTool = operationsByTool(inUse);
+  const previousByTool = operationsByTool(previous);
+
+  const operations: LockedOperation[] = imported.operations.map((operation) => {
+    const copy = structuredClone(operation);
+    return { ...copy, selected: operation.status === 'supported' && isCarriedForward(operation, previousByTool, inUseByTool) };
+  });
+
+  let id: string;
+  if (previous) {
+    id = previous.id;
+  } else {
+    next.lastPublication += 1;
+    id = `publication-${next.lastPublication}`;
+  }
+  const proposal: Publication = {
+    id,
+    status: 'proposed',
+    toolCount: operations.filter((operation) => operation.selected).length,
+    documentDigest: imported.documentDigest,
+    operations,
+  };
+  source.publications = [...source.publications.filter((publication) => publication.status !== 'proposed'), proposal];
+
+  return { lock: next, summary: summariseImport(sourceName, proposal, inUse) };
+}
+
+function isCarriedForward(
+  operation: Operation,
+  previousByTool: Map<string, LockedOperation>,
+  inUseByTool: Map<string, LockedOperation>,
+): boolean {
+  const previous = previousByTool.get(operation.tool);
+  if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
+  const published = inUseByTool.get(operation.tool);
+  return published !== undefined && published.selected && published.fingerprint === operation.fingerprint;
+}
+
+function operationsByTool(publication: Publication | undefined): Map<string, LockedOperation> {
+  return new Map((publication?.operations ?? []).map((operation) => [operation.tool, operation]));
+}
+
+function summariseImport(sourceName: string, proposal: Publication, inUse: Publication | undefined): ImportSummary {
+  const unsupportedByReason: Record<string, number> = {};
+  let supported = 0;
+  for (const operation of proposal.operations) {
+    if (operation.status === 'supported') {
+      supported += 1;
+    } else {
+      const code = operation.reason?.code ?? 'UNKNOWN';
+      unsupportedByReason[code] = (unsupportedByReason[code] ?? 0) + 1;
+    }
+  }
+  return {
+    source: sourceName,
+    publication: proposal.id,
+    documentDigest: proposal.documentDigest,
+    operations: proposal.operations.length,
+    supported,
+    unsupported: proposal.operations.length - supported,
+    unsupportedByReason: Object.fromEntries(Object.entries(unsupportedByReason).sort(([a], [b]) => compareText(a, b))),
+    selected: proposal.toolCount,
+    versusInUse: compareWithInUse(proposal, inUse),
+  };
+}
+
+/** Added, changed and removed tool names of a proposal versus the in-use publication (sorted). */
+export function compareWithInUse(proposal: Publication, inUse: Publication | undefined): VersusInUse {
+  const published = operationsByTool(inUse);
+  const proposed = operationsByTool(proposal);
+  const added: string[] = [];
+  const changed: string[] = [];
+  for (const [tool, operation] of proposed) {
+    const before = published.get(tool);
+    if (!before) added.push(tool);
+    else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
+  }
+  const removed = [...published.keys()].filter((tool) => !proposed.has(tool));
+  return { publication: inUse?.id ?? null, added: added.sort(compareText), changed: changed.sort(compareText), removed: removed.sort(compareText) };
+}
+
+export interface SelectionRequest {
+  /** Tool names or globs (`*` any run of characters, `?` one character) to select. */
+  select?: string[];
+  /** Tool names or globs to deselect (applied after `select`). */
+  deselect?: string[];
+  /** Select every supported operation first. */
+  allSupported?: boolean;
+}
+
+/**
+ * Changes which operations of a source's proposal are selected; returns the new lock (tool count updated).
+ *
+ * Order: `allSupported`, then `select`, then `deselect`. Every pattern must match at least one tool name
+ * (a typo must not pass silently in a script). An unsupported operation can never be selected: naming one
+ * exactly fails with its reason; a glob selects the supported operations it matches and fails only when
+ * everything it matches is unsupported.
+ */
+export function applySelection(lock: Lockfile, sourceName: string, request: SelectionRequest): Lockfile {
+  const next = structuredClone(lock);
+  const proposal = requireProposal(next, sourceName);
+  const operations = proposal.operations;
+
+  if (request.allSupported) {
+    for (const operation of operations) if (operation.status === 'supported') operation.selected = true;
+  }
+  for (const pattern of request.select ?? []) {
+    const matches = matchingOperations(operations, pattern, sourceName);
+    const supported = matches.filter((operation) => operation.status === 'supported');
+    if (supported.length === 0 || !isGlob(pattern)) {
+      const refused = matches.find((operation) => operation.status !== 'supported');
+      if (refused) throw unsupportedSelection(sourceName, refused);
+    }
+    for (const operation of supported) operation.selected = true;
+  }
+  for (const pattern of request.deselect ?? []) {
+    for (const operation of matchingOperations(operations, pattern, sourceName)) operation.selected = false;
+  }
+  proposal.toolCount = operations.filter((operation) => operation.selected).length;
+  return next;
+}
+
+/** Sets the selection of a proposal to exactly `tools` (the interactive checklist's answer). */
+export function setSelection(lock: Lockfile, sourceName: string, tools: readonly string[]): Lockfile {
+  const next = structuredClone(lock);
+  const proposal = requireProposal(next, sourceName);
+  const wanted = new Set(tools);
+  const known = new Set(proposal.operations.map((operation) => operation.tool));
+  for (const tool of wanted) {
+    if (!known.has(tool)) {
+      throw new GatewayError('SELECTION_NO_MATCH', `source '${sourceName}' has no operation with tool name '${tool}'`, {
+        category: 'usage',
+        details: { source: sourceName, pattern: tool },
+      });
+    }
+  }
+  for (const operation of proposal.operations) {
+    const isWanted = wanted.has(operation.tool);
+    if (isWanted && operation.status !== 'supported') throw unsupportedSelection(sourceName, operation);
+    operation.selected = isWanted;
+  }
+  proposal.toolCount = proposal.operations.filter((operation) => operation.selected).length;
+  return next;
+}
+
+export interface SelectionChange {
+  selected: string[];
+  deselected: string[];
+  toolCount: number;
+}
+
+/** Which tools a selection change turned on and off (sorted), for printing. */
+export function describeSelectionChange(before: Lockfile, after: Lockfile, sourceName: string): SelectionChange {
+  const previous = operationsByTool(requireProposal(before, sourceName));
+  const proposal = requireProposal(after, sourceName);
+  const selected: string[] = [];
+  const deselected: string[] = [];
+  for (const operation of proposal.operations) {
+    const wasSelected = previous.get(operation.tool)?.selected ?? false;
+    if (operation.selected && !wasSelected) selected.push(operation.tool);
+    if (!operation.selected && wasSelected) deselected.push(operation.tool);
+  }
+  return { selected: selected.sort(compareText), deselected: deselected.sort(compareText), toolCount: proposal.toolCount };
+}
+
+/** The proposed publication of a source, or PROPOSAL_NOT_FOUND. */
+export function requireProposal(lock: Lockfile, sourceName: string): Publication {
+  const source: LockedSource | undefined = findSource(lock, sourceName);
+  const proposal = source ? proposedPublication(source) : undefined;
+  if (!proposal) {
+    throw new GatewayError(
+      'PROPOSAL_NOT_FOUND',
+      `source '${sourceName}' has no proposed publication in the lock; run \`gateway import ${sourceName}\` first`,
+      { category: 'lock', details: { source: sourceName } },
+    );
+  }
+  return proposal;
+}
+
+function matchingOperations(operations: LockedOperation[], pattern: string, sourceName: string): LockedOperation[] {
+  const expression = globExpression(pattern);
+  const matches = operations.filter((operation) => expression.test(operation.tool));
+  if (matches.length === 0) {
+    throw new GatewayError('SELECTION_NO_MATCH', `no tool name of source '${sourceName}' matches '${pattern}'`, {
+      category: 'usage',
+      details: { source: sourceName, pattern },
+    });
+  }
+  return matches;
+}
+
+function unsupportedSelection(sourceName: string, operation: LockedOperation): GatewayError {
+  const code = operation.reason?.code ?? 'UNSUPPORTED';
+  const sentence = operation.reason?.message ?? 'the operation is not supported';
+  return new GatewayError(
+    'SELECTION_UNSUPPORTED',
+    `cannot select '${operation.tool}' (${operation.method} ${operation.path}): ${code}: ${sentence}`,
+    { category: 'refused', details: { source: sourceName, tool: operation.tool, reason: operation.reason } },
+  );
+}
+
+export function isGlob(pattern: string): boolean {
+  return /[*?]/.test(pattern);
+}
+
+/** `*` matches any run of characters, `?` exactly one; everything else is literal; the whole name must match. */
+export function globExpression(pattern: string): RegExp {
+  let source = '';
+  for (const character of pattern) {
+    if (character === '*') source += '.*';
+    else if (character === '?') source += '.';
+    else source += character.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 'u');
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
