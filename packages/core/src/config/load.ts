@@ -41,7 +41,7 @@ export interface GatewayConfig {
   };
   admin?: { tokenSecret?: string };
   drift?: { intervalSeconds?: number; enabled?: boolean };
-  auth?: Record<string, unknown>;
+  auth?: import('./auth-schema.js').AuthConfig;
 }
 
 /** A validated configuration and where it came from. */

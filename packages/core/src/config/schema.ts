@@ -3,6 +3,8 @@
  * Each section is its own constant so the areas that own it can be read on their own.
  */
 
+import { authSchema } from './auth-schema.js';
+
 const duration = { type: 'integer', minimum: 1 } as const;
 
 export const credentialSchema = {
@@ -168,9 +170,6 @@ export const configSchema = {
       additionalProperties: false,
       properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 300 }, enabled: { type: 'boolean', default: true } },
     },
-    auth: {
-      type: 'object',
-      description: 'sign-in, consent and sessions (docs/config.md)',
-    },
+    auth: authSchema,
   },
 } as const;
