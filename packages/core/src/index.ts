@@ -5,3 +5,8 @@ export * from './lockfile.js';
 export * from './json-schema-validator.js';
 export * from './config/index.js';
 export * from './proposal.js';
+export * from './keys.js';
+export * from './signing.js';
+export * from './verify.js';
+export * from './publish.js';
+export * from './diff.js';

@@ -1,0 +1,348 @@
+/**
+ * Diff: the live description (imported in memory) against what the lock holds for a source.
+ *
+ * The baseline is the source's in-use publication, because that is what the gateway serves; a source that
+ * was never published is compared with its proposal, and a source missing from the lock with nothing (every
+ * live operation is added). Operations are matched by tool name.
+ *
+ * An in-use publication holds only the operations a person selected, so live operations outside it are
+ * either new or were deliberately left out; the lock cannot tell which. When the live document is byte for
+ * byte the one the baseline was made from (same digest), they were left out and are listed as `unpublished`
+ * without counting as a change; otherwise they are reported as added, for a person to look at.
+ */
+import { canonicalJson } from './canonical.js';
+import { inUsePublication, proposedPublication } from './lockfile.js';
+import type { JsonSchema, LockedSource, Operation, OperationParameter, Publication, SecuritySchemeSummary } from './model.js';
+
+export type OperationChangeKind =
+  | 'method-changed'
+  | 'path-changed'
+  | 'server-changed'
+  | 'parameter-added'
+  | 'parameter-removed'
+  | 'parameter-type-changed'
+  | 'parameter-required-changed'
+  | 'parameter-schema-changed'
+  | 'parameter-serialisation-changed'
+  | 'body-added'
+  | 'body-removed'
+  | 'body-media-type-changed'
+  | 'body-required-changed'
+  | 'body-schema-changed'
+  | 'security-changed'
+  | 'input-schema-changed'
+  | 'status-changed'
+  | 'description-changed';
+
+export interface OperationChange {
+  kind: OperationChangeKind;
+  /** For parameter changes: `<in> <name>`, e.g. `query limit`. */
+  parameter?: string;
+  before?: unknown;
+  after?: unknown;
+  /** One readable line, e.g. `query parameter limit: type integer → string`. */
+  message: string;
+}
+
+export interface OperationSummary {
+  tool: string;
+  method: string;
+  path: string;
+  status: Operation['status'];
+}
+
+export interface ChangedOperation extends OperationSummary {
+  fingerprintBefore: string;
+  fingerprintAfter: string;
+  /** True when the request itself changed (the fingerprint differs), not only its documentation. */
+  requestChanged: boolean;
+  changes: OperationChange[];
+}
+
+export interface OperationsDiff {
+  added: OperationSummary[];
+  removed: OperationSummary[];
+  changed: ChangedOperation[];
+}
+
+export interface SourceDiff extends OperationsDiff {
+  source: string;
+  /** What the live description was compared with; null when the source is not in the lock. */
+  baseline: { publication: string; status: Publication['status']; documentDigest: string } | null;
+  liveDocumentDigest: string;
+  /** Live operations the in-use publication leaves out while the document is unchanged (not a change). */
+  unpublished: OperationSummary[];
+  hasChanges: boolean;
+}
+
+function summary(operation: Operation): OperationSummary {
+  return { tool: operation.tool, method: operation.method, path: operation.path, status: operation.status };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
+}
+
+/** The JSON Schema of one tool argument inside an inputSchema (undefined when absent). */
+function argumentSchema(inputSchema: JsonSchema, argument: string): JsonSchema | undefined {
+  if (typeof inputSchema !== 'object' || inputSchema === null) return undefined;
+  const properties = (inputSchema as { properties?: Record<string, JsonSchema> }).properties;
+  return properties && Object.hasOwn(properties, argument) ? properties[argument] : undefined;
+}
+
+/** A short type label for a schema: `string`, `integer (int64)`, `string | null`, `object`, `any`. */
+export function schemaTypeLabel(schema: JsonSchema | undefined): string {
+  if (schema === undefined || schema === true) return 'any';
+  if (schema === false) return 'nothing';
+  const type = schema.type;
+  let label: string;
+  if (typeof type === 'string') label = type;
+  else if (Array.isArray(type)) label = type.join(' | ');
+  else if ('const' in schema) label = `const ${JSON.stringify(schema.const)}`;
+  else if (Array.isArray(schema.enum)) label = 'enum';
+  else if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) label = 'one of several types';
+  else if (typeof schema.properties === 'object') label = 'object';
+  else label = 'any';
+  return typeof schema.format === 'string' ? `${label} (${schema.format})` : label;
+}
+
+function parameterKey(parameter: OperationParameter): string {
+  return `${parameter.in} ${parameter.name}`;
+}
+
+function describeSecurity(security: Operation['security'], schemes: Record<string, SecuritySchemeSummary>): string {
+  if (security.length === 0) return 'none';
+  const describeScheme = (name: string): string => {
+    const scheme = schemes[name];
+    if (!scheme) return name;
+    if (scheme.type === 'apiKey') return `${name} (apiKey in ${scheme.in ?? '?'} ${scheme.name ?? '?'})`;
+    if (scheme.type === 'http') return `${name} (http ${scheme.scheme ?? '?'})`;
+    return `${name} (${scheme.type})`;
+  };
+  return security
+    .map((requirement) => {
+      const names = Object.keys(requirement).sort(compareText);
+      return names.length === 0 ? 'anonymous' : names.map((name) => {
+        const scopes = requirement[name] ?? [];
+        return describeScheme(name) + (scopes.length ? ` [${scopes.join(', ')}]` : '');
+      }).join(' + ');
+    })
+    .join(' or ');
+}
+
+/** The readable differences between two versions of one operation (same tool name). */
+export function describeOperationChanges(before: Operation, after: Operation): OperationChange[] {
+  const changes: OperationChange[] = [];
+  if (before.method !== after.method) {
+    changes.push({ kind: 'method-changed', before: before.method, after: after.method, message: `method ${before.method} → ${after.method}` });
+  }
+  if (before.path !== after.path) {
+    changes.push({ kind: 'path-changed', before: before.path, after: after.path, message: `path ${before.path} → ${after.path}` });
+  }
+  if (before.server !== after.server) {
+    changes.push({
+      kind: 'server-changed',
+      before: before.server,
+      after: after.server,
+      message: `server ${before.server ?? '(none)'} → ${after.server ?? '(none)'}`,
+    });
+  }
+
+  const beforeParameters = new Map(before.parameters.map((parameter) => [parameterKey(parameter), parameter]));
+  const afterParameters = new Map(after.parameters.map((parameter) => [parameterKey(parameter), parameter]));
+  const keys = [...new Set([...beforeParameters.keys(), ...afterParameters.keys()])].sort(compareText);
+  for (const key of keys) {
+    const old = beforeParameters.get(key);
+    const current = afterParameters.get(key);
+    const label = `${key.replace(' ', ' parameter ')}`;
+    if (!old && current) {
+      const type = schemaTypeLabel(argumentSchema(after.inputSchema, current.argument));
+      changes.push({
+        kind: 'parameter-added',
+        parameter: key,
+        after: { type, required: current.required },
+        message: `${label} added (${type}, ${current.required ? 'required' : 'optional'})`,
+      });
+      continue;
+    }
+    if (old && !current) {
+      changes.push({ kind: 'parameter-removed', parameter: key, message: `${label} removed` });
+      continue;
+    }
+    if (!old || !current) continue;
+    const oldSchema = argumentSchema(before.inputSchema, old.argument);
+    const newSchema = argumentSchema(after.inputSchema, current.argument);
+    const oldType = schemaTypeLabel(oldSchema);
+    const newType = schemaTypeLabel(newSchema);
+    if (oldType !== newType) {
+      changes.push({ kind: 'parameter-type-changed', parameter: key, before: oldType, after: newType, message: `${label}: type ${oldType} → ${newType}` });
+    } else if (!same(oldSchema, newSchema)) {
+      changes.push({ kind: 'parameter-schema-changed', parameter: key, before: oldSchema, after: newSchema, message: `${label}: schema changed` });
+    }
+    if (old.required !== current.required) {
+      changes.push({
+        kind: 'parameter-required-changed',
+        parameter: key,
+        before: old.required,
+        after: current.required,
+        message: `${label}: ${old.required ? 'required' : 'optional'} → ${current.required ? 'required' : 'optional'}`,
+      });
+    }
+    const serialisation = (parameter: OperationParameter) => ({
+      argument: parameter.argument,
+      style: parameter.style,
+      explode: parameter.explode,
+      allowReserved: parameter.allowReserved,
+      contentType: parameter.contentType ?? null,
+    });
+    if (!same(serialisation(old), serialisation(current))) {
+      changes.push({
+        kind: 'parameter-serialisation-changed',
+        parameter: key,
+        before: serialisation(old),
+        after: serialisation(current),
+        message: `${label}: serialisation changed (style ${old.style} → ${current.style}, explode ${old.explode} → ${current.explode})`,
+      });
+    }
+  }
+
+  if (!before.body && after.body) {
+    changes.push({
+      kind: 'body-added',
+      after: after.body.mediaType,
+      message: `request body added (${after.body.mediaType}, ${after.body.required ? 'required' : 'optional'})`,
+    });
+  } else if (before.body && !after.body) {
+    changes.push({ kind: 'body-removed', before: before.body.mediaType, message: `request body removed (was ${before.body.mediaType})` });
+  } else if (before.body && after.body) {
+    if (before.body.mediaType !== after.body.mediaType) {
+      changes.push({
+        kind: 'body-media-type-changed',
+        before: before.body.mediaType,
+        after: after.body.mediaType,
+        message: `request body media type ${before.body.mediaType} → ${after.body.mediaType}`,
+      });
+    }
+    if (before.body.required !== after.body.required) {
+      changes.push({
+        kind: 'body-required-changed',
+        before: before.body.required,
+        after: after.body.required,
+        message: `request body ${before.body.required ? 'required' : 'optional'} → ${after.body.required ? 'required' : 'optional'}`,
+      });
+    }
+    const oldSchema = argumentSchema(before.inputSchema, before.body.argument);
+    const newSchema = argumentSchema(after.inputSchema, after.body.argument);
+    if (!same(oldSchema, newSchema)) {
+      changes.push({ kind: 'body-schema-changed', before: oldSchema, after: newSchema, message: `request body schema changed${describeSchemaChange(oldSchema, newSchema)}` });
+    }
+  }
+
+  if (!same(before.security, after.security) || !same(before.securitySchemes, after.securitySchemes)) {
+    const old = describeSecurity(before.security, before.securitySchemes);
+    const current = describeSecurity(after.security, after.securitySchemes);
+    changes.push({
+      kind: 'security-changed',
+      before: { security: before.security, securitySchemes: before.securitySchemes },
+      after: { security: after.security, securitySchemes: after.securitySchemes },
+      message: old === current ? 'security scheme details changed' : `security ${old} → ${current}`,
+    });
+  }
+
+  if (before.fingerprint !== after.fingerprint && changes.length === 0) {
+    // Everything we name is equal, yet the request differs: the remaining part is the input schema's frame.
+    changes.push({ kind: 'input-schema-changed', message: 'input schema changed' });
+  }
+  if (before.status !== after.status) {
+    changes.push({
+      kind: 'status-changed',
+      before: before.status,
+      after: after.status,
+      message: `status ${before.status} → ${after.status}${after.reason ? ` (${after.reason.code}: ${after.reason.message})` : ''}`,
+    });
+  }
+  if (before.description !== after.description || before.title !== after.title) {
+    changes.push({ kind: 'description-changed', message: 'title or description changed (what the AI client reads)' });
+  }
+  return changes;
+}
+
+/** A hint of which top-level properties of an object schema changed, e.g. ` (properties added: note)`. */
+function describeSchemaChange(before: JsonSchema | undefined, after: JsonSchema | undefined): string {
+  const propertiesOf = (schema: JsonSchema | undefined): Record<string, unknown> =>
+    typeof schema === 'object' && schema !== null && typeof schema.properties === 'object' && schema.properties !== null
+      ? (schema.properties as Record<string, unknown>)
+      : {};
+  const old = propertiesOf(before);
+  const current = propertiesOf(after);
+  const added = Object.keys(current).filter((name) => !(name in old)).sort(compareText);
+  const removed = Object.keys(old).filter((name) => !(name in current)).sort(compareText);
+  const changed = Object.keys(current).filter((name) => name in old && !same(old[name], current[name])).sort(compareText);
+  const parts = [
+    added.length ? `properties added: ${added.join(', ')}` : '',
+    removed.length ? `properties removed: ${removed.join(', ')}` : '',
+    changed.length ? `properties changed: ${changed.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
+/** Added, removed and changed operations, matched by tool name; each list sorted by tool name. */
+export function diffOperations(baseline: readonly Operation[], live: readonly Operation[]): OperationsDiff {
+  const before = new Map(baseline.map((operation) => [operation.tool, operation]));
+  const after = new Map(live.map((operation) => [operation.tool, operation]));
+  const added: OperationSummary[] = [];
+  const changed: ChangedOperation[] = [];
+  for (const [tool, operation] of after) {
+    const old = before.get(tool);
+    if (!old) {
+      added.push(summary(operation));
+      continue;
+    }
+    const changes = describeOperationChanges(old, operation);
+    if (changes.length > 0) {
+      changed.push({
+        ...summary(operation),
+        fingerprintBefore: old.fingerprint,
+        fingerprintAfter: operation.fingerprint,
+        requestChanged: old.fingerprint !== operation.fingerprint,
+        changes,
+      });
+    }
+  }
+  const removed = [...before.values()].filter((operation) => !after.has(operation.tool)).map(summary);
+  const byTool = (a: { tool: string }, b: { tool: string }) => compareText(a.tool, b.tool);
+  return { added: added.sort(byTool), removed: removed.sort(byTool), changed: changed.sort(byTool) };
+}
+
+/** The publication a live description is compared with (see the module comment). */
+export function diffBaseline(source: LockedSource | undefined): Publication | undefined {
+  if (!source) return undefined;
+  return inUsePublication(source) ?? proposedPublication(source);
+}
+
+/** Compares one source's live description with the lock. */
+export function diffSource(
+  sourceName: string,
+  lockedSource: LockedSource | undefined,
+  live: { documentDigest: string; operations: readonly Operation[] },
+): SourceDiff {
+  const baseline = diffBaseline(lockedSource);
+  const result = diffOperations(baseline?.operations ?? [], live.operations);
+  let unpublished: OperationSummary[] = [];
+  if (baseline && baseline.status === 'in use' && baseline.documentDigest === live.documentDigest) {
+    unpublished = result.added;
+    result.added = [];
+  }
+  return {
+    source: sourceName,
+    baseline: baseline ? { publication: baseline.id, status: baseline.status, documentDigest: baseline.documentDigest } : null,
+    liveDocumentDigest: live.documentDigest,
+    ...result,
+    unpublished,
+    hasChanges: result.added.length + result.removed.length + result.changed.length > 0,
+  };
+}
