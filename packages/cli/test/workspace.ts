@@ -52,6 +52,10 @@ export async function createWorkspace(): Promise<Workspace> {
   };
 }
 
+export async function readCorpus(name: string): Promise<string> {
+  return readFile(join(corpusDirectory, name), 'utf8');
+}
+
 /** A loopback port nothing listens on (bound, then released). */
 export async function closedPort(): Promise<number> {
   const server = createServer();

@@ -1,0 +1,200 @@
+/**
+ * Renders an operation's request shape for a person: one line per argument (type, required, where it goes
+ * in the request), and the body schema unfolded to a bounded depth. Circular schemas (kept as `$defs` and
+ * `$ref` by the importer) are named, never expanded twice on one path.
+ */
+import type { JsonSchema, LockedOperation } from '@gateway/core';
+
+/** How deep nested object properties are unfolded below an argument. */
+const MAX_DEPTH = 3;
+/** How many properties of one object are listed before "… n more". */
+const MAX_PROPERTIES = 25;
+const MAX_ENUM_VALUES = 6;
+
+type SchemaObject = { [key: string]: unknown };
+
+interface Row {
+  depth: number;
+  name: string;
+  type: string;
+  required: boolean;
+  location: string;
+  description: string;
+}
+
+/** The lines of one operation in `gateway review`, without trailing newlines. */
+export function renderOperation(operation: LockedOperation): string[] {
+  const mark = operation.status !== 'supported' ? '[-]' : operation.selected ? '[x]' : '[ ]';
+  const status =
+    operation.status === 'supported' ? 'supported' : `unsupported ${operation.reason?.code ?? ''}: ${operation.reason?.message ?? ''}`.trim();
+  const lines = [`${mark} ${operation.tool}  ${operation.method} ${operation.path}  ${status}`];
+  const summary = firstLine(operation.title ?? operation.description);
+  if (summary) lines.push(`    ${summary}`);
+  if (operation.server) lines.push(`    server: ${operation.server}`);
+  const security = describeSecurity(operation);
+  if (security) lines.push(`    security: ${security}`);
+  const rows = argumentRows(operation);
+  if (rows.length === 0) {
+    lines.push('    arguments: none');
+  } else {
+    lines.push('    arguments:');
+    const nameWidth = Math.min(32, Math.max(...rows.map((row) => row.depth * 2 + row.name.length)));
+    const typeWidth = Math.min(32, Math.max(...rows.map((row) => row.type.length)));
+    for (const row of rows) {
+      const name = `${'  '.repeat(row.depth)}${row.name}`.padEnd(nameWidth);
+      const parts = [name, row.type.padEnd(typeWidth), row.required ? 'required' : 'optional'];
+      if (row.location) parts.push(row.location);
+      if (row.description) parts.push(row.description);
+      lines.push(`      ${parts.join('  ').trimEnd()}`);
+    }
+  }
+  return lines;
+}
+
+function describeSecurity(operation: LockedOperation): string {
+  if (operation.security.length === 0) return '';
+  return operation.security
+    .map((requirement) => {
+      const names = Object.keys(requirement);
+      return names.length === 0 ? 'none' : names.map((name) => `${name}${describeScheme(operation, name)}`).join(' + ');
+    })
+    .join(' or ');
+}
+
+function describeScheme(operation: LockedOperation, name: string): string {
+  const scheme = operation.securitySchemes[name];
+  if (!scheme) return '';
+  if (scheme.type === 'apiKey') return ` (apiKey in ${scheme.in ?? '?'} ${scheme.name ?? ''})`.replace(' )', ')');
+  if (scheme.type === 'http') return ` (http ${scheme.scheme ?? ''})`;
+  return ` (${scheme.type})`;
+}
+
+/** One row per tool argument, in the order of the inputSchema's properties, nested rows for the body. */
+export function argumentRows(operation: LockedOperation): Row[] {
+  const root = asObject(operation.inputSchema);
+  const definitions = root ? collectDefinitions(root) : new Map<string, JsonSchema>();
+  const properties = root ? asObject(root.properties) ?? {} : {};
+  const required = new Set(root && Array.isArray(root.required) ? (root.required as string[]) : []);
+  const locations = new Map<string, string>();
+  for (const parameter of operation.parameters) {
+    locations.set(parameter.argument, parameter.contentType ? `${parameter.in} (${parameter.contentType})` : parameter.in);
+  }
+  if (operation.body) locations.set(operation.body.argument, `body (${operation.body.mediaType})`);
+
+  const rows: Row[] = [];
+  for (const [argument, schema] of Object.entries(properties)) {
+    rows.push({
+      depth: 0,
+      name: argument,
+      type: describeType(schema as JsonSchema),
+      required: required.has(argument),
+      location: locations.get(argument) ?? '',
+      description: firstLine(descriptionOf(schema as JsonSchema)),
+    });
+    addNestedRows(rows, schema as JsonSchema, definitions, 1, new Set());
+  }
+  return rows;
+}
+
+function addNestedRows(rows: Row[], schema: JsonSchema, definitions: Map<string, JsonSchema>, depth: number, seen: Set<string>): void {
+  if (depth > MAX_DEPTH) return;
+  let object = asObject(schema);
+  if (!object) return;
+  const reference = typeof object.$ref === 'string' ? object.$ref : undefined;
+  if (reference !== undefined) {
+    // A reference already being unfolded on this path is a cycle: its name in the type column says enough.
+    if (seen.has(reference)) return;
+    const target = definitions.get(reference);
+    if (target === undefined) return;
+    seen = new Set(seen).add(reference);
+    object = asObject(target);
+    if (!object) return;
+  }
+  if (object.type === 'array' || object.items !== undefined) {
+    const items = object.items as JsonSchema | undefined;
+    if (items !== undefined) addNestedRows(rows, items, definitions, depth, seen);
+    return;
+  }
+  // allOf branches all apply, so their properties are the object's; oneOf/anyOf stay a one-line type.
+  if (Array.isArray(object.allOf)) {
+    for (const branch of object.allOf) addNestedRows(rows, branch as JsonSchema, definitions, depth, seen);
+  }
+  const properties = asObject(object.properties);
+  if (!properties) return;
+  const required = new Set(Array.isArray(object.required) ? (object.required as string[]) : []);
+  const entries = Object.entries(properties);
+  for (const [name, child] of entries.slice(0, MAX_PROPERTIES)) {
+    rows.push({
+      depth,
+      name,
+      type: describeType(child as JsonSchema),
+      required: required.has(name),
+      location: '',
+      description: firstLine(descriptionOf(child as JsonSchema)),
+    });
+    if (depth < MAX_DEPTH) addNestedRows(rows, child as JsonSchema, definitions, depth + 1, seen);
+  }
+  if (entries.length > MAX_PROPERTIES) {
+    rows.push({ depth, name: `… ${entries.length - MAX_PROPERTIES} more`, type: '', required: false, location: '', description: '' });
+  }
+}
+
+/** A short type for one schema: `string (date-time)`, `array of Pet`, `one of: string | integer`, … */
+export function describeType(schema: JsonSchema | undefined): string {
+  if (schema === undefined || schema === true) return 'any';
+  if (schema === false) return 'never';
+  if (typeof schema.$ref === 'string') return referenceName(schema.$ref);
+  if (schema.const !== undefined) return `= ${JSON.stringify(schema.const)}`;
+  if (Array.isArray(schema.enum)) {
+    const values = schema.enum.slice(0, MAX_ENUM_VALUES).map((value) => JSON.stringify(value));
+    if (schema.enum.length > MAX_ENUM_VALUES) values.push('…');
+    return `enum ${values.join(' | ')}`;
+  }
+  for (const keyword of ['oneOf', 'anyOf', 'allOf'] as const) {
+    const branches = schema[keyword];
+    if (Array.isArray(branches)) {
+      const label = keyword === 'oneOf' ? 'one of' : keyword === 'anyOf' ? 'any of' : 'all of';
+      return `${label}: ${branches.map((branch) => describeType(branch as JsonSchema)).join(' | ')}`;
+    }
+  }
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+  const format = typeof schema.format === 'string' ? ` (${schema.format})` : '';
+  if (types.includes('array') || (types.length === 0 && schema.items !== undefined)) {
+    const rest = types.filter((type) => type !== 'array');
+    const items = `array of ${describeType(schema.items as JsonSchema | undefined)}`;
+    return rest.length > 0 ? `${items} | ${rest.join(' | ')}` : items;
+  }
+  if (types.length === 0) return schema.properties !== undefined ? 'object' : 'any';
+  return `${types.join(' | ')}${format}`;
+}
+
+function referenceName(reference: string): string {
+  const name = reference.split('/').pop() ?? reference;
+  return name.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function collectDefinitions(root: SchemaObject): Map<string, JsonSchema> {
+  const definitions = new Map<string, JsonSchema>();
+  for (const keyword of ['$defs', 'definitions'] as const) {
+    const group = asObject(root[keyword]);
+    if (!group) continue;
+    for (const [name, schema] of Object.entries(group)) {
+      definitions.set(`#/${keyword}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, schema as JsonSchema);
+    }
+  }
+  return definitions;
+}
+
+function descriptionOf(schema: JsonSchema): string {
+  const object = asObject(schema);
+  return object && typeof object.description === 'string' ? object.description : '';
+}
+
+function asObject(value: unknown): SchemaObject | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as SchemaObject) : undefined;
+}
+
+function firstLine(text: string | null | undefined): string {
+  const line = (text ?? '').trim().split('\n')[0]?.trim() ?? '';
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
