@@ -1,0 +1,323 @@
+/**
+ * Credentials: how the gateway satisfies an operation's security requirements when it calls the upstream.
+ *
+ * A *login* is one configured credential, `sources.<source>.credentials.<securityScheme>`, named
+ * `<source>/<securityScheme>`. Sessions hold login ids, never values; values are read from the vault on
+ * every call, so rotating a secret changes what the next call sends and never what a session may reach.
+ */
+import * as oauth from 'oauth4webapi';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import {
+  GatewayError,
+  isLoopbackHostname,
+  type CredentialConfig,
+  type LoadedConfig,
+  type LockedOperation,
+  type Operation,
+  type SecurityRequirement,
+} from '@gateway/core';
+import { findSsrfRefusal } from '../network/agent.js';
+import type { Vault } from '../vault/vault.js';
+
+export interface ResolvedCredentials {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  cookies: Record<string, string>;
+  /** The login used (`<source>/<scheme>`; several joined with `+` when an alternative needs more than one), or null. */
+  loginId: string | null;
+}
+
+export interface CredentialResolver {
+  /**
+   * Credentials for one call: the first alternative of `operation.security` whose every scheme has a
+   * configured credential and whose logins are all in `allowedLogins`.
+   * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth).
+   */
+  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ResolvedCredentials>;
+  /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
+  forgetTokens(loginId: string): void;
+}
+
+export interface CredentialResolverOptions {
+  loaded: LoadedConfig;
+  vault: Vault;
+  /** The SSRF-guarded agent token requests go through. */
+  fetchDispatcher?: Dispatcher;
+  /** Clock (ms), for tests of token expiry. */
+  now?: () => number;
+}
+
+/** A login as the consent page lists it. */
+export interface LoginSummary {
+  id: string;
+  source: string;
+  scheme: string;
+  type: CredentialConfig['type'];
+}
+
+export function loginIdOf(sourceName: string, schemeName: string): string {
+  return `${sourceName}/${schemeName}`;
+}
+
+/** Every login the config offers (credentials of type `none` need no consent and are not logins). */
+export function listLogins(loaded: LoadedConfig): LoginSummary[] {
+  const logins: LoginSummary[] = [];
+  for (const [source, settings] of Object.entries(loaded.config.sources)) {
+    for (const [scheme, credential] of Object.entries(settings.credentials ?? {})) {
+      if (credential.type === 'none') continue;
+      logins.push({ id: loginIdOf(source, scheme), source, scheme, type: credential.type });
+    }
+  }
+  return logins.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The login ids any satisfiable alternative of an operation would use (for the consent page). */
+export function operationLogins(loaded: LoadedConfig, sourceName: string, operation: Pick<Operation, 'security'>): string[] {
+  const credentials = loaded.config.sources[sourceName]?.credentials ?? {};
+  const ids = new Set<string>();
+  for (const alternative of operation.security) {
+    const schemes = Object.keys(alternative);
+    if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
+    for (const scheme of schemes) if (credentials[scheme]!.type !== 'none') ids.add(loginIdOf(sourceName, scheme));
+  }
+  return [...ids].sort();
+}
+
+interface CachedToken {
+  accessToken: string;
+  /** When to stop using it (ms since epoch): shortly before the server's expiry. */
+  refreshAt: number;
+}
+
+/** Used when the token response carries no `expires_in` (RFC 6749 §5.1 makes it only RECOMMENDED). */
+const DEFAULT_TOKEN_LIFETIME_MS = 5 * 60_000;
+
+export function createCredentialResolver(options: CredentialResolverOptions): CredentialResolver {
+  const { loaded, vault } = options;
+  const now = options.now ?? Date.now;
+  const tokens = new Map<string, CachedToken | Promise<CachedToken>>();
+
+  async function secretOf(loginId: string, name: string): Promise<string> {
+    const value = await vault.get(name);
+    if (value === undefined || value === '') {
+      throw new GatewayError(
+        'CREDENTIAL_SECRET_MISSING',
+        `the login ${loginId} needs the secret '${name}', which the vault does not hold; store it with \`gateway secrets set ${name}\``,
+        { category: 'config', details: { login: loginId, secret: name } },
+      );
+    }
+    return value;
+  }
+
+  async function clientCredentialsToken(
+    loginId: string,
+    credential: Extract<CredentialConfig, { type: 'oauthClientCredentials' }>,
+    tokenUrl: string,
+    scopes: string[],
+  ): Promise<string> {
+    const cacheKey = JSON.stringify([loginId, tokenUrl, credential.clientId, [...scopes].sort()]);
+    const cached = tokens.get(cacheKey);
+    if (cached) {
+      const token = await cached;
+      if (now() < token.refreshAt) return token.accessToken;
+      if (tokens.get(cacheKey) === cached) tokens.delete(cacheKey);
+    }
+    // One request in flight per key: concurrent calls share it instead of each asking for a token.
+    const pending = requestToken(loginId, credential, tokenUrl, scopes);
+    tokens.set(cacheKey, pending);
+    try {
+      const token = await pending;
+      tokens.set(cacheKey, token);
+      return token.accessToken;
+    } catch (error) {
+      tokens.delete(cacheKey);
+      throw error;
+    }
+  }
+
+  async function requestToken(
+    loginId: string,
+    credential: Extract<CredentialConfig, { type: 'oauthClientCredentials' }>,
+    tokenUrl: string,
+    scopes: string[],
+  ): Promise<CachedToken> {
+    const clientSecret = await secretOf(loginId, credential.secret);
+    const url = new URL(tokenUrl);
+    const authorizationServer: oauth.AuthorizationServer = { issuer: url.origin, token_endpoint: tokenUrl };
+    const client: oauth.Client = { client_id: credential.clientId };
+    const parameters = new URLSearchParams();
+    if (scopes.length > 0) parameters.set('scope', scopes.join(' '));
+    const dispatcher = options.fetchDispatcher;
+    const requestOptions: oauth.ClientCredentialsGrantRequestOptions = {
+      // oauth4webapi refuses plain http (RFC 9700 §2.6); loopback token endpoints are allowed, as for gateway.url.
+      ...(url.protocol === 'http:' && isLoopbackHostname(url.hostname) ? { [oauth.allowInsecureRequests]: true } : {}),
+      ...(dispatcher
+        ? {
+            [oauth.customFetch]: ((input: string, init: RequestInit) =>
+              undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof fetch,
+          }
+        : {}),
+      signal: AbortSignal.timeout(10_000),
+    };
+    const started = now();
+    let result: oauth.TokenEndpointResponse;
+    try {
+      const response = await oauth.clientCredentialsGrantRequest(
+        authorizationServer,
+        client,
+        // RFC 6749 §2.3.1: servers MUST support HTTP Basic client authentication.
+        oauth.ClientSecretBasic(clientSecret),
+        parameters,
+        requestOptions,
+      );
+      result = await oauth.processClientCredentialsResponse(authorizationServer, client, response, {
+        [oauth.allowInsecureRequests]: requestOptions[oauth.allowInsecureRequests],
+      } as oauth.ProcessTokenResponseOptions);
+    } catch (error) {
+      const refusal = findSsrfRefusal(error);
+      if (refusal) throw refusal;
+      if (error instanceof oauth.ResponseBodyError) {
+        throw new GatewayError(
+          'OAUTH_TOKEN_REQUEST_FAILED',
+          `the token endpoint ${tokenUrl} refused the client credentials of ${loginId}: ${error.error} (HTTP ${error.status})`,
+          { category: 'auth', details: { login: loginId, error: error.error } },
+        );
+      }
+      throw new GatewayError(
+        'OAUTH_TOKEN_REQUEST_FAILED',
+        `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`,
+        { category: 'network', details: { login: loginId } },
+      );
+    }
+    if (result.token_type.toLowerCase() !== 'bearer') {
+      throw new GatewayError(
+        'OAUTH_TOKEN_REQUEST_FAILED',
+        `the token endpoint ${tokenUrl} issued a '${result.token_type}' token for ${loginId}; only bearer tokens are supported`,
+        { category: 'auth', details: { login: loginId } },
+      );
+    }
+    const lifetime = typeof result.expires_in === 'number' && result.expires_in > 0 ? result.expires_in * 1000 : DEFAULT_TOKEN_LIFETIME_MS;
+    // Stop using a token shortly before it expires (a tenth of its life, at most 30 s) so it never
+    // expires in flight. The clock starts when the request was sent: the conservative side.
+    const margin = Math.min(30_000, lifetime / 10);
+    return { accessToken: result.access_token, refreshAt: started + lifetime - margin };
+  }
+
+  async function apply(
+    target: ResolvedCredentials,
+    sourceName: string,
+    operation: LockedOperation,
+    schemeName: string,
+    requiredScopes: string[],
+    credential: CredentialConfig,
+  ): Promise<void> {
+    const loginId = loginIdOf(sourceName, schemeName);
+    const scheme = operation.securitySchemes[schemeName];
+    const mismatch = (expected: string): GatewayError =>
+      new GatewayError(
+        'CREDENTIAL_SCHEME_MISMATCH',
+        `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
+          `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
+        { category: 'config', details: { login: loginId } },
+      );
+    switch (credential.type) {
+      case 'none':
+        return;
+      case 'apiKey': {
+        if (scheme?.type !== 'apiKey' || !scheme.name || !scheme.in) throw mismatch('a scheme of type apiKey');
+        const value = await secretOf(loginId, credential.secret);
+        if (scheme.in === 'header') target.headers[scheme.name.toLowerCase()] = value;
+        else if (scheme.in === 'query') target.query[scheme.name] = value;
+        else target.cookies[scheme.name] = value;
+        return;
+      }
+      case 'bearer': {
+        if (!isBearerScheme(scheme)) throw mismatch('an http bearer, oauth2 or openIdConnect scheme');
+        target.headers.authorization = `Bearer ${await secretOf(loginId, credential.secret)}`;
+        return;
+      }
+      case 'basic': {
+        if (scheme?.type !== 'http' || scheme.scheme?.toLowerCase() !== 'basic') throw mismatch('an http basic scheme');
+        // RFC 7617 §2: the user-id cannot contain a colon; the password may.
+        if (credential.username.includes(':')) {
+          throw new GatewayError(
+            'CREDENTIAL_INVALID',
+            `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
+            { category: 'config', details: { login: loginId } },
+          );
+        }
+        const password = await secretOf(loginId, credential.secret);
+        target.headers.authorization = `Basic ${Buffer.from(`${credential.username}:${password}`, 'utf8').toString('base64')}`;
+        return;
+      }
+      case 'oauthClientCredentials': {
+        if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+        const tokenUrl = credential.tokenUrl ?? scheme?.tokenUrl;
+        if (!tokenUrl) {
+          throw new GatewayError(
+            'CREDENTIAL_TOKEN_URL_MISSING',
+            `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
+            { category: 'config', details: { login: loginId } },
+          );
+        }
+        const scopes = credential.scopes ?? requiredScopes;
+        target.headers.authorization = `Bearer ${await clientCredentialsToken(loginId, credential, tokenUrl, scopes)}`;
+        return;
+      }
+    }
+  }
+
+  return {
+    async resolve(sourceName, operation, allowedLogins) {
+      const credentials = loaded.config.sources[sourceName]?.credentials ?? {};
+      // OpenAPI: an empty `security` array means no security; `{}` inside it makes security optional.
+      const alternatives: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
+      let notInSession: string[] | undefined;
+      for (const alternative of alternatives) {
+        const schemes = Object.keys(alternative).sort();
+        if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
+        const needed = schemes.filter((scheme) => credentials[scheme]!.type !== 'none').map((scheme) => loginIdOf(sourceName, scheme));
+        const missing = needed.filter((id) => !allowedLogins.has(id));
+        if (missing.length > 0) {
+          notInSession ??= missing;
+          continue;
+        }
+        const resolved: ResolvedCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
+        for (const scheme of schemes) {
+          await apply(resolved, sourceName, operation, scheme, alternative[scheme] ?? [], credentials[scheme]!);
+        }
+        return resolved;
+      }
+      if (notInSession) {
+        throw new GatewayError(
+          'LOGIN_NOT_IN_SESSION',
+          `calling ${operation.tool} needs the login ${notInSession.join(' and ')}, which this session was not granted`,
+          { category: 'auth', details: { tool: operation.tool, logins: notInSession } },
+        );
+      }
+      const wanted = alternatives.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
+      throw new GatewayError(
+        'CREDENTIAL_NOT_AVAILABLE',
+        `no credential is configured for ${operation.tool}: it needs ${wanted}; add one under sources.${sourceName}.credentials`,
+        { category: 'auth', details: { tool: operation.tool, source: sourceName } },
+      );
+    },
+
+    forgetTokens(loginId) {
+      for (const key of [...tokens.keys()]) if ((JSON.parse(key) as string[])[0] === loginId) tokens.delete(key);
+    },
+  };
+}
+
+/** Schemes whose requests carry `Authorization: Bearer` (RFC 6750 §2.1). */
+function isBearerScheme(scheme: LockedOperation['securitySchemes'][string] | undefined): boolean {
+  if (!scheme) return false;
+  if (scheme.type === 'http') return scheme.scheme?.toLowerCase() === 'bearer';
+  return scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
+}
+
+function describeScheme(scheme: LockedOperation['securitySchemes'][string]): string {
+  if (scheme.type === 'apiKey') return `apiKey in ${scheme.in ?? '?'}`;
+  if (scheme.type === 'http') return `http ${scheme.scheme ?? ''}`.trim();
+  return scheme.type;
+}
