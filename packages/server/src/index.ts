@@ -1,1 +1,4 @@
 export {};
+export * from './vault/index.js';
+export * from './network/index.js';
+export * from './credentials/index.js';
