@@ -1,0 +1,78 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { LoadedConfig } from '@gateway/core';
+import type { Executor } from './execute/executor.js';
+import type { McpAuthorizer } from './mcp/caller.js';
+import { createOriginGuard } from './mcp/origin.js';
+import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
+import type { PublicationRegistry } from './publications/registry.js';
+
+export interface BuildAppOptions {
+  loaded: LoadedConfig;
+  /** The canonical `/mcp` URL. */
+  mcpUrl: string;
+  authorizer: McpAuthorizer;
+  /** OAuth endpoints, sign-in and consent (issue 12). */
+  authPlugin?: FastifyPluginAsync;
+  /** The admin API (`gateway status`). */
+  adminPlugin?: FastifyPluginAsync;
+  registry: PublicationRegistry;
+  executor: Executor;
+  /** A pino logger (redaction configured by the caller), or false for none. */
+  logger: FastifyBaseLogger | false;
+  /** TLS material; absent means plain HTTP (the composition root allows that on loopback only). */
+  https?: { cert: Buffer | string; key: Buffer | string };
+  /** True when listening on a loopback address (loopback spellings of Host/Origin are then accepted). */
+  isLoopbackListener: boolean;
+  /** The port listened on, for the loopback Host/Origin spellings. */
+  listenPort?: number;
+  /** Tools per `tools/list` page. */
+  toolsPageSize?: number;
+  /** `ttlMs` of `tools/list`. */
+  toolsListTtlMs?: number;
+}
+
+/**
+ * The Fastify application: one encapsulated plugin per area (`mcp`, auth, admin) plus the health routes.
+ * It neither listens nor loads anything: the composition root (`gateway.ts`) does.
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const maxRequestBytes = options.loaded.config.gateway.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const base = {
+    bodyLimit: maxRequestBytes,
+    // Idle keep-alive sockets are closed at shutdown; busy ones finish their request first.
+    forceCloseConnections: 'idle' as const,
+    return503OnClosing: true,
+    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
+  };
+  const app = (
+    options.https ? Fastify({ ...base, https: { cert: options.https.cert, key: options.https.key } }) : Fastify(base)
+  ) as unknown as FastifyInstance;
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const snapshot = options.registry.snapshot();
+    if (!options.registry.isReady) return reply.code(503).send({ status: 'not ready', reason: 'no verified tools.lock is loaded' });
+    return { status: 'ready', generation: snapshot.generation, tools: snapshot.names.length };
+  });
+
+  const guard = createOriginGuard({
+    mcpUrl: options.mcpUrl,
+    isLoopbackListener: options.isLoopbackListener,
+    ...(options.listenPort === undefined ? {} : { listenPort: options.listenPort }),
+    allowedOrigins: options.loaded.config.gateway.allowedOrigins ?? [],
+  });
+  await app.register(
+    createMcpPlugin({
+      authorizer: options.authorizer,
+      registry: options.registry,
+      executor: options.executor,
+      guard,
+      maxRequestBytes,
+      ...(options.toolsPageSize === undefined ? {} : { pageSize: options.toolsPageSize }),
+      ...(options.toolsListTtlMs === undefined ? {} : { listTtlMs: options.toolsListTtlMs }),
+    }),
+  );
+  if (options.authPlugin) await app.register(options.authPlugin);
+  if (options.adminPlugin) await app.register(options.adminPlugin);
+  return app;
+}

@@ -1,0 +1,382 @@
+import { isGatewayError, type LoadedConfig, type LockedOperation } from '@gateway/core';
+import { request, type Dispatcher } from 'undici';
+import type { IndexedTool } from '../publications/registry.js';
+import { buildUpstreamRequest, type ExecutorCredentials, type UpstreamRequest } from './request.js';
+
+/** A content block of a tool result (the MCP `ContentBlock` shapes the executor produces). */
+export type ToolContent =
+  | { type: 'text'; text: string }
+  | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } };
+
+/** A tool result, protocol-neutral: the MCP layer maps it per era. */
+export interface ToolResult {
+  content: ToolContent[];
+  /** The parsed JSON response (any JSON value; the MCP layer wraps non-objects for 2025-11-25). */
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/** What one call did, for logs and (later) receipts. Never secrets. */
+export interface ToolCallOutcome {
+  result: ToolResult;
+  /** The final upstream HTTP status, when the upstream answered. */
+  upstreamStatus?: number;
+  /** `validation`, `credentials`, `upstream`, `timeout`, `too-large`, `network`, `redirect`, `ok`. */
+  outcome: 'ok' | 'upstream-error' | 'validation' | 'credentials' | 'timeout' | 'too-large' | 'network' | 'redirect' | 'refused';
+  loginId: string | null;
+  durationMs: number;
+}
+
+/** Resolves the credential material for one call (H5's CredentialResolver fits this shape). */
+export interface CredentialSource {
+  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
+}
+
+export interface SourceLimits {
+  connectMs: number;
+  totalMs: number;
+  maxResponseBytes: number;
+}
+
+export interface ExecutorOptions {
+  credentials: CredentialSource;
+  /** The connection pool for a source (keep-alive per origin; the SSRF guard lives in its connector). */
+  dispatcherFor(sourceName: string): Dispatcher;
+  limitsFor(sourceName: string): SourceLimits;
+  /** Largest binary response embedded as base64 (default 1 MiB); bigger ones are refused. */
+  maxBinaryBytes?: number;
+  /** Same-origin redirects followed before giving up (default 3). */
+  maxRedirects?: number;
+}
+
+export interface ToolCallContext {
+  /** Logins the caller's session allows (`<source>/<scheme>`). */
+  logins: ReadonlySet<string>;
+  /** Aborted when the MCP client goes away (2026-07-28: closing the stream cancels the request). */
+  signal?: AbortSignal;
+}
+
+export interface Executor {
+  execute(tool: IndexedTool, argumentsValue: unknown, context: ToolCallContext): Promise<ToolCallOutcome>;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_TOTAL_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+const DEFAULT_MAX_BINARY_BYTES = 1024 * 1024;
+/** Longest excerpt of an upstream error body shown to the client. */
+export const ERROR_EXCERPT_CHARACTERS = 2_000;
+
+/** Limits of a source from gateway.yaml, with the documented defaults. */
+export function sourceLimits(loaded: LoadedConfig, sourceName: string): SourceLimits {
+  const source = loaded.config.sources[sourceName];
+  return {
+    connectMs: source?.timeouts?.connectMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    totalMs: source?.timeouts?.totalMs ?? DEFAULT_TOTAL_TIMEOUT_MS,
+    maxResponseBytes: source?.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  };
+}
+
+class ResponseTooLarge extends Error {}
+
+/**
+ * Executes OpenAPI tools: validate, build the request from the frozen operation, call the upstream
+ * through the source's pool, and turn the response into a tool result.
+ */
+export function createExecutor(options: ExecutorOptions): Executor {
+  const maxBinaryBytes = options.maxBinaryBytes ?? DEFAULT_MAX_BINARY_BYTES;
+  const maxRedirects = options.maxRedirects ?? 3;
+
+  async function execute(tool: IndexedTool, argumentsValue: unknown, context: ToolCallContext): Promise<ToolCallOutcome> {
+    const started = performance.now();
+    const finish = (
+      result: ToolResult,
+      outcome: ToolCallOutcome['outcome'],
+      extra: { upstreamStatus?: number; loginId?: string | null } = {},
+    ): ToolCallOutcome => ({
+      result,
+      outcome,
+      loginId: extra.loginId ?? null,
+      ...(extra.upstreamStatus === undefined ? {} : { upstreamStatus: extra.upstreamStatus }),
+      durationMs: performance.now() - started,
+    });
+
+    const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
+    // The upstream is never called with arguments the frozen inputSchema refuses.
+    const check = tool.validate(argumentsObject);
+    if (!check.ok) {
+      return finish(
+        errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`),
+        'validation',
+      );
+    }
+
+    let credentials: ExecutorCredentials;
+    try {
+      credentials = await options.credentials.resolve(tool.sourceName, tool.operation, context.logins);
+    } catch (error) {
+      return finish(errorResult(`cannot call ${tool.name}: ${describe(error)}`), 'credentials');
+    }
+    const secrets = secretValues(credentials);
+    const redact = (value: string): string => redactSecrets(value, secrets);
+
+    let upstream: UpstreamRequest;
+    try {
+      upstream = buildUpstreamRequest(tool.operation, argumentsObject, credentials);
+    } catch (error) {
+      return finish(errorResult(`cannot build the request for ${tool.name}: ${describe(error)}`), 'refused', {
+        loginId: credentials.loginId,
+      });
+    }
+
+    const limits = options.limitsFor(tool.sourceName);
+    const timeout = AbortSignal.timeout(limits.totalMs);
+    const signal = context.signal ? AbortSignal.any([timeout, context.signal]) : timeout;
+    const dispatcher = options.dispatcherFor(tool.sourceName);
+    const loginId = credentials.loginId;
+
+    try {
+      let current = upstream;
+      for (let hop = 0; ; hop += 1) {
+        const response = await request(current.url, {
+          dispatcher,
+          method: current.method as Dispatcher.HttpMethod,
+          headers: current.headers,
+          body: current.body,
+          signal,
+          headersTimeout: limits.totalMs,
+          bodyTimeout: limits.totalMs,
+        });
+        const location = headerValue(response.headers.location);
+        if (isRedirect(response.statusCode) && location) {
+          await response.body.dump().catch(() => undefined);
+          const next = new URL(location, current.url);
+          // Credentials stay with the origin they were configured for: a redirect elsewhere is not followed.
+          if (next.origin !== current.url.origin) {
+            return finish(
+              errorResult(
+                `${tool.name}: the upstream redirected (HTTP ${response.statusCode}) to another origin (${next.origin}); ` +
+                  'the gateway does not follow cross-origin redirects so credentials never leave the configured upstream',
+              ),
+              'redirect',
+              { upstreamStatus: response.statusCode, loginId },
+            );
+          }
+          if (hop >= maxRedirects) {
+            return finish(errorResult(`${tool.name}: the upstream redirected more than ${maxRedirects} times`), 'redirect', {
+              upstreamStatus: response.statusCode,
+              loginId,
+            });
+          }
+          current = redirected(current, next, response.statusCode);
+          continue;
+        }
+        const declaredLength = Number(headerValue(response.headers['content-length']) ?? Number.NaN);
+        if (Number.isFinite(declaredLength) && declaredLength > limits.maxResponseBytes) {
+          response.body.destroy();
+          throw new ResponseTooLarge();
+        }
+        const bytes = await readLimited(response.body, limits.maxResponseBytes);
+        const contentType = headerValue(response.headers['content-type']) ?? '';
+        const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes);
+        return finish(result, result.isError ? (response.statusCode >= 400 ? 'upstream-error' : 'too-large') : 'ok', {
+          upstreamStatus: response.statusCode,
+          loginId,
+        });
+      }
+    } catch (error) {
+      if (error instanceof ResponseTooLarge) {
+        return finish(
+          errorResult(
+            `${tool.name}: the upstream response is larger than the limit of ${limits.maxResponseBytes} bytes ` +
+              '(maxResponseBytes of the source) and was refused',
+          ),
+          'too-large',
+          { loginId },
+        );
+      }
+      if (timeout.aborted) {
+        return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
+          loginId,
+        });
+      }
+      if (context.signal?.aborted) {
+        return finish(errorResult(`${tool.name}: cancelled by the client`), 'network', { loginId });
+      }
+      return finish(errorResult(`${tool.name}: ${redact(networkMessage(error, upstream.url, limits))}`), 'network', { loginId });
+    }
+  }
+
+  return { execute };
+}
+
+function errorResult(message: string): ToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+function describe(error: unknown): string {
+  if (isGatewayError(error)) return `${error.message} (${error.code})`;
+  return (error as Error)?.message ?? String(error);
+}
+
+function networkMessage(error: unknown, url: URL, limits: SourceLimits): string {
+  if (isGatewayError(error)) return `${error.message} (${error.code})`;
+  const code = (error as { code?: string })?.code;
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const origin = url.origin;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || cause?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return `could not connect to ${origin} within ${limits.connectMs} ms (connect timeout)`;
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return `the upstream at ${origin} did not answer within ${limits.totalMs} ms (timeout)`;
+  }
+  if (isGatewayError(cause)) return `${cause.message} (${cause.code})`;
+  const reason = code ?? cause?.code ?? (error as Error)?.message ?? 'unknown error';
+  return `could not reach the upstream at ${origin} (${reason})`;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isRedirect(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+}
+
+/** RFC 9110 §15.4: 303 (and, by long practice, 301/302 after POST) continue with GET and no body. */
+function redirected(previous: UpstreamRequest, next: URL, status: number): UpstreamRequest {
+  const toGet = status === 303 || ((status === 301 || status === 302) && previous.method === 'POST');
+  if (!toGet) return { ...previous, url: next };
+  const headers = { ...previous.headers };
+  delete headers['content-type'];
+  return { method: previous.method === 'HEAD' ? 'HEAD' : 'GET', url: next, headers, body: undefined };
+}
+
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new ResponseTooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function mediaTypeOf(contentType: string): string {
+  return contentType.split(';')[0]!.trim().toLowerCase();
+}
+
+function isJsonMediaType(mediaType: string): boolean {
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
+}
+
+function isTextMediaType(mediaType: string): boolean {
+  return (
+    mediaType.startsWith('text/') ||
+    mediaType === 'application/xml' ||
+    mediaType.endsWith('+xml') ||
+    mediaType === 'application/yaml' ||
+    mediaType === 'application/x-yaml' ||
+    mediaType === 'application/javascript' ||
+    mediaType === 'application/x-www-form-urlencoded' ||
+    mediaType === 'application/x-ndjson' ||
+    mediaType === 'application/jsonl'
+  );
+}
+
+function decodeUtf8(bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function reasonPhrase(status: number): string {
+  return STATUS_TEXT[status] ?? '';
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 410: 'Gone', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway',
+  503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+/**
+ * Maps an upstream response to a tool result: JSON → `structuredContent` plus the JSON text; other text →
+ * text; binary → an embedded resource (base64) up to `maxBinaryBytes`; 4xx/5xx → `isError` with the status
+ * and a bounded excerpt.
+ */
+export function toToolResult(
+  toolName: string,
+  status: number,
+  contentType: string,
+  bytes: Buffer,
+  redact: (text: string) => string,
+  maxBinaryBytes: number,
+): ToolResult {
+  const mediaType = mediaTypeOf(contentType);
+  const textBody = bytes.length === 0 ? '' : isJsonMediaType(mediaType) || isTextMediaType(mediaType) || !mediaType ? decodeUtf8(bytes) : undefined;
+  if (status >= 400) {
+    const excerpt =
+      textBody === undefined
+        ? `(${bytes.length} bytes of ${mediaType || 'binary data'})`
+        : textBody.length > ERROR_EXCERPT_CHARACTERS
+          ? `${redact(textBody).slice(0, ERROR_EXCERPT_CHARACTERS)}… (${bytes.length} bytes in all)`
+          : redact(textBody);
+    const phrase = reasonPhrase(status);
+    return errorResult(`${toolName}: the upstream answered HTTP ${status}${phrase ? ` ${phrase}` : ''}${excerpt ? `\n${excerpt}` : ''}`);
+  }
+  if (bytes.length === 0) {
+    return { content: [{ type: 'text', text: `HTTP ${status} (no content)` }] };
+  }
+  if (isJsonMediaType(mediaType) && textBody !== undefined) {
+    const safeText = redact(textBody);
+    try {
+      return { content: [{ type: 'text', text: safeText }], structuredContent: JSON.parse(safeText) };
+    } catch {
+      return { content: [{ type: 'text', text: safeText }] };
+    }
+  }
+  if (textBody !== undefined) return { content: [{ type: 'text', text: redact(textBody) }] };
+  if (bytes.length > maxBinaryBytes) {
+    return errorResult(
+      `${toolName}: the upstream answered ${bytes.length} bytes of ${mediaType || 'binary data'}, more than the ${maxBinaryBytes}-byte limit for binary content; refused`,
+    );
+  }
+  return {
+    content: [
+      {
+        type: 'resource',
+        // A synthetic URI: the real request URL may carry a query credential.
+        resource: { uri: `gateway://tools/${toolName}/response`, mimeType: mediaType || 'application/octet-stream', blob: bytes.toString('base64') },
+      },
+    ],
+  };
+}
+
+/** Every credential value (and bearer-style token part) long enough to be recognisable. */
+function secretValues(credentials: ExecutorCredentials): string[] {
+  const values = new Set<string>();
+  const add = (value: string) => {
+    if (value.length >= 6) values.add(value);
+    const space = value.indexOf(' ');
+    if (space > 0 && value.length - space - 1 >= 6) values.add(value.slice(space + 1));
+  };
+  for (const value of Object.values(credentials.headers)) add(value);
+  for (const value of Object.values(credentials.query)) add(value);
+  for (const value of Object.values(credentials.cookies)) add(value);
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+/** An upstream that echoes its request must not hand the gateway's secrets to the client. */
+function redactSecrets(text: string, secrets: string[]): string {
+  let output = text;
+  for (const secret of secrets) if (output.includes(secret)) output = output.split(secret).join('[redacted]');
+  return output;
+}

@@ -1,0 +1,3 @@
+export * from './serialise.js';
+export * from './request.js';
+export * from './executor.js';

@@ -1,0 +1,179 @@
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply } from 'fastify';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type AuthInfo,
+  type CallToolResult,
+  type ListToolsResult,
+  type McpRequestContext,
+} from '@modelcontextprotocol/server';
+import type { Executor } from '../execute/executor.js';
+import type { PublicationRegistry } from '../publications/registry.js';
+import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { OriginGuard } from './origin.js';
+import { DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
+
+export interface McpPluginOptions {
+  authorizer: McpAuthorizer;
+  registry: PublicationRegistry;
+  executor: Executor;
+  guard: OriginGuard;
+  /** Largest accepted POST body (gateway.maxRequestBytes; default 1 MiB). */
+  maxRequestBytes?: number;
+  /** Tools per `tools/list` page (default 1000). */
+  pageSize?: number;
+  /**
+   * `ttlMs` on `tools/list` (MCP 2026-07-28 Caching). The list varies with the session and with drift, so
+   * the default is 0 (revalidate every time) and the scope always `private`.
+   */
+  listTtlMs?: number;
+  serverInfo?: { name: string; version: string };
+}
+
+export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+
+const INVALID_JSON = Symbol('invalid JSON body');
+
+/** Requests parked while the plugin shuts down are refused with this. */
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+  return reply
+    .code(status)
+    .headers({ 'content-type': 'application/json', ...headers })
+    .send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+interface CallerAuthInfo extends AuthInfo {
+  extra: { caller: McpCaller };
+}
+
+/**
+ * `/mcp`: both MCP eras on one endpoint through the SDK's `createMcpHandler` (2026-07-28 stateless with
+ * `server/discover`; 2025-11-25 `initialize` served statelessly). In front of the SDK, which validates no
+ * Host, Origin or token (SDK v2 docs › Serve over HTTP): Host and Origin checks, the body limit, and
+ * authentication through the authorizer. Tools come from the in-memory index; nothing is registered per tool.
+ */
+export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
+  const pageSize = options.pageSize ?? DEFAULT_TOOLS_PAGE_SIZE;
+  const listTtlMs = options.listTtlMs ?? 0;
+  const serverInfo = options.serverInfo ?? { name: 'governed-tool-gateway', version: '0.1.0' };
+  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const { registry, executor, authorizer, guard } = options;
+
+  return async function mcpPlugin(fastify) {
+    const logger: FastifyBaseLogger = fastify.log;
+
+    const factory = (context: McpRequestContext): Server => {
+      const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
+      if (!caller) throw new Error('an /mcp request reached the MCP layer without an authenticated caller');
+      // The snapshot this request works on: a reload during the call does not change it.
+      const snapshot = registry.snapshot();
+      const server = new Server(serverInfo, {
+        capabilities: { tools: { listChanged: true } },
+        cacheHints: {
+          // MCP 2026-07-28 Caching: the list depends on the session, so it must never be shared.
+          'tools/list': { ttlMs: listTtlMs, cacheScope: 'private' },
+          'server/discover': { ttlMs: listTtlMs, cacheScope: 'private' },
+        },
+      });
+      server.setRequestHandler('tools/list', async (request) => {
+        return listToolsPage(snapshot, registry, caller, request.params?.cursor, pageSize) as ListToolsResult;
+      });
+      server.setRequestHandler('tools/call', async (request, handlerContext) => {
+        const name = request.params.name;
+        const { tool, refusal } = resolveTool(snapshot, registry, caller, name);
+        if (refusal?.kind === 'drift') {
+          logger.info({ tool: name, session: caller.sessionId, outcome: 'drift' }, 'tool call refused: drift');
+          return { content: [{ type: 'text', text: refusal.message }], isError: true };
+        }
+        if (refusal || !tool) {
+          // MCP Tools › Error Handling: unknown tools are a protocol error (-32602).
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal?.message ?? `Unknown tool: ${name}`);
+        }
+        if (!authorizer.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) {
+          return { content: [{ type: 'text', text: `session ${caller.sessionId} has ended; sign in again` }], isError: true };
+        }
+        const outcome = await executor.execute(tool, request.params.arguments ?? {}, {
+          logins: caller.logins,
+          signal: handlerContext.mcpReq.signal,
+        });
+        logger.info(
+          {
+            tool: name,
+            source: tool.sourceName,
+            publication: tool.publicationId,
+            session: caller.sessionId,
+            login: outcome.loginId,
+            outcome: outcome.outcome,
+            upstreamStatus: outcome.upstreamStatus,
+            durationMs: Math.round(outcome.durationMs * 10) / 10,
+          },
+          'tool call',
+        );
+        // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
+        return server.projectCallToolResult(outcome.result as CallToolResult, undefined);
+      });
+      return server;
+    };
+
+    const handler = createMcpHandler(factory, {
+      legacy: 'stateless',
+      maxRequestBodySize: maxRequestBytes,
+      onerror: (error) => logger.debug({ error: error.message }, 'mcp request rejected'),
+    });
+    const node = toNodeHandler(handler, {
+      maxRequestBodySize: maxRequestBytes,
+      onerror: (error) => logger.error({ error: error.message }, 'mcp handler failed'),
+    });
+
+    // 2026-07-28 Subscriptions: list changes go to open `subscriptions/listen` streams.
+    const unsubscribe = registry.onChange(() => handler.notify.toolsChanged());
+    fastify.addHook('onClose', async () => {
+      unsubscribe();
+      await handler.close();
+    });
+
+    // Parse JSON ourselves so malformed JSON is a JSON-RPC parse error (-32700), not Fastify's own 400.
+    fastify.removeContentTypeParser(['application/json']);
+    fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: maxRequestBytes }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(null, INVALID_JSON);
+      }
+    });
+
+    fastify.route({
+      method: ['POST', 'GET', 'DELETE'],
+      url: '/mcp',
+      bodyLimit: maxRequestBytes,
+      handler: async (request, reply) => {
+        const hostProblem = guard.checkHost(request.headers.host);
+        if (hostProblem) return jsonRpcError(reply, 403, -32000, `Forbidden: ${hostProblem}`);
+        const originProblem = guard.checkOrigin(request.headers.origin);
+        if (originProblem) return jsonRpcError(reply, 403, -32000, `Forbidden: ${originProblem}`);
+
+        // Every request authenticates first; a refusal goes out exactly as the authorizer wrote it.
+        const authentication = await authorizer.authenticate({ headers: request.headers });
+        if (!authentication.ok) {
+          return reply.code(authentication.status).headers(authentication.headers).send(authentication.body);
+        }
+        if (request.body === INVALID_JSON) return jsonRpcError(reply, 400, ProtocolErrorCode.ParseError, 'Parse error: invalid JSON');
+
+        const caller = authentication.caller;
+        const authInfo: CallerAuthInfo = {
+          token: '',
+          clientId: caller.clientId,
+          scopes: [],
+          expiresAt: Math.floor(caller.expiresAt / 1000),
+          extra: { caller },
+        };
+        (request.raw as { auth?: AuthInfo }).auth = authInfo;
+        reply.hijack();
+        await node(request.raw, reply.raw, request.method === 'POST' ? request.body : undefined);
+      },
+    });
+  };
+}

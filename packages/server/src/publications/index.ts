@@ -1,0 +1,3 @@
+export * from './annotations.js';
+export * from './registry.js';
+export * from './lock-watcher.js';

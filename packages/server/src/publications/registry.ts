@@ -1,0 +1,191 @@
+import { EventEmitter } from 'node:events';
+import {
+  createAjv,
+  describeSchemaErrors,
+  inUsePublication,
+  type JsonSchema,
+  type LockedOperation,
+  type Lockfile,
+  type ValidateFunction,
+} from '@gateway/core';
+import { toolAnnotations, type ToolAnnotations } from './annotations.js';
+
+/** The tool as `tools/list` shows it (built once per snapshot, shared by every request). */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: { [key: string]: unknown };
+  annotations: ToolAnnotations;
+}
+
+/** Outcome of validating a call's arguments against the frozen inputSchema. */
+export type ArgumentCheck = { ok: true } | { ok: false; problems: string[] };
+
+/** One callable tool of an in-use publication. */
+export interface IndexedTool {
+  name: string;
+  sourceName: string;
+  publicationId: string;
+  operation: LockedOperation;
+  annotations: ToolAnnotations;
+  listed: ListedTool;
+  /** Validates arguments with the publication's compiled validator (compiled on first use, then kept). */
+  validate(argumentsValue: unknown): ArgumentCheck;
+}
+
+/** An immutable view of what may be served: swapped whole on reload, never mutated. */
+export interface PublicationSnapshot {
+  /** Increments on every swap; lets callers tell snapshots apart in logs. */
+  readonly generation: number;
+  readonly tools: ReadonlyMap<string, IndexedTool>;
+  /** Tool names in code-unit order: the deterministic order of `tools/list`. */
+  readonly names: readonly string[];
+  /** Publication id per source name (in use only). */
+  readonly publications: ReadonlyMap<string, string>;
+}
+
+/** Why a tool is blocked by drift (H5's drift watcher supplies the sentence). */
+export type BlockedReasons = ReadonlyMap<string, string>;
+
+export type RegistryChange = { kind: 'snapshot'; generation: number } | { kind: 'blocked'; sourceName: string };
+
+const EMPTY_SNAPSHOT: PublicationSnapshot = {
+  generation: 0,
+  tools: new Map(),
+  names: [],
+  publications: new Map(),
+};
+
+/**
+ * Holds the in-memory tool index of the in-use publications and the drift overlay.
+ *
+ * - `replace(lock)` builds a new snapshot and swaps it in one assignment; a request that already took
+ *   `snapshot()` keeps using the old one to the end (in-flight calls finish on the publication they started on).
+ * - Only `in use` publications and `selected`, `supported` operations become tools; `proposed` never does.
+ * - `setBlocked(source, reasons)` overlays drift: blocked tools are hidden from lists and refused on call.
+ */
+export class PublicationRegistry {
+  private current: PublicationSnapshot = EMPTY_SNAPSHOT;
+  private loaded = false;
+  private readonly blocked = new Map<string, BlockedReasons>();
+  private readonly events = new EventEmitter();
+  /** Validators survive reloads while the publication (id + signature + fingerprint) is unchanged. */
+  private validatorCache = new Map<string, ValidateFunction>();
+
+  /** True once a verified lock has been loaded (`/readyz`). */
+  get isReady(): boolean {
+    return this.loaded;
+  }
+
+  snapshot(): PublicationSnapshot {
+    return this.current;
+  }
+
+  /** Builds the index of `lock` (which must already be verified) and swaps it in atomically. */
+  replace(lock: Lockfile): PublicationSnapshot {
+    const tools = new Map<string, IndexedTool>();
+    const publications = new Map<string, string>();
+    const nextCache = new Map<string, ValidateFunction>();
+    // A fresh ajv per snapshot: ajv keeps every schema it compiled, so one shared instance would grow on
+    // each reload. Validators carried over from the previous snapshot keep their own instance alive.
+    const ajv = createAjv();
+    for (const source of lock.sources) {
+      const publication = inUsePublication(source);
+      if (!publication) continue;
+      publications.set(source.name, publication.id);
+      const publicationKey = `${source.name}\u0000${publication.id}\u0000${publication.signature ?? ''}`;
+      for (const operation of publication.operations) {
+        if (!operation.selected || operation.status !== 'supported') continue;
+        tools.set(operation.tool, this.indexTool(source.name, publication.id, operation, publicationKey, nextCache, ajv));
+      }
+    }
+    this.validatorCache = nextCache;
+    const names = [...tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    this.current = Object.freeze({ generation: this.current.generation + 1, tools, names, publications });
+    this.loaded = true;
+    this.events.emit('change', { kind: 'snapshot', generation: this.current.generation } satisfies RegistryChange);
+    return this.current;
+  }
+
+  /**
+   * Replaces the drift overlay of one source: the named tools stop being listed or callable, with the
+   * given reason. An empty map unblocks the source.
+   */
+  setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void {
+    const previous = this.blocked.get(sourceName);
+    if (reasons.size === 0) this.blocked.delete(sourceName);
+    else this.blocked.set(sourceName, new Map(reasons));
+    if (!sameReasons(previous, reasons)) {
+      this.events.emit('change', { kind: 'blocked', sourceName } satisfies RegistryChange);
+    }
+  }
+
+  /** The drift reason when `tool` (of `sourceName`) is blocked, else undefined. */
+  blockedReason(sourceName: string, toolName: string): string | undefined {
+    return this.blocked.get(sourceName)?.get(toolName);
+  }
+
+  /** Every blocked tool, by source (for status reports). */
+  blockedTools(): ReadonlyMap<string, BlockedReasons> {
+    return this.blocked;
+  }
+
+  /** Subscribes to snapshot swaps and drift changes; returns the unsubscribe function. */
+  onChange(listener: (change: RegistryChange) => void): () => void {
+    this.events.on('change', listener);
+    return () => this.events.off('change', listener);
+  }
+
+  private indexTool(
+    sourceName: string,
+    publicationId: string,
+    operation: LockedOperation,
+    publicationKey: string,
+    nextCache: Map<string, ValidateFunction>,
+    ajv: ReturnType<typeof createAjv>,
+  ): IndexedTool {
+    const cacheKey = `${publicationKey}\u0000${operation.tool}\u0000${operation.fingerprint}`;
+    const annotations = toolAnnotations(operation);
+    const listed: ListedTool = {
+      name: operation.tool,
+      ...(operation.title ? { title: operation.title } : {}),
+      description: operation.description,
+      inputSchema: objectSchema(operation.inputSchema),
+      annotations,
+    };
+    let compiled = this.validatorCache.get(cacheKey);
+    if (compiled) nextCache.set(cacheKey, compiled);
+    return {
+      name: operation.tool,
+      sourceName,
+      publicationId,
+      operation,
+      annotations,
+      listed,
+      validate(argumentsValue: unknown): ArgumentCheck {
+        // Compiled lazily, once per publication: start-up with thousands of tools stays fast, and the
+        // compiled function is carried into later snapshots while the publication is unchanged.
+        if (!compiled) {
+          compiled = ajv.compile(operation.inputSchema as object);
+          nextCache.set(cacheKey, compiled);
+        }
+        if (compiled(argumentsValue)) return { ok: true };
+        return { ok: false, problems: describeSchemaErrors(compiled.errors) };
+      },
+    };
+  }
+}
+
+/** MCP requires `inputSchema` to be an object schema (`type: "object"`); the importer always writes one. */
+function objectSchema(schema: JsonSchema): { [key: string]: unknown } {
+  if (typeof schema === 'boolean') return { type: 'object' };
+  return schema.type === undefined ? { type: 'object', ...schema } : schema;
+}
+
+function sameReasons(a: ReadonlyMap<string, string> | undefined, b: ReadonlyMap<string, string>): boolean {
+  const left = a ?? new Map<string, string>();
+  if (left.size !== b.size) return false;
+  for (const [key, value] of b) if (left.get(key) !== value) return false;
+  return true;
+}
