@@ -10,3 +10,4 @@ export * from './signing.js';
 export * from './verify.js';
 export * from './publish.js';
 export * from './diff.js';
+export * from './openapi/index.js';

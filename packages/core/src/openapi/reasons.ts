@@ -1,0 +1,16 @@
+/**
+ * Why an operation is `unsupported`. The codes are stable (they end up in tools.lock and in reviews) and are
+ * listed with their meaning in docs/lockfile.md ("Support status"). When several apply, the first in this order is
+ * recorded.
+ */
+export const UNSUPPORTED_REASON_CODES = [
+  'REFERENCE_UNRESOLVABLE',
+  'TOOL_SCHEMA_TOO_COMPLEX',
+  'PARAMETER_UNSUPPORTED',
+  'MEDIA_TYPE_UNSUPPORTED',
+  'SECURITY_SCHEME_UNSUPPORTED',
+  'STREAMING_RESPONSE',
+  'SERVER_URL_MISSING',
+] as const;
+
+export type UnsupportedReasonCode = (typeof UNSUPPORTED_REASON_CODES)[number];
