@@ -10,6 +10,9 @@ const MAX_DEPTH = 3;
 /** How many properties of one object are listed before "… n more". */
 const MAX_PROPERTIES = 25;
 const MAX_ENUM_VALUES = 6;
+/** Argument lines shown per operation; `--json` has everything. */
+const MAX_ROWS = 60;
+const MAX_TYPE_LENGTH = 48;
 
 type SchemaObject = { [key: string]: unknown };
 
@@ -31,42 +34,46 @@ export function renderOperation(operation: LockedOperation): string[] {
   const summary = firstLine(operation.title ?? operation.description);
   if (summary) lines.push(`    ${summary}`);
   if (operation.server) lines.push(`    server: ${operation.server}`);
-  const security = describeSecurity(operation);
-  if (security) lines.push(`    security: ${security}`);
+  if (operation.security.length > 0) {
+    lines.push(`    security: ${describeSecurity(operation)}`);
+    const schemes = describeSchemes(operation);
+    if (schemes) lines.push(`    schemes: ${schemes}`);
+  }
   const rows = argumentRows(operation);
   if (rows.length === 0) {
     lines.push('    arguments: none');
   } else {
     lines.push('    arguments:');
     const nameWidth = Math.min(32, Math.max(...rows.map((row) => row.depth * 2 + row.name.length)));
-    const typeWidth = Math.min(32, Math.max(...rows.map((row) => row.type.length)));
-    for (const row of rows) {
+    const typeWidth = Math.min(MAX_TYPE_LENGTH, Math.max(...rows.map((row) => row.type.length)));
+    for (const row of rows.slice(0, MAX_ROWS)) {
       const name = `${'  '.repeat(row.depth)}${row.name}`.padEnd(nameWidth);
-      const parts = [name, row.type.padEnd(typeWidth), row.required ? 'required' : 'optional'];
+      const parts = [name, clip(row.type, MAX_TYPE_LENGTH).padEnd(typeWidth), row.required ? 'required' : 'optional'];
       if (row.location) parts.push(row.location);
       if (row.description) parts.push(row.description);
       lines.push(`      ${parts.join('  ').trimEnd()}`);
     }
+    if (rows.length > MAX_ROWS) lines.push(`      … ${rows.length - MAX_ROWS} more lines (\`--json\` shows the whole inputSchema)`);
   }
   return lines;
 }
 
+/** `a or b + c`: alternatives (any one suffices) of requirements (all needed), by scheme name. */
 function describeSecurity(operation: LockedOperation): string {
-  if (operation.security.length === 0) return '';
   return operation.security
-    .map((requirement) => {
-      const names = Object.keys(requirement);
-      return names.length === 0 ? 'none' : names.map((name) => `${name}${describeScheme(operation, name)}`).join(' + ');
-    })
+    .map((requirement) => (Object.keys(requirement).length === 0 ? 'none' : Object.keys(requirement).join(' + ')))
     .join(' or ');
 }
 
-function describeScheme(operation: LockedOperation, name: string): string {
-  const scheme = operation.securitySchemes[name];
-  if (!scheme) return '';
-  if (scheme.type === 'apiKey') return ` (apiKey in ${scheme.in ?? '?'} ${scheme.name ?? ''})`.replace(' )', ')');
-  if (scheme.type === 'http') return ` (http ${scheme.scheme ?? ''})`;
-  return ` (${scheme.type})`;
+/** Each scheme the security line names, once: `bearerAuth = http bearer, apiKeyQuery = apiKey in query "api_key"`. */
+function describeSchemes(operation: LockedOperation): string {
+  return Object.entries(operation.securitySchemes)
+    .map(([name, scheme]) => {
+      if (scheme.type === 'apiKey') return `${name} = apiKey in ${scheme.in ?? '?'} ${JSON.stringify(scheme.name ?? '')}`;
+      if (scheme.type === 'http') return `${name} = http ${scheme.scheme ?? ''}`.trimEnd();
+      return `${name} = ${scheme.type}`;
+    })
+    .join(', ');
 }
 
 /** One row per tool argument, in the order of the inputSchema's properties, nested rows for the body. */
@@ -192,6 +199,10 @@ function descriptionOf(schema: JsonSchema): string {
 
 function asObject(value: unknown): SchemaObject | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as SchemaObject) : undefined;
+}
+
+function clip(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
 
 function firstLine(text: string | null | undefined): string {

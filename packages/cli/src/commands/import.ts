@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import * as core from '@gateway/core';
 import {
   applyImport,
+  importOpenApi,
   loadConfig,
   readLockFile,
   sourceConfig,
@@ -36,8 +36,7 @@ export function registerImport(program: Command): void {
       // Read the lock before the (slow) import so a broken lock fails fast, and nothing is written until
       // the whole import succeeded: a failure at any step leaves the file byte for byte as it was.
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
-      // TEMPORARY until the importer lands: a namespace lookup keeps the binary loadable meanwhile.
-      const imported = await (core as any).importOpenApi(source.document, {
+      const imported = await importOpenApi(source.document, {
         baseDirectory: loaded.directory,
         allowRemoteRefs: source.allowRemoteRefs ?? false,
         ...(loaded.config.import?.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: loaded.config.import.maxDocumentBytes }),

@@ -69,6 +69,8 @@ export function registerReview(program: Command): void {
       }
       printResult(context, describeProposal(sourceName, proposal), null);
       if (!isTerminal || options.interactive === false) return;
+      // A checklist whose every choice is disabled could only be dismissed: nothing to ask.
+      if (!proposal.operations.some((operation) => operation.status === 'supported')) return;
       const chosen = await askSelection(sourceName, proposal, { input: process.stdin, output: process.stdout });
       await saveAndReport(context, lock, setSelection(lock, sourceName, chosen), sourceName, proposal);
     });
