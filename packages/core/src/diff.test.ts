@@ -152,3 +152,20 @@ describe('diffSource', () => {
     expect(fresh.added.map((entry) => entry.tool)).toEqual(['delete_order', 'search_orders']);
   });
 });
+
+describe('diff through shared definitions', () => {
+  it('follows a $defs reference so a change inside the referenced body schema is named', () => {
+    const withDefinition = (properties: Record<string, unknown>) =>
+      operation('create_order', 'POST', '/orders', {
+        body: { argument: 'body', mediaType: 'application/json', required: true },
+        inputSchema: {
+          type: 'object',
+          properties: { body: { $ref: '#/$defs/NewOrder' } },
+          required: ['body'],
+          $defs: { NewOrder: { type: 'object', properties } },
+        },
+      });
+    const changes = describeOperationChanges(withDefinition({ customer: { type: 'string' } }), withDefinition({ customer: { type: 'string' }, note: { type: 'string' } }));
+    expect(changes.map((change) => change.message)).toEqual(['request body schema changed (properties added: note)']);
+  });
+});

@@ -11,7 +11,9 @@
  * without counting as a change; otherwise they are reported as added, for a person to look at.
  */
 import { canonicalJson } from './canonical.js';
+import { sourceConfig, type LoadedConfig } from './config/index.js';
 import { inUsePublication, proposedPublication } from './lockfile.js';
+import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
 import type { JsonSchema, LockedSource, Operation, OperationParameter, Publication, SecuritySchemeSummary } from './model.js';
 
 export type OperationChangeKind =
@@ -87,11 +89,30 @@ function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a ?? null) === canonicalJson(b ?? null);
 }
 
-/** The JSON Schema of one tool argument inside an inputSchema (undefined when absent). */
+/** The `$defs` of an inputSchema (the importer hoists shared component schemas there). */
+function definitionsOf(inputSchema: JsonSchema): Record<string, JsonSchema> {
+  if (typeof inputSchema !== 'object' || inputSchema === null) return {};
+  const definitions = (inputSchema as { $defs?: Record<string, JsonSchema> }).$defs;
+  return definitions && typeof definitions === 'object' ? definitions : {};
+}
+
+/**
+ * The JSON Schema of one tool argument inside an inputSchema (undefined when absent). A local reference
+ * into `$defs` is followed once, so a change inside a referenced schema shows on the argument that uses it.
+ */
 function argumentSchema(inputSchema: JsonSchema, argument: string): JsonSchema | undefined {
   if (typeof inputSchema !== 'object' || inputSchema === null) return undefined;
   const properties = (inputSchema as { properties?: Record<string, JsonSchema> }).properties;
-  return properties && Object.hasOwn(properties, argument) ? properties[argument] : undefined;
+  const schema = properties && Object.hasOwn(properties, argument) ? properties[argument] : undefined;
+  if (typeof schema === 'object' && schema !== null && typeof schema.$ref === 'string') {
+    const match = /^#\/\$defs\/([^/]+)$/.exec(schema.$ref);
+    const target = match ? definitionsOf(inputSchema)[match[1]!.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    if (target !== undefined) {
+      const { $ref: _ref, ...siblings } = schema;
+      return Object.keys(siblings).length === 0 ? target : { ...siblings, allOf: [target] };
+    }
+  }
+  return schema;
 }
 
 /** A short type label for a schema: `string`, `integer (int64)`, `string | null`, `object`, `any`. */
@@ -254,8 +275,17 @@ export function describeOperationChanges(before: Operation, after: Operation): O
   }
 
   if (before.fingerprint !== after.fingerprint && changes.length === 0) {
-    // Everything we name is equal, yet the request differs: the remaining part is the input schema's frame.
-    changes.push({ kind: 'input-schema-changed', message: 'input schema changed' });
+    // Everything we name is equal, yet the request differs: the rest of the input schema (shared
+    // definitions reached through nested references, or the schema's frame) changed.
+    const before$defs = definitionsOf(before.inputSchema);
+    const after$defs = definitionsOf(after.inputSchema);
+    const names = [...new Set([...Object.keys(before$defs), ...Object.keys(after$defs)])]
+      .filter((name) => !same(before$defs[name], after$defs[name]))
+      .sort(compareText);
+    changes.push({
+      kind: 'input-schema-changed',
+      message: names.length ? `input schema changed (definitions: ${names.join(', ')})` : 'input schema changed',
+    });
   }
   if (before.status !== after.status) {
     changes.push({
@@ -345,4 +375,24 @@ export function diffSource(
     unpublished,
     hasChanges: result.added.length + result.removed.length + result.changed.length > 0,
   };
+}
+
+/**
+ * Imports a configured source's live description in memory, with the configuration's limits; nothing is
+ * written. `fetchText` lets the server pass its SSRF-guarded fetch.
+ */
+export async function importLiveSource(
+  loaded: LoadedConfig,
+  sourceName: string,
+  options: Pick<ImportOptions, 'fetchText'> = {},
+): Promise<ImportedDocument> {
+  const source = sourceConfig(loaded, sourceName);
+  const limits = loaded.config.import ?? {};
+  return importOpenApi(source.document, {
+    baseDirectory: loaded.directory,
+    allowRemoteRefs: source.allowRemoteRefs ?? false,
+    ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
+    ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
+    ...(options.fetchText ? { fetchText: options.fetchText } : {}),
+  });
 }

@@ -33,8 +33,8 @@ export interface PublishRequest {
   trustedKeys: readonly TrustedKey[];
   /** Who publishes (recorded as `publishedBy`). */
   publisher: string;
-  /** The live description; staleness is judged against it. */
-  live: LiveDescription;
+  /** The live description (or how to import it, called only once the cheap checks passed). */
+  live: LiveDescription | (() => Promise<LiveDescription>);
   /** Publish even when the proposal is stale; recorded as `allowedStale: true`. */
   allowStale?: boolean;
   now?: Date;
@@ -133,16 +133,6 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
     );
   }
 
-  const stale = staleFindings(proposal, request.live, { lock: lockedSource.document, config: configured.document });
-  if (stale.length > 0 && !request.allowStale) {
-    throw refused(
-      'PUBLISH_STALE',
-      `${proposal.id} of '${sourceName}' no longer matches the live description: ${stale.map((finding) => finding.message).join('; ')}. ` +
-        `Run \`gateway import ${sourceName}\` and review again, or pass --allow-stale to publish it anyway (recorded in the lock)`,
-      { source: sourceName, publication: proposal.id, findings: stale },
-    );
-  }
-
   // Tool names are the MCP tool names clients see: two sources must never offer the same one.
   for (const other of request.lock.sources) {
     if (other.name === sourceName) continue;
@@ -155,6 +145,17 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
         { source: sourceName, tool: clash.tool, otherSource: other.name },
       );
     }
+  }
+
+  const live = typeof request.live === 'function' ? await request.live() : request.live;
+  const stale = staleFindings(proposal, live, { lock: lockedSource.document, config: configured.document });
+  if (stale.length > 0 && !request.allowStale) {
+    throw refused(
+      'PUBLISH_STALE',
+      `${proposal.id} of '${sourceName}' no longer matches the live description: ${stale.map((finding) => finding.message).join('; ')}. ` +
+        `Run \`gateway import ${sourceName}\` and review again, or pass --allow-stale to publish it anyway (recorded in the lock)`,
+      { source: sourceName, publication: proposal.id, findings: stale },
+    );
   }
 
   const next = structuredClone(request.lock);

@@ -4,13 +4,13 @@
  * Every finding is collected into a report instead of thrown, so one run lists everything wrong. Only input
  * that cannot be read at all (a missing lock, a trust key file that is not a key) throws.
  */
-import { canonicalDigest } from './canonical.js';
 import { resolveConfigPath, type LoadedConfig } from './config/index.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
 import { parseLock, publicationNumber } from './lockfile.js';
 import type { LockedOperation, Lockfile, Publication, RequestShape } from './model.js';
 import { checkPublicationSignature, type TrustedKey } from './signing.js';
+import { fingerprintOf } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
 
 export type VerificationProblemCode =
@@ -53,23 +53,12 @@ export interface VerificationReport {
   sources: VerifiedSourceSummary[];
 }
 
-/** The part of an operation its fingerprint covers (model.ts: RequestShape). */
-function requestShapeOf(operation: RequestShape): RequestShape {
-  return {
-    method: operation.method,
-    path: operation.path,
-    server: operation.server,
-    parameters: operation.parameters,
-    body: operation.body,
-    security: operation.security,
-    securitySchemes: operation.securitySchemes,
-    inputSchema: operation.inputSchema,
-  };
-}
-
-/** `sha256:` of the RFC 8785 canonical JSON of an operation's request shape. */
+/**
+ * The fingerprint an operation must carry: the importer's own rule (SHA-256 of the RFC 8785 canonical JSON
+ * of its request shape), so verify and import can never disagree.
+ */
 export function requestShapeFingerprint(operation: RequestShape): string {
-  return canonicalDigest(JSON.parse(JSON.stringify(requestShapeOf(operation))));
+  return fingerprintOf(operation);
 }
 
 /** Reads the public keys listed under `trust.keys` (paths relative to gateway.yaml). */

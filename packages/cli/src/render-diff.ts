@@ -1,0 +1,80 @@
+/** Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. */
+import type { ChangedOperation, OperationSummary, SourceDiff } from '@gateway/core';
+
+function counts(diff: SourceDiff): string {
+  return `${diff.added.length} added, ${diff.changed.length} changed, ${diff.removed.length} removed`;
+}
+
+function baselineLabel(diff: SourceDiff): string {
+  return diff.baseline ? `${diff.baseline.publication} (${diff.baseline.status})` : 'nothing (not in the lock yet)';
+}
+
+function operationLabel(operation: OperationSummary): string {
+  return `${operation.method} ${operation.path}`;
+}
+
+export function renderDiffText(diffs: SourceDiff[]): string[] {
+  const lines: string[] = [];
+  for (const diff of diffs) {
+    if (!diff.hasChanges) {
+      lines.push(`${diff.source}: no changes (live description matches ${baselineLabel(diff)})`);
+      continue;
+    }
+    lines.push(`${diff.source}: ${counts(diff)} (live description versus ${baselineLabel(diff)})`);
+    for (const operation of diff.added) {
+      lines.push(`  + ${operation.tool}  ${operationLabel(operation)}${operation.status === 'unsupported' ? '  (unsupported)' : ''}`);
+    }
+    for (const operation of diff.changed) {
+      lines.push(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : '  (documentation only)'}`);
+      for (const change of operation.changes) lines.push(`      ${change.message}`);
+    }
+    for (const operation of diff.removed) lines.push(`  - ${operation.tool}  ${operationLabel(operation)}`);
+  }
+  const changed = diffs.filter((diff) => diff.hasChanges).length;
+  lines.push(changed === 0 ? 'no changes' : `${changed} source${changed === 1 ? '' : 's'} changed`);
+  return lines;
+}
+
+/** Escapes text for a Markdown table cell (pipes and line breaks would break the row). */
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function code(text: string): string {
+  // Backticks inside inline code would end it early; double-backtick fences allow single ones.
+  return text.includes('`') ? `\`\` ${cell(text)} \`\`` : `\`${cell(text)}\``;
+}
+
+function changeRows(operation: ChangedOperation): string {
+  const details = operation.changes.map((change) => cell(change.message)).join('<br>');
+  return `| changed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${details} |`;
+}
+
+export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
+  const changed = diffs.filter((diff) => diff.hasChanges);
+  const lines: string[] = ['## Tool changes', ''];
+  if (changed.length === 0) {
+    lines.push(`No changes: every live description matches the lock (${diffs.map((diff) => code(diff.source)).join(', ') || 'no sources'}).`);
+    return lines;
+  }
+  for (const diff of diffs) {
+    lines.push(`### ${code(diff.source)}`, '');
+    if (!diff.hasChanges) {
+      lines.push(`No changes versus ${baselineLabel(diff)}.`, '');
+      continue;
+    }
+    lines.push(`Live description versus ${baselineLabel(diff)}: ${counts(diff)}.`, '');
+    lines.push('| | tool | operation | what changed |', '|---|---|---|---|');
+    for (const operation of diff.added) {
+      const note = operation.status === 'unsupported' ? 'new operation (unsupported)' : 'new operation';
+      lines.push(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${note} |`);
+    }
+    for (const operation of diff.changed) lines.push(changeRows(operation));
+    for (const operation of diff.removed) {
+      lines.push(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`);
+    }
+    lines.push('');
+  }
+  lines.push('Run `gateway import <source>`, `gateway review <source>` and `gateway publish <source>` to take these changes.');
+  return lines;
+}
