@@ -36,5 +36,5 @@ trust:
 # Limits for reading OpenAPI documents.
 # import:
 #   maxDocumentBytes: 26214400   # 25 MiB
-#   timeoutMs: 30000
+#   timeoutMs: 15000
 `;

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseLock, serialiseLock, type ImportSummary, type Lockfile } from '@gateway/core';
+import { parseLock, serialiseLock, sha256Digest, type ImportSummary, type Lockfile } from '@gateway/core';
 import { closedPort, createWorkspace, readCorpus, type Workspace } from './workspace.js';
 
 function proposalOf(lock: Lockfile, sourceName: string) {
@@ -278,5 +280,44 @@ describe('gateway import: bad input leaves the lock untouched', () => {
     const result = await workspace.gateway('import', 'orders', '--json');
     expect(result.exitCode).toBe(2);
     expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'SOURCE_UNKNOWN', category: 'usage' });
+  });
+});
+
+describe('gateway import from a URL', () => {
+  it('imports a document served over HTTP on loopback, recording the URL as written', async () => {
+    const workspace = await createWorkspace();
+    const text = await readCorpus('oas30-petstore.yaml');
+    const server = createServer((request, response) => {
+      if (request.url === '/petstore.yaml') {
+        response.writeHead(200, { 'content-type': 'application/yaml' });
+        response.end(text);
+      } else {
+        response.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}/petstore.yaml`;
+      await workspace.writeConfig({ pets: url });
+      const result = await workspace.gateway('import', 'pets', '--json');
+      expect(result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+      expect(JSON.parse(result.stdout).operations).toBe(3);
+      const lock = await readLock(workspace);
+      expect(lock.sources[0]!.document).toBe(url);
+      expect(lock.sources[0]!.documentDigest).toBe(sha256Digest(text));
+
+      // A 404 means the document cannot be fetched: the lock stays as it was.
+      const bytes = await readFile(workspace.lockPath);
+      await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/missing.yaml` });
+      const missing = await workspace.gateway('import', 'pets');
+      expect(missing.exitCode).toBe(8);
+      expect(missing.stderr).toMatch(/^error OPENAPI_UNREACHABLE: .*HTTP 404/m);
+      expect((await readFile(workspace.lockPath)).equals(bytes)).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await workspace.cleanup();
+    }
   });
 });
