@@ -151,7 +151,7 @@ class OperationNormaliser {
 
     let shape: Omit<RequestShape, 'method' | 'path' | 'server'>;
     try {
-      shape = this.requestShape(path, pathItem, operation, note);
+      shape = this.requestShape(pathItem, operation, note);
     } catch (error) {
       if (error instanceof ExternalReferenceError) throw remoteReferenceRefused(path, method, error);
       if (error instanceof UnresolvableReferenceError) {
@@ -194,7 +194,6 @@ class OperationNormaliser {
   }
 
   private requestShape(
-    path: string,
     pathItem: Record<string, unknown>,
     operation: Record<string, unknown>,
     note: (code: UnsupportedReasonCode, message: string) => void,
@@ -325,7 +324,6 @@ class OperationNormaliser {
     inputSchema.additionalProperties = false;
     const definitions = this.converter.definitionsFor(references);
     if (Object.keys(definitions).length > 0) inputSchema.$defs = definitions;
-    void path;
 
     return {
       parameters,

@@ -34,8 +34,15 @@ export function resolveServerUrl(
   levels: { operation: unknown; pathItem: unknown; document: unknown },
   documentUrl: string | null,
 ): ServerResolution {
-  const server = firstServer(levels.operation) ?? firstServer(levels.pathItem) ?? firstServer(levels.document) ?? { url: '/' };
+  const declared = firstServer(levels.operation) ?? firstServer(levels.pathItem) ?? firstServer(levels.document);
+  const server = declared ?? { url: '/' };
   if (typeof server.url !== 'string') return { url: null, problem: 'the server object has no url' };
+  if (declared === null && documentUrl === null) {
+    return {
+      url: null,
+      problem: 'the document declares no servers (the default is "/", relative to where the document is served)',
+    };
+  }
   const substituted = substituteServerVariables(server.url, server.variables);
   if ('problem' in substituted) return { url: null, problem: substituted.problem };
   let absolute: URL;
