@@ -30,6 +30,8 @@ export interface ToolCallOutcome {
 /** Resolves the credential material for one call (H5's CredentialResolver fits this shape). */
 export interface CredentialSource {
   resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
+  /** Drops cached tokens of a login after the upstream refused them (401), so the next call fetches new ones. */
+  forgetTokens?(loginId: string): void;
 }
 
 export interface SourceLimits {
@@ -176,6 +178,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           response.body.destroy();
           throw new ResponseTooLarge();
         }
+        if (response.statusCode === 401 && loginId) options.credentials.forgetTokens?.(loginId);
         const bytes = await readLimited(response.body, limits.maxResponseBytes);
         const contentType = headerValue(response.headers['content-type']) ?? '';
         const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes);

@@ -1,0 +1,308 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Dispatcher } from 'undici';
+import {
+  canonicalMcpUrl,
+  GatewayError,
+  isLoopbackHostname,
+  loadConfig,
+  loadVerifiedLock,
+  resolveConfigPath,
+  type LoadedConfig,
+} from '@gateway/core';
+import { buildApp } from './app.js';
+import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
+import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
+import { createExecutor, sourceLimits } from './execute/executor.js';
+import type { McpAuthorizer } from './mcp/caller.js';
+import { createGuardedAgent } from './network/index.js';
+import { digestOf, watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
+import { PublicationRegistry } from './publications/registry.js';
+import { openDatabase, type Migration } from './store/database.js';
+import { createVault } from './vault/index.js';
+
+/** Default listen address: loopback only, so a fresh install is never reachable from the network. */
+export const DEFAULT_LISTEN = '127.0.0.1:8080';
+/** How long shutdown waits for in-flight requests before closing their connections. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Header and field paths pino replaces with `[redacted]`: credentials of the client (Authorization,
+ * cookies, API-key headers) and of the gateway (anything named like a secret or token).
+ */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'req.headers["api-key"]',
+  'req.headers["x-auth-token"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  '*.authorization',
+  '*.password',
+  '*.secret',
+  '*.token',
+  '*.accessToken',
+  '*.access_token',
+  '*.refresh_token',
+  '*.client_secret',
+  '*.apiKey',
+];
+
+/** The gateway's structured logger: JSON lines, secrets redacted; `destination` 2 writes to stderr. */
+export function createGatewayLogger(options: { level?: string; destination?: 1 | 2 } = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? process.env.GATEWAY_LOG_LEVEL ?? 'info',
+      base: { service: 'gateway' },
+      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    },
+    pino.destination({ dest: options.destination ?? 1, sync: false }),
+  );
+}
+
+export type AuthorizerOverride = McpAuthorizer | ((context: { registry: PublicationRegistry; loaded: LoadedConfig }) => McpAuthorizer);
+
+export interface StartGatewayOptions {
+  configPath: string;
+  /** Default: tools.lock beside the config. */
+  lockPath?: string;
+  /** `host:port` (overrides gateway.listen). */
+  listen?: string;
+  /** Canonical base URL (overrides gateway.url); `/mcp` is served below it. */
+  url?: string;
+  /** Environment for the vault providers (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** A logger to use (tests pass a silent one); default: pino to stdout with redaction at `logLevel`. */
+  logger?: Logger;
+  logLevel?: string;
+  /** Install SIGTERM/SIGINT handlers that shut down gracefully and exit (the CLI does). */
+  handleSignals?: boolean;
+  shutdownGraceMs?: number;
+  /** Debounce of the lock watcher (ms). */
+  lockDebounceMs?: number;
+  /**
+   * TEST HARNESS ONLY: replaces the authorization area's authorizer. Not reachable from gateway.yaml or
+   * any CLI flag — the product has no unauthenticated mode.
+   */
+  authorizerOverride?: AuthorizerOverride;
+}
+
+export interface RunningGateway {
+  /** The canonical base URL. */
+  url: string;
+  /** The canonical `/mcp` URL. */
+  mcpUrl: string;
+  app: FastifyInstance;
+  registry: PublicationRegistry;
+  /** Re-reads the lock now (what the file watcher does on a change). */
+  reloadLock(): Promise<LockReloadOutcome>;
+  /** Graceful shutdown: stop accepting, let in-flight calls finish within the grace period, close the store. */
+  close(): Promise<void>;
+}
+
+/** Parses `host:port`, `[v6]:port` or `:port`. */
+export function parseListen(value: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[3]) : Number.NaN;
+  if (!match || port > 65535) {
+    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`, {
+      category: 'usage',
+    });
+  }
+  return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
+}
+
+function withUrl(loaded: LoadedConfig, url: string | undefined): LoadedConfig {
+  if (!url) return loaded;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`, { category: 'usage' });
+  }
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`, { category: 'usage' });
+  }
+  return { ...loaded, config: { ...loaded.config, gateway: { ...loaded.config.gateway, url: url.replace(/\/+$/, '') } } };
+}
+
+/**
+ * The composition root: config → vault → database → verified lock → executor → authorization → app →
+ * listen. Anything that fails stops start-up with an error naming what failed.
+ */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const configPath = resolve(options.configPath);
+  const lockPath = options.lockPath ? resolve(options.lockPath) : join(dirname(configPath), 'tools.lock');
+  const loaded = withUrl(await loadConfig(configPath), options.url);
+  const config = loaded.config;
+  const listen = parseListen(options.listen ?? config.gateway.listen ?? DEFAULT_LISTEN);
+  const isLoopbackListener = isLoopbackHostname(listen.host);
+
+  // Plain HTTP carries bearer tokens in the clear: only on loopback (MCP Authorization › Communication Security).
+  let https: { cert: Buffer; key: Buffer } | undefined;
+  if (config.gateway.tls) {
+    try {
+      https = {
+        cert: await readFile(resolveConfigPath(loaded, config.gateway.tls.cert)),
+        key: await readFile(resolveConfigPath(loaded, config.gateway.tls.key)),
+      };
+    } catch (error) {
+      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`, { category: 'config' });
+    }
+  } else if (!isLoopbackListener) {
+    throw new GatewayError(
+      'LISTEN_INSECURE_REFUSED',
+      `refusing to serve plain HTTP on ${listen.host}: set gateway.tls (cert and key) or listen on a loopback address such as 127.0.0.1`,
+      { category: 'config' },
+    );
+  }
+
+  const logger = options.logger ?? createGatewayLogger({ level: options.logLevel });
+
+  const mcpUrl = canonicalMcpUrl(config);
+  const registry = new PublicationRegistry();
+  const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
+
+  const vault = await createVault(loaded, options.env ? { env: options.env } : {});
+  const migrations: Migration[] = [...authorizationMigrations];
+  const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
+  const cleanups: Array<() => Promise<void> | void> = [
+    () => {
+      database.close();
+    },
+  ];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+  };
+
+  try {
+    const initialBytes = await readFile(lockPath).catch(() => undefined);
+    const { lock } = await loadVerifiedLock(lockPath, loaded);
+    registry.replace(lock);
+
+    const agents = new Map<string, Dispatcher>();
+    const allowPrivateNetworks = config.network?.allowPrivateNetworks ?? [];
+    const dispatcherFor = (sourceName: string): Dispatcher => {
+      let agent = agents.get(sourceName);
+      if (!agent) {
+        agent = createGuardedAgent({ allowPrivateNetworks, connectTimeoutMs: sourceLimits(loaded, sourceName).connectMs });
+        agents.set(sourceName, agent);
+      }
+      return agent;
+    };
+    const tokenAgent = createGuardedAgent({ allowPrivateNetworks });
+    cleanups.push(async () => {
+      await Promise.all([...agents.values(), tokenAgent].map((agent) => agent.close().catch(() => undefined)));
+    });
+
+    const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
+    const executor = createExecutor({
+      credentials,
+      dispatcherFor,
+      limitsFor: (sourceName) => sourceLimits(loaded, sourceName),
+    });
+
+    const fastifyLogger = logger as unknown as FastifyBaseLogger;
+    const authorization = await createAuthorization({
+      loaded,
+      database,
+      vault,
+      logger: fastifyLogger,
+      mcpUrl,
+      listTools: () => consentTools(registry, loaded),
+      listLogins: () => listLogins(loaded),
+    });
+    cleanups.push(() => authorization.close());
+    const override = options.authorizerOverride;
+    const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
+
+    const app = await buildApp({
+      loaded,
+      mcpUrl,
+      authorizer,
+      authPlugin: authorization.plugin,
+      registry,
+      executor,
+      logger: fastifyLogger,
+      ...(https ? { https } : {}),
+      isLoopbackListener,
+      listenPort: listen.port,
+    });
+
+    const watcher: LockWatcher = watchLock({
+      lockPath,
+      registry,
+      load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
+      logger,
+      ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
+      ...(initialBytes ? { initialDigest: digestOf(initialBytes) } : {}),
+    });
+    cleanups.push(() => watcher.close());
+
+    await app.listen({ host: listen.host, port: listen.port });
+    logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
+
+    const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      closing ??= (async () => {
+        watcher.close();
+        // Stop accepting; requests in flight finish, up to the grace period, then their sockets are cut.
+        const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+        timer.unref();
+        await app.close().catch((error: Error) => logger.error({ error: error.message }, 'error while closing'));
+        clearTimeout(timer);
+        await cleanUp();
+        logger.info('gateway stopped');
+      })();
+      return closing;
+    };
+
+    if (options.handleSignals) {
+      const onSignal = (signal: NodeJS.Signals) => {
+        logger.info({ signal }, 'shutting down');
+        void close().then(() => process.exit(0));
+      };
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+    }
+
+    return {
+      url: config.gateway.url.replace(/\/+$/, ''),
+      mcpUrl,
+      app,
+      registry,
+      reloadLock: () => watcher.reload(),
+      close,
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+/** The tools a person can approve: callable now (in use, not blocked by drift). */
+function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): ConsentTool[] {
+  const snapshot = registry.snapshot();
+  const tools: ConsentTool[] = [];
+  for (const name of snapshot.names) {
+    const tool = snapshot.tools.get(name)!;
+    if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
+    tools.push({
+      name,
+      title: tool.operation.title,
+      description: tool.operation.description,
+      source: tool.sourceName,
+      readOnly: tool.annotations.readOnlyHint,
+      destructive: tool.annotations.destructiveHint === true,
+      fingerprint: tool.operation.fingerprint,
+      logins: operationLogins(loaded, tool.sourceName, tool.operation),
+    });
+  }
+  return tools;
+}
