@@ -1,73 +1,90 @@
-import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import type { LoadedConfig } from '@gateway/core';
-import type { McpAuthorizer } from '../mcp/caller.js';
-import type { Migration, SqliteDatabase } from '../store/database.js';
-import type { Vault } from '../vault/vault.js';
+import { readFile } from 'node:fs/promises';
+import type { FastifyPluginAsync } from 'fastify';
+import { GatewayError } from '@gateway/core';
+import { registerConsentRoutes } from '../consent/routes.js';
+import { createClientMetadataFetcher } from '../oauth/client-metadata-document.js';
+import { createClientRegistry } from '../oauth/clients.js';
+import { registerOAuthRoutes } from '../oauth/routes.js';
+import { authSettings } from '../oauth/settings.js';
+import { loadSigningKeys } from '../oauth/signing-keys.js';
+import { AccessTokens } from '../oauth/tokens.js';
+import { PeopleDirectory } from '../people/accounts.js';
+import { BrowserSessions } from '../people/browser-sessions.js';
+import { createOidcSignIn } from '../people/oidc.js';
+import { createMcpAuthorizer } from '../sessions/authorizer.js';
+import { SessionStore, sessionMigrations } from '../sessions/store.js';
+import type { Migration } from '../store/database.js';
+import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
-/** A tool as the consent page shows it. */
-export interface ConsentTool {
-  name: string;
-  title: string | null;
-  description: string;
-  source: string;
-  readOnly: boolean;
-  destructive: boolean;
-  fingerprint: string;
-  /** Login ids (`<source>/<scheme>`) that calling this tool may use (any one alternative suffices). */
-  logins: string[];
-}
+export type { AuthorizationComponents, AuthorizationContext, ConsentLogin, ConsentTool } from './types.js';
+export { bearerChallenge } from '../sessions/authorizer.js';
+export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
+export { PeopleDirectory, type PersonSummary } from '../people/accounts.js';
+export { authSettings, gatewayDatabasePath, gatewayDataDirectory, peopleFilePath, type AuthSettings } from '../oauth/settings.js';
+export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';
 
-/** A login (a configured credential) the person can allow a session to use. */
-export interface ConsentLogin {
-  /** `<source>/<securityScheme>`. */
-  id: string;
-  source: string;
-  scheme: string;
-  /** Credential type, e.g. apiKey, bearer, basic, oauthClientCredentials. */
-  type: string;
-}
+/** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */
+export const authorizationMigrations: Migration[] = sessionMigrations;
 
-/** What the composition root gives the authorization area. */
-export interface AuthorizationContext {
-  loaded: LoadedConfig;
-  database: SqliteDatabase;
-  vault: Vault;
-  logger: FastifyBaseLogger;
-  /** The canonical `/mcp` URL (the token audience and the RFC 8707 resource). */
-  mcpUrl: string;
-  /** The tools currently callable (in-use, not drifted), for the consent page. */
-  listTools(): ConsentTool[];
-  listLogins(): ConsentLogin[];
-}
-
-export interface AuthorizationComponents {
-  /** OAuth endpoints, metadata, sign-in and consent pages. */
-  plugin: FastifyPluginAsync;
-  authorizer: McpAuthorizer;
-  close(): Promise<void>;
-}
-
-/** Tables the authorization area needs (sessions, codes, clients…). */
-export const authorizationMigrations: Migration[] = [];
+const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
 /**
- * Placeholder until sign-in and consent land (issue 12): the product has no unauthenticated mode, so every
- * /mcp request is refused. Only the test harness may plug in another authorizer.
+ * The gateway's own OAuth 2.1 authorization server for MCP clients (docs/authorization.md): discovery
+ * documents, client registration (metadata documents, dynamic, configured), /authorize with sign-in and
+ * consent, the token and revocation endpoints, and the /mcp authorizer that enforces the sessions.
  */
 export async function createAuthorization(context: AuthorizationContext): Promise<AuthorizationComponents> {
+  const settings = authSettings(context.loaded, context.mcpUrl);
+  const store = new SessionStore(context.database);
+  const keys = await loadSigningKeys(context.vault, {
+    maxAgeDays: settings.signingKeyMaxAgeDays,
+    warn: (message) => context.logger.warn(message),
+  });
+  const caCertificates = [...(context.clientMetadataCaCertificates ?? [])];
+  for (const file of settings.clientMetadata.caCertificateFiles) {
+    try {
+      caCertificates.push(await readFile(file, 'utf8'));
+    } catch (error) {
+      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`, {
+        category: 'config',
+      });
+    }
+  }
+  const metadataDocuments = createClientMetadataFetcher({
+    allowPrivateNetworks: context.loaded.config.network?.allowPrivateNetworks ?? [],
+    caCertificates,
+    maxBytes: settings.clientMetadata.maxBytes,
+    timeoutMs: settings.clientMetadata.timeoutMs,
+    maxCacheSeconds: settings.clientMetadata.maxCacheSeconds,
+  });
+  const clients = createClientRegistry({ settings, store, vault: context.vault, metadataDocuments });
+  const tokens = new AccessTokens(keys, settings.issuer, settings.mcpUrl, settings.accessTokenSeconds);
+  const authorizer = createMcpAuthorizer({ tokens, store, resourceMetadataUrl: settings.endpoints.protectedResourceMetadata });
+  const people = new PeopleDirectory(settings.peopleFile);
+  const browserSessions = new BrowserSessions({ isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds });
+  const oidc = settings.oidc ? createOidcSignIn(settings.oidc, context.vault) : undefined;
+
+  store.purge();
+  const purgeTimer = setInterval(() => {
+    try {
+      store.purge();
+    } catch (error) {
+      context.logger.warn({ error: (error as Error).message }, 'purging expired authorization data failed');
+    }
+  }, PURGE_INTERVAL_MS);
+  purgeTimer.unref();
+
+  const plugin: FastifyPluginAsync = async (instance) => {
+    registerOAuthRoutes(instance, { settings, clients, store, keys, tokens, logger: context.logger });
+    registerConsentRoutes(instance, { settings, context, clients, store, people, browserSessions, ...(oidc ? { oidc } : {}) });
+  };
+
   return {
-    plugin: async () => {},
-    authorizer: {
-      async authenticate() {
-        return {
-          ok: false,
-          status: 401,
-          headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="sign-in is not configured"` },
-          body: { error: 'invalid_token', error_description: `no sessions can be opened yet for ${context.mcpUrl}` },
-        };
-      },
-      isSessionOpen: () => false,
+    plugin,
+    authorizer,
+    async close() {
+      clearInterval(purgeTimer);
+      await metadataDocuments.close();
     },
-    close: async () => {},
   };
 }

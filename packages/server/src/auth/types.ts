@@ -1,0 +1,53 @@
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import type { LoadedConfig } from '@gateway/core';
+import type { McpAuthorizer } from '../mcp/caller.js';
+import type { SqliteDatabase } from '../store/database.js';
+import type { Vault } from '../vault/vault.js';
+
+/** A tool as the consent page shows it. */
+export interface ConsentTool {
+  name: string;
+  title: string | null;
+  description: string;
+  source: string;
+  readOnly: boolean;
+  destructive: boolean;
+  fingerprint: string;
+  /** Login ids (`<source>/<scheme>`) that calling this tool may use (any one alternative suffices). */
+  logins: string[];
+}
+
+/** A login (a configured credential) the person can allow a session to use. */
+export interface ConsentLogin {
+  /** `<source>/<securityScheme>`. */
+  id: string;
+  source: string;
+  scheme: string;
+  /** Credential type, e.g. apiKey, bearer, basic, oauthClientCredentials. */
+  type: string;
+}
+
+/** What the composition root gives the authorization area. */
+export interface AuthorizationContext {
+  loaded: LoadedConfig;
+  database: SqliteDatabase;
+  vault: Vault;
+  logger: FastifyBaseLogger;
+  /** The canonical `/mcp` URL (the token audience and the RFC 8707 resource). */
+  mcpUrl: string;
+  /** The tools currently callable (in-use, not drifted), for the consent page. */
+  listTools(): ConsentTool[];
+  listLogins(): ConsentLogin[];
+  /**
+   * Optional: PEM certificates trusted (besides the system roots and `auth.clientMetadata.caCertificates`)
+   * when fetching Client ID Metadata Documents. For tests and embedders; operators use the config key.
+   */
+  clientMetadataCaCertificates?: string[];
+}
+
+export interface AuthorizationComponents {
+  /** OAuth endpoints, metadata, sign-in and consent pages. */
+  plugin: FastifyPluginAsync;
+  authorizer: McpAuthorizer;
+  close(): Promise<void>;
+}

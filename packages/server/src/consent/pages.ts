@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import type { ConsentLogin, ConsentTool } from '../auth/types.js';
+
+/**
+ * Server-rendered pages of the sign-in and consent flow. No external assets (fonts, scripts, images):
+ * the page works offline, leaks nothing to third parties, and a strict CSP can forbid everything else.
+ */
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+export interface RenderedPage {
+  status: number;
+  html: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * `default-src 'none'` with nonce'd inline style and script; `frame-ancestors 'none'` forbids framing
+ * (clickjacking the Allow button; MCP Security Best Practices › Confused Deputy). `form-action` lists
+ * this gateway and, on the consent page, where the decision redirects (browsers check redirects of a
+ * form submission against it).
+ */
+function securityHeaders(nonce: string, formTargets: string[]): Record<string, string> {
+  const csp = [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  };
+}
+
+const STYLE = `
+:root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9ced6; --accent: #0b4f8a; --accent-ink: #ffffff;
+  --warn-bg: #fff4d6; --warn-ink: #5c3d00; --ro-bg: #e2f3e7; --ro-ink: #0b5126; --de-bg: #fbe6e6; --de-ink: #8a1414; --error: #a01010; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f4f6f8; }
+main { max-width: 46rem; margin: 2rem auto; padding: 1.5rem 2rem; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
+h1 { font-size: 1.5rem; line-height: 1.3; margin: 0 0 1rem; }
+h2 { font-size: 1.1rem; margin: 0; }
+p { margin: 0.5rem 0; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+dt { font-weight: 600; color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
+fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem 1rem; }
+legend { font-weight: 700; padding: 0 0.25rem; }
+fieldset fieldset { margin: 0.75rem 0 0; }
+.hint { color: var(--muted); font-size: 0.9rem; }
+.option { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 0.6rem; align-items: start; padding: 0.5rem 0; border-top: 1px solid #e6e9ee; }
+.option:first-of-type { border-top: 0; }
+.option input { margin-top: 0.3rem; width: 1.15rem; height: 1.15rem; }
+.option label { font-weight: 600; }
+.option .details { grid-column: 2; }
+.mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
+.mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
+.mark.destructive { background: var(--de-bg); color: var(--de-ink); }
+.warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; border-radius: 4px; margin: 1rem 0; }
+.error { color: var(--error); font-weight: 600; }
+.actions { display: flex; gap: 1rem; flex-wrap: wrap; margin-top: 1.25rem; }
+button, .button { font: inherit; font-weight: 700; min-width: 9rem; padding: 0.65rem 1.4rem; border-radius: 6px; cursor: pointer; border: 2px solid var(--accent); text-align: center; text-decoration: none; }
+button.allow, .button.primary { background: var(--accent); color: var(--accent-ink); }
+button.deny, .button.secondary { background: #fff; color: var(--accent); }
+input[type=text], input[type=password] { font: inherit; width: 100%; max-width: 22rem; padding: 0.5rem; border: 1px solid #6b7380; border-radius: 4px; }
+.field { margin: 0.75rem 0; }
+.field label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
+:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
+@media (max-width: 34rem) {
+  main { margin: 0; border: 0; border-radius: 0; padding: 1rem; }
+  dl { grid-template-columns: 1fr; }
+  dt { margin-top: 0.5rem; }
+  .actions { flex-direction: column; }
+  button, .button { width: 100%; }
+}
+`;
+
+function page(title: string, body: string, options: { status?: number; formTargets?: string[]; script?: string } = {}): RenderedPage {
+  const nonce = randomBytes(16).toString('base64');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+${options.script ? `<script nonce="${nonce}">${options.script}</script>` : ''}
+</body>
+</html>
+`;
+  return { status: options.status ?? 200, html, headers: securityHeaders(nonce, options.formTargets ?? []) };
+}
+
+/** The gateway's own error page: used when redirecting back would be unsafe (unknown client or redirect URI). */
+export function errorPage(title: string, message: string, status = 400): RenderedPage {
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p role="alert">${escapeHtml(message)}</p>
+<p class="hint">Nothing was shared with the application. You can close this window.</p>`,
+    { status },
+  );
+}
+
+export interface SignInPageInput {
+  requestId: string;
+  csrfToken: string;
+  gateway: string;
+  clientName: string;
+  localAccounts: boolean;
+  oidc?: { label: string; href: string };
+  error?: string;
+  name?: string;
+  status?: number;
+}
+
+export function signInPage(input: SignInPageInput): RenderedPage {
+  const local = input.localAccounts
+    ? `<form method="post" action="signin" novalidate>
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+<input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
+<div class="field"><label for="name">Name</label><input type="text" id="name" name="name" autocomplete="username" autocapitalize="none" spellcheck="false" value="${escapeHtml(input.name ?? '')}" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
+<div class="actions"><button type="submit" class="allow">Sign in</button></div>
+</form>`
+    : '';
+  const oidc = input.oidc
+    ? `<div class="actions"><a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">${escapeHtml(input.oidc.label)}</a></div>`
+    : '';
+  return page(
+    'Sign in',
+    `<h1>Sign in to ${escapeHtml(input.gateway)}</h1>
+<p><strong>${escapeHtml(input.clientName)}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>
+${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
+${local}
+${oidc}`,
+    { status: input.status ?? 200 },
+  );
+}
+
+export interface ConsentPageInput {
+  requestId: string;
+  csrfToken: string;
+  gateway: string;
+  person: { name: string; email?: string };
+  client: { name: string; clientId: string; registration: string };
+  redirectHost: string;
+  redirectFormTarget: string;
+  isLocalhostOnly: boolean;
+  tools: ConsentTool[];
+  logins: ConsentLogin[];
+  lifetimes: Array<{ seconds: number; label: string }>;
+  error?: string;
+  status?: number;
+}
+
+function toolOption(tool: ConsentTool, index: number): string {
+  const id = `tool-${index}`;
+  const marks = [
+    tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
+    tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
+  ].join('');
+  const title = tool.title && tool.title !== tool.name ? `${tool.title} <code>${escapeHtml(tool.name)}</code>` : `<code>${escapeHtml(tool.name)}</code>`;
+  return `<div class="option">
+<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details">
+<label for="${id}">${tool.title && tool.title !== tool.name ? escapeHtml(tool.title) : escapeHtml(tool.name)}${marks}</label>
+<div class="details" id="${id}-details">
+${tool.title && tool.title !== tool.name ? `<p class="hint">${title}</p>` : ''}
+${tool.description ? `<p>${escapeHtml(tool.description)}</p>` : ''}
+<p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
+</div>
+</div>`;
+}
+
+export function consentPage(input: ConsentPageInput): RenderedPage {
+  const bySource = new Map<string, ConsentTool[]>();
+  for (const tool of input.tools) bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool]);
+  let index = 0;
+  const toolGroups = [...bySource.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(
+      ([source, tools]) => `<fieldset>
+<legend>Source <code>${escapeHtml(source)}</code></legend>
+${tools.map((tool) => toolOption(tool, index++)).join('\n')}
+</fieldset>`,
+    )
+    .join('\n');
+  const usedBy = (login: ConsentLogin): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
+  const logins = input.logins.length
+    ? input.logins
+        .map((login, position) => {
+          const id = `login-${position}`;
+          return `<div class="option">
+<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details">
+<label for="${id}"><code>${escapeHtml(login.id)}</code></label>
+<div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
+</div>`;
+        })
+        .join('\n')
+    : '<p class="hint">None of these tools needs a login.</p>';
+  const lifetimes = input.lifetimes
+    .map(
+      (lifetime, position) => `<div class="option">
+<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${position === 0 ? ' checked' : ''}>
+<label for="lifetime-${position}">${escapeHtml(lifetime.label)}</label>
+</div>`,
+    )
+    .join('\n');
+  const body = `<h1>Allow ${escapeHtml(input.client.name)} to use tools?</h1>
+<dl>
+<dt>Application</dt><dd>${escapeHtml(input.client.name)}</dd>
+<dt>Client identifier</dt><dd><code>${escapeHtml(input.client.clientId)}</code> <span class="hint">(${escapeHtml(input.client.registration)})</span></dd>
+<dt>Sends you back to</dt><dd><code>${escapeHtml(input.redirectHost)}</code></dd>
+<dt>Gateway</dt><dd><code>${escapeHtml(input.gateway)}</code></dd>
+<dt>Signed in as</dt><dd>${escapeHtml(input.person.name)}${input.person.email ? ` (${escapeHtml(input.person.email)})` : ''}</dd>
+</dl>
+${
+  input.isLocalhostOnly
+    ? `<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer (localhost). Approve only if you started it yourself from a program on this device.</p>`
+    : ''
+}
+${input.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(input.error)}</p>` : ''}
+<form method="post" action="consent">
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+<input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
+<fieldset>
+<legend>Tools this application may call</legend>
+<p class="hint">Nothing is selected: choose only what this application needs.</p>
+<div class="option"><input type="checkbox" id="select-all"><label for="select-all">Select all tools</label></div>
+${toolGroups || '<p>No tools are published on this gateway yet.</p>'}
+</fieldset>
+<fieldset>
+<legend>Logins the chosen tools may use</legend>
+${logins}
+</fieldset>
+<fieldset>
+<legend>Time limit</legend>
+${lifetimes}
+</fieldset>
+<div class="actions">
+<button type="submit" name="decision" value="allow" class="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="deny">Deny</button>
+</div>
+</form>`;
+  const script = `(() => {
+  const all = document.getElementById('select-all');
+  const boxes = () => Array.from(document.querySelectorAll('input[name="tool"]'));
+  all.addEventListener('change', () => { for (const box of boxes()) box.checked = all.checked; });
+  for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); });
+})();`;
+  return page(`Allow ${input.client.name}?`, body, { status: input.status ?? 200, formTargets: [input.redirectFormTarget], script });
+}
+
+export function lifetimeLabel(seconds: number): string {
+  const units: Array<[number, string]> = [
+    [86400, 'day'],
+    [3600, 'hour'],
+    [60, 'minute'],
+    [1, 'second'],
+  ];
+  for (const [size, unit] of units) {
+    if (seconds % size === 0) {
+      const count = seconds / size;
+      if (unit === 'day' && count === 1) return '24 hours';
+      return `${count} ${unit}${count === 1 ? '' : 's'}`;
+    }
+  }
+  return `${seconds} seconds`;
+}

@@ -1,0 +1,111 @@
+import { canonicalMcpUrl, resolveConfigPath, type AuthConfig, type LoadedConfig } from '@gateway/core';
+
+/** The fifteen minutes … seven days the consent page offers unless configured otherwise. */
+export const DEFAULT_LIFETIME_CHOICES_SECONDS = [900, 3600, 28800, 86400, 604800];
+
+/** Everything the authorization area derives from gateway.yaml, with defaults applied once. */
+export interface AuthSettings {
+  /** The issuer: gateway.url without a trailing slash (RFC 8414 §2: no query, no fragment). */
+  issuer: string;
+  /** Path prefix of the issuer ('' at the root), under which the AS endpoints live. */
+  basePath: string;
+  /** The canonical /mcp URL: the RFC 8707 resource and the token audience. */
+  mcpUrl: string;
+  /** Is the gateway reached over https (Secure cookies, `__Host-` prefix)? */
+  isHttps: boolean;
+  endpoints: {
+    authorization: string;
+    token: string;
+    registration: string;
+    revocation: string;
+    jwks: string;
+    protectedResourceMetadata: string;
+  };
+  dataDirectory: string;
+  peopleFile: string;
+  localAccountsEnabled: boolean;
+  oidc: AuthConfig['oidc'];
+  clients: NonNullable<AuthConfig['clients']>;
+  clientMetadata: { enabled: boolean; maxBytes: number; timeoutMs: number; maxCacheSeconds: number; caCertificateFiles: string[] };
+  registration: { enabled: boolean; perIpPerHour: number; unusedExpirySeconds: number; idleExpirySeconds: number };
+  maxSessionSeconds: number;
+  lifetimeChoicesSeconds: number[];
+  accessTokenSeconds: number;
+  signingKeyMaxAgeDays: number;
+  browserSessionSeconds: number;
+  maxFailedAttempts: number;
+  lockoutSeconds: number;
+  /** Authorization codes live this long (OAuth 2.1 §4.1.2: short, ≤ 10 min recommended). */
+  codeSeconds: number;
+  /** A pending /authorize request waits this long for sign-in and a decision. */
+  pendingRequestSeconds: number;
+}
+
+/** `<dataDirectory>` of the gateway: gateway.dataDirectory, default `.gateway` beside gateway.yaml. */
+export function gatewayDataDirectory(loaded: LoadedConfig): string {
+  return resolveConfigPath(loaded, loaded.config.gateway.dataDirectory ?? '.gateway');
+}
+
+/** The people file: auth.local.file, default `<dataDirectory>/people.json`. */
+export function peopleFilePath(loaded: LoadedConfig): string {
+  const file = loaded.config.auth?.local?.file;
+  return file ? resolveConfigPath(loaded, file) : resolveConfigPath(loaded, `${gatewayDataDirectory(loaded)}/people.json`);
+}
+
+/** The SQLite database sessions live in (the same file the server opens). */
+export function gatewayDatabasePath(loaded: LoadedConfig): string {
+  return `${gatewayDataDirectory(loaded)}/gateway.db`;
+}
+
+export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(loaded.config)): AuthSettings {
+  const auth = loaded.config.auth ?? {};
+  const issuer = loaded.config.gateway.url.replace(/\/+$/, '');
+  const issuerUrl = new URL(issuer);
+  const basePath = issuerUrl.pathname.replace(/\/+$/, '');
+  const mcpPath = new URL(mcpUrl).pathname;
+  const maxSessionSeconds = auth.sessions?.maxLifetimeSeconds ?? 604800;
+  const choices = (auth.sessions?.lifetimeChoicesSeconds ?? DEFAULT_LIFETIME_CHOICES_SECONDS).filter(
+    (seconds) => seconds <= maxSessionSeconds,
+  );
+  return {
+    issuer,
+    basePath,
+    mcpUrl,
+    isHttps: issuerUrl.protocol === 'https:',
+    endpoints: {
+      authorization: `${issuer}/authorize`,
+      token: `${issuer}/oauth/token`,
+      registration: `${issuer}/oauth/register`,
+      revocation: `${issuer}/oauth/revoke`,
+      jwks: `${issuer}/oauth/jwks.json`,
+      protectedResourceMetadata: `${issuerUrl.origin}/.well-known/oauth-protected-resource${mcpPath}`,
+    },
+    dataDirectory: gatewayDataDirectory(loaded),
+    peopleFile: peopleFilePath(loaded),
+    localAccountsEnabled: auth.local?.enabled ?? true,
+    oidc: auth.oidc,
+    clients: auth.clients ?? [],
+    clientMetadata: {
+      enabled: auth.clientMetadata?.enabled ?? true,
+      maxBytes: auth.clientMetadata?.maxBytes ?? 16384,
+      timeoutMs: auth.clientMetadata?.timeoutMs ?? 5000,
+      maxCacheSeconds: auth.clientMetadata?.maxCacheSeconds ?? 86400,
+      caCertificateFiles: (auth.clientMetadata?.caCertificates ?? []).map((file) => resolveConfigPath(loaded, file)),
+    },
+    registration: {
+      enabled: auth.registration?.enabled ?? true,
+      perIpPerHour: auth.registration?.perIpPerHour ?? 20,
+      unusedExpirySeconds: auth.registration?.unusedExpirySeconds ?? 86400,
+      idleExpirySeconds: auth.registration?.idleExpirySeconds ?? 7776000,
+    },
+    maxSessionSeconds,
+    lifetimeChoicesSeconds: choices.length > 0 ? choices : [maxSessionSeconds],
+    accessTokenSeconds: auth.tokens?.accessTokenSeconds ?? 600,
+    signingKeyMaxAgeDays: auth.tokens?.signingKeyMaxAgeDays ?? 90,
+    browserSessionSeconds: auth.signIn?.browserSessionSeconds ?? 28800,
+    maxFailedAttempts: auth.signIn?.maxFailedAttempts ?? 5,
+    lockoutSeconds: auth.signIn?.lockoutSeconds ?? 900,
+    codeSeconds: 60,
+    pendingRequestSeconds: 600,
+  };
+}

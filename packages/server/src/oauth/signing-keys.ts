@@ -1,0 +1,98 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { GatewayError } from '@gateway/core';
+import type { Vault } from '../vault/vault.js';
+
+/** The vault entry holding the authorization server's signing keys (never the database). */
+export const SIGNING_KEYS_SECRET = 'oauth-signing-keys';
+
+/** Ed25519 (RFC 8037): small keys, deterministic signatures, no parameter choices to get wrong. */
+export const ACCESS_TOKEN_ALGORITHM = 'EdDSA';
+
+interface StoredKey {
+  kid: string;
+  createdAt: string;
+  privateJwk: JWK;
+}
+
+export interface SigningKey {
+  kid: string;
+  createdAt: string;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+/** The current key signs; the previous one (kept after a rotation) only verifies tokens it signed earlier. */
+export interface SigningKeySet {
+  current: SigningKey;
+  all: SigningKey[];
+  /** The JWKS document (RFC 7517 §5), public parts only. */
+  jwks(): { keys: JWK[] };
+  byKid(kid: string): SigningKey | undefined;
+}
+
+async function newStoredKey(now: Date): Promise<StoredKey> {
+  const { privateKey } = await generateKeyPair(ACCESS_TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
+  const privateJwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint({ kty: privateJwk.kty!, crv: privateJwk.crv!, x: privateJwk.x! });
+  return { kid, createdAt: now.toISOString(), privateJwk: { ...privateJwk, kid, alg: ACCESS_TOKEN_ALGORITHM } };
+}
+
+async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
+  const publicJwk: JWK = { kty: stored.privateJwk.kty, crv: stored.privateJwk.crv, x: stored.privateJwk.x, kid: stored.kid, alg: ACCESS_TOKEN_ALGORITHM, use: 'sig' };
+  return {
+    kid: stored.kid,
+    createdAt: stored.createdAt,
+    privateKey: (await importJWK(stored.privateJwk, ACCESS_TOKEN_ALGORITHM)) as CryptoKey,
+    publicKey: (await importJWK(publicJwk, ACCESS_TOKEN_ALGORITHM)) as CryptoKey,
+    publicJwk,
+  };
+}
+
+/**
+ * Loads the signing keys from the vault, generating the first one on first start and rotating when the
+ * current key is older than `maxAgeDays`. After a rotation the previous key stays in the JWKS (it
+ * verifies the access tokens it signed, which live minutes); the one before it is dropped.
+ */
+export async function loadSigningKeys(vault: Vault, options: { maxAgeDays: number; now?: Date; warn?: (message: string) => void }): Promise<SigningKeySet> {
+  const now = options.now ?? new Date();
+  const text = await vault.get(SIGNING_KEYS_SECRET);
+  let stored: StoredKey[] = [];
+  if (text !== undefined) {
+    try {
+      const parsed = JSON.parse(text) as { keys?: StoredKey[] };
+      stored = Array.isArray(parsed.keys) ? parsed.keys : [];
+    } catch {
+      throw new GatewayError('AUTH_SIGNING_KEYS_INVALID', `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`, {
+        category: 'config',
+      });
+    }
+  }
+  const newest = stored[0];
+  const isDue = newest === undefined || now.getTime() - Date.parse(newest.createdAt) > options.maxAgeDays * 86_400_000;
+  if (isDue) {
+    const next = [await newStoredKey(now), ...stored.slice(0, 1)];
+    try {
+      await vault.set(SIGNING_KEYS_SECRET, JSON.stringify({ keys: next }));
+      stored = next;
+    } catch (error) {
+      if (newest === undefined) {
+        throw new GatewayError(
+          'AUTH_SIGNING_KEYS_MISSING',
+          `the vault (${vault.provider}) has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
+            'use the file vault, or provide the entry (see docs/authorization.md › Signing keys)',
+          { category: 'config', cause: error },
+        );
+      }
+      options.warn?.(`signing key ${newest.kid} is due for rotation but the ${vault.provider} vault is read-only; keeping it`);
+    }
+  }
+  const all = await Promise.all(stored.map(toSigningKey));
+  const byKid = new Map(all.map((key) => [key.kid, key]));
+  return {
+    current: all[0]!,
+    all,
+    jwks: () => ({ keys: all.map((key) => key.publicJwk) }),
+    byKid: (kid) => byKid.get(kid),
+  };
+}

@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import { secretsEqual } from '../oauth/clients.js';
+
+/** Who signed in to the gateway's pages, and how. */
+export interface SignedInPerson {
+  /** Stable subject: `local:<name>` or `oidc:<issuer>#<sub>` (docs/authorization.md › People). */
+  subject: string;
+  name: string;
+  email?: string;
+  via: 'local' | 'oidc';
+}
+
+export interface BrowserSession {
+  id: string;
+  /** Every form carries this token; a POST without the same value is refused (synchroniser token pattern). */
+  csrfToken: string;
+  person?: SignedInPerson;
+  /** An OIDC sign-in in progress (state, nonce, PKCE verifier), bound to this browser. */
+  oidc?: { state: string; nonce: string; codeVerifier: string; requestId: string; startedAt: number };
+  expiresAt: number;
+}
+
+export interface CookieOptions {
+  /** https deployments: `Secure` and the `__Host-` prefix (RFC 6265bis §4.1.3.2: host-only, path /). */
+  isHttps: boolean;
+  lifetimeSeconds: number;
+}
+
+/** Reads one cookie from a Cookie header (RFC 6265 §5.4). */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const separator = part.indexOf('=');
+    if (separator < 0) continue;
+    if (part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * Browser sessions of the sign-in and consent pages, in memory: a gateway restart signs people out,
+ * which costs them one sign-in and keeps no long-lived secrets on disk. Bounded in size and time.
+ */
+export class BrowserSessions {
+  readonly cookieName: string;
+  private readonly sessions = new Map<string, BrowserSession>();
+
+  constructor(
+    private readonly options: CookieOptions,
+    private readonly maxSessions = 10_000,
+  ) {
+    this.cookieName = options.isHttps ? '__Host-gateway-session' : 'gateway-session';
+  }
+
+  find(cookieHeader: string | undefined, now = Date.now()): BrowserSession | undefined {
+    const id = readCookie(cookieHeader, this.cookieName);
+    if (!id) return undefined;
+    const session = this.sessions.get(id);
+    if (!session) return undefined;
+    if (session.expiresAt <= now) {
+      this.sessions.delete(id);
+      return undefined;
+    }
+    return session;
+  }
+
+  /** A fresh anonymous (or signed-in, after rotation) session; the caller sets its cookie. */
+  create(person?: SignedInPerson, now = Date.now()): BrowserSession {
+    this.evict(now);
+    const session: BrowserSession = {
+      id: randomBytes(32).toString('base64url'),
+      csrfToken: randomBytes(32).toString('base64url'),
+      expiresAt: now + this.options.lifetimeSeconds * 1000,
+      ...(person ? { person } : {}),
+    };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  /** Signing in replaces the session id (no session fixation, OWASP) and keeps nothing of the old one. */
+  signIn(previous: BrowserSession | undefined, person: SignedInPerson): BrowserSession {
+    if (previous) this.sessions.delete(previous.id);
+    return this.create(person);
+  }
+
+  signOut(session: BrowserSession): void {
+    this.sessions.delete(session.id);
+  }
+
+  isCsrfTokenValid(session: BrowserSession | undefined, token: string | undefined): boolean {
+    return session !== undefined && typeof token === 'string' && token.length > 0 && secretsEqual(session.csrfToken, token);
+  }
+
+  setCookieHeader(session: BrowserSession): string {
+    const attributes = [
+      `${this.cookieName}=${session.id}`,
+      'Path=/',
+      'HttpOnly',
+      'SameSite=Lax',
+      `Max-Age=${this.options.lifetimeSeconds}`,
+    ];
+    if (this.options.isHttps) attributes.push('Secure');
+    return attributes.join('; ');
+  }
+
+  clearCookieHeader(): string {
+    return `${this.cookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${this.options.isHttps ? '; Secure' : ''}`;
+  }
+
+  private evict(now: number): void {
+    if (this.sessions.size < this.maxSessions) return;
+    for (const [id, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(id);
+    // Still full: drop the oldest (Map keeps insertion order).
+    while (this.sessions.size >= this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+  }
+}
+
+/**
+ * Failed password attempts per account name and per client address: after `maxFailures` within the
+ * lockout window, further attempts are refused until the window passes (OWASP authentication cheat sheet).
+ */
+export class SignInThrottle {
+  private readonly failures = new Map<string, { count: number; firstAt: number }>();
+
+  constructor(
+    private readonly maxFailures: number,
+    private readonly windowSeconds: number,
+  ) {}
+
+  /** Seconds until another attempt is allowed for any of the keys, or 0. */
+  retryAfter(keys: string[], now = Date.now()): number {
+    let wait = 0;
+    for (const key of keys) {
+      const entry = this.failures.get(key);
+      if (!entry) continue;
+      const end = entry.firstAt + this.windowSeconds * 1000;
+      if (end <= now) {
+        this.failures.delete(key);
+        continue;
+      }
+      if (entry.count >= this.maxFailures) wait = Math.max(wait, Math.ceil((end - now) / 1000));
+    }
+    return wait;
+  }
+
+  recordFailure(keys: string[], now = Date.now()): void {
+    if (this.failures.size > 100_000) this.failures.clear();
+    for (const key of keys) {
+      const entry = this.failures.get(key);
+      if (!entry || entry.firstAt + this.windowSeconds * 1000 <= now) this.failures.set(key, { count: 1, firstAt: now });
+      else entry.count += 1;
+    }
+  }
+
+  recordSuccess(keys: string[]): void {
+    for (const key of keys) this.failures.delete(key);
+  }
+}
