@@ -1,0 +1,39 @@
+import type { Migration } from '../store/database.js';
+
+/**
+ * Drift tables. Proposals hold the normalised operations of a live description that differs from the
+ * publication in use (never secrets: descriptions name security schemes, not credentials).
+ */
+export const driftMigrations: Migration[] = [
+  {
+    id: 'drift-001',
+    sql: `
+      CREATE TABLE drift_state (
+        source TEXT PRIMARY KEY,
+        document TEXT NOT NULL,
+        etag TEXT,
+        last_modified TEXT,
+        document_digest TEXT,
+        checked_at TEXT,
+        status TEXT NOT NULL,
+        error_code TEXT,
+        error_message TEXT,
+        publication_id TEXT,
+        blocked_json TEXT NOT NULL DEFAULT '[]'
+      );
+      CREATE TABLE drift_proposals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source TEXT NOT NULL,
+        document_digest TEXT NOT NULL,
+        publication_id TEXT,
+        detected_at TEXT NOT NULL,
+        last_seen_at TEXT NOT NULL,
+        operations_json TEXT NOT NULL,
+        added_json TEXT NOT NULL,
+        changed_json TEXT NOT NULL,
+        removed_json TEXT NOT NULL,
+        UNIQUE (source, document_digest)
+      );
+    `,
+  },
+];

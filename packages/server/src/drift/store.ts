@@ -1,0 +1,172 @@
+import type { Operation } from '@gateway/core';
+import type { SqliteDatabase } from '../store/database.js';
+
+export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
+
+/** The persisted state of one source's drift checks. */
+export interface DriftState {
+  source: string;
+  document: string;
+  etag: string | null;
+  lastModified: string | null;
+  documentDigest: string | null;
+  checkedAt: string | null;
+  status: DriftStatus;
+  error: { code: string; message: string } | null;
+  publicationId: string | null;
+  blocked: Array<{ tool: string; reason: string }>;
+}
+
+/** A proposed publication recorded from a live description (one row per source and distinct digest). */
+export interface DriftProposal {
+  source: string;
+  digest: string;
+  publicationId: string | null;
+  detectedAt: string;
+  lastSeenAt: string;
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+interface StateRow {
+  source: string;
+  document: string;
+  etag: string | null;
+  last_modified: string | null;
+  document_digest: string | null;
+  checked_at: string | null;
+  status: DriftStatus;
+  error_code: string | null;
+  error_message: string | null;
+  publication_id: string | null;
+  blocked_json: string;
+}
+
+interface ProposalRow {
+  source: string;
+  document_digest: string;
+  publication_id: string | null;
+  detected_at: string;
+  last_seen_at: string;
+  added_json: string;
+  changed_json: string;
+  removed_json: string;
+}
+
+/** SQLite access for the drift watcher (tables from `driftMigrations`). */
+export class DriftStore {
+  private readonly upsertState;
+  private readonly selectState;
+  private readonly insertProposal;
+  private readonly touchProposal;
+  private readonly selectLatestProposal;
+  private readonly selectProposalOperations;
+
+  constructor(database: SqliteDatabase) {
+    this.upsertState = database.prepare(`
+      INSERT INTO drift_state (source, document, etag, last_modified, document_digest, checked_at, status,
+        error_code, error_message, publication_id, blocked_json)
+      VALUES (@source, @document, @etag, @last_modified, @document_digest, @checked_at, @status,
+        @error_code, @error_message, @publication_id, @blocked_json)
+      ON CONFLICT (source) DO UPDATE SET document = excluded.document, etag = excluded.etag,
+        last_modified = excluded.last_modified, document_digest = excluded.document_digest,
+        checked_at = excluded.checked_at, status = excluded.status, error_code = excluded.error_code,
+        error_message = excluded.error_message, publication_id = excluded.publication_id,
+        blocked_json = excluded.blocked_json`);
+    this.selectState = database.prepare('SELECT * FROM drift_state WHERE source = ?');
+    this.insertProposal = database.prepare(`
+      INSERT INTO drift_proposals (source, document_digest, publication_id, detected_at, last_seen_at,
+        operations_json, added_json, changed_json, removed_json)
+      VALUES (@source, @document_digest, @publication_id, @detected_at, @detected_at, @operations_json,
+        @added_json, @changed_json, @removed_json)
+      ON CONFLICT (source, document_digest) DO NOTHING`);
+    this.touchProposal = database.prepare(
+      'UPDATE drift_proposals SET last_seen_at = ?, publication_id = ?, added_json = ?, changed_json = ?, removed_json = ? WHERE source = ? AND document_digest = ?',
+    );
+    this.selectLatestProposal = database.prepare(
+      'SELECT * FROM drift_proposals WHERE source = ? AND document_digest = ?',
+    );
+    this.selectProposalOperations = database.prepare(
+      'SELECT operations_json FROM drift_proposals WHERE source = ? AND document_digest = ?',
+    );
+  }
+
+  saveState(state: DriftState): void {
+    this.upsertState.run({
+      source: state.source,
+      document: state.document,
+      etag: state.etag,
+      last_modified: state.lastModified,
+      document_digest: state.documentDigest,
+      checked_at: state.checkedAt,
+      status: state.status,
+      error_code: state.error?.code ?? null,
+      error_message: state.error?.message ?? null,
+      publication_id: state.publicationId,
+      blocked_json: JSON.stringify(state.blocked),
+    });
+  }
+
+  loadState(source: string): DriftState | undefined {
+    const row = this.selectState.get(source) as StateRow | undefined;
+    if (!row) return undefined;
+    return {
+      source: row.source,
+      document: row.document,
+      etag: row.etag,
+      lastModified: row.last_modified,
+      documentDigest: row.document_digest,
+      checkedAt: row.checked_at,
+      status: row.status,
+      error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+      publicationId: row.publication_id,
+      blocked: JSON.parse(row.blocked_json) as DriftState['blocked'],
+    };
+  }
+
+  /** Records a proposal the first time a digest is seen; later sightings only refresh `lastSeenAt` and the comparison. */
+  recordProposal(
+    proposal: Omit<DriftProposal, 'lastSeenAt'>,
+    operations: readonly Operation[],
+  ): DriftProposal {
+    const added = JSON.stringify(proposal.added);
+    const changed = JSON.stringify(proposal.changed);
+    const removed = JSON.stringify(proposal.removed);
+    const result = this.insertProposal.run({
+      source: proposal.source,
+      document_digest: proposal.digest,
+      publication_id: proposal.publicationId,
+      detected_at: proposal.detectedAt,
+      operations_json: JSON.stringify(operations),
+      added_json: added,
+      changed_json: changed,
+      removed_json: removed,
+    });
+    if (result.changes === 0) {
+      this.touchProposal.run(proposal.detectedAt, proposal.publicationId, added, changed, removed, proposal.source, proposal.digest);
+    }
+    return this.proposal(proposal.source, proposal.digest)!;
+  }
+
+  proposal(source: string, digest: string): DriftProposal | undefined {
+    const row = this.selectLatestProposal.get(source, digest) as ProposalRow | undefined;
+    if (!row) return undefined;
+    return {
+      source: row.source,
+      digest: row.document_digest,
+      publicationId: row.publication_id,
+      detectedAt: row.detected_at,
+      lastSeenAt: row.last_seen_at,
+      added: JSON.parse(row.added_json) as string[],
+      changed: JSON.parse(row.changed_json) as string[],
+      removed: JSON.parse(row.removed_json) as string[],
+    };
+  }
+
+  /** The normalised operations of a recorded proposal. */
+  proposalOperations(source: string, digest: string): Operation[] | undefined {
+    const row = this.selectProposalOperations.get(source, digest) as { operations_json: string } | undefined;
+    return row ? (JSON.parse(row.operations_json) as Operation[]) : undefined;
+  }
+}

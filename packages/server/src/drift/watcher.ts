@@ -1,0 +1,340 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { Dispatcher } from 'undici';
+import {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  GatewayError,
+  findSource,
+  importOpenApiText,
+  inUsePublication,
+  isGatewayError,
+  readLockFile,
+  resolveConfigPath,
+  sha256Digest,
+  type LoadedConfig,
+  type LockedOperation,
+  type Operation,
+} from '@gateway/core';
+import { guardedFetchText } from '../network/fetch-text.js';
+import type { SqliteDatabase } from '../store/database.js';
+import { compareWithPublication, type DriftComparison } from './compare.js';
+import { DriftStore, type DriftState, type DriftStatus } from './store.js';
+
+/** The part of the publication registry drift needs (publications/registry.ts). */
+export interface DriftRegistry {
+  snapshot(): {
+    readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation: LockedOperation }>;
+    readonly publications: ReadonlyMap<string, string>;
+  };
+  setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void;
+  onChange?(listener: (change: { kind: string }) => void): () => void;
+}
+
+export interface DriftLogger {
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+}
+
+export interface DriftWatcherOptions {
+  loaded: LoadedConfig;
+  database: SqliteDatabase;
+  registry: DriftRegistry;
+  /** The SSRF-guarded agent description URLs are fetched through. */
+  agent: Dispatcher;
+  logger: DriftLogger;
+  /** Time between the end of one round of checks and the start of the next. */
+  intervalMs: number;
+  /**
+   * The lock file, read only to learn which operations the in-use publication holds without offering them,
+   * so they are not reported as `added`. Blocking never depends on it: that uses the verified registry.
+   */
+  lockPath?: string;
+  /** False: no timer, checks run only on `checkNow()` (tests). Default true. */
+  schedule?: boolean;
+}
+
+/** One source's drift, as `GET /admin/status` reports it. */
+export interface DriftSourceReport {
+  source: string;
+  document: string;
+  checkedAt: string | null;
+  status: DriftStatus;
+  error?: { code: string; message: string };
+  publication: string | null;
+  blockedTools: Array<{ tool: string; reason: string }>;
+  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
+}
+
+export interface DriftWatcher {
+  /** Checks every source now (after any round in progress); resolves when done. Never rejects. */
+  checkNow(): Promise<void>;
+  /** Stops the timer; resolves when a round in progress has finished. */
+  stop(): Promise<void>;
+  report(): DriftSourceReport[];
+}
+
+interface LiveDocument {
+  /** sha256 of the bytes read (skips re-normalising an unchanged document). */
+  bytesDigest: string;
+  /** The importer's document digest (the proposal's identity). */
+  documentDigest: string;
+  operations: Operation[];
+  etag: string | null;
+  lastModified: string | null;
+}
+
+interface SourceMemory {
+  live?: LiveDocument;
+  state: DriftState;
+  /** Digest of the proposal currently shown (the live document differs from the publication). */
+  proposalDigest?: string;
+}
+
+const URL_LOCATION = /^https?:\/\//i;
+
+/**
+ * Re-reads each source's description on an interval and blocks the tools whose operation changed or
+ * vanished (DESIGN.md, lifecycle step 7). URL documents are fetched through the SSRF guard with
+ * conditional requests (RFC 9110 §13.1: If-None-Match, If-Modified-Since); files are re-read.
+ * An unreachable, oversized or invalid document changes nothing: the error is recorded and reported, and
+ * the tools keep the state the last good check gave them.
+ */
+export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
+  const { loaded, registry, logger } = options;
+  const store = new DriftStore(options.database);
+  const memory = new Map<string, SourceMemory>();
+  const maxBytes = loaded.config.import?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
+  const timeoutMs = loaded.config.import?.timeoutMs ?? 15_000;
+  const sourceNames = Object.keys(loaded.config.sources).sort();
+
+  for (const source of sourceNames) {
+    const document = loaded.config.sources[source]!.document;
+    const saved = store.loadState(source);
+    const state: DriftState = saved && saved.document === document ? saved : {
+      source,
+      document,
+      etag: null,
+      lastModified: null,
+      documentDigest: null,
+      checkedAt: null,
+      status: 'pending',
+      error: null,
+      publicationId: null,
+      blocked: [],
+    };
+    memory.set(source, { state });
+    // A restart must not reopen drifted tools until the first check: re-apply the recorded blocks while
+    // the publication in use is still the one they were computed against.
+    if (state.blocked.length > 0 && state.publicationId === registry.snapshot().publications.get(source)) {
+      registry.setBlocked(source, new Map(state.blocked.map((entry) => [entry.tool, entry.reason])));
+    }
+  }
+
+  async function readDocument(source: string, previous: LiveDocument | undefined): Promise<{ text: string | null; etag: string | null; lastModified: string | null }> {
+    const location = loaded.config.sources[source]!.document;
+    if (URL_LOCATION.test(location)) {
+      const headers: Record<string, string> = {};
+      // Validators only when the last document is in memory to fall back on after a 304.
+      if (previous?.etag) headers['if-none-match'] = previous.etag;
+      if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
+      const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers });
+      if (fetched.status === 304 && previous) return { text: null, etag: previous.etag, lastModified: previous.lastModified };
+      if (fetched.status < 200 || fetched.status > 299) {
+        throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`, { category: 'network' });
+      }
+      return { text: fetched.text, etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
+    }
+    const path = resolveConfigPath(loaded, location);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch (error) {
+      throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+        category: 'document',
+      });
+    }
+    if (size > maxBytes) {
+      throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`, { category: 'document' });
+    }
+    return { text: await readFile(path, 'utf8'), etag: null, lastModified: null };
+  }
+
+  async function normalise(source: string, text: string, read: { etag: string | null; lastModified: string | null }): Promise<LiveDocument> {
+    const settings = loaded.config.sources[source]!;
+    const imported = await importOpenApiText(text, settings.document, {
+      baseDirectory: loaded.directory,
+      allowRemoteRefs: settings.allowRemoteRefs ?? false,
+      maxDocumentBytes: maxBytes,
+      timeoutMs,
+      fetchText: async (url, limits) => {
+        const fetched = await guardedFetchText(url, { agent: options.agent, maxBytes: limits.maxBytes, timeoutMs: limits.timeoutMs });
+        if (fetched.status !== 200) {
+          throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${url} answered HTTP ${fetched.status}`, { category: 'network' });
+        }
+        return fetched.text;
+      },
+    });
+    return { bytesDigest: sha256Digest(text), documentDigest: imported.documentDigest, operations: imported.operations, ...read };
+  }
+
+  async function knownOperations(source: string, publicationId: string): Promise<LockedOperation[] | undefined> {
+    if (!options.lockPath) return undefined;
+    try {
+      const lockSource = findSource(await readLockFile(options.lockPath), source);
+      const publication = lockSource ? inUsePublication(lockSource) : undefined;
+      return publication?.id === publicationId ? publication.operations : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Compares the live document in memory with the publication in use, and applies the outcome. */
+  async function evaluate(source: string): Promise<void> {
+    const entry = memory.get(source)!;
+    const live = entry.live;
+    if (!live) return;
+    const snapshot = registry.snapshot();
+    const publicationId = snapshot.publications.get(source) ?? null;
+    let comparison: DriftComparison | undefined;
+    if (publicationId) {
+      const offered = [...snapshot.tools.values()].filter((tool) => tool.sourceName === source).map((tool) => tool.operation);
+      comparison = compareWithPublication(offered, live.operations, (await knownOperations(source, publicationId)) ?? offered);
+    }
+    const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];
+    registry.setBlocked(source, comparison?.blocked ?? new Map());
+    const hasDifference = comparison !== undefined && (comparison.changed.length + comparison.removed.length + comparison.added.length > 0);
+    if (hasDifference) {
+      store.recordProposal(
+        {
+          source,
+          digest: live.documentDigest,
+          publicationId,
+          detectedAt: new Date().toISOString(),
+          added: comparison!.added,
+          changed: comparison!.changed.map((change) => change.tool),
+          removed: comparison!.removed,
+        },
+        live.operations,
+      );
+      entry.proposalDigest = live.documentDigest;
+    } else {
+      delete entry.proposalDigest;
+    }
+    const previousStatus = entry.state.status;
+    const previousBlocked = JSON.stringify(entry.state.blocked);
+    const status: DriftStatus = !publicationId ? 'not-published' : blocked.length > 0 ? 'drifted' : 'in-sync';
+    entry.state = {
+      ...entry.state,
+      etag: live.etag,
+      lastModified: live.lastModified,
+      documentDigest: live.documentDigest,
+      status,
+      error: null,
+      publicationId,
+      blocked,
+    };
+    store.saveState(entry.state);
+    if (status === 'drifted' && (previousStatus !== 'drifted' || JSON.stringify(blocked) !== previousBlocked)) {
+      logger.warn({ source, blocked: blocked.map((item) => item.tool), digest: live.documentDigest }, 'drift: tools blocked');
+    } else if (status === 'in-sync' && previousStatus === 'drifted') {
+      logger.info({ source }, 'drift: description matches the publication again; tools unblocked');
+    }
+  }
+
+  async function checkSource(source: string): Promise<void> {
+    const entry = memory.get(source)!;
+    const checkedAt = new Date().toISOString();
+    try {
+      const read = await readDocument(source, entry.live);
+      if (read.text !== null) {
+        const bytesDigest = sha256Digest(read.text);
+        entry.live =
+          entry.live?.bytesDigest === bytesDigest
+            ? { ...entry.live, etag: read.etag, lastModified: read.lastModified }
+            : await normalise(source, read.text, read);
+      }
+      entry.state = { ...entry.state, checkedAt };
+      await evaluate(source);
+    } catch (error) {
+      // Nothing changes on a failed read: blocked tools stay blocked, callable ones stay callable.
+      const gatewayError = isGatewayError(error)
+        ? error
+        : new GatewayError('DRIFT_CHECK_FAILED', (error as Error)?.message ?? String(error), { category: 'internal' });
+      entry.state = { ...entry.state, checkedAt, status: 'error', error: { code: gatewayError.code, message: gatewayError.message } };
+      store.saveState(entry.state);
+      logger.warn({ source, code: gatewayError.code, error: gatewayError.message }, 'drift check failed; nothing changed');
+    }
+  }
+
+  let round: Promise<void> = Promise.resolve();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  function runRound(): Promise<void> {
+    round = round
+      .then(async () => {
+        for (const source of sourceNames) {
+          if (stopped) return;
+          await checkSource(source);
+        }
+      })
+      .catch((error: unknown) => logger.error({ error: (error as Error)?.message }, 'drift round failed'));
+    return round;
+  }
+
+  function scheduleNext(delayMs: number): void {
+    if (stopped || options.schedule === false) return;
+    timer = setTimeout(() => {
+      void runRound().finally(() => scheduleNext(options.intervalMs));
+    }, delayMs);
+    timer.unref();
+  }
+
+  // A new lock (hot reload) may publish what the live description now says: re-compare at once.
+  const unsubscribe = registry.onChange?.((change) => {
+    if (change.kind !== 'snapshot' || stopped) return;
+    round = round.then(async () => {
+      for (const source of sourceNames) {
+        await evaluate(source).catch((error: unknown) => logger.error({ source, error: (error as Error)?.message }, 'drift re-evaluation failed'));
+      }
+    });
+  });
+
+  scheduleNext(0);
+
+  return {
+    checkNow: () => runRound(),
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      unsubscribe?.();
+      await round.catch(() => undefined);
+    },
+    report() {
+      return sourceNames.map((source) => {
+        const { state, proposalDigest } = memory.get(source)!;
+        const proposal = proposalDigest ? store.proposal(source, proposalDigest) : undefined;
+        return {
+          source,
+          document: state.document,
+          checkedAt: state.checkedAt,
+          status: state.status,
+          ...(state.error ? { error: state.error } : {}),
+          publication: state.publicationId,
+          blockedTools: state.blocked,
+          ...(proposal
+            ? {
+                proposal: {
+                  digest: proposal.digest,
+                  detectedAt: proposal.detectedAt,
+                  changed: proposal.changed,
+                  removed: proposal.removed,
+                  added: proposal.added,
+                },
+              }
+            : {}),
+        };
+      });
+    },
+  };
+}
