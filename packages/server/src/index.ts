@@ -7,3 +7,6 @@ export * from './execute/index.js';
 export * from './mcp/index.js';
 export * from './app.js';
 export * from './gateway.js';
+export * from './auth/index.js';
+export * from './drift/index.js';
+export * from './admin/index.js';

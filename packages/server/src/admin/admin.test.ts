@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type LoadedConfig } from '@gateway/core';
+import { temporaryDirectory } from '../../../../test-support/cli.js';
+import { lockedOperation, lockWith } from '../../test/support/fixtures.js';
+import { PublicationRegistry } from '../publications/registry.js';
+import { createVault, type Vault } from '../vault/index.js';
+import type { DriftSourceReport } from '../drift/index.js';
+import { createAdminPlugin, tokensMatch } from './index.js';
+
+let directory: { path: string; cleanup: () => Promise<void> };
+let loaded: LoadedConfig;
+let vault: Vault;
+let registry: PublicationRegistry;
+let app: FastifyInstance;
+const driftReport: DriftSourceReport[] = [
+  {
+    source: 'orders',
+    document: 'openapi.yaml',
+    checkedAt: '2026-01-01T00:00:00.000Z',
+    status: 'drifted',
+    publication: 'publication-1',
+    blockedTools: [{ tool: 'get_order', reason: 'operation removed from the live description' }],
+    proposal: { digest: 'sha256:abc', detectedAt: '2026-01-01T00:00:00.000Z', changed: [], removed: ['get_order'], added: [] },
+  },
+];
+
+beforeEach(async () => {
+  directory = await temporaryDirectory('gateway-admin-');
+  loaded = parseConfig('gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n', join(directory.path, 'gateway.yaml'));
+  vault = await createVault(loaded, { env: {} });
+  registry = new PublicationRegistry();
+  registry.replace(
+    lockWith([
+      lockedOperation({ tool: 'get_order', method: 'GET', path: '/orders/{id}' }),
+      lockedOperation({ tool: 'list_orders', method: 'GET', path: '/orders' }),
+    ]),
+  );
+  registry.setBlocked('orders', new Map([['get_order', 'operation removed from the live description']]));
+  app = Fastify({ logger: false });
+  app.get('/elsewhere', async () => ({ ok: true }));
+  await app.register(createAdminPlugin({ vault, loaded, registry, drift: { report: () => driftReport } }));
+});
+afterEach(async () => {
+  await app.close();
+  await directory.cleanup();
+});
+
+describe('admin API', () => {
+  it('without a configured token every admin request is 401 ADMIN_TOKEN_NOT_CONFIGURED as problem+json', async () => {
+    const response = await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer anything' } });
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(response.json()).toMatchObject({ status: 401, code: 'ADMIN_TOKEN_NOT_CONFIGURED' });
+    expect(response.json().detail).toContain('gateway secrets set admin-token');
+  });
+
+  it('a missing or wrong token is refused; the right one reads the status', async () => {
+    await vault.set('admin-token', 'correct-horse-battery');
+    const missing = await app.inject({ url: '/admin/status' });
+    expect(missing.statusCode).toBe(401);
+    expect(missing.headers['www-authenticate']).toContain('Bearer');
+    expect(missing.json().code).toBe('ADMIN_TOKEN_INVALID');
+    const wrong = await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer correct-horse-batterx' } });
+    expect(wrong.statusCode).toBe(401);
+
+    const right = await app.inject({ url: '/admin/status', headers: { authorization: 'bearer correct-horse-battery' } });
+    expect(right.statusCode).toBe(200);
+    expect(right.headers['cache-control']).toBe('no-store');
+    expect(right.json()).toEqual({
+      ready: true,
+      publications: [{ source: 'orders', id: 'publication-1', toolCount: 2, blockedCount: 1 }],
+      drift: driftReport,
+    });
+  });
+
+  it('a rotated admin token applies to the next request', async () => {
+    await vault.set('admin-token', 'first-token');
+    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer first-token' } })).statusCode).toBe(200);
+    await vault.set('admin-token', 'second-token');
+    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer first-token' } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer second-token' } })).statusCode).toBe(200);
+  });
+
+  it('the admin hook does not touch other routes', async () => {
+    expect((await app.inject({ url: '/elsewhere' })).json()).toEqual({ ok: true });
+  });
+
+  it('tokens are compared whole', () => {
+    expect(tokensMatch('abc', 'abc')).toBe(true);
+    expect(tokensMatch('abc', 'abcd')).toBe(false);
+    expect(tokensMatch('', 'a')).toBe(false);
+  });
+});

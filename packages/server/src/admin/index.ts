@@ -1,0 +1,145 @@
+/**
+ * The admin API, read by `gateway status`: routes under `/admin/`, protected by a bearer token that lives
+ * in the vault (`admin.tokenSecret`, default `admin-token`). The token is read from the vault on every
+ * request, so `gateway secrets rotate admin-token` takes effect without a restart.
+ * Errors are RFC 9457 problem details (`application/problem+json`).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { isGatewayError, type LoadedConfig } from '@gateway/core';
+import type { DriftSourceReport } from '../drift/watcher.js';
+import type { SqliteDatabase } from '../store/database.js';
+import type { Vault } from '../vault/vault.js';
+
+/** The part of the publication registry the admin API reads (publications/registry.ts). */
+export interface AdminRegistry {
+  readonly isReady: boolean;
+  snapshot(): {
+    readonly tools: ReadonlyMap<string, { sourceName: string }>;
+    readonly publications: ReadonlyMap<string, string>;
+  };
+  blockedReason(sourceName: string, toolName: string): string | undefined;
+}
+
+export interface AdminPluginOptions {
+  vault: Vault;
+  loaded: LoadedConfig;
+  /** Not read yet; kept so later admin routes (proposals, receipts) need no new wiring. */
+  database?: SqliteDatabase;
+  registry: AdminRegistry;
+  /** The drift watcher; absent when drift checks are disabled. */
+  drift?: { report(): DriftSourceReport[] };
+}
+
+/** `GET /admin/status`. */
+export interface AdminStatus {
+  ready: boolean;
+  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
+  drift: DriftSourceReport[];
+}
+
+interface Problem {
+  status: number;
+  code: string;
+  title: string;
+  detail: string;
+}
+
+function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="gateway-admin"');
+  return reply
+    .code(problem.status)
+    .header('content-type', 'application/problem+json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(
+      JSON.stringify({
+        type: `https://gateway.dev/problems/${problem.code.toLowerCase().replace(/_/g, '-')}`,
+        title: problem.title,
+        status: problem.status,
+        detail: problem.detail,
+        code: problem.code,
+      }),
+    );
+}
+
+/** Compares two tokens in constant time: equal-length SHA-256 digests, so the length leaks nothing either. */
+export function tokensMatch(presented: string, expected: string): boolean {
+  const left = createHash('sha256').update(presented, 'utf8').digest();
+  const right = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(left, right);
+}
+
+export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsync {
+  const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
+
+  const routes: FastifyPluginAsync = async (app) => {
+    app.addHook('onRequest', async (request, reply) => {
+      let expected: string | undefined;
+      try {
+        expected = await options.vault.get(tokenSecret);
+      } catch (error) {
+        request.log.error({ code: isGatewayError(error) ? error.code : undefined }, 'admin token could not be read from the vault');
+        return sendProblem(reply, {
+          status: 503,
+          code: 'ADMIN_TOKEN_UNAVAILABLE',
+          title: 'Admin token unavailable',
+          detail: `the admin token '${tokenSecret}' could not be read from the vault; see the server log`,
+        });
+      }
+      if (!expected) {
+        return sendProblem(reply, {
+          status: 401,
+          code: 'ADMIN_TOKEN_NOT_CONFIGURED',
+          title: 'Admin API disabled',
+          detail: `no admin token is configured: store one with \`gateway secrets set ${tokenSecret}\``,
+        });
+      }
+      const header = request.headers.authorization ?? '';
+      // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
+      const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+      if (!match || !tokensMatch(match[1]!, expected)) {
+        return sendProblem(reply, {
+          status: 401,
+          code: 'ADMIN_TOKEN_INVALID',
+          title: 'Admin token required',
+          detail: 'send the admin token as `Authorization: Bearer <token>`',
+        });
+      }
+    });
+
+    app.get('/status', async (_request, reply): Promise<AdminStatus> => {
+      const snapshot = options.registry.snapshot();
+      const counts = new Map<string, { toolCount: number; blockedCount: number }>();
+      for (const [name, tool] of snapshot.tools) {
+        const count = counts.get(tool.sourceName) ?? { toolCount: 0, blockedCount: 0 };
+        count.toolCount += 1;
+        if (options.registry.blockedReason(tool.sourceName, name) !== undefined) count.blockedCount += 1;
+        counts.set(tool.sourceName, count);
+      }
+      const publications = [...snapshot.publications]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
+      reply.header('cache-control', 'no-store');
+      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
+    });
+
+    app.setNotFoundHandler((request, reply) =>
+      sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),
+    );
+
+    app.setErrorHandler((error, request, reply) => {
+      request.log.error({ code: isGatewayError(error) ? error.code : undefined, error: (error as Error).message }, 'admin request failed');
+      return sendProblem(reply, {
+        status: 500,
+        code: isGatewayError(error) ? error.code : 'INTERNAL_ERROR',
+        title: 'Admin request failed',
+        detail: isGatewayError(error) ? error.message : 'an unexpected error; see the server log',
+      });
+    });
+  };
+
+  // Encapsulated under /admin: the hook, 404 and error handlers touch no other area's routes.
+  return async (app) => {
+    await app.register(routes, { prefix: '/admin' });
+  };
+}
