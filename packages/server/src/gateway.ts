@@ -15,6 +15,7 @@ import {
 import { buildApp } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
+import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from './network/index.js';
@@ -99,6 +100,8 @@ export interface RunningGateway {
   mcpUrl: string;
   app: FastifyInstance;
   registry: PublicationRegistry;
+  /** The drift watcher, when `drift.enabled` is not false. */
+  drift: DriftWatcher | undefined;
   /** Re-reads the lock now (what the file watcher does on a change). */
   reloadLock(): Promise<LockReloadOutcome>;
   /** Graceful shutdown: stop accepting, let in-flight calls finish within the grace period, close the store. */
@@ -169,7 +172,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...authorizationMigrations];
+  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations];
   const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
   const cleanups: Array<() => Promise<void> | void> = [
     () => {
@@ -244,6 +247,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     cleanups.push(() => watcher.close());
 
+    // Drift: re-read each live description and block changed operations (docs/drift.md).
+    let drift: DriftWatcher | undefined;
+    if (config.drift?.enabled !== false) {
+      drift = startDriftWatcher({
+        loaded,
+        database,
+        registry,
+        agent: tokenAgent,
+        logger,
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
+        lockPath,
+      });
+      const started = drift;
+      cleanups.push(() => started.stop());
+    }
+
     await app.listen({ host: listen.host, port: listen.port });
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
 
@@ -277,6 +296,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       app,
       registry,
+      drift,
       reloadLock: () => watcher.reload(),
       close,
     };

@@ -68,6 +68,8 @@ const EMPTY_SNAPSHOT: PublicationSnapshot = {
 export class PublicationRegistry {
   private current: PublicationSnapshot = EMPTY_SNAPSHOT;
   private loaded = false;
+  /** Identity (source, id, signature) of the publications served, to tell real changes from rewrites. */
+  private servedKey: string | undefined;
   private readonly blocked = new Map<string, BlockedReasons>();
   private readonly events = new EventEmitter();
   /** Validators survive reloads while the publication (id + signature + fingerprint) is unchanged. */
@@ -86,6 +88,7 @@ export class PublicationRegistry {
   replace(lock: Lockfile): PublicationSnapshot {
     const tools = new Map<string, IndexedTool>();
     const publications = new Map<string, string>();
+    const publicationKeys: string[] = [];
     const nextCache = new Map<string, ValidateFunction>();
     // A fresh ajv per snapshot: ajv keeps every schema it compiled, so one shared instance would grow on
     // each reload. Validators carried over from the previous snapshot keep their own instance alive.
@@ -95,16 +98,23 @@ export class PublicationRegistry {
       if (!publication) continue;
       publications.set(source.name, publication.id);
       const publicationKey = `${source.name}\u0000${publication.id}\u0000${publication.signature ?? ''}`;
+      publicationKeys.push(publicationKey);
       for (const operation of publication.operations) {
         if (!operation.selected || operation.status !== 'supported') continue;
         tools.set(operation.tool, this.indexTool(source.name, publication.id, operation, publicationKey, nextCache, ajv));
       }
     }
     this.validatorCache = nextCache;
+    const servedKey = [...publicationKeys].sort().join('\n');
+    const isNewPublication = servedKey !== this.servedKey;
+    this.servedKey = servedKey;
     const names = [...tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     this.current = Object.freeze({ generation: this.current.generation + 1, tools, names, publications });
     this.loaded = true;
-    this.events.emit('change', { kind: 'snapshot', generation: this.current.generation } satisfies RegistryChange);
+    // A lock rewrite that only touched a proposal changes nothing a client sees: no list-changed event.
+    if (isNewPublication) {
+      this.events.emit('change', { kind: 'snapshot', generation: this.current.generation } satisfies RegistryChange);
+    }
     return this.current;
   }
 
