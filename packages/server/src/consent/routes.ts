@@ -165,7 +165,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
     const keys = [`name:${name.toLowerCase()}`, `address:${request.ip}`];
-    const wait = throttle.retryAfter(keys);
+    const wait = throttle.retryAfter(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInFor(request, reply, pendingRequest, { error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, name, status: 429 });

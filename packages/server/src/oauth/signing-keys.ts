@@ -75,16 +75,19 @@ export async function loadSigningKeys(vault: Vault, options: { maxAgeDays: numbe
     try {
       await vault.set(SIGNING_KEYS_SECRET, JSON.stringify({ keys: next }));
       stored = next;
-    } catch (error) {
+    } catch {
       if (newest === undefined) {
-        throw new GatewayError(
-          'AUTH_SIGNING_KEYS_MISSING',
-          `the vault (${vault.provider}) has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
-            'use the file vault, or provide the entry (see docs/authorization.md › Signing keys)',
-          { category: 'config', cause: error },
+        // A read-only vault (env, exec) without the entry: sign with a key that lives as long as this process.
+        // Sessions and refresh tokens are in the database, so after a restart clients simply refresh; several
+        // replicas, though, need the shared entry (docs/authorization.md › Signing keys).
+        options.warn?.(
+          `the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: access tokens are signed with a key ` +
+            'that lasts until this process stops (clients refresh after a restart)',
         );
+        stored = next;
+      } else {
+        options.warn?.(`signing key ${newest.kid} is due for rotation but the ${vault.provider} vault is read-only; keeping it`);
       }
-      options.warn?.(`signing key ${newest.kid} is due for rotation but the ${vault.provider} vault is read-only; keeping it`);
     }
   }
   const all = await Promise.all(stored.map(toSigningKey));

@@ -116,8 +116,10 @@ export class BrowserSessions {
 }
 
 /**
- * Failed password attempts per account name and per client address: after `maxFailures` within the
- * lockout window, further attempts are refused until the window passes (OWASP authentication cheat sheet).
+ * Failed password attempts per key (an account name, a client address): after the key's limit within the
+ * lockout window, further attempts are refused until the window passes (OWASP authentication cheat
+ * sheet). Callers give an address a higher limit than a name, so one office behind a NAT is not locked
+ * out by one person's typos while guessing across many names stays bounded.
  */
 export class SignInThrottle {
   private readonly failures = new Map<string, { count: number; firstAt: number }>();
@@ -127,8 +129,8 @@ export class SignInThrottle {
     private readonly windowSeconds: number,
   ) {}
 
-  /** Seconds until another attempt is allowed for any of the keys, or 0. */
-  retryAfter(keys: string[], now = Date.now()): number {
+  /** Seconds until another attempt is allowed for any of the keys, or 0. `limits` overrides maxFailures per key. */
+  retryAfter(keys: string[], now = Date.now(), limits: Record<string, number> = {}): number {
     let wait = 0;
     for (const key of keys) {
       const entry = this.failures.get(key);
@@ -138,7 +140,7 @@ export class SignInThrottle {
         this.failures.delete(key);
         continue;
       }
-      if (entry.count >= this.maxFailures) wait = Math.max(wait, Math.ceil((end - now) / 1000));
+      if (entry.count >= (limits[key] ?? this.maxFailures)) wait = Math.max(wait, Math.ceil((end - now) / 1000));
     }
     return wait;
   }
