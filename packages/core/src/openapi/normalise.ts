@@ -249,8 +249,9 @@ class OperationNormaliser {
       if (location !== 'querystring' && !STYLES_BY_LOCATION[location].includes(style)) {
         note('PARAMETER_UNSUPPORTED', `The ${location} parameter "${name}" uses the style "${style}", not defined there.`);
       }
-      // OAS 3.x §4.8.12.4 (explode): true by default for `form` style, false otherwise.
-      const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form';
+      // OAS 3.x §4.8.12.4 (explode): true by default for `form` (and 3.2 `cookie`) style, false otherwise.
+      const explode =
+        typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form' || style === 'cookie';
       const mapping: OperationParameter = {
         name,
         in: location,
