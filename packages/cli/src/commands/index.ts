@@ -9,6 +9,8 @@ import { registerDiff } from './diff.js';
 import { registerServe } from './serve.js';
 import { registerSecrets } from './secrets.js';
 import { registerStatus } from './status.js';
+import { registerPeople } from './people.js';
+import { registerSessions } from './sessions.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -22,4 +24,6 @@ export function registerCommands(program: Command): void {
   registerServe(program);
   registerSecrets(program);
   registerStatus(program);
+  registerPeople(program);
+  registerSessions(program);
 }

@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { GatewayError, loadConfig } from '@gateway/core';
+import { PeopleDirectory, peopleFilePath } from '@gateway/server';
+import { contextFrom, printResult } from '../context.js';
+
+/** Reads the password from stdin (piped, or typed with echo off is up to the shell): never from argv. */
+async function readPassword(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  // One line: the trailing newline of `echo` / a here-string is not part of the password.
+  const password = text.replace(/\r?\n$/, '');
+  if (password.includes('\n')) {
+    throw new GatewayError('USAGE_INVALID', 'give the password as a single line on stdin', { category: 'usage' });
+  }
+  if (password === '') throw new GatewayError('USAGE_INVALID', 'no password on stdin (pipe it in: `gateway people add alice < password.txt`)', { category: 'usage' });
+  return password;
+}
+
+export function registerPeople(program: Command): void {
+  const people = program
+    .command('people')
+    .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)');
+
+  people
+    .command('add <name>')
+    .description('add a person; the password is read from stdin, never from the command line')
+    .option('--email <address>', 'shown on the consent page')
+    .option('--replace', 'set a new password for an existing person')
+    .addHelpText('after', '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < bob-password.txt')
+    .action(async (name: string, options: { email?: string; replace?: boolean }, command: Command) => {
+      const context = contextFrom(command);
+      const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
+      const person = await directory.add(name, await readPassword(), { ...(options.email ? { email: options.email } : {}), ...(options.replace ? { replace: true } : {}) });
+      printResult(context, `added ${person.name}${person.email ? ` <${person.email}>` : ''} to ${directory.path}`, { person, file: directory.path });
+    });
+
+  people
+    .command('remove <name>')
+    .description('remove a person (their open sessions stay until revoked: `gateway sessions revoke`)')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      const context = contextFrom(command);
+      const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
+      if (!(await directory.remove(name))) {
+        throw new GatewayError('PERSON_NOT_FOUND', `no person named '${name}' in ${directory.path}`, { category: 'usage' });
+      }
+      printResult(context, `removed ${name}`, { removed: name });
+    });
+
+  people
+    .command('list')
+    .description('list people (names and emails; never hashes)')
+    .action(async (_options: unknown, command: Command) => {
+      const context = contextFrom(command);
+      const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
+      const list = await directory.list();
+      printResult(
+        context,
+        list.length === 0 ? 'no people yet: add one with `gateway people add <name>`' : list.map((person) => `${person.name}${person.email ? `  <${person.email}>` : ''}  added ${person.createdAt}`),
+        { people: list },
+      );
+    });
+}

@@ -1,0 +1,60 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+
+let directory: string;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  const temporary = await temporaryDirectory('gateway-people-');
+  directory = temporary.path;
+  cleanup = temporary.cleanup;
+  await writeFile(join(directory, 'gateway.yaml'), 'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n');
+});
+afterAll(async () => {
+  await cleanup?.();
+});
+
+describe('gateway people', () => {
+  it('add reads the password from stdin and stores only a scrypt hash, in a 0600 file', async () => {
+    const result = await runGateway(['people', 'add', 'alice', '--email', 'alice@example.com'], { cwd: directory, input: 'a long enough secret phrase\n' });
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const path = join(directory, '.gateway', 'people.json');
+    const text = await readFile(path, 'utf8');
+    expect(text).not.toContain('a long enough secret phrase');
+    expect(text).toMatch(/"passwordHash": "scrypt\$32768\$8\$1\$/);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('list shows names and emails, never hashes', async () => {
+    const result = await runGateway(['--json', 'people', 'list'], { cwd: directory });
+    expect(result.exitCode).toBe(0);
+    const body = JSON.parse(String(result.stdout)) as { people: Array<Record<string, unknown>> };
+    expect(body.people).toEqual([expect.objectContaining({ name: 'alice', email: 'alice@example.com', subject: 'local:alice' })]);
+    expect(String(result.stdout)).not.toContain('scrypt');
+  });
+
+  it('a short password is refused as a usage error', async () => {
+    const result = await runGateway(['people', 'add', 'bob'], { cwd: directory, input: 'short\n' });
+    expect(result.exitCode).toBe(2);
+    expect(String(result.stderr)).toContain('PERSON_PASSWORD_WEAK');
+  });
+
+  it('adding an existing person is refused unless --replace', async () => {
+    const again = await runGateway(['people', 'add', 'alice'], { cwd: directory, input: 'another long secret phrase\n' });
+    expect(again.exitCode).toBe(7);
+    expect(String(again.stderr)).toContain('PERSON_EXISTS');
+    const replaced = await runGateway(['people', 'add', 'alice', '--replace'], { cwd: directory, input: 'another long secret phrase\n' });
+    expect(replaced.exitCode).toBe(0);
+  });
+
+  it('remove deletes the account; removing an unknown name is a usage error', async () => {
+    expect((await runGateway(['people', 'remove', 'alice'], { cwd: directory })).exitCode).toBe(0);
+    const list = await runGateway(['--json', 'people', 'list'], { cwd: directory });
+    expect(JSON.parse(String(list.stdout))).toEqual({ people: [] });
+    const unknown = await runGateway(['people', 'remove', 'nobody'], { cwd: directory });
+    expect(unknown.exitCode).toBe(2);
+    expect(String(unknown.stderr)).toContain('PERSON_NOT_FOUND');
+  });
+});
