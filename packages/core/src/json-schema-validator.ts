@@ -12,7 +12,13 @@ export type { ErrorObject, ValidateFunction };
 
 /** A fresh JSON Schema 2020-12 validator with formats, collecting every error. */
 export function createAjv(options: { strict?: boolean } = {}): Ajv2020Type {
-  const ajv = new Ajv2020.default({ allErrors: true, strict: options.strict ?? false, validateFormats: true });
+  const ajv = new Ajv2020.default({
+    allErrors: true,
+    strict: options.strict ?? false,
+    validateFormats: true,
+    // Vendor formats (e.g. `int32`, `uri-template`) are unknown to ajv: they are ignored, quietly.
+    logger: false,
+  });
   addFormats.default(ajv as never);
   return ajv;
 }
