@@ -31,7 +31,7 @@ function tooLarge(where: string, maxBytes: number): GatewayError {
   return new GatewayError(
     'OPENAPI_TOO_LARGE',
     `${where} is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(1)} MiB); ` +
-      'raise maxDocumentBytes for this source if the document is genuine.',
+      'raise import.maxDocumentBytes in gateway.yaml if the document is genuine.',
     { category: 'document', details: { maxBytes } },
   );
 }
