@@ -12,6 +12,7 @@ import {
   requestShapeFingerprint,
   verifyLock,
   type LockedOperation,
+  type LiveDescription,
   type Lockfile,
   type Operation,
   type PublishRequest,
@@ -193,8 +194,24 @@ describe('publishProposal', () => {
 
   it('counts only the document digest as stale when the selected operations are unchanged', async () => {
     const { request } = await fixture();
-    const error = await refusal(publishProposal({ ...request, live: { ...request.live, documentDigest: otherDigest } }));
+    const live = request.live as LiveDescription;
+    const error = await refusal(publishProposal({ ...request, live: { ...live, documentDigest: otherDigest } }));
     expect(error.code).toBe('PUBLISH_STALE');
+    expect((error.details!.findings as Array<{ kind: string }>).map((finding) => finding.kind)).toEqual(['document-changed']);
+  });
+
+  it('imports the live description only after the cheap refusals passed', async () => {
+    const { request } = await fixture();
+    let imports = 0;
+    const live = async () => {
+      imports += 1;
+      return request.live as LiveDescription;
+    };
+    const stranger = await generatePublisherKeyPair();
+    expect((await refusal(publishProposal({ ...request, live, privateJwk: stranger.privateJwk }))).code).toBe('KEY_NOT_TRUSTED');
+    expect(imports).toBe(0);
+    expect((await publishProposal({ ...request, live })).publication.status).toBe('in use');
+    expect(imports).toBe(1);
   });
 
   it('refuses to sign a hand-edited proposal or an unsupported selection', async () => {
