@@ -177,12 +177,11 @@ function toolOption(tool: ConsentTool, index: number): string {
     tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
     tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
   ].join('');
-  const title = tool.title && tool.title !== tool.name ? `${tool.title} <code>${escapeHtml(tool.name)}</code>` : `<code>${escapeHtml(tool.name)}</code>`;
   return `<div class="option">
 <input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details">
 <label for="${id}">${tool.title && tool.title !== tool.name ? escapeHtml(tool.title) : escapeHtml(tool.name)}${marks}</label>
 <div class="details" id="${id}-details">
-${tool.title && tool.title !== tool.name ? `<p class="hint">${title}</p>` : ''}
+${tool.title && tool.title !== tool.name ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
 ${tool.description ? `<p>${escapeHtml(tool.description)}</p>` : ''}
 <p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
 </div>
