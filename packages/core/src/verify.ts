@@ -9,7 +9,7 @@ import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
 import { parseLock, publicationNumber } from './lockfile.js';
 import type { LockedOperation, Lockfile, Publication, RequestShape } from './model.js';
-import { checkPublicationSignature, type TrustedKey } from './signing.js';
+import { checkPublicationSignature, type SignedContentChange, type TrustedKey } from './signing.js';
 import { fingerprintOf } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
 
@@ -241,14 +241,33 @@ async function verifyPublication(
   if (isInUse || publication.signature !== undefined) {
     const check = await checkPublicationSignature(source, publication, trustedKeys);
     if (!check.valid) {
-      const changedTools = check.changes.filter((change) => change.tool !== undefined).map((change) => change.tool!);
-      if (changedTools.length === 0) {
+      if (check.code !== 'LOCK_SIGNATURE_INVALID' || check.changes.length === 0) {
         problems.push({ code: check.code, ...where, message: check.message });
       } else {
-        // Name each operation the signature no longer covers, so the report points at what was edited.
-        for (const tool of [...new Set(changedTools)]) problems.push({ code: check.code, ...where, tool, message: check.message });
+        // One finding per thing that changed since signing, so the report points at what was edited.
+        for (const change of check.changes) {
+          problems.push({
+            code: check.code,
+            ...where,
+            ...(change.tool === undefined ? {} : { tool: change.tool }),
+            message: `${label}: the signature does not match: ${describeSignedChange(change)}`,
+          });
+        }
       }
     }
+  }
+}
+
+function describeSignedChange(change: SignedContentChange): string {
+  switch (change.kind) {
+    case 'fields':
+      return 'the publication fields (id, status, toolCount, documentDigest, publisher, time, keyId, allowedStale) or its source changed since signing';
+    case 'operation-changed':
+      return `operation ${change.tool} changed since signing`;
+    case 'operation-missing':
+      return `operation ${change.tool} was signed but is no longer in the publication (removed or renamed)`;
+    case 'operation-unexpected':
+      return `operation ${change.tool} is not one of the signed operations (added or renamed)`;
   }
 }
 
