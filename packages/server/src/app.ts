@@ -76,3 +76,21 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.adminPlugin) await app.register(options.adminPlugin);
   return app;
 }
+
+/**
+ * Graceful shutdown: stop accepting connections, let requests in flight finish, then close. Keep-alive
+ * sockets are closed as soon as they fall idle (otherwise a finished client keeps the server open until its
+ * keep-alive timeout); sockets still busy after `graceMs` are cut.
+ */
+export async function closeGracefully(app: FastifyInstance, graceMs: number): Promise<void> {
+  const sweeper = setInterval(() => app.server.closeIdleConnections(), 25);
+  const deadline = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  sweeper.unref();
+  deadline.unref();
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweeper);
+    clearTimeout(deadline);
+  }
+}

@@ -12,7 +12,7 @@ import {
   resolveConfigPath,
   type LoadedConfig,
 } from '@gateway/core';
-import { buildApp } from './app.js';
+import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
@@ -272,10 +272,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       closing ??= (async () => {
         watcher.close();
         // Stop accepting; requests in flight finish, up to the grace period, then their sockets are cut.
-        const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
-        timer.unref();
-        await app.close().catch((error: Error) => logger.error({ error: error.message }, 'error while closing'));
-        clearTimeout(timer);
+        await closeGracefully(app, graceMs).catch((error: Error) => logger.error({ error: error.message }, 'error while closing'));
         await cleanUp();
         logger.info('gateway stopped');
       })();

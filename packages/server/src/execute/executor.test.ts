@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { PublicationRegistry, type IndexedTool } from '../publications/registry.js';
+import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
+import { createExecutor, type ExecutorCredentials } from './index.js';
+
+const SECRET = 'sk-live-canary-0123456789';
+let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+let other: Awaited<ReturnType<typeof startRecordingUpstream>>;
+const agent = new Agent({ connect: { timeout: 1_000 } });
+const registry = new PublicationRegistry();
+const limits = { connectMs: 1_000, totalMs: 300, maxResponseBytes: 10_000 };
+const credentials: ExecutorCredentials = { headers: { authorization: `Bearer ${SECRET}` }, query: {}, cookies: {}, loginId: 'api/bearer' };
+const executor = createExecutor({
+  credentials: { resolve: async () => credentials },
+  dispatcherFor: () => agent,
+  limitsFor: () => limits,
+  maxBinaryBytes: 100,
+});
+
+function tool(name: string): IndexedTool {
+  return registry.snapshot().tools.get(name)!;
+}
+
+beforeAll(async () => {
+  other = await startRecordingUpstream();
+  upstream = await startRecordingUpstream(async (request, response) => {
+    switch (request.path) {
+      case '/slow':
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        response.end('late');
+        return;
+      case '/big':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ data: 'x'.repeat(20_000) }));
+        return;
+      case '/big-chunked':
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        for (let index = 0; index < 20; index += 1) response.write('y'.repeat(1_000));
+        response.end();
+        return;
+      case '/error':
+        response.writeHead(500, { 'content-type': 'text/plain' });
+        response.end(`boom ${'z'.repeat(5_000)}`);
+        return;
+      case '/echo':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ sawAuthorization: request.headers.authorization }));
+        return;
+      case '/binary':
+        response.writeHead(200, { 'content-type': 'image/png' });
+        response.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]));
+        return;
+      case '/binary-big':
+        response.writeHead(200, { 'content-type': 'application/octet-stream' });
+        response.end(Buffer.alloc(500, 0xff));
+        return;
+      case '/array':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('[1,2,3]');
+        return;
+      case '/redirect-same':
+        response.writeHead(302, { location: '/echo' });
+        response.end();
+        return;
+      case '/redirect-other':
+        response.writeHead(307, { location: `${other.url}/steal` });
+        response.end();
+        return;
+      default:
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"ok":true}');
+    }
+  });
+  const server = upstream.url;
+  const simple = (name: string, path: string, method = 'GET') => lockedOperation({ tool: name, method, path, server });
+  registry.replace(
+    lockWith([
+      simple('slow', '/slow'),
+      simple('big', '/big'),
+      simple('big_chunked', '/big-chunked'),
+      simple('error', '/error'),
+      simple('echo', '/echo'),
+      simple('binary', '/binary'),
+      simple('binary_big', '/binary-big'),
+      simple('array', '/array'),
+      simple('redirect_same', '/redirect-same'),
+      simple('redirect_other', '/redirect-other'),
+      lockedOperation({
+        tool: 'create',
+        method: 'POST',
+        path: '/items/{kind}',
+        server: `${server}/v1`,
+        parameters: [
+          { name: 'kind', in: 'path', argument: 'kind', required: true, style: 'simple', explode: false, allowReserved: false },
+          { name: 'tags', in: 'query', argument: 'tags', required: false, style: 'form', explode: true, allowReserved: false },
+          { name: 'X-Trace', in: 'header', argument: 'trace', required: false, style: 'simple', explode: false, allowReserved: false },
+          { name: 'pref', in: 'cookie', argument: 'pref', required: false, style: 'form', explode: true, allowReserved: false },
+        ],
+        body: { argument: 'body', mediaType: 'application/x-www-form-urlencoded', required: true },
+        inputSchema: {
+          type: 'object',
+          properties: {
+            kind: { type: 'string' },
+            tags: { type: 'array', items: { type: 'string' } },
+            trace: { type: 'string' },
+            pref: { type: 'string' },
+            body: { type: 'object' },
+          },
+          required: ['kind', 'body'],
+          additionalProperties: false,
+        },
+      }),
+    ]),
+  );
+});
+
+afterAll(async () => {
+  await upstream?.close();
+  await other?.close();
+  await agent.close();
+});
+
+const context = { logins: new Set(['api/bearer']) };
+
+describe('executing an OpenAPI tool', () => {
+  it('builds the request from the frozen operation: server base path, path, query, header, cookie, form body', async () => {
+    const outcome = await executor.execute(tool('create'), { kind: 'a b', tags: ['x', 'y'], trace: 't-1', pref: 'dark', body: { name: 'n', qty: 2 } }, context);
+    expect(outcome.outcome).toBe('ok');
+    const request = upstream.requests.at(-1)!;
+    expect(request).toMatchObject({ method: 'POST', path: '/v1/items/a%20b', query: 'tags=x&tags=y', body: 'name=n&qty=2' });
+    expect(request.headers).toMatchObject({
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-trace': 't-1',
+      cookie: 'pref=dark',
+      authorization: `Bearer ${SECRET}`,
+    });
+  });
+
+  it('invalid arguments never reach the upstream', async () => {
+    const before = upstream.requests.length;
+    const outcome = await executor.execute(tool('create'), { kind: 5 }, context);
+    expect(outcome.outcome).toBe('validation');
+    expect(outcome.result.isError).toBe(true);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('a slow upstream times out cleanly within the total timeout', async () => {
+    const started = Date.now();
+    const outcome = await executor.execute(tool('slow'), {}, context);
+    expect(outcome.outcome).toBe('timeout');
+    expect(outcome.result.isError).toBe(true);
+    expect(JSON.stringify(outcome.result.content)).toContain('300 ms');
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('a response over maxResponseBytes is refused with a clear error (declared length and chunked)', async () => {
+    for (const name of ['big', 'big_chunked']) {
+      const outcome = await executor.execute(tool(name), {}, context);
+      expect(outcome.outcome).toBe('too-large');
+      expect(outcome.result.isError).toBe(true);
+      expect(JSON.stringify(outcome.result.content)).toContain('larger than the limit of 10000 bytes');
+    }
+  });
+
+  it('an upstream 5xx is an isError result with the status and a bounded excerpt', async () => {
+    const outcome = await executor.execute(tool('error'), {}, context);
+    expect(outcome.upstreamStatus).toBe(500);
+    const text = (outcome.result.content[0] as { text: string }).text;
+    expect(text).toContain('HTTP 500 Internal Server Error');
+    expect(text).toContain('boom');
+    expect(text.length).toBeLessThan(2_200);
+  });
+
+  it('credentials an upstream echoes back are redacted from the result', async () => {
+    const outcome = await executor.execute(tool('echo'), {}, context);
+    expect(JSON.stringify(outcome.result)).not.toContain(SECRET);
+    expect(outcome.result.structuredContent).toEqual({ sawAuthorization: '[redacted]' });
+  });
+
+  it('binary responses are embedded as base64 up to the limit, refused beyond it', async () => {
+    const small = await executor.execute(tool('binary'), {}, context);
+    expect(small.result.content[0]).toMatchObject({ type: 'resource', resource: { mimeType: 'image/png', blob: 'iVBORwD/' } });
+    const big = await executor.execute(tool('binary_big'), {}, context);
+    expect(big.result.isError).toBe(true);
+    expect(JSON.stringify(big.result.content)).toContain('limit for binary content');
+  });
+
+  it('a JSON array response is structured content as-is (the MCP layer wraps it for 2025-11-25)', async () => {
+    const outcome = await executor.execute(tool('array'), {}, context);
+    expect(outcome.result.structuredContent).toEqual([1, 2, 3]);
+  });
+
+  it('same-origin redirects are followed; a redirect to another origin is refused and never receives credentials', async () => {
+    const same = await executor.execute(tool('redirect_same'), {}, context);
+    expect(same.outcome).toBe('ok');
+    const before = other.requests.length;
+    const cross = await executor.execute(tool('redirect_other'), {}, context);
+    expect(cross.outcome).toBe('redirect');
+    expect(JSON.stringify(cross.result.content)).toContain('another origin');
+    expect(other.requests.length).toBe(before);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { PublicationRegistry } from '../publications/registry.js';
+import { lockWith, lockedOperation } from '../../test/support/fixtures.js';
+import type { McpCaller } from './caller.js';
+import { encodeCursor, listToolsPage, resolveTool } from './tools.js';
+
+const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
+const registry = new PublicationRegistry();
+registry.replace(lockWith(names.map((name) => lockedOperation({ tool: name, method: 'GET', path: `/${name}`, server: 'http://127.0.0.1:1' })), { proposed: [lockedOperation({ tool: 'zulu_proposed', method: 'GET', path: '/z' })] }));
+const snapshot = registry.snapshot();
+
+function caller(tools: string[], overrides: Record<string, string> = {}): McpCaller {
+  return {
+    sessionId: 'session-1',
+    subject: 's',
+    clientId: 'c',
+    tools: new Map(tools.map((name) => [name, overrides[name] ?? snapshot.tools.get(name)?.operation.fingerprint ?? 'sha256:x'])),
+    logins: new Set(),
+    expiresAt: Date.now() + 60_000,
+  };
+}
+
+describe('tools/list pagination and filtering', () => {
+  it('pages in name order with opaque cursors until the end', () => {
+    const everyone = caller([...names, 'zulu_proposed']);
+    const first = listToolsPage(snapshot, registry, everyone, undefined, 2);
+    expect(first.tools.map((tool) => tool.name)).toEqual(['alpha', 'bravo']);
+    const second = listToolsPage(snapshot, registry, everyone, first.nextCursor, 2);
+    expect(second.tools.map((tool) => tool.name)).toEqual(['charlie', 'delta']);
+    const third = listToolsPage(snapshot, registry, everyone, second.nextCursor, 2);
+    expect(third.tools.map((tool) => tool.name)).toEqual(['echo']);
+    expect(third.nextCursor).toBeUndefined();
+  });
+
+  it('a proposed publication is never listed or callable', () => {
+    const everyone = caller([...names, 'zulu_proposed']);
+    expect(listToolsPage(snapshot, registry, everyone, '', 100).tools.map((tool) => tool.name)).not.toContain('zulu_proposed');
+    expect(resolveTool(snapshot, registry, everyone, 'zulu_proposed').refusal?.kind).toBe('unknown');
+  });
+
+  it('lists only the session tools, and not a tool whose fingerprint differs from the approved one', () => {
+    const some = caller(['bravo', 'delta'], { delta: 'sha256:approved-before-a-change' });
+    expect(listToolsPage(snapshot, registry, some, undefined, 100).tools.map((tool) => tool.name)).toEqual(['bravo']);
+    expect(resolveTool(snapshot, registry, some, 'delta').refusal?.kind).toBe('changed-since-approval');
+    expect(resolveTool(snapshot, registry, some, 'alpha').refusal?.kind).toBe('not-in-session');
+    expect(resolveTool(snapshot, registry, some, 'bravo').refusal).toBeNull();
+  });
+
+  it('a bad cursor is -32602 and an empty cursor means the start', () => {
+    const everyone = caller(names);
+    expect(() => listToolsPage(snapshot, registry, everyone, 'garbage!', 2)).toThrow(expect.objectContaining({ code: -32602 }));
+    expect(() => listToolsPage(snapshot, registry, everyone, Buffer.from('{"x":1}').toString('base64url'), 2)).toThrow(
+      expect.objectContaining({ code: -32602 }),
+    );
+    expect(listToolsPage(snapshot, registry, everyone, '', 1).tools[0]!.name).toBe('alpha');
+    expect(listToolsPage(snapshot, registry, everyone, encodeCursor('charlie'), 10).tools.map((tool) => tool.name)).toEqual(['delta', 'echo']);
+  });
+
+  it('drift-blocked tools are omitted and refused with the reason', () => {
+    const everyone = caller(names);
+    registry.setBlocked('orders', new Map([['charlie', 'the operation changed']]));
+    try {
+      expect(listToolsPage(snapshot, registry, everyone, undefined, 100).tools.map((tool) => tool.name)).toEqual(['alpha', 'bravo', 'delta', 'echo']);
+      const { refusal } = resolveTool(snapshot, registry, everyone, 'charlie');
+      expect(refusal?.kind).toBe('drift');
+      expect(refusal?.message).toContain('the operation changed');
+    } finally {
+      registry.setBlocked('orders', new Map());
+    }
+  });
+});
+
+describe('annotations', () => {
+  it.each([
+    ['GET', { readOnlyHint: true }],
+    ['HEAD', { readOnlyHint: true }],
+    ['QUERY', { readOnlyHint: true }],
+    ['POST', { readOnlyHint: false, destructiveHint: false, idempotentHint: false }],
+    ['PUT', { readOnlyHint: false, destructiveHint: false, idempotentHint: true }],
+    ['PATCH', { readOnlyHint: false, destructiveHint: false, idempotentHint: false }],
+    ['DELETE', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
+  ] as const)('%s', (method, expected) => {
+    const local = new PublicationRegistry();
+    local.replace(lockWith([lockedOperation({ tool: 'x', method, path: '/x', title: 'Do X' })]));
+    const annotations = local.snapshot().tools.get('x')!.listed.annotations;
+    expect(annotations).toMatchObject({ ...expected, title: 'Do X' });
+    if (expected.readOnlyHint) expect(annotations.destructiveHint).toBeUndefined();
+  });
+});
