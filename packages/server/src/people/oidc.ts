@@ -9,7 +9,8 @@ import type { SignedInPerson } from './browser-sessions.js';
  *
  * Claims mapping (docs/authorization.md › People): the person is `oidc:<iss>#<sub>` — `sub` is only unique
  * per issuer (OIDC Core §5.7), so both together are the identity; `name` (else `preferred_username`, else
- * `email`, else `sub`) is what pages show; `email` is kept only when `email_verified` is not false.
+ * `email`, else `sub`) is what pages show; `email` is kept only when `email_verified` is not false. Claims
+ * missing from the ID token are read from UserInfo (its `sub` must match the ID token's).
  */
 export interface OidcSignIn {
   readonly label: string;
@@ -67,12 +68,23 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
     },
     async finish({ callbackUrl, redirectUri, state, nonce, codeVerifier }) {
       const as = await authorizationServer();
-      let claims: oauth.IDToken | undefined;
+      let claims: (oauth.IDToken & Record<string, unknown>) | undefined;
       try {
         const parameters = oauth.validateAuthResponse(as, client, callbackUrl, state);
         const response = await oauth.authorizationCodeGrantRequest(as, client, await clientAuthentication(), parameters, redirectUri, codeVerifier, requestOptions);
         const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: nonce, requireIdToken: true });
         claims = oauth.getValidatedIdTokenClaims(result);
+        // OIDC Core §5.4: with an access token, profile and email claims may be served only by UserInfo.
+        if (claims && (claims.email === undefined || claims.name === undefined) && as.userinfo_endpoint) {
+          const userInfo = await oauth.processUserInfoResponse(
+            as,
+            client,
+            claims.sub,
+            await oauth.userInfoRequest(as, client, result.access_token, requestOptions),
+          );
+          // The ID token's sub and iss stay authoritative; UserInfo only adds display claims.
+          claims = { ...userInfo, ...claims, ...(claims.email === undefined ? { email: userInfo.email, email_verified: userInfo.email_verified } : {}), ...(claims.name === undefined ? { name: userInfo.name, preferred_username: userInfo.preferred_username } : {}) };
+        }
       } catch (error) {
         if (error instanceof GatewayError) throw error;
         throw failure((error as Error).message, error);
