@@ -18,7 +18,7 @@ import { temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { PeopleDirectory } from '../src/people/accounts.js';
 import { ORDERS_API_KEY, prepareWorkspace, type Workspace } from './support/harness.js';
-import { makeTestCertificates, startMetadataHost } from './oauth-support/authorization-server.js';
+import { approve, makeTestCertificates, pkce, registerClient, startMetadataHost, tokenRequest } from './oauth-support/authorization-server.js';
 
 const PASSWORD = 'a long and careful passphrase';
 const LIFETIME_SECONDS = 10;
@@ -296,6 +296,43 @@ describe.each([
       await expect(client.call(search, {})).rejects.toThrow();
       await expect(client.list()).rejects.toThrow();
       expect(workspace.api.requests.length).toBe(before + 1);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('a session is bound to the fingerprints the person approved', () => {
+  it('a tool whose operation changed after approval is refused; an unchanged one keeps working', async () => {
+    const names = toolNames();
+    const search = names.find((name) => name.startsWith('search'))!;
+    const get = names.find((name) => name.startsWith('get'))!;
+    const registered = await registerClient(gateway.url, { client_name: 'fingerprint test', redirect_uris: [callback.url] });
+    const clientId = registered.body.client_id as string;
+    const { verifier, challenge } = pkce();
+    const location = await approve(
+      { issuer: gateway.url, mcpUrl: gateway.mcpUrl },
+      { clientId, redirectUri: callback.url, challenge, method: 'S256' },
+      { tools: [search, get], logins: ['orders/api_key'], lifetime: 3600, password: PASSWORD },
+    );
+    const tokens = await tokenRequest(gateway.url, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: callback.url });
+    expect(tokens.status).toBe(200);
+    const client = new LegacyClient({ name: 'fingerprint-test', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token as string}` } } }));
+    try {
+      expect(((await client.callTool({ name: search, arguments: {} })) as { isError?: boolean }).isError ?? false).toBe(false);
+      // The search operation changes (its limit's maximum): a new fingerprint, published and loaded.
+      await workspace.republish((document) => document.replace('maximum: 100', 'maximum: 50'));
+      await gateway.reloadLock();
+      expect(toolNames()).toContain(search);
+      const refused = await client.callTool({ name: search, arguments: {} }).then(
+        (answer) => (answer as { isError?: boolean }).isError === true,
+        () => true,
+      );
+      expect(refused).toBe(true);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([get]);
+      const unchanged = (await client.callTool({ name: get, arguments: { orderId: 'ord_1' } })) as { isError?: boolean; content: unknown[] };
+      expect(JSON.stringify(unchanged.content)).not.toContain('not in this session');
     } finally {
       await client.close().catch(() => undefined);
     }

@@ -179,14 +179,14 @@ export function authorizeUrl(server: { issuer: string; mcpUrl: string }, input: 
 export async function approve(
   server: { issuer: string; mcpUrl: string },
   input: AuthorizeInput,
-  choice: { tools: string[]; logins?: string[]; lifetime?: number; decision?: 'allow' | 'deny'; browser?: Browser },
+  choice: { tools: string[]; logins?: string[]; lifetime?: number; decision?: 'allow' | 'deny'; browser?: Browser; password?: string },
 ): Promise<URL> {
   const browser = choice.browser ?? new Browser();
   let { response, url } = await browser.follow(authorizeUrl(server, input), server.issuer);
   if (url.includes('/signin')) {
     const html = await response.text();
     ({ response, url } = await browser.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: PERSON.name, password: PERSON.password },
+      form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: PERSON.name, password: choice.password ?? PERSON.password },
     }));
   }
   if (response.status >= 300 && response.status < 400) return new URL(response.headers.get('location')!);
