@@ -1,0 +1,267 @@
+// bench/server: the gateway's hot path against the example upstream, with the load generator in a separate
+// process sending raw JSON-RPC over undici (bench/load.mjs). Measures tools/call p50/p99/calls-per-second at
+// concurrency 1 and 16 through the gateway and directly to the upstream in one run; tools/list of 1,000
+// tools; start-up with a 2,000-tool lock; resident memory after load. Prints a table and writes
+// bench/results/server.json. Run after `pnpm build`: node bench/server.mjs
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
+const API_KEY = 'bench-orders-key';
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
+const WARMUP_MS = 700;
+const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function gateway(args, cwd) {
+  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+async function waitForHttp(url, deadlineMs = 10_000) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** A workspace with a signed lock made by the real CLI: import → review --all-supported → publish. */
+async function workspace(name, documentText, { source, credentials }) {
+  const directory = await mkdtemp(join(tmpdir(), `gateway-bench-${name}-`));
+  const port = await freePort();
+  await writeFile(join(directory, 'openapi.yaml'), documentText);
+  await writeFile(
+    join(directory, 'gateway.yaml'),
+    [
+      'gateway:',
+      `  url: http://127.0.0.1:${port}`,
+      `  listen: 127.0.0.1:${port}`,
+      'sources:',
+      `  ${source}:`,
+      '    kind: openapi',
+      '    document: openapi.yaml',
+      ...(credentials ? ['    credentials:', '      api_key: { type: apiKey, secret: orders-api-key }'] : []),
+      'trust:',
+      '  keys: [keys/publisher.pub.jwk]',
+      'network:',
+      '  allowPrivateNetworks: [127.0.0.1/32]',
+      'vault:',
+      '  provider: env',
+      'drift:',
+      '  enabled: false',
+      '',
+    ].join('\n'),
+  );
+  gateway(['keys', 'generate', '--out', 'keys'], directory);
+  gateway(['import', source], directory);
+  gateway(['review', source, '--all-supported', '--no-interactive'], directory);
+  gateway(['publish', source, '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
+  return { directory, configPath: join(directory, 'gateway.yaml') };
+}
+
+/** An OpenAPI document with `count` GET operations (what a large API looks like to the index). */
+function bulkDocument(count, serverUrl) {
+  const lines = ['openapi: 3.1.0', 'info: { title: Bulk, version: 1.0.0 }', `servers: [{ url: '${serverUrl}' }]`, 'paths:'];
+  for (let index = 0; index < count; index += 1) {
+    const id = String(index).padStart(4, '0');
+    lines.push(
+      `  /items${id}/{itemId}:`,
+      '    get:',
+      `      operationId: getItem${id}`,
+      `      summary: Get item ${id}`,
+      `      description: Returns one item of collection ${id} by its id, with its attributes and history.`,
+      '      parameters:',
+      '        - { name: itemId, in: path, required: true, schema: { type: string, pattern: "^[a-z0-9-]+$" } }',
+      '        - { name: expand, in: query, schema: { type: array, items: { type: string, enum: [owner, history, tags] } } }',
+      "      responses: { '200': { description: ok } }",
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const children = new Set();
+
+function startGatewayChild(configPath, env = {}) {
+  const spawned = performance.now();
+  const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+    env: { ...ENV, ...env, BENCH_CONFIG: configPath },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of each gateway process (open in Chrome DevTools).
+    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const ready = new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`gateway child exited ${code}`)));
+    child.on('message', (message) => {
+      if (message.type === 'ready') resolve({ ...message, processReadyMs: performance.now() - spawned });
+    });
+  });
+  return {
+    child,
+    ready,
+    rss: () =>
+      new Promise((resolve) => {
+        child.once('message', (message) => resolve(message.rss));
+        child.send({ type: 'rss' });
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.removeAllListeners('exit');
+        child.once('exit', () => {
+          children.delete(child);
+          resolve();
+        });
+        child.send({ type: 'stop' });
+      }),
+  };
+}
+
+function runLoad(scenarios) {
+  const output = execFileSync(process.execPath, [join(root, 'bench', 'load.mjs'), JSON.stringify({ scenarios })], {
+    maxBuffer: 16 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(output.toString('utf8'));
+}
+
+/** A 2026-07-28 request: `_meta` envelope plus the standard headers the spec requires. */
+function mcpTarget(mcpUrl, method, params, name, expect) {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name ? { 'mcp-name': name } : {}),
+  };
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+  });
+  return { url: mcpUrl, method: 'POST', headers, body, expect };
+}
+
+const scratch = [];
+const results = { machine: { cpus: availableParallelism(), model: cpus()[0]?.model, node: process.version }, durationMs: DURATION_MS };
+let upstream;
+try {
+  // The example upstream, in its own process.
+  const upstreamPort = await freePort();
+  upstream = spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY], {
+    stdio: 'ignore',
+  });
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  await waitForHttp(`${upstreamUrl}/orders`);
+
+  const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
+  console.error('preparing signed locks with the CLI (orders, 1,000 and 2,000 tools)…');
+  const orders = await workspace('orders', example.replace('http://127.0.0.1:4010', upstreamUrl), { source: 'orders', credentials: true });
+  const thousand = await workspace('1000', bulkDocument(1000, upstreamUrl), { source: 'bulk' });
+  const twoThousand = await workspace('2000', bulkDocument(2000, upstreamUrl), { source: 'bulk' });
+  scratch.push(orders.directory, thousand.directory, twoThousand.directory);
+
+  // tools/call through the gateway and directly, c=1 and c=16.
+  const ordersGateway = startGatewayChild(orders.configPath, { BENCH_LOGINS: 'orders/api_key' });
+  const { mcpUrl } = await ordersGateway.ready;
+  const viaGateway = mcpTarget(mcpUrl, 'tools/call', { name: 'search_orders', arguments: { status: 'shipped' } }, 'search_orders', 'ord_1002');
+  const direct = { url: `${upstreamUrl}/orders?status=shipped`, method: 'GET', headers: { 'x-api-key': API_KEY, accept: 'application/json' }, expect: 'ord_1002' };
+  console.error('tools/call: gateway vs direct, concurrency 1 and 16…');
+  const calls = runLoad([
+    { name: 'gateway', target: viaGateway, concurrency: 1, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+    { name: 'direct', target: direct, concurrency: 1, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+    { name: 'gateway', target: viaGateway, concurrency: 16, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+    { name: 'direct', target: direct, concurrency: 16, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+  ]);
+  const rss = await ordersGateway.rss();
+  await ordersGateway.stop();
+  results.toolsCall = calls;
+
+  // tools/list of 1,000 tools (one page of 1,000).
+  const listGateway = startGatewayChild(thousand.configPath);
+  const listReady = await listGateway.ready;
+  console.error('tools/list of 1,000 tools…');
+  const [list] = runLoad([
+    { name: 'tools/list', target: mcpTarget(listReady.mcpUrl, 'tools/list', {}, undefined, 'get_item0999'), concurrency: 1, durationMs: DURATION_MS / 2, warmupMs: WARMUP_MS },
+  ]);
+  await listGateway.stop();
+
+  // Start-up with a 2,000-tool lock: three cold processes.
+  console.error('start-up with a 2,000-tool lock…');
+  const startups = [];
+  for (let run = 0; run < 3; run += 1) {
+    const started = startGatewayChild(twoThousand.configPath);
+    startups.push(await started.ready);
+    await started.stop();
+  }
+  const startupTools = startups[0].tools;
+
+  const c1 = (name) => calls.find((row) => row.name === name && row.concurrency === 1);
+  const c16 = (name) => calls.find((row) => row.name === name && row.concurrency === 16);
+  const addedP50 = c1('gateway').p50Ms - c1('direct').p50Ms;
+  const throughputRatio = c16('gateway').callsPerSecond / c16('direct').callsPerSecond;
+  results.toolsList = { tools: 1000, ...list };
+  results.startup = {
+    tools: startupTools,
+    startGatewayMs: Math.round(median(startups.map((row) => row.startupMs))),
+    moduleLoadMs: Math.round(median(startups.map((row) => row.moduleLoadMs))),
+    processToReadyMs: Math.round(median(startups.map((row) => row.processReadyMs))),
+  };
+  results.rssMb = Math.round(rss / 1024 / 1024);
+  results.targets = [
+    { name: 'added latency p50 at c=1', value: `${addedP50.toFixed(3)} ms`, target: '≤ 1 ms', met: addedP50 <= 1 },
+    { name: 'throughput at c=16, gateway / direct', value: `${Math.round(throughputRatio * 100)} %`, target: '≥ 50 %', met: throughputRatio >= 0.5 },
+    { name: 'tools/list of 1,000 tools p50', value: `${list.p50Ms} ms`, target: '< 5 ms', met: list.p50Ms < 5 },
+    { name: 'start-up with a 2,000-tool lock (startGateway)', value: `${results.startup.startGatewayMs} ms`, target: '< 1000 ms', met: results.startup.startGatewayMs < 1000 },
+    { name: 'resident memory after load', value: `${results.rssMb} MB`, target: '< 200 MB', met: results.rssMb < 200 },
+  ];
+
+  const table = [
+    ['tools/call', 'concurrency', 'calls', 'calls/s', 'p50 ms', 'p99 ms'],
+    ...calls.map((row) => [row.name, String(row.concurrency), String(row.calls), String(row.callsPerSecond), row.p50Ms.toFixed(3), row.p99Ms.toFixed(3)]),
+  ];
+  const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
+  console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
+  console.log(`\ntools/list of 1,000 tools: p50 ${list.p50Ms} ms, p99 ${list.p99Ms} ms (${list.calls} lists)`);
+  console.log(
+    `start-up with ${startupTools} tools: startGateway ${results.startup.startGatewayMs} ms; module load ${results.startup.moduleLoadMs} ms; ` +
+      `spawn → ready ${results.startup.processToReadyMs} ms`,
+  );
+  console.log(`RSS after load: ${results.rssMb} MB\n`);
+  for (const target of results.targets) console.log(`${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.value} (target ${target.target})`);
+  await mkdir(join(root, 'bench', 'results'), { recursive: true });
+  await writeFile(join(root, 'bench', 'results', 'server.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log('\nwrote bench/results/server.json');
+} finally {
+  upstream?.kill();
+  for (const child of children) child.kill();
+  if (!process.env.BENCH_KEEP) for (const directory of scratch) await rm(directory, { recursive: true, force: true });
+  else console.error(`kept ${scratch.join(' ')}`);
+}
