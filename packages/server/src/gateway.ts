@@ -12,6 +12,7 @@ import {
   resolveConfigPath,
   type LoadedConfig,
 } from '@gateway/core';
+import { createAdminPlugin } from './admin/index.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
@@ -224,11 +225,28 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const override = options.authorizerOverride;
     const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
 
+    // Drift: re-read each live description and block changed operations (docs/drift.md).
+    let drift: DriftWatcher | undefined;
+    if (config.drift?.enabled !== false) {
+      drift = startDriftWatcher({
+        loaded,
+        database,
+        registry,
+        agent: tokenAgent,
+        logger,
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
+        lockPath,
+      });
+      const started = drift;
+      cleanups.push(() => started.stop());
+    }
+
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
       registry,
       executor,
       logger: fastifyLogger,
@@ -246,22 +264,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ...(initialBytes ? { initialDigest: digestOf(initialBytes) } : {}),
     });
     cleanups.push(() => watcher.close());
-
-    // Drift: re-read each live description and block changed operations (docs/drift.md).
-    let drift: DriftWatcher | undefined;
-    if (config.drift?.enabled !== false) {
-      drift = startDriftWatcher({
-        loaded,
-        database,
-        registry,
-        agent: tokenAgent,
-        logger,
-        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
-        lockPath,
-      });
-      const started = drift;
-      cleanups.push(() => started.stop());
-    }
 
     await app.listen({ host: listen.host, port: listen.port });
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
