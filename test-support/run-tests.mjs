@@ -1,12 +1,20 @@
 #!/usr/bin/env node
-// `pnpm test`: type-check and build, run every test with vitest, then print the plain closing line
-// `N passed, N failed` that CI reads. Exits non-zero when the build or any test fails.
+// `pnpm test`: install what the tests need beyond `pnpm install` (chromium, a side Node 24), type-check and
+// build, run every test with vitest, then print the plain closing line `N passed, N failed` that CI reads.
+// Exits non-zero when anything fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
 const reportPath = '.tmp/vitest-report.json';
 mkdirSync('.tmp', { recursive: true });
 rmSync(reportPath, { force: true });
+
+const prerequisites = spawnSync('bash', ['scripts/install-test-prerequisites.sh'], { stdio: 'inherit' });
+if (prerequisites.status !== 0) {
+  console.error('could not install the test prerequisites (see above)');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 const build = spawnSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/server', 'packages/cli'], {
   stdio: 'inherit',
