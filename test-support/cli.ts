@@ -1,4 +1,4 @@
-import { execa, type Result } from 'execa';
+import { execa } from 'execa';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,18 +8,27 @@ export const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 export const corpusDirectory = join(repositoryRoot, '..', 'shared', 'corpus');
 export const gatewayBinary = join(repositoryRoot, 'packages', 'cli', 'dist', 'main.js');
 
+/** What a finished `gateway` run left behind. */
+export interface GatewayRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
 /** Runs the real `gateway` binary as a subprocess; never throws on a non-zero exit. */
 export async function runGateway(
   args: string[],
   options: { cwd: string; input?: string; env?: Record<string, string>; timeout?: number },
-): Promise<Result> {
-  return execa('node', [gatewayBinary, ...args], {
+): Promise<GatewayRun> {
+  const result = await execa('node', [gatewayBinary, ...args], {
     cwd: options.cwd,
     reject: false,
     input: options.input ?? '',
     env: { ...options.env, NO_COLOR: '1' },
     timeout: options.timeout ?? 60_000,
   });
+  // A run killed by the timeout has no exit code: report it as a failure a test can see.
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
 }
 
 /** A fresh temporary directory, removed by the returned cleanup. */

@@ -25,6 +25,14 @@ if (build.status !== 0) {
   process.exit(1);
 }
 
+// Tests are code too: type-check them (without emitting) so a wrong assumption fails here, not at run time.
+const testTypes = spawnSync('node', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.tests.json'], { stdio: 'inherit' });
+if (testTypes.status !== 0) {
+  console.error('the tests do not type-check: fix the errors above');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
 const vitest = spawnSync(
   'node',
   ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`, ...process.argv.slice(2)],

@@ -177,7 +177,7 @@ class LegacyMemoryProvider implements LegacyOAuthClientProvider {
 }
 
 function toolNames(): string[] {
-  return gateway.registry.snapshot().names;
+  return [...gateway.registry.snapshot().names];
 }
 
 async function waitUntil(epochMs: number): Promise<void> {

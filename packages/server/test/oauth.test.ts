@@ -305,7 +305,10 @@ describe('tokens and sessions', () => {
       const clientId = await nativeClient();
       const { verifier, challenge } = pkce();
       const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['get_order'] });
-      const form: Record<string, string> = { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, ...change };
+      const form: Record<string, string> = Object.assign(
+        { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT },
+        change,
+      );
       if (form.code_verifier === '') delete form.code_verifier;
       const answer = await tokenRequest(server.issuer, form);
       expect(answer.status, JSON.stringify(change)).toBe(400);
