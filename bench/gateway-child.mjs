@@ -1,42 +1,24 @@
-// A gateway in its own process for bench/server.mjs, with the bench-only allow-all authorizer (it exists
-// only under bench/ and the test harness; the product has no unauthenticated mode). Reports over IPC.
-import { createRequire } from 'node:module';
+// A gateway in its own process for bench/server.mjs, started exactly as `gateway serve` starts it: with the
+// gateway's own OAuth authorization (no authorizer override), so every /mcp request the load generator sends
+// is authenticated with a real session's access token. Reports over IPC.
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const moduleLoadStarted = performance.now();
-const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
-const requireFromServer = createRequire(join(root, 'packages/server/package.json'));
-const { pino } = await import(pathToFileURL(requireFromServer.resolve('pino')).href);
+const { startGateway, createGatewayLogger } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
 const moduleLoadMs = performance.now() - moduleLoadStarted;
-
-function allowAll({ registry }) {
-  let generation = -1;
-  let caller;
-  return {
-    async authenticate() {
-      const snapshot = registry.snapshot();
-      if (!caller || generation !== snapshot.generation) {
-        const tools = new Map();
-        for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name).operation.fingerprint);
-        caller = { sessionId: 'session-bench', subject: 'bench', clientId: 'bench', tools, logins: new Set(process.env.BENCH_LOGINS?.split(',') ?? []), expiresAt: Date.now() + 3_600_000 };
-        generation = snapshot.generation;
-      }
-      return { ok: true, caller };
-    },
-    isSessionOpen: () => true,
-  };
-}
 
 const started = performance.now();
 const gateway = await startGateway({
   configPath: process.env.BENCH_CONFIG,
-  logger: pino({ level: 'warn' }),
-  authorizerOverride: allowAll,
+  // The logger `gateway serve` uses (JSON lines on stderr, redaction, GATEWAY_LOG_LEVEL, default info); the
+  // bench points this process's stderr at a log file.
+  logger: createGatewayLogger({ destination: 2 }),
 });
 const startupMs = performance.now() - started;
-process.send({ type: 'ready', mcpUrl: gateway.mcpUrl, startupMs, moduleLoadMs, tools: gateway.registry.snapshot().names.length });
+const { names } = gateway.registry.snapshot();
+process.send({ type: 'ready', url: gateway.url, mcpUrl: gateway.mcpUrl, startupMs, moduleLoadMs, tools: names.length, toolNames: names });
 process.on('message', async (message) => {
   if (message.type === 'rss') process.send({ type: 'rss', rss: process.memoryUsage().rss });
   if (message.type === 'stop') {

@@ -1,14 +1,18 @@
 // bench/server: the gateway's hot path against the example upstream, with the load generator in a separate
-// process sending raw JSON-RPC over undici (bench/load.mjs). Measures tools/call p50/p99/calls-per-second at
+// process sending raw JSON-RPC over undici (bench/load.mjs). Authentication is on: each gateway runs with its
+// own OAuth authorization server, a person approves a session over plain HTTP (bench/oauth-session.mjs), and
+// every /mcp request carries that session's access token. Measures tools/call p50/p99/calls-per-second at
 // concurrency 1 and 16 through the gateway and directly to the upstream in one run; tools/list of 1,000
 // tools; start-up with a 2,000-tool lock; resident memory after load. Prints a table and writes
 // bench/results/server.json. Run after `pnpm build`: node bench/server.mjs
 import { execFileSync, fork, spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
+import { obtainAccessToken } from './oauth-session.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -16,6 +20,9 @@ const API_KEY = 'bench-orders-key';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const WARMUP_MS = 700;
 const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
+/** The session's time limit: longer than the whole bench. */
+const SESSION_SECONDS = 3600;
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -33,8 +40,8 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-function gateway(args, cwd) {
-  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+function gateway(args, cwd, input) {
+  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], input });
 }
 
 async function waitForHttp(url, deadlineMs = 10_000) {
@@ -74,6 +81,11 @@ async function workspace(name, documentText, { source, credentials }) {
       '  provider: env',
       'drift:',
       '  enabled: false',
+      'auth:',
+      '  sessions:',
+      `    lifetimeChoicesSeconds: [900, ${SESSION_SECONDS}]`,
+      '  tokens:',
+      `    accessTokenSeconds: ${SESSION_SECONDS}`,
       '',
     ].join('\n'),
   );
@@ -81,6 +93,8 @@ async function workspace(name, documentText, { source, credentials }) {
   gateway(['import', source], directory);
   gateway(['review', source, '--all-supported', '--no-interactive'], directory);
   gateway(['publish', source, '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
+  // A local account, added as an operator does it (the password on stdin).
+  gateway(['people', 'add', PERSON.name], directory, PERSON.password);
   return { directory, configPath: join(directory, 'gateway.yaml') };
 }
 
@@ -108,12 +122,15 @@ const children = new Set();
 
 function startGatewayChild(configPath, env = {}) {
   const spawned = performance.now();
+  // The gateway's JSON-line log (stderr, as `gateway serve` writes it) goes to a file beside the config.
+  const log = openSync(join(configPath, '..', 'gateway.log'), 'a');
   const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
     env: { ...ENV, ...env, BENCH_CONFIG: configPath },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', log, 'ipc'],
     // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of each gateway process (open in Chrome DevTools).
     execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   });
+  closeSync(log);
   children.add(child);
   child.once('exit', () => children.delete(child));
   const ready = new Promise((resolve, reject) => {
@@ -151,9 +168,27 @@ function runLoad(scenarios) {
   return JSON.parse(output.toString('utf8'));
 }
 
-/** A 2026-07-28 request: `_meta` envelope plus the standard headers the spec requires. */
-function mcpTarget(mcpUrl, method, params, name, expect) {
+/**
+ * Signs in and approves a session for every tool the gateway serves (and `logins`): the token the load
+ * generator sends.
+ */
+async function sessionToken(ready, logins = []) {
+  const { accessToken } = await obtainAccessToken({
+    issuer: ready.url,
+    mcpUrl: ready.mcpUrl,
+    person: PERSON.name,
+    password: PERSON.password,
+    tools: ready.toolNames,
+    logins,
+    lifetimeSeconds: SESSION_SECONDS,
+  });
+  return accessToken;
+}
+
+/** A 2026-07-28 request with a bearer token: `_meta` envelope plus the standard headers the spec requires. */
+function mcpTarget(mcpUrl, token, method, params, name, expect) {
   const headers = {
+    authorization: `Bearer ${token}`,
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': '2026-07-28',
@@ -189,9 +224,10 @@ try {
   scratch.push(orders.directory, thousand.directory, twoThousand.directory);
 
   // tools/call through the gateway and directly, c=1 and c=16.
-  const ordersGateway = startGatewayChild(orders.configPath, { BENCH_LOGINS: 'orders/api_key' });
-  const { mcpUrl } = await ordersGateway.ready;
-  const viaGateway = mcpTarget(mcpUrl, 'tools/call', { name: 'search_orders', arguments: { status: 'shipped' } }, 'search_orders', 'ord_1002');
+  const ordersGateway = startGatewayChild(orders.configPath);
+  const ordersReady = await ordersGateway.ready;
+  const ordersToken = await sessionToken(ordersReady, ['orders/api_key']);
+  const viaGateway = mcpTarget(ordersReady.mcpUrl, ordersToken, 'tools/call', { name: 'search_orders', arguments: { status: 'shipped' } }, 'search_orders', 'ord_1002');
   const direct = { url: `${upstreamUrl}/orders?status=shipped`, method: 'GET', headers: { 'x-api-key': API_KEY, accept: 'application/json' }, expect: 'ord_1002' };
   console.error('tools/call: gateway vs direct, concurrency 1 and 16…');
   const calls = runLoad([
@@ -207,9 +243,10 @@ try {
   // tools/list of 1,000 tools (one page of 1,000).
   const listGateway = startGatewayChild(thousand.configPath);
   const listReady = await listGateway.ready;
+  const listToken = await sessionToken(listReady);
   console.error('tools/list of 1,000 tools…');
   const [list] = runLoad([
-    { name: 'tools/list', target: mcpTarget(listReady.mcpUrl, 'tools/list', {}, undefined, 'get_item0999'), concurrency: 1, durationMs: DURATION_MS / 2, warmupMs: WARMUP_MS },
+    { name: 'tools/list', target: mcpTarget(listReady.mcpUrl, listToken, 'tools/list', {}, undefined, 'get_item0999'), concurrency: 1, durationMs: DURATION_MS / 2, warmupMs: WARMUP_MS },
   ]);
   await listGateway.stop();
 
