@@ -20,7 +20,7 @@ const startupMs = performance.now() - started;
 const { names } = gateway.registry.snapshot();
 process.send({ type: 'ready', url: gateway.url, mcpUrl: gateway.mcpUrl, startupMs, moduleLoadMs, tools: names.length, toolNames: names });
 process.on('message', async (message) => {
-  if (message.type === 'rss') process.send({ type: 'rss', rss: process.memoryUsage().rss });
+  if (message.type === 'rss') process.send({ type: 'rss', rss: process.memoryUsage().rss, memory: process.memoryUsage() });
   if (message.type === 'stop') {
     await gateway.close();
     process.exit(0);

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { Executor } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
@@ -31,6 +31,27 @@ export interface BuildAppOptions {
   toolsListTtlMs?: number;
 }
 
+function isMcpPath(url: string | undefined): boolean {
+  return url === '/mcp' || (url !== undefined && url.startsWith('/mcp?'));
+}
+
+/**
+ * /mcp writes its own concise lines (a tool call, a refusal, a method the SDK served) instead of Fastify's
+ * "incoming request" and "request completed" pair: on the hot path a log line costs about as much as the
+ * rest of the request. Errors on /mcp and every other route keep Fastify's logging.
+ */
+class McpQuietLogController extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (isMcpPath(request.url)) return;
+    super.incomingRequest(request, reply, metadata);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!error && isMcpPath(request.url)) return;
+    super.requestCompleted(error, request, reply, metadata);
+  }
+}
+
 /**
  * The Fastify application: one encapsulated plugin per area (`mcp`, auth, admin) plus the health routes.
  * It neither listens nor loads anything: the composition root (`gateway.ts`) does.
@@ -42,6 +63,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Idle keep-alive sockets are closed at shutdown; busy ones finish their request first.
     forceCloseConnections: 'idle' as const,
     return503OnClosing: true,
+    logController: new McpQuietLogController(),
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
   };
   const app = (

@@ -132,8 +132,18 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
 
     const limits = options.limitsFor(tool.sourceName);
-    const timeout = AbortSignal.timeout(limits.totalMs);
-    const signal = context.signal ? AbortSignal.any([timeout, context.signal]) : timeout;
+    // One controller for the total deadline and the client's cancellation: a plain timer and a listener
+    // cost far less per call than AbortSignal.timeout + AbortSignal.any (weak references, a finalizer).
+    const cancel = new AbortController();
+    const signal = cancel.signal;
+    let isTimedOut = false;
+    const deadline = setTimeout(() => {
+      isTimedOut = true;
+      cancel.abort(new DOMException(`the upstream did not answer within ${limits.totalMs} ms`, 'TimeoutError'));
+    }, limits.totalMs);
+    const onClientAbort = () => cancel.abort(context.signal?.reason);
+    if (context.signal?.aborted) onClientAbort();
+    else context.signal?.addEventListener('abort', onClientAbort, { once: true });
     const dispatcher = options.dispatcherFor(tool.sourceName);
     const loginId = credentials.loginId;
 
@@ -198,7 +208,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           { loginId },
         );
       }
-      if (timeout.aborted) {
+      if (isTimedOut) {
         return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
           loginId,
         });
@@ -207,6 +217,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
         return finish(errorResult(`${tool.name}: cancelled by the client`), 'network', { loginId });
       }
       return finish(errorResult(`${tool.name}: ${redact(networkMessage(error, upstream.url, limits))}`), 'network', { loginId });
+    } finally {
+      clearTimeout(deadline);
+      context.signal?.removeEventListener('abort', onClientAbort);
     }
   }
 

@@ -13,8 +13,11 @@ import {
 import type { Executor } from '../execute/executor.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { IndexedTool } from '../publications/registry.js';
+import type { ToolCallOutcome } from '../execute/executor.js';
+import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, type FastRequest } from './fast-path.js';
 import type { OriginGuard } from './origin.js';
-import { DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
+import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
 
 export interface McpPluginOptions {
   authorizer: McpAuthorizer;
@@ -31,6 +34,13 @@ export interface McpPluginOptions {
    */
   listTtlMs?: number;
   serverInfo?: { name: string; version: string };
+  /**
+   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests without the SDK's per-request machinery
+   * (mcp/fast-path.ts). Default true; tests turn it off to compare both paths.
+   */
+  fastPath?: boolean;
+  /** Told about each request the fast path answered (tests use it to prove which path served what). */
+  onFastPathServed?: (method: FastRequest['method']) => void;
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -61,9 +71,79 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
   const serverInfo = options.serverInfo ?? { name: 'governed-tool-gateway', version: '0.1.0' };
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const { registry, executor, authorizer, guard } = options;
+  const isFastPathOn = options.fastPath ?? true;
+  const listCacheHint = { ttlMs: listTtlMs, cacheScope: 'private' as const };
 
   return async function mcpPlugin(fastify) {
     const logger: FastifyBaseLogger = fastify.log;
+
+    function logToolCall(name: string, tool: IndexedTool, caller: McpCaller, outcome: ToolCallOutcome): void {
+      logger.info(
+        {
+          tool: name,
+          source: tool.sourceName,
+          publication: tool.publicationId,
+          session: caller.sessionId,
+          login: outcome.loginId,
+          outcome: outcome.outcome,
+          upstreamStatus: outcome.upstreamStatus,
+          durationMs: Math.round(outcome.durationMs * 10) / 10,
+        },
+        'tool call',
+      );
+    }
+
+    /**
+     * Serves a fast-path request when it would succeed; returns false (nothing written) when the SDK
+     * must answer it instead: an invalid cursor, a tool the caller may not call, a session that ended.
+     */
+    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply): Promise<boolean> {
+      const snapshot = registry.snapshot();
+      if (fast.method === 'tools/list') {
+        if (fast.cursor) {
+          try {
+            decodeCursor(fast.cursor);
+          } catch {
+            return false;
+          }
+        }
+        const page = listToolsPage(snapshot, registry, caller, fast.cursor, pageSize);
+        options.onFastPathServed?.(fast.method);
+        reply.hijack();
+        writeJsonRpcResult(reply.raw, fast.id, encodeModernResult(page as unknown as Record<string, unknown>, serverInfo, listCacheHint));
+        return true;
+      }
+      const { tool, refusal } = resolveTool(snapshot, registry, caller, fast.name);
+      if (refusal || !tool) return false;
+      if (!authorizer.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) return false;
+      options.onFastPathServed?.(fast.method);
+      reply.hijack();
+      const response = reply.raw;
+      // The client going away cancels the upstream request, as the SDK's request signal does.
+      const cancel = new AbortController();
+      const onClose = () => {
+        if (!response.writableFinished) cancel.abort();
+      };
+      response.once('close', onClose);
+      let body: Record<string, unknown>;
+      try {
+        const outcome = await executor.execute(tool, fast.arguments ?? {}, { logins: caller.logins, signal: cancel.signal });
+        logToolCall(fast.name, tool, caller, outcome);
+        body = encodeModernResult(modernCallToolResult(outcome.result), serverInfo);
+      } catch (error) {
+        // What the SDK answers for a handler that throws: an in-band internal error.
+        logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
+        response.off('close', onClose);
+        if (!response.destroyed) {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } }));
+        }
+        return true;
+      }
+      response.off('close', onClose);
+      if (!cancel.signal.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
+      return true;
+    }
 
     const factory = (context: McpRequestContext): Server => {
       const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
@@ -99,19 +179,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
           logins: caller.logins,
           signal: handlerContext.mcpReq.signal,
         });
-        logger.info(
-          {
-            tool: name,
-            source: tool.sourceName,
-            publication: tool.publicationId,
-            session: caller.sessionId,
-            login: outcome.loginId,
-            outcome: outcome.outcome,
-            upstreamStatus: outcome.upstreamStatus,
-            durationMs: Math.round(outcome.durationMs * 10) / 10,
-          },
-          'tool call',
-        );
+        logToolCall(name, tool, caller, outcome);
         // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
         return server.projectCallToolResult(outcome.result as CallToolResult, undefined);
       });
@@ -151,18 +219,32 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       bodyLimit: maxRequestBytes,
       handler: async (request, reply) => {
         const hostProblem = guard.checkHost(request.headers.host);
-        if (hostProblem) return jsonRpcError(reply, 403, -32000, `Forbidden: ${hostProblem}`);
+        if (hostProblem) {
+          logger.info({ status: 403, reason: 'host' }, 'mcp request refused');
+          return jsonRpcError(reply, 403, -32000, `Forbidden: ${hostProblem}`);
+        }
         const originProblem = guard.checkOrigin(request.headers.origin);
-        if (originProblem) return jsonRpcError(reply, 403, -32000, `Forbidden: ${originProblem}`);
+        if (originProblem) {
+          logger.info({ status: 403, reason: 'origin' }, 'mcp request refused');
+          return jsonRpcError(reply, 403, -32000, `Forbidden: ${originProblem}`);
+        }
 
         // Every request authenticates first; a refusal goes out exactly as the authorizer wrote it.
         const authentication = await authorizer.authenticate({ headers: request.headers });
         if (!authentication.ok) {
+          logger.info({ status: authentication.status, reason: 'authentication' }, 'mcp request refused');
           return reply.code(authentication.status).headers(authentication.headers).send(authentication.body);
         }
-        if (request.body === INVALID_JSON) return jsonRpcError(reply, 400, ProtocolErrorCode.ParseError, 'Parse error: invalid JSON');
+        if (request.body === INVALID_JSON) {
+          logger.info({ status: 400, reason: 'invalid JSON' }, 'mcp request refused');
+          return jsonRpcError(reply, 400, ProtocolErrorCode.ParseError, 'Parse error: invalid JSON');
+        }
 
         const caller = authentication.caller;
+        if (isFastPathOn) {
+          const fast = fastRequestOf(request.method, request.headers, request.body);
+          if (fast && (await serveFast(fast, caller, reply))) return;
+        }
         const authInfo: CallerAuthInfo = {
           token: '',
           clientId: caller.clientId,
@@ -171,6 +253,14 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
           extra: { caller },
         };
         (request.raw as { auth?: AuthInfo }).auth = authInfo;
+        const started = performance.now();
+        const rpcMethod = (request.body as { method?: unknown } | undefined)?.method;
+        reply.raw.once('finish', () => {
+          logger.info(
+            { method: request.method, rpcMethod: typeof rpcMethod === 'string' ? rpcMethod : undefined, status: reply.raw.statusCode, session: caller.sessionId, durationMs: Math.round((performance.now() - started) * 10) / 10 },
+            'mcp request',
+          );
+        });
         reply.hijack();
         await node(request.raw, reply.raw, request.method === 'POST' ? request.body : undefined);
       },

@@ -20,11 +20,23 @@ export interface AccessTokenClaims extends JWTPayload {
 /** Why a presented token was refused; becomes `error_description` in the challenge. */
 export class TokenRejected extends Error {}
 
+/** Most verified tokens remembered at once (a client reuses its token for every /mcp request). */
+const VERIFIED_CACHE_LIMIT = 10_000;
+
 /**
  * Access tokens are short-lived JWTs (RFC 9068) signed with the vault's current key. Their `aud` is the
  * canonical /mcp URL (RFC 8707, MCP › Token Audience Binding) and they never outlive their session.
  */
 export class AccessTokens {
+  /**
+   * Tokens that already passed `verify`, by their exact text: an EdDSA verification costs more than the
+   * rest of an /mcp request's own work, and a client sends the same token on every request. A hit is
+   * only honoured while its signing key is still published and before its `exp`, the two things that can
+   * change for a token whose bytes (signature included) are identical; sessions are checked separately on
+   * every request by the authorizer.
+   */
+  private readonly verified = new Map<string, { claims: AccessTokenClaims; kid: string }>();
+
   constructor(
     private readonly keys: SigningKeySet,
     private readonly issuer: string,
@@ -50,6 +62,14 @@ export class AccessTokens {
 
   /** RFC 9068 §4: signature with a known key, `typ`, `iss`, `aud`, `exp`, and the claims we rely on. */
   async verify(token: string, options: { ignoreExpiry?: boolean } = {}): Promise<AccessTokenClaims> {
+    if (!options.ignoreExpiry) {
+      const hit = this.verified.get(token);
+      if (hit) {
+        // jose's rule without clock tolerance: expired once `exp` <= now (seconds).
+        if (hit.claims.exp > Math.floor(Date.now() / 1000) && this.keys.byKid(hit.kid)) return hit.claims;
+        this.verified.delete(token);
+      }
+    }
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -67,7 +87,12 @@ export class AccessTokens {
         requiredClaims: ['sub', 'client_id', 'sid', 'jti', 'exp', 'iat'],
         ...(options.ignoreExpiry ? { clockTolerance: 100 * 365 * 86400 } : {}),
       });
-      return payload as AccessTokenClaims;
+      const claims = payload as AccessTokenClaims;
+      if (!options.ignoreExpiry) {
+        if (this.verified.size >= VERIFIED_CACHE_LIMIT) this.verified.clear();
+        this.verified.set(token, { claims, kid: key.kid });
+      }
+      return claims;
     } catch (error) {
       throw new TokenRejected(describeJoseError(error));
     }

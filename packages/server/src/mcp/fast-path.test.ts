@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Agent, request as httpRequest } from 'undici';
+import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
+import { PublicationRegistry } from '../publications/index.js';
+import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
+import { freePort } from '../../test/support/net.js';
+import type { McpAuthorizer, McpCaller } from './caller.js';
+import { fastRequestOf } from './fast-path.js';
+import { createOriginGuard } from './origin.js';
+import { createMcpPlugin } from './plugin.js';
+
+/**
+ * The fast path must be invisible on the wire: every request below goes to two gateways over the same
+ * index, upstream and session — one with the fast path, one answering everything through the SDK — and
+ * the answers must be byte for byte the same (status, headers, body). The ones the fast path must take
+ * are checked to have been taken; the rest must have been left to the SDK.
+ */
+
+const REVISION = '2026-07-28';
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+const agent = new Agent({ connect: { timeout: 1000 } });
+const registry = new PublicationRegistry();
+const served: string[] = [];
+let sessionOpen = true;
+let fastUrl: string;
+let sdkUrl: string;
+const apps: FastifyInstance[] = [];
+
+function sessionAuthorizer(): McpAuthorizer {
+  return {
+    async authenticate() {
+      const snapshot = registry.snapshot();
+      const tools = new Map<string, string>();
+      for (const name of snapshot.names) if (name !== 'not_in_session') tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+      const caller: McpCaller = { sessionId: 'session-1', subject: 'alice', clientId: 'client', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
+      return { ok: true, caller };
+    },
+    isSessionOpen: () => sessionOpen,
+  };
+}
+
+async function startApp(fastPath: boolean): Promise<string> {
+  const port = await freePort();
+  const mcpUrl = `http://127.0.0.1:${port}/mcp`;
+  const real = Fastify({ logger: false });
+  await real.register(
+    createMcpPlugin({
+      authorizer: sessionAuthorizer(),
+      registry,
+      executor: createExecutor({
+        credentials: { resolve: async () => NO_CREDENTIALS },
+        dispatcherFor: () => agent,
+        limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 100_000 }),
+      }),
+      guard: createOriginGuard({ mcpUrl, isLoopbackListener: true, listenPort: port }),
+      pageSize: 2,
+      fastPath,
+      onFastPathServed: (method) => served.push(method),
+    }),
+  );
+  await real.listen({ host: '127.0.0.1', port });
+  apps.push(real);
+  return mcpUrl;
+}
+
+beforeAll(async () => {
+  upstream = await startRecordingUpstream((request, response) => {
+    if (request.path === '/array') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('[1,"two",{"three":3}]');
+    } else if (request.path === '/text') {
+      response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('plain words, ünïcode');
+    } else if (request.path === '/broken') {
+      response.writeHead(503, { 'content-type': 'application/json' });
+      response.end('{"error":"down"}');
+    } else if (request.path === '/empty') {
+      response.writeHead(204);
+      response.end();
+    } else {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ path: request.path, query: request.query, nested: { b: 2, a: [true, null] } }));
+    }
+  });
+  const server = upstream.url;
+  registry.replace(
+    lockWith([
+      lockedOperation({
+        tool: 'list_orders',
+        method: 'GET',
+        path: '/orders',
+        server,
+        title: 'List orders',
+        parameters: [{ name: 'status', in: 'query', argument: 'status', required: false, style: 'form', explode: true, allowReserved: false }],
+        inputSchema: { type: 'object', properties: { status: { type: 'string', enum: ['open', 'shipped'] } }, additionalProperties: false },
+      }),
+      lockedOperation({ tool: 'array_report', method: 'GET', path: '/array', server }),
+      lockedOperation({ tool: 'text_report', method: 'GET', path: '/text', server }),
+      lockedOperation({ tool: 'broken_report', method: 'GET', path: '/broken', server }),
+      lockedOperation({ tool: 'empty_delete', method: 'DELETE', path: '/empty', server }),
+      lockedOperation({ tool: 'drifted_report', method: 'GET', path: '/drifted', server }),
+      lockedOperation({ tool: 'not_in_session', method: 'GET', path: '/secret', server }),
+    ]),
+  );
+  registry.setBlocked('orders', new Map([['drifted_report', 'the operation changed upstream']]));
+  fastUrl = await startApp(true);
+  sdkUrl = await startApp(false);
+});
+
+afterAll(async () => {
+  for (const app of apps) await app.close();
+  await upstream?.close();
+  await agent.close();
+});
+
+interface Exchange {
+  headers?: Record<string, string | undefined>;
+  body: unknown;
+}
+
+function modern(method: string, params: Record<string, unknown>, extra: { name?: string; id?: string | number } = {}): Exchange {
+  return {
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': REVISION,
+      'mcp-method': method,
+      ...(extra.name === undefined ? {} : { 'mcp-name': extra.name }),
+    },
+    body: { jsonrpc: '2.0', id: extra.id ?? 7, method, params: { ...params, _meta: ENVELOPE } },
+  };
+}
+
+/** What goes over the wire, minus the headers that name the moment or the connection. */
+async function send(url: string, exchange: Exchange): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(exchange.headers ?? {})) if (value !== undefined) headers[name] = value;
+  const response = await httpRequest(url, {
+    method: 'POST',
+    headers,
+    body: typeof exchange.body === 'string' ? exchange.body : JSON.stringify(exchange.body),
+    dispatcher: agent,
+  });
+  const body = await response.body.text();
+  const { date: _date, 'keep-alive': _keepAlive, connection: _connection, ...rest } = response.headers;
+  return { status: response.statusCode, headers: rest, body };
+}
+
+async function bothPaths(exchange: Exchange): Promise<{ fast: Awaited<ReturnType<typeof send>>; sdk: Awaited<ReturnType<typeof send>>; servedFast: string[] }> {
+  served.length = 0;
+  const fast = await send(fastUrl, exchange);
+  const servedFast = [...served];
+  served.length = 0;
+  const sdk = await send(sdkUrl, exchange);
+  expect(served).toEqual([]); // the SDK-only gateway never takes the fast path
+  return { fast, sdk, servedFast };
+}
+
+const TAKEN: Array<[string, Exchange]> = [
+  ['tools/list, first page', modern('tools/list', {})],
+  ['tools/list, empty cursor', modern('tools/list', { cursor: '' })],
+  ['tools/call with a JSON object answer', modern('tools/call', { name: 'list_orders', arguments: { status: 'open' } }, { name: 'list_orders' })],
+  ['tools/call with a string id and client info', {
+    ...modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders', id: 'call-1' }),
+    body: { jsonrpc: '2.0', id: 'call-1', method: 'tools/call', params: { name: 'list_orders', arguments: {}, _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } } } },
+  }],
+  ['tools/call without arguments', modern('tools/call', { name: 'list_orders' }, { name: 'list_orders' })],
+  ['tools/call with a JSON array answer', modern('tools/call', { name: 'array_report', arguments: {} }, { name: 'array_report' })],
+  ['tools/call with a text answer', modern('tools/call', { name: 'text_report', arguments: {} }, { name: 'text_report' })],
+  ['tools/call with an upstream 503', modern('tools/call', { name: 'broken_report', arguments: {} }, { name: 'broken_report' })],
+  ['tools/call with an empty 204', modern('tools/call', { name: 'empty_delete', arguments: {} }, { name: 'empty_delete' })],
+  ['tools/call with invalid arguments', modern('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } }, { name: 'list_orders' })],
+  ['tools/call with header whitespace', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: '  list_orders\t' })],
+];
+
+const LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
+  ['an unknown tool (-32602)', modern('tools/call', { name: 'nope', arguments: {} }, { name: 'nope' })],
+  ['a tool outside the session', modern('tools/call', { name: 'not_in_session', arguments: {} }, { name: 'not_in_session' })],
+  ['a tool blocked by drift', modern('tools/call', { name: 'drifted_report', arguments: {} }, { name: 'drifted_report' })],
+  ['Mcp-Name disagreeing with the body (-32020)', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'text_report' })],
+  ['Mcp-Name missing', modern('tools/call', { name: 'list_orders', arguments: {} })],
+  ['Mcp-Name as a Base64 sentinel', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: `=?base64?${Buffer.from('list_orders').toString('base64')}?=` })],
+  ['Mcp-Method missing', { ...modern('tools/call', { name: 'list_orders' }, { name: 'list_orders' }), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-name': 'list_orders' } }],
+  ['Mcp-Method disagreeing', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-method': 'tools/call' } }],
+  ['MCP-Protocol-Version missing', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': undefined } }],
+  ['MCP-Protocol-Version disagreeing with _meta', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2025-11-25' } }],
+  ['an unsupported revision in _meta (-32022)', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2099-01-01' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } } }],
+  ['a modern header without the envelope', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }],
+  ['an envelope missing clientCapabilities', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION } } } }],
+  ['an invalid cursor', modern('tools/list', { cursor: 'not-a-cursor' })],
+  ['a malformed clientInfo in the envelope', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } } } }],
+  ['the same malformed envelope again (remembered verdict)', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } } } }],
+  ['clientCapabilities that is not an object', { ...modern('tools/call', {}, { name: 'list_orders' }), body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } } } }],
+  ['tools/call with non-object arguments', modern('tools/call', { name: 'list_orders', arguments: [1] }, { name: 'list_orders' })],
+  ['tools/call with a name that is not a string', modern('tools/call', { name: 5, arguments: {} }, { name: '5' })],
+  ['tools/call with an unknown param member', modern('tools/call', { name: 'list_orders', arguments: {}, task: { ttl: 1 } }, { name: 'list_orders' })],
+  ['a logLevel in _meta', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/logLevel': 'debug' } } } }],
+  ['a notification', { ...modern('notifications/cancelled', {}), body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: ENVELOPE } } }],
+  ['a batch', { ...modern('tools/list', {}), body: [modern('tools/list', {}).body] }],
+  ['a legacy (2025-11-25) tools/list', { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }],
+  ['server/discover', modern('server/discover', {})],
+  ['a JSON-RPC version other than 2.0', { ...modern('tools/list', {}), body: { jsonrpc: '1.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } } }],
+  ['a fractional id', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1.5, method: 'tools/list', params: { _meta: ENVELOPE } } }],
+  ['malformed JSON', { ...modern('tools/list', {}), body: '{"jsonrpc":' }],
+  ['a text/plain body', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'content-type': 'text/plain' } }],
+];
+
+describe('the /mcp fast path answers exactly as the SDK does', () => {
+  it.each(TAKEN)('%s: taken by the fast path, same bytes as the SDK', async (_label, exchange) => {
+    const { fast, sdk, servedFast } = await bothPaths(exchange);
+    expect(servedFast).toEqual([(exchange.body as { method: string }).method]);
+    expect(fast.status).toBe(200);
+    expect(fast).toEqual(sdk);
+  });
+
+  it.each(LEFT_TO_THE_SDK)('%s: left to the SDK, same answer', async (_label, exchange) => {
+    const { fast, sdk, servedFast } = await bothPaths(exchange);
+    expect(servedFast).toEqual([]);
+    expect(fast).toEqual(sdk);
+  });
+
+  it('pages through tools/list with the cursor of each page, identically', async () => {
+    let cursor: string | undefined;
+    const fastPages: string[] = [];
+    for (let page = 0; page < 10; page += 1) {
+      const { fast, sdk, servedFast } = await bothPaths(modern('tools/list', cursor === undefined ? {} : { cursor }));
+      expect(servedFast).toEqual(['tools/list']);
+      expect(fast).toEqual(sdk);
+      fastPages.push(fast.body);
+      cursor = (JSON.parse(fast.body) as { result: { nextCursor?: string } }).result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    // 6 tools in the session, 2 per page; the drifted one is hidden.
+    expect(fastPages).toHaveLength(3);
+  });
+
+  it('a session that ended is answered by the SDK (isError), not by the fast path', async () => {
+    sessionOpen = false;
+    try {
+      const { fast, sdk, servedFast } = await bothPaths(modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders' }));
+      expect(servedFast).toEqual([]);
+      expect(fast).toEqual(sdk);
+      expect(JSON.parse(fast.body).result.isError).toBe(true);
+    } finally {
+      sessionOpen = true;
+    }
+  });
+
+  it('a tools/list result carries resultType, ttlMs, cacheScope private and the server identity', async () => {
+    const { fast } = await bothPaths(modern('tools/list', {}));
+    const result = JSON.parse(fast.body).result;
+    expect(result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'governed-tool-gateway' } } });
+  });
+});
+
+describe('fastRequestOf selects only plain modern tools/call and tools/list requests', () => {
+  const headers = { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' };
+  it('takes a plain tools/list', () => {
+    expect(fastRequestOf('POST', headers, modern('tools/list', {}).body)).toEqual({ method: 'tools/list', id: 7, cursor: undefined });
+  });
+  it('leaves GET, repeated headers and other methods to the SDK', () => {
+    expect(fastRequestOf('GET', headers, modern('tools/list', {}).body)).toBeUndefined();
+    expect(fastRequestOf('POST', { ...headers, 'mcp-method': ['tools/list', 'tools/list'] }, modern('tools/list', {}).body)).toBeUndefined();
+    expect(fastRequestOf('POST', { ...headers, 'mcp-method': 'ping' }, { ...(modern('ping', {}).body as object) })).toBeUndefined();
+  });
+});
