@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import type { SessionRecord } from '../sessions/store.js';
+import { ACCESS_TOKEN_ALGORITHM, type SigningKey, type SigningKeySet } from './signing-keys.js';
+import { AccessTokens, TokenRejected } from './tokens.js';
+
+const ISSUER = 'http://127.0.0.1:9/';
+const AUDIENCE = 'http://127.0.0.1:9/mcp';
+
+async function keySet(): Promise<SigningKeySet & { drop(kid: string): void }> {
+  const { privateKey, publicKey } = await generateKeyPair(ACCESS_TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const key: SigningKey = { kid, createdAt: new Date().toISOString(), privateKey, publicKey, publicJwk: { ...publicJwk, kid } };
+  const known = new Map([[kid, key]]);
+  return {
+    current: key,
+    all: [key],
+    jwks: () => ({ keys: [...known.values()].map((entry) => entry.publicJwk) }),
+    byKid: (wanted) => known.get(wanted),
+    drop: (wanted) => known.delete(wanted),
+  };
+}
+
+function session(expiresAt: number): SessionRecord {
+  return { id: 'session-1', subject: 'alice', clientId: 'client-1', expiresAt } as SessionRecord;
+}
+
+describe('verified access tokens are remembered, never past what verification allows', () => {
+  it('a token verified once is accepted again with the same claims', async () => {
+    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
+    const { token } = await tokens.issue(session(Date.now() + 600_000));
+    const first = await tokens.verify(token);
+    expect(await tokens.verify(token)).toEqual(first);
+    expect(first).toMatchObject({ sid: 'session-1', sub: 'alice', client_id: 'client-1' });
+  });
+
+  it('a remembered token is refused once its exp has passed', async () => {
+    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 1);
+    const { token } = await tokens.issue(session(Date.now() + 600_000));
+    await tokens.verify(token);
+    const deadline = Date.now() + 3_000;
+    let refusal: unknown;
+    while (Date.now() < deadline && refusal === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      refusal = await tokens.verify(token).then(() => undefined, (error: unknown) => error);
+    }
+    expect(refusal).toBeInstanceOf(TokenRejected);
+    expect((refusal as Error).message).toBe('the token has expired');
+  });
+
+  it('a remembered token is refused once its signing key is no longer published', async () => {
+    const keys = await keySet();
+    const tokens = new AccessTokens(keys, ISSUER, AUDIENCE, 600);
+    const { token } = await tokens.issue(session(Date.now() + 600_000));
+    await tokens.verify(token);
+    keys.drop(keys.current.kid);
+    await expect(tokens.verify(token)).rejects.toThrow('the token was not signed by this gateway');
+  });
+
+  it('a forged variant of a remembered token is still refused (the cache is keyed by the exact text)', async () => {
+    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
+    const { token } = await tokens.issue(session(Date.now() + 600_000));
+    await tokens.verify(token);
+    const [header, payload, signature] = token.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'mallory' })).toString('base64url')}.${signature}`;
+    await expect(tokens.verify(forged)).rejects.toThrow('the token signature is invalid');
+  });
+});
