@@ -304,9 +304,12 @@ function isTextMediaType(mediaType: string): boolean {
   );
 }
 
+/** Stateless when used without `stream`, so one decoder serves every call. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 function decodeUtf8(bytes: Buffer): string | undefined {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return STRICT_UTF8.decode(bytes);
   } catch {
     return undefined;
   }

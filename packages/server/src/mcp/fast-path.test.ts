@@ -6,7 +6,7 @@ import { PublicationRegistry } from '../publications/index.js';
 import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
-import { fastRequestOf } from './fast-path.js';
+import { encodeModernResult, fastRequestOf, toolsListResultText } from './fast-path.js';
 import { createOriginGuard } from './origin.js';
 import { createMcpPlugin } from './plugin.js';
 
@@ -265,5 +265,23 @@ describe('fastRequestOf selects only plain modern tools/call and tools/list requ
     expect(fastRequestOf('GET', headers, modern('tools/list', {}).body)).toBeUndefined();
     expect(fastRequestOf('POST', { ...headers, 'mcp-method': ['tools/list', 'tools/list'] }, modern('tools/list', {}).body)).toBeUndefined();
     expect(fastRequestOf('POST', { ...headers, 'mcp-method': 'ping' }, { ...(modern('ping', {}).body as object) })).toBeUndefined();
+  });
+});
+
+describe('toolsListResultText writes what JSON.stringify of the encoded result writes', () => {
+  const serverInfo = { name: 'gateway', version: '1.2.3' };
+  const hint = { ttlMs: 0, cacheScope: 'private' as const };
+  const tools = [
+    { name: 'a', title: 'Ä "quoted" \\ tool', description: 'line\nbreak \u2028 and </script>', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^[a-z]+$' } } }, annotations: { readOnlyHint: true, openWorldHint: true } },
+    { name: 'b', description: '', inputSchema: { type: 'object' }, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true } },
+  ];
+  it.each([
+    ['no tools', { tools: [] }, 1],
+    ['two tools', { tools }, 'req-1'],
+    ['a page with a cursor', { tools, nextCursor: 'eyJ2IjoxfQ' }, 42],
+    ['the same tool objects again (their JSON is reused)', { tools }, 43],
+  ])('%s', (_label, page, id) => {
+    const expected = JSON.stringify({ result: encodeModernResult(page as Record<string, unknown>, serverInfo, hint), jsonrpc: '2.0', id });
+    expect(toolsListResultText(id, page, serverInfo, hint)).toBe(expected);
   });
 });

@@ -175,8 +175,54 @@ export function modernCallToolResult(result: { content: unknown[]; structuredCon
 
 /** Writes a JSON-RPC result the way the SDK's Node adapter writes its JSON answers. */
 export function writeJsonRpcResult(response: ServerResponse, id: string | number, result: Record<string, unknown>): void {
-  const text = JSON.stringify({ result, jsonrpc: '2.0', id });
+  writeJsonRpcText(response, JSON.stringify({ result, jsonrpc: '2.0', id }));
+}
+
+function writeJsonRpcText(response: ServerResponse, text: string): void {
   response.writeHead(200, { 'content-type': 'application/json' });
   response.write(text);
   response.end();
+}
+
+/** Each listed tool's JSON, made once per tool object (they are built once per snapshot and never changed). */
+const listedToolJson = new WeakMap<object, string>();
+
+function toolJson(tool: object): string {
+  let text = listedToolJson.get(tool);
+  if (text === undefined) {
+    text = JSON.stringify(tool);
+    listedToolJson.set(tool, text);
+  }
+  return text;
+}
+
+/**
+ * Writes a `tools/list` answer: the same bytes as `writeJsonRpcResult(…, encodeModernResult(page, …))`
+ * (JSON.stringify of an object is context-free), with each tool's JSON reused instead of re-serialised
+ * on every list: a page of 1,000 tools with their input schemas is most of the work of a list.
+ */
+export function writeToolsListResult(
+  response: ServerResponse,
+  id: string | number,
+  page: { tools: readonly object[]; nextCursor?: string },
+  serverInfo: { name: string; version: string },
+  cacheHint: CacheHint,
+): void {
+  writeJsonRpcText(response, toolsListResultText(id, page, serverInfo, cacheHint));
+}
+
+/** The JSON-RPC text of a `tools/list` answer (see writeToolsListResult). */
+export function toolsListResultText(
+  id: string | number,
+  page: { tools: readonly object[]; nextCursor?: string },
+  serverInfo: { name: string; version: string },
+  cacheHint: CacheHint,
+): string {
+  const { tools, ...rest } = page;
+  const tail = JSON.stringify(encodeModernResult(rest, serverInfo, cacheHint));
+  const parts = new Array<string>(tools.length);
+  for (let index = 0; index < tools.length; index += 1) parts[index] = toolJson(tools[index]!);
+  // `{"tools":[…]` then the remaining members exactly as JSON.stringify orders them (tools came first).
+  const result = tail === '{}' ? `{"tools":[${parts.join(',')}]}` : `{"tools":[${parts.join(',')}],${tail.slice(1)}`;
+  return `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 }

@@ -15,7 +15,7 @@ import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool } from '../publications/registry.js';
 import type { ToolCallOutcome } from '../execute/executor.js';
-import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, type FastRequest } from './fast-path.js';
+import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
 import type { OriginGuard } from './origin.js';
 import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
 
@@ -110,7 +110,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         const page = listToolsPage(snapshot, registry, caller, fast.cursor, pageSize);
         options.onFastPathServed?.(fast.method);
         reply.hijack();
-        writeJsonRpcResult(reply.raw, fast.id, encodeModernResult(page as unknown as Record<string, unknown>, serverInfo, listCacheHint));
+        writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
         return true;
       }
       const { tool, refusal } = resolveTool(snapshot, registry, caller, fast.name);
