@@ -23,4 +23,8 @@ describe('lockfile', () => {
   it('refuses YAML aliases in a lock', () => {
     expect(() => parseLock('a: &x 1\nlockVersion: 1\nlastPublication: *x\nsources: []\n')).toThrowError(/not valid YAML/);
   });
+
+  it('refuses duplicate keys in a lock', () => {
+    expect(() => parseLock('lockVersion: 1\nlastPublication: 0\nlastPublication: 3\nsources: []\n')).toThrowError(/not valid YAML/);
+  });
 });
