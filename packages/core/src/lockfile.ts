@@ -5,7 +5,7 @@ import { load } from 'js-yaml';
 import { stringify } from 'yaml';
 import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' };
 import { GatewayError } from './errors.js';
-import { createAjv, describeSchemaErrors } from './json-schema-validator.js';
+import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
 import { LOCK_VERSION, type LockedOperation, type Lockfile, type LockedSource, type Publication } from './model.js';
 
 export { lockfileSchema };
@@ -14,7 +14,13 @@ const LOCK_HEADER =
   '# tools.lock: the reviewed tools this gateway may serve. Written by the `gateway` CLI; review it in pull\n' +
   '# requests and change it only with `gateway import`, `review` and `publish` (docs/lockfile.md).\n';
 
-const validateLockShape = createAjv().compile(lockfileSchema);
+// Compiled on first use: commands that never read a lock (and every process start) skip the cost.
+let lockShapeValidator: ValidateFunction | undefined;
+function validateLockShape(value: unknown): ValidateFunction {
+  lockShapeValidator ??= createAjv().compile(lockfileSchema);
+  lockShapeValidator(value);
+  return lockShapeValidator;
+}
 
 export function emptyLock(): Lockfile {
   return { lockVersion: LOCK_VERSION, lastPublication: 0, sources: [] };
@@ -135,8 +141,9 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
       cause: error,
     });
   }
-  if (!validateLockShape(value)) {
-    const problems = describeSchemaErrors(validateLockShape.errors).slice(0, 10);
+  const validator = validateLockShape(value);
+  if (validator.errors) {
+    const problems = describeSchemaErrors(validator.errors).slice(0, 10);
     throw new GatewayError('LOCK_SCHEMA_INVALID', `${where} does not match the lockfile schema: ${problems.join('; ')}`, {
       category: 'lock',
       details: { problems },

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import { GatewayError } from '../errors.js';
-import { createAjv } from '../json-schema-validator.js';
+import { createAjv, type ValidateFunction } from '../json-schema-validator.js';
 import { configSchema } from './schema.js';
 
 export type CredentialConfig =
@@ -53,7 +53,13 @@ export interface LoadedConfig {
   config: GatewayConfig;
 }
 
-const validateConfig = createAjv().compile(configSchema);
+// Compiled on first use, not at import.
+let configValidator: ValidateFunction | undefined;
+function validateConfig(value: unknown): ValidateFunction {
+  configValidator ??= createAjv().compile(configSchema);
+  configValidator(value);
+  return configValidator;
+}
 
 /** Parses and validates gateway.yaml text; errors name the key and its line. */
 export function parseConfig(text: string, path: string): LoadedConfig {
@@ -69,8 +75,9 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     );
   }
   const value: unknown = document.toJS({ maxAliasCount: 50 });
-  if (!validateConfig(value)) {
-    const problems = (validateConfig.errors ?? []).map((error) => {
+  const validator = validateConfig(value);
+  if (validator.errors) {
+    const problems = validator.errors.map((error) => {
       const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
       let key = segments.join('.');
       let message = error.message ?? 'is invalid';
