@@ -1,37 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { lockedOperation } from '../test/fixtures.js';
 import {
   describeOperationChanges,
   diffOperations,
   diffSource,
-  requestShapeFingerprint,
+  fingerprintOf,
   schemaTypeLabel,
   type LockedOperation,
   type LockedSource,
   type Operation,
 } from './index.js';
 
-function operation(tool: string, method: string, path: string, extra: Partial<LockedOperation> = {}): LockedOperation {
-  const built: LockedOperation = {
-    tool,
-    operationId: tool,
-    method,
-    path,
-    title: null,
-    description: `${tool} does something`,
-    status: 'supported',
-    reason: null,
-    selected: true,
-    server: 'http://127.0.0.1:4010',
-    parameters: [],
-    body: null,
-    security: [],
-    securitySchemes: {},
-    inputSchema: { type: 'object', properties: {} },
-    fingerprint: '',
-    ...extra,
-  };
-  return { ...built, fingerprint: requestShapeFingerprint(built) };
-}
+const operation = lockedOperation;
 
 function searchOrders(limitType: string, limitRequired: boolean): LockedOperation {
   return operation('search_orders', 'GET', '/orders', {

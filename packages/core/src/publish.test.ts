@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { lockedOperation } from '../test/fixtures.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import {
   loadTrustedKeys,
   parseConfig,
   publishProposal,
-  requestShapeFingerprint,
+  fingerprintOf,
   verifyLock,
   type LockedOperation,
   type LiveDescription,
@@ -18,28 +19,7 @@ import {
   type PublishRequest,
 } from './index.js';
 
-function operation(tool: string, method: string, path: string, extra: Partial<LockedOperation> = {}): LockedOperation {
-  const built: LockedOperation = {
-    tool,
-    operationId: tool,
-    method,
-    path,
-    title: null,
-    description: `${tool} does something`,
-    status: 'supported',
-    reason: null,
-    selected: true,
-    server: 'http://127.0.0.1:4010',
-    parameters: [],
-    body: null,
-    security: [],
-    securitySchemes: {},
-    inputSchema: { type: 'object', properties: {} },
-    fingerprint: '',
-    ...extra,
-  };
-  return { ...built, fingerprint: requestShapeFingerprint(built) };
-}
+const operation = lockedOperation;
 
 const digest = `sha256:${'c'.repeat(64)}`;
 const otherDigest = `sha256:${'d'.repeat(64)}`;

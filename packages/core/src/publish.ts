@@ -10,7 +10,7 @@ import { findSource, inUsePublication, publicationNumber } from './lockfile.js';
 import type { LockedOperation, Lockfile, Operation, Publication } from './model.js';
 import { requireProposal } from './proposal.js';
 import { signAndCheckPublication, type TrustedKey } from './signing.js';
-import { requestShapeFingerprint } from './verify.js';
+import { fingerprintOf } from './openapi/index.js';
 
 /** The live description, imported in memory (the shape `importOpenApi` returns). */
 export interface LiveDescription {
@@ -113,7 +113,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
     );
   }
   // A hand-edited proposal must not be signed: the signature would bless a request nobody imported.
-  const edited = selected.find((operation) => operation.fingerprint !== requestShapeFingerprint(operation));
+  const edited = selected.find((operation) => operation.fingerprint !== fingerprintOf(operation));
   if (edited) {
     throw new GatewayError(
       'LOCK_FINGERPRINT_MISMATCH',

@@ -1,36 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { lockedOperation } from '../test/fixtures.js';
 import {
   checkPublicationSignature,
   generatePublisherKeyPair,
   publicationSigningPayload,
-  requestShapeFingerprint,
+  fingerprintOf,
   signPublication,
   type LockedOperation,
   type Publication,
   type TrustedKey,
 } from './index.js';
 
-function operation(tool: string, method: string, path: string): LockedOperation {
-  const built: LockedOperation = {
-    tool,
-    operationId: tool,
-    method,
-    path,
-    title: null,
-    description: `${tool} does something`,
-    status: 'supported',
-    reason: null,
-    selected: true,
-    server: 'http://127.0.0.1:4010',
-    parameters: [],
-    body: null,
-    security: [],
-    securitySchemes: {},
-    inputSchema: { type: 'object', properties: {} },
-    fingerprint: '',
-  };
-  return { ...built, fingerprint: requestShapeFingerprint(built) };
-}
+const operation = lockedOperation;
 
 const source = { name: 'orders', kind: 'openapi' as const, document: './openapi.yaml' };
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { lockedOperation } from '../test/fixtures.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import {
   loadTrustedKeys,
   loadVerifiedLock,
   parseConfig,
-  requestShapeFingerprint,
+  fingerprintOf,
   serialiseLock,
   signPublication,
   verifyLock,
@@ -21,28 +22,7 @@ import {
   type TrustedKey,
 } from './index.js';
 
-function operation(tool: string, method: string, path: string, extra: Partial<LockedOperation> = {}): LockedOperation {
-  const built: LockedOperation = {
-    tool,
-    operationId: tool,
-    method,
-    path,
-    title: null,
-    description: `${tool} does something`,
-    status: 'supported',
-    reason: null,
-    selected: true,
-    server: 'http://127.0.0.1:4010',
-    parameters: [],
-    body: null,
-    security: [],
-    securitySchemes: {},
-    inputSchema: { type: 'object', properties: {} },
-    fingerprint: '',
-    ...extra,
-  };
-  return { ...built, fingerprint: requestShapeFingerprint(built) };
-}
+const operation = lockedOperation;
 
 const digest = `sha256:${'b'.repeat(64)}`;
 

@@ -53,13 +53,6 @@ export interface VerificationReport {
   sources: VerifiedSourceSummary[];
 }
 
-/**
- * The fingerprint an operation must carry: the importer's own rule (SHA-256 of the RFC 8785 canonical JSON
- * of its request shape), so verify and import can never disagree.
- */
-export function requestShapeFingerprint(operation: RequestShape): string {
-  return fingerprintOf(operation);
-}
 
 /** Reads the public keys listed under `trust.keys` (paths relative to gateway.yaml). */
 export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[]> {
@@ -200,7 +193,7 @@ async function verifyPublication(
     }
     seenTools.add(operation.tool);
     // The fingerprint is what sessions approve and drift compares; it must describe this exact request.
-    const expected = requestShapeFingerprint(operation);
+    const expected = fingerprintOf(operation);
     if (operation.fingerprint !== expected) {
       problems.push({
         code: 'LOCK_FINGERPRINT_MISMATCH',

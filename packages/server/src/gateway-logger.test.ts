@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createGatewayLogger, REDACTED_LOG_PATHS } from './gateway.js';
 
 /** Lines of the gateway's logger and of pino redacting every REDACTED_LOG_PATHS path itself, side by side. */
-function bothLoggers(): { gateway: ReturnType<typeof createGatewayLogger>; reference: ReturnType<typeof pino>; lines: { gateway: string[]; reference: string[] } } {
+function bothLoggers(): { gateway: ReturnType<typeof createGatewayLogger>; reference: pino.Logger<never>; lines: { gateway: string[]; reference: string[] } } {
   const lines = { gateway: [] as string[], reference: [] as string[] };
   const gateway = createGatewayLogger({ level: 'trace', destination: { write: (line) => void lines.gateway.push(line) } });
   const reference = pino(
