@@ -10,6 +10,7 @@ import {
   loadConfig,
   loadVerifiedLock,
   resolveConfigPath,
+  sha256Digest,
   type LoadedConfig,
 } from '@gateway/core';
 import { createAdminPlugin } from './admin/index.js';
@@ -20,7 +21,7 @@ import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/i
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from './network/index.js';
-import { digestOf, watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
+import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { openDatabase, type Migration } from './store/database.js';
 import { createVault } from './vault/index.js';
@@ -306,7 +307,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
-      ...(initialBytes ? { initialDigest: digestOf(initialBytes) } : {}),
+      ...(initialBytes ? { initialDigest: sha256Digest(initialBytes) } : {}),
     });
     cleanups.push(() => watcher.close());
 

@@ -7,7 +7,8 @@ import { lockedOperation, lockWith } from '../../test/support/fixtures.js';
 import { PublicationRegistry } from '../publications/registry.js';
 import { createVault, type Vault } from '../vault/index.js';
 import type { DriftSourceReport } from '../drift/index.js';
-import { createAdminPlugin, tokensMatch } from './index.js';
+import { secretsEqual } from '../constant-time.js';
+import { createAdminPlugin } from './index.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 let loaded: LoadedConfig;
@@ -88,8 +89,8 @@ describe('admin API', () => {
   });
 
   it('tokens are compared whole', () => {
-    expect(tokensMatch('abc', 'abc')).toBe(true);
-    expect(tokensMatch('abc', 'abcd')).toBe(false);
-    expect(tokensMatch('', 'a')).toBe(false);
+    expect(secretsEqual('abc', 'abc')).toBe(true);
+    expect(secretsEqual('abc', 'abcd')).toBe(false);
+    expect(secretsEqual('', 'a')).toBe(false);
   });
 });

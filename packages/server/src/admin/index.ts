@@ -4,7 +4,7 @@
  * request, so `gateway secrets rotate admin-token` takes effect without a restart.
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { secretsEqual } from '../constant-time.js';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isGatewayError, type LoadedConfig } from '@gateway/core';
 import type { DriftSourceReport } from '../drift/watcher.js';
@@ -62,13 +62,6 @@ function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
     );
 }
 
-/** Compares two tokens in constant time: equal-length SHA-256 digests, so the length leaks nothing either. */
-export function tokensMatch(presented: string, expected: string): boolean {
-  const left = createHash('sha256').update(presented, 'utf8').digest();
-  const right = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(left, right);
-}
-
 export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsync {
   const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
 
@@ -97,7 +90,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       const header = request.headers.authorization ?? '';
       // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
       const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-      if (!match || !tokensMatch(match[1]!, expected)) {
+      if (!match || !secretsEqual(match[1]!, expected)) {
         return sendProblem(reply, {
           status: 401,
           code: 'ADMIN_TOKEN_INVALID',

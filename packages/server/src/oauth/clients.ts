@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { secretsEqual } from '../constant-time.js';
 import { GatewayError } from '@gateway/core';
 import type { Vault } from '../vault/vault.js';
 import { hashToken, type SessionStore } from '../sessions/store.js';
@@ -32,14 +33,6 @@ export class OAuthProblem extends Error {
   }
 }
 
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
-
-/** Constant-time equality of two secrets of any length (compares their digests). */
-export function secretsEqual(left: string, right: string): boolean {
-  return timingSafeEqual(sha256(left), sha256(right));
-}
 
 export interface ClientRegistry {
   /** The client, or an OAuthProblem (`invalid_client`, `invalid_request`) when it is unknown or unusable. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { secretsEqual } from '../oauth/clients.js';
+import { secretsEqual } from '../constant-time.js';
 
 /** Who signed in to the gateway's pages, and how. */
 export interface SignedInPerson {

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
+import { sha256Digest, type Lockfile } from '@gateway/core';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Lockfile } from '@gateway/core';
 import type { PublicationRegistry } from './registry.js';
 
 /** Minimal logger shape (pino and Fastify's logger both fit). */
@@ -38,10 +37,6 @@ export interface LockWatcher {
   close(): void;
 }
 
-export function digestOf(bytes: Buffer | string): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
-
 /**
  * Watches the lock file and swaps in each new version that verifies; a version that does not verify is
  * refused and logged, and the last good snapshot keeps serving.
@@ -67,7 +62,7 @@ export function watchLock(options: LockWatcherOptions): LockWatcher {
       options.logger.warn({ lockPath: options.lockPath }, 'lock file is missing; keeping the last good publications');
       return { status: 'missing' };
     }
-    const digest = digestOf(bytes);
+    const digest = sha256Digest(bytes);
     if (digest === servedDigest) return { status: 'unchanged', digest };
     try {
       const lock = await options.load();
