@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import {
   applyImport,
-  importOpenApi,
+  importLiveSource,
   loadConfig,
   readLockFile,
   sourceConfig,
@@ -36,12 +36,7 @@ export function registerImport(program: Command): void {
       // Read the lock before the (slow) import so a broken lock fails fast, and nothing is written until
       // the whole import succeeded: a failure at any step leaves the file byte for byte as it was.
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
-      const imported = await importOpenApi(source.document, {
-        baseDirectory: loaded.directory,
-        allowRemoteRefs: source.allowRemoteRefs ?? false,
-        ...(loaded.config.import?.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: loaded.config.import.maxDocumentBytes }),
-        ...(loaded.config.import?.timeoutMs === undefined ? {} : { timeoutMs: loaded.config.import.timeoutMs }),
-      });
+      const imported = await importLiveSource(loaded, sourceName);
       const { lock: next, summary } = applyImport(lock, sourceName, source.document, imported);
       await writeLockFile(context.lockPath, next);
       printResult(context, describeSummary(summary, source.document, context.lockPath), summary);
