@@ -6,6 +6,7 @@ export default defineConfig({
     // Tests import workspace packages from source; CLI subprocess tests run the built binary (see globalSetup).
     alias: {
       '@gateway/core': fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url)),
+      '@gateway/runtime': fileURLToPath(new URL('./packages/runtime/src/index.ts', import.meta.url)),
       '@gateway/server': fileURLToPath(new URL('./packages/server/src/index.ts', import.meta.url)),
     },
   },

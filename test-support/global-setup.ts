@@ -10,7 +10,7 @@ export default function setup(): void {
   if (process.env.GATEWAY_SKIP_BUILD === '1') return;
   const root = fileURLToPath(new URL('..', import.meta.url));
   try {
-    execFileSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/server', 'packages/cli'], {
+    execFileSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'], {
       cwd: root,
       stdio: 'pipe',
     });

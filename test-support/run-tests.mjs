@@ -16,7 +16,7 @@ if (prerequisites.status !== 0) {
   process.exit(1);
 }
 
-const build = spawnSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/server', 'packages/cli'], {
+const build = spawnSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'], {
   stdio: 'inherit',
 });
 if (build.status !== 0) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@gateway/core';
-import { createVault } from '@gateway/server';
+import { createVault } from '@gateway/runtime';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };

@@ -20,11 +20,11 @@ import { createCredentialResolver, listLogins, operationLogins } from './credent
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
-import { createGuardedAgent } from './network/index.js';
+import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { openDatabase, type Migration } from './store/database.js';
-import { createVault } from './vault/index.js';
+import { createVault } from '@gateway/runtime';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
 export const DEFAULT_LISTEN = '127.0.0.1:8080';

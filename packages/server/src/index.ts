@@ -1,6 +1,4 @@
 export {};
-export * from './vault/index.js';
-export * from './network/index.js';
 export * from './credentials/index.js';
 export * from './publications/index.js';
 export * from './execute/index.js';

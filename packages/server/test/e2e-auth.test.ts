@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import type { OAuthClientProvider as LegacyOAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { PeopleDirectory } from '../src/people/accounts.js';
+import { PeopleDirectory } from '@gateway/runtime';
 import { ORDERS_API_KEY, prepareWorkspace, type Workspace } from './support/harness.js';
 import { approve, makeTestCertificates, pkce, registerClient, startMetadataHost, tokenRequest } from './oauth-support/authorization-server.js';
 

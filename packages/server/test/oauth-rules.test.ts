@@ -5,8 +5,8 @@ import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../test-support/cli.js';
 import { classifyRedirectUri, isLocalhostOnly, redirectUriMatches } from '../src/oauth/redirect-uris.js';
 import { loadSigningKeys, SIGNING_KEYS_SECRET } from '../src/oauth/signing-keys.js';
-import { createVault } from '../src/vault/index.js';
-import type { Vault } from '../src/vault/vault.js';
+import { createVault } from '@gateway/runtime';
+import type { Vault } from '@gateway/runtime';
 
 describe('redirect URI rules (OAuth 2.1 §7.5.1, RFC 8252)', () => {
   it('accepts https, loopback http and reverse-domain private-use schemes; refuses the rest', () => {

@@ -7,7 +7,7 @@ import { parseConfig } from '@gateway/core';
 import { createAdminPlugin } from '../src/admin/index.js';
 import type { DriftSourceReport } from '../src/drift/index.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
-import { createVault } from '../src/vault/index.js';
+import { createVault } from '@gateway/runtime';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 
 const TOKEN = 'status-test-admin-token';

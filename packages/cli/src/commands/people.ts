@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GatewayError, loadConfig } from '@gateway/core';
-import { PeopleDirectory, peopleFilePath } from '@gateway/server';
+import { PeopleDirectory, peopleFilePath } from '@gateway/runtime';
 import { contextFrom, printResult } from '../context.js';
 
 /** Reads the password from stdin (piped, or typed with echo off is up to the shell): never from argv. */

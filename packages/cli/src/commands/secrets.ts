@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GatewayError, loadConfig } from '@gateway/core';
-import { createVault, type SecretMetadata, type Vault } from '@gateway/server';
+import { createVault, type SecretMetadata, type Vault } from '@gateway/runtime';
 import { contextFrom, printResult, type CliContext } from '../context.js';
 
 export function registerSecrets(program: Command): void {

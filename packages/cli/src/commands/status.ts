@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GatewayError, loadConfig, type LoadedConfig } from '@gateway/core';
-import { createVault, type AdminStatus } from '@gateway/server';
+import { createVault } from '@gateway/runtime';
+import type { AdminStatus } from '@gateway/server';
 import { contextFrom, printResult } from '../context.js';
 
 export function registerStatus(program: Command): void {

@@ -5,9 +5,9 @@ import { parseConfig, type LoadedConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { lockedOperation, lockWith } from '../../test/support/fixtures.js';
 import { PublicationRegistry } from '../publications/registry.js';
-import { createVault, type Vault } from '../vault/index.js';
+import { createVault, type Vault } from '@gateway/runtime';
 import type { DriftSourceReport } from '../drift/index.js';
-import { secretsEqual } from '../constant-time.js';
+import { secretsEqual } from '@gateway/runtime';
 import { createAdminPlugin } from './index.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };

@@ -4,12 +4,12 @@
  * request, so `gateway secrets rotate admin-token` takes effect without a restart.
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
-import { secretsEqual } from '../constant-time.js';
+import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isGatewayError, type LoadedConfig } from '@gateway/core';
 import type { DriftSourceReport } from '../drift/watcher.js';
 import type { SqliteDatabase } from '../store/database.js';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '@gateway/runtime';
 
 /** The part of the publication registry the admin API reads (publications/registry.ts). */
 export interface AdminRegistry {

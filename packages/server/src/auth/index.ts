@@ -8,20 +8,20 @@ import { registerOAuthRoutes } from '../oauth/routes.js';
 import { authSettings } from '../oauth/settings.js';
 import { loadSigningKeys } from '../oauth/signing-keys.js';
 import { AccessTokens } from '../oauth/tokens.js';
-import { PeopleDirectory } from '../people/accounts.js';
+import { PeopleDirectory } from '@gateway/runtime';
 import { BrowserSessions } from '../people/browser-sessions.js';
 import { createOidcSignIn } from '../people/oidc.js';
 import { createMcpAuthorizer } from '../sessions/authorizer.js';
 import { SessionStore, sessionMigrations } from '../sessions/store.js';
 import { openDatabase, type Migration } from '../store/database.js';
-import { gatewayDatabasePath } from '../oauth/settings.js';
+import { gatewayDatabasePath } from '@gateway/runtime';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
 export type { AuthorizationComponents, AuthorizationContext, ConsentLogin, ConsentTool } from './types.js';
 export { bearerChallenge } from '../sessions/authorizer.js';
 export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
-export { PeopleDirectory, type PersonSummary } from '../people/accounts.js';
-export { authSettings, gatewayDatabasePath, gatewayDataDirectory, peopleFilePath, type AuthSettings } from '../oauth/settings.js';
+
+export { authSettings, type AuthSettings } from '../oauth/settings.js';
 export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';
 
 /** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */

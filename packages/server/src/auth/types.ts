@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../mcp/caller.js';
 import type { SqliteDatabase } from '../store/database.js';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '@gateway/runtime';
 
 /** A tool as the consent page shows it. */
 export interface ConsentTool {

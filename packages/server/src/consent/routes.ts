@@ -6,7 +6,7 @@ import { findRedirectUri, OAuthProblem, type ClientRegistry, type OAuthClient } 
 import { addFormParser, formOf, queryOf, repeatedParameter } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { AuthSettings } from '../oauth/settings.js';
-import type { PeopleDirectory } from '../people/accounts.js';
+import type { PeopleDirectory } from '@gateway/runtime';
 import { SignInThrottle, type BrowserSession, type BrowserSessions } from '../people/browser-sessions.js';
 import type { OidcSignIn } from '../people/oidc.js';
 import { randomToken, type SessionStore } from '../sessions/store.js';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { parseConfig, type LoadedConfig, type LockedOperation, type SecuritySchemeSummary } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { createGuardedAgent } from '../network/index.js';
-import { createVault, type Vault } from '../vault/index.js';
+import { createGuardedAgent } from '@gateway/runtime';
+import { createVault, type Vault } from '@gateway/runtime';
 import { createCredentialResolver, listLogins, operationLogins, type ResolvedCredentials } from './index.js';
 
 const schemes: Record<string, SecuritySchemeSummary> = {

@@ -16,8 +16,8 @@ import {
   type Operation,
   type SecurityRequirement,
 } from '@gateway/core';
-import { findSsrfRefusal } from '../network/agent.js';
-import type { Vault } from '../vault/vault.js';
+import { findSsrfRefusal } from '@gateway/runtime';
+import type { Vault } from '@gateway/runtime';
 
 export interface ResolvedCredentials {
   headers: Record<string, string>;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { importOpenApiText, parseConfig, type LockedOperation, type LoadedConfig, type Operation } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { lockWith } from '../../test/support/fixtures.js';
-import { createGuardedAgent } from '../network/index.js';
+import { createGuardedAgent } from '@gateway/runtime';
 import { PublicationRegistry } from '../publications/registry.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { compareWithPublication, driftMigrations, startDriftWatcher, type DriftWatcher } from './index.js';

@@ -14,7 +14,7 @@ import {
   type LockedOperation,
   type Operation,
 } from '@gateway/core';
-import { guardedFetchText } from '../network/fetch-text.js';
+import { guardedFetchText } from '@gateway/runtime';
 import type { SqliteDatabase } from '../store/database.js';
 import { compareWithPublication, type DriftComparison } from './compare.js';
 import { DriftStore, type DriftState, type DriftStatus } from './store.js';

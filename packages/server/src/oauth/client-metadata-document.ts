@@ -3,7 +3,7 @@ import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { GatewayError } from '@gateway/core';
-import { compileAllowList, createGuardedAgent, guardedFetchText, isAddressAllowed, ssrfRefusal, type FetchedText } from '../network/index.js';
+import { compileAllowList, createGuardedAgent, guardedFetchText, isAddressAllowed, ssrfRefusal, type FetchedText } from '@gateway/runtime';
 import { classifyRedirectUri } from './redirect-uris.js';
 
 /**

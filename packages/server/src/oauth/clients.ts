@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { secretsEqual } from '../constant-time.js';
+import { secretsEqual } from '@gateway/runtime';
 import { GatewayError } from '@gateway/core';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '@gateway/runtime';
 import { hashToken, type SessionStore } from '../sessions/store.js';
 import { isClientMetadataUrl, type ClientMetadataFetcher } from './client-metadata-document.js';
 import { classifyRedirectUri, redirectUriMatches } from './redirect-uris.js';

@@ -1,4 +1,5 @@
 import { canonicalMcpUrl, resolveConfigPath, type AuthConfig, type LoadedConfig } from '@gateway/core';
+import { gatewayDataDirectory, peopleFilePath } from '@gateway/runtime';
 
 /** The fifteen minutes … seven days the consent page offers unless configured otherwise. */
 export const DEFAULT_LIFETIME_CHOICES_SECONDS = [900, 3600, 28800, 86400, 604800];
@@ -39,22 +40,6 @@ export interface AuthSettings {
   codeSeconds: number;
   /** A pending /authorize request waits this long for sign-in and a decision. */
   pendingRequestSeconds: number;
-}
-
-/** `<dataDirectory>` of the gateway: gateway.dataDirectory, default `.gateway` beside gateway.yaml. */
-export function gatewayDataDirectory(loaded: LoadedConfig): string {
-  return resolveConfigPath(loaded, loaded.config.gateway.dataDirectory ?? '.gateway');
-}
-
-/** The people file: auth.local.file, default `<dataDirectory>/people.json`. */
-export function peopleFilePath(loaded: LoadedConfig): string {
-  const file = loaded.config.auth?.local?.file;
-  return file ? resolveConfigPath(loaded, file) : resolveConfigPath(loaded, `${gatewayDataDirectory(loaded)}/people.json`);
-}
-
-/** The SQLite database sessions live in (the same file the server opens). */
-export function gatewayDatabasePath(loaded: LoadedConfig): string {
-  return `${gatewayDataDirectory(loaded)}/gateway.db`;
 }
 
 export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(loaded.config)): AuthSettings {

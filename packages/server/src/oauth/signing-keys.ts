@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { GatewayError } from '@gateway/core';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '@gateway/runtime';
 
 /** The vault entry holding the authorization server's signing keys (never the database). */
 export const SIGNING_KEYS_SECRET = 'oauth-signing-keys';

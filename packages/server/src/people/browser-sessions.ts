@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { secretsEqual } from '../constant-time.js';
+import { secretsEqual } from '@gateway/runtime';
 
 /** Who signed in to the gateway's pages, and how. */
 export interface SignedInPerson {

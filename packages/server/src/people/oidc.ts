@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { GatewayError, isLoopbackHostname, type AuthConfig } from '@gateway/core';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '@gateway/runtime';
 import type { SignedInPerson } from './browser-sessions.js';
 
 /**

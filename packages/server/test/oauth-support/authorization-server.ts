@@ -12,11 +12,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { authorizationMigrations, createAuthorization, type AuthorizationComponents, type ConsentLogin, type ConsentTool } from '../../src/auth/index.js';
-import { PeopleDirectory } from '../../src/people/accounts.js';
+import { PeopleDirectory } from '@gateway/runtime';
 import { SessionStore } from '../../src/sessions/store.js';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database.js';
-import { createVault } from '../../src/vault/index.js';
-import type { Vault } from '../../src/vault/vault.js';
+import { createVault } from '@gateway/runtime';
+import type { Vault } from '@gateway/runtime';
 import { freePort } from '../support/net.js';
 
 export const PERSON = { name: 'alice', password: 'correct horse battery staple', email: 'alice@example.com' };

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { GatewayError } from '@gateway/core';
-import { classifyAddress, createGuardedAgent, guardedFetchText, isAddressAllowed, parseCidr } from './index.js';
+import { classifyAddress, createGuardedAgent, guardedFetchText, isAddressAllowed, parseCidr } from '../index.js';
 
 describe('isAddressAllowed', () => {
   const refusedWithoutAllowList: Array<[string, string]> = [

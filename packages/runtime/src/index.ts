@@ -1,0 +1,36 @@
+/**
+ * @gateway/runtime: the Node-side state and I/O that the CLI and the server share. The CLI never imports the
+ * server; both import this. Everything public is listed here.
+ */
+export {
+  classifyAddress,
+  compileAllowList,
+  isAddressAllowed,
+  parseAddress,
+  parseCidr,
+  type AddressCategory,
+  type AllowList,
+} from './network/addresses.js';
+export { createGuardedAgent, findSsrfRefusal, ssrfRefusal, type GuardedAgentOptions } from './network/agent.js';
+export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './network/fetch-text.js';
+export {
+  createVault,
+  environmentVariableFor,
+  fileVaultPaths,
+  referencedSecretNames,
+  type CreateVaultOptions,
+  type SecretMetadata,
+  type Vault,
+} from './vault/index.js';
+export {
+  PeopleDirectory,
+  checkPasswordStrength,
+  checkPersonName,
+  hashPassword,
+  localSubject,
+  verifyPassword,
+  type LocalPerson,
+  type PersonSummary,
+} from './people/directory.js';
+export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
+export { secretsEqual } from './constant-time.js';
