@@ -87,6 +87,52 @@ beforeAll(async () => {
       simple('redirect_same', '/redirect-same'),
       simple('redirect_other', '/redirect-other'),
       lockedOperation({
+        tool: 'get_file',
+        method: 'GET',
+        path: '/files/{dir}/{name}',
+        server: `${server}/v1`,
+        parameters: [
+          { name: 'dir', in: 'path', argument: 'dir', required: true, style: 'simple', explode: false, allowReserved: false },
+          { name: 'name', in: 'path', argument: 'name', required: true, style: 'simple', explode: false, allowReserved: false },
+        ],
+        inputSchema: { type: 'object', properties: { dir: { type: 'string' }, name: { type: 'string' } }, required: ['dir', 'name'] },
+      }),
+      lockedOperation({
+        tool: 'delete_item',
+        method: 'DELETE',
+        path: '/items/{itemId}',
+        server,
+        parameters: [{ name: 'itemId', in: 'path', argument: 'itemId', required: true, style: 'simple', explode: false, allowReserved: false }],
+        inputSchema: { type: 'object', properties: { itemId: { type: 'string' } }, required: ['itemId'] },
+      }),
+      lockedOperation({
+        tool: 'get_labelled',
+        method: 'GET',
+        path: '/labels/{tag}',
+        server,
+        parameters: [{ name: 'tag', in: 'path', argument: 'tag', required: true, style: 'label', explode: false, allowReserved: false }],
+        inputSchema: { type: 'object', properties: { tag: {} }, required: ['tag'] },
+      }),
+      lockedOperation({
+        tool: 'get_climbing',
+        method: 'GET',
+        path: '/public/../admin/{id}',
+        server,
+        parameters: [{ name: 'id', in: 'path', argument: 'id', required: true, style: 'simple', explode: false, allowReserved: false }],
+        inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      }),
+      lockedOperation({
+        tool: 'get_pair',
+        method: 'GET',
+        path: '/pairs/{a}{b}',
+        server,
+        parameters: [
+          { name: 'a', in: 'path', argument: 'a', required: true, style: 'simple', explode: false, allowReserved: false },
+          { name: 'b', in: 'path', argument: 'b', required: true, style: 'simple', explode: false, allowReserved: false },
+        ],
+        inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] },
+      }),
+      lockedOperation({
         tool: 'create',
         method: 'POST',
         path: '/items/{kind}',
@@ -199,5 +245,52 @@ describe('executing an OpenAPI tool', () => {
     expect(cross.outcome).toBe('redirect');
     expect(JSON.stringify(cross.result.content)).toContain('another origin');
     expect(other.requests.length).toBe(before);
+  });
+});
+
+describe('path parameters cannot leave the frozen path template', () => {
+  // Each variant the outside probe sent, plus the ones that reach a dot segment another way.
+  const escapes: Array<[string, Record<string, unknown>]> = [
+    ['get_file', { dir: '..', name: 'admin' }],
+    ['get_file', { dir: '..', name: 'leak' }],
+    ['get_file', { dir: '.', name: 'x' }],
+    ['get_file', { dir: '', name: 'x' }],
+    ['get_file', { dir: 'a', name: '..' }],
+    ['get_file', { dir: '%2e%2e', name: '..' }],
+    ['delete_item', { itemId: '..' }],
+    ['delete_item', { itemId: '.' }],
+    ['delete_item', { itemId: '' }],
+    ['get_labelled', { tag: [] }],
+    ['get_labelled', { tag: '.' }],
+    ['get_labelled', { tag: '' }],
+    ['get_pair', { a: '.', b: '.' }],
+    ['get_pair', { a: '', b: '' }],
+    // The second line: a template whose own literal segments climb is caught once the URL is parsed.
+    ['get_climbing', { id: '7' }],
+  ];
+
+  it.each(escapes)('%s %j is an argument error and never reaches the upstream', async (name, args) => {
+    const before = upstream.requests.length;
+    const outcome = await executor.execute(tool(name), args, context);
+    expect(outcome.outcome).toBe('validation');
+    expect(outcome.result.isError).toBe(true);
+    const text = (outcome.result.content[0] as { text: string }).text;
+    expect(text).toContain(`invalid arguments for ${name}`);
+    expect(text).toContain('PATH_PARAMETER_INVALID');
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('values with "/", "%", CR/LF and dots inside a segment stay percent-encoded in one segment', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ dir: '../admin', name: 'a/b' }, '/v1/files/..%2Fadmin/a%2Fb'],
+      [{ dir: '%2e%2e', name: '100%' }, '/v1/files/%252e%252e/100%25'],
+      [{ dir: 'line\r\nX-Evil: 1', name: '...' }, '/v1/files/line%0D%0AX-Evil%3A%201/...'],
+      [{ dir: '.hidden', name: 'a..b' }, '/v1/files/.hidden/a..b'],
+    ];
+    for (const [args, path] of cases) {
+      const outcome = await executor.execute(tool('get_file'), args, context);
+      expect(outcome.outcome).toBe('ok');
+      expect(upstream.requests.at(-1)!.path).toBe(path);
+    }
   });
 });

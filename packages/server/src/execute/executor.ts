@@ -126,6 +126,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     try {
       upstream = buildUpstreamRequest(tool.operation, argumentsObject, credentials);
     } catch (error) {
+      // An argument the schema allows but the request cannot carry (a path value of `..`) is the caller's error.
+      if (isGatewayError(error) && error.category === 'usage') {
+        return finish(errorResult(`invalid arguments for ${tool.name}:\n- ${describe(error)}`), 'validation', {
+          loginId: credentials.loginId,
+        });
+      }
       return finish(errorResult(`cannot build the request for ${tool.name}: ${describe(error)}`), 'refused', {
         loginId: credentials.loginId,
       });

@@ -54,12 +54,16 @@ export function buildUpstreamRequest(
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
   for (const parameter of operation.parameters) {
-    const value = argumentsValue[parameter.argument];
+    // Own properties only: an argument named `constructor` or `toString` must not read Object.prototype.
+    const value = Object.hasOwn(argumentsValue, parameter.argument) ? argumentsValue[parameter.argument] : undefined;
     if (value === undefined) continue;
     switch (parameter.in) {
-      case 'path':
-        path = path.split(`{${parameter.name}}`).join(serialisePathValue(parameter, value));
+      case 'path': {
+        const serialised = serialisePathValue(parameter, value);
+        if (isDotOrEmptySegment(serialised)) throw pathValueRefused(operation, parameter.argument, serialised);
+        path = path.split(`{${parameter.name}}`).join(serialised);
         break;
+      }
       case 'query':
         queryPairs.push(...serialiseQueryValue(parameter, value));
         break;
@@ -79,6 +83,7 @@ export function buildUpstreamRequest(
       category: 'usage',
     });
   }
+  checkPathKeepsTemplate(operation, path);
   // Credentials last, so an argument can never replace them.
   for (const [name, value] of Object.entries(credentials.query)) queryPairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
   for (const [name, value] of Object.entries(credentials.cookies)) cookies.push(`${name}=${encodeStrict(value)}`);
@@ -86,6 +91,8 @@ export function buildUpstreamRequest(
   // Server URLs may carry a base path (`https://api.example.com/v1`); the template is appended to it.
   const base = operation.server.replace(/\/+$/, '');
   const url = new URL(`${base}${path.startsWith('/') ? path : `/${path}`}`);
+  // Second line: the WHATWG URL parser removes dot segments, so compare what it produced with the template.
+  checkUrlKeepsTemplate(operation, base, url);
   if (queryPairs.length > 0) url.search = `?${queryPairs.join('&')}`;
 
   headers['user-agent'] ??= USER_AGENT;
@@ -103,4 +110,64 @@ export function buildUpstreamRequest(
     }
   }
   return { method: operation.method.toUpperCase(), url, headers, body };
+}
+
+/**
+ * `.` and `..` are unreserved (RFC 3986 §2.3), so percent-encoding leaves them as they are, and URL parsers remove
+ * them as dot segments (RFC 3986 §5.2.4; WHATWG also reads `%2e` as a dot). An empty value would merge two segments
+ * or end the path early. Any of these would send the request to another route than the frozen template.
+ */
+function isDotOrEmptySegment(segment: string): boolean {
+  const dots = segment.replace(/%2e/gi, '.');
+  return dots === '' || dots === '.' || dots === '..';
+}
+
+function pathValueRefused(operation: LockedOperation, argument: string, serialised: string): GatewayError {
+  const shown = serialised === '' ? 'an empty value' : `"${serialised}"`;
+  return new GatewayError(
+    'PATH_PARAMETER_INVALID',
+    `argument '${argument}' is ${shown}, which a path segment cannot carry: it would take the request out of the path ` +
+      `template ${operation.path}`,
+    { category: 'usage', details: { argument, template: operation.path } },
+  );
+}
+
+function templateSegments(template: string): string[] {
+  return (template.startsWith('/') ? template : `/${template}`).split('/').slice(1);
+}
+
+/**
+ * The substituted path has the template's segments: the same count, literal segments unchanged, and no segment
+ * that holds a parameter reduced to a dot segment or to nothing (e.g. `{a}{b}` with `.` and `.`).
+ */
+function checkPathKeepsTemplate(operation: LockedOperation, path: string): void {
+  const template = templateSegments(operation.path);
+  const actual = templateSegments(path);
+  const isSame =
+    template.length === actual.length &&
+    template.every((segment, index) => {
+      const value = actual[index] as string;
+      if (!segment.includes('{')) return segment === value;
+      return !isDotOrEmptySegment(value);
+    });
+  if (!isSame) throw pathLeftTemplate(operation);
+}
+
+/** The URL as parsed still ends with as many segments as the template, none of them a dot segment. */
+function checkUrlKeepsTemplate(operation: LockedOperation, base: string, url: URL): void {
+  const baseSegments = new URL(`${base}/`).pathname.split('/').length - 2;
+  const sent = url.pathname.split('/').slice(1 + baseSegments);
+  const template = templateSegments(operation.path);
+  const isSame =
+    sent.length === template.length &&
+    template.every((segment, index) => (segment.includes('{') ? !isDotOrEmptySegment(sent[index] as string) : true));
+  if (!isSame) throw pathLeftTemplate(operation);
+}
+
+function pathLeftTemplate(operation: LockedOperation): GatewayError {
+  return new GatewayError(
+    'PATH_PARAMETER_INVALID',
+    `the arguments would take the request out of the path template ${operation.path}; nothing was sent`,
+    { category: 'usage', details: { template: operation.path } },
+  );
 }

@@ -73,6 +73,8 @@ export interface WorkspaceOptions {
   sourceExtra?: string;
   /** Extra top-level YAML. */
   configExtra?: string;
+  /** Changes the example OpenAPI document before the first import (e.g. to add hostile operations). */
+  editDocument?: (document: string) => string;
 }
 
 export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<Workspace> {
@@ -83,7 +85,8 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
   const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY };
   const example = await readFile(join(repositoryRoot, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   const documentPath = join(directory, 'openapi.yaml');
-  await writeFile(documentPath, example.replace('http://127.0.0.1:4010', api.url));
+  const document = example.replace('http://127.0.0.1:4010', api.url);
+  await writeFile(documentPath, options.editDocument ? options.editDocument(document) : document);
   const configPath = join(directory, 'gateway.yaml');
   await writeFile(
     configPath,
