@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../canonical.js';
-import { createAjv } from '../json-schema-validator.js';
+import { createAjv, validatableSchema } from '../json-schema-validator.js';
 import type { Operation } from '../model.js';
 import { fingerprintOf, importOpenApiText } from './index.js';
 
@@ -496,5 +496,35 @@ describe('normalising operations', () => {
     const second = await operations(text);
     expect(canonicalJson(second)).toBe(canonicalJson(first));
     expect(first.map((operation) => operation.tool)).toEqual(['same', 'post_a', 'same_2']);
+  });
+});
+
+describe('names that shadow Object.prototype are carried, never dropped', () => {
+  const names = ['__proto__', 'constructor', 'hasOwnProperty'];
+  const text = `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{"/probe":{"post":{
+    "parameters":[${names.map((name) => `{"name":"${name}","in":"query","schema":{"type":"string"}}`).join(',')}],
+    "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","additionalProperties":false,"required":["__proto__"],
+      "properties":{${names.map((name) => `"${name}":{"type":"string","__proto__":{"type":"number"}}`).join(',')}}}}}},
+    "responses":{"200":{"description":"OK"}}}}}}`;
+
+  it('query parameters and body properties named __proto__, constructor, hasOwnProperty are in the inputSchema', async () => {
+    const operation = await only(text);
+    expect(operation.status).toBe('supported');
+    const schema = operation.inputSchema as { properties: Record<string, { properties?: Record<string, unknown> }> };
+    expect(Object.keys(schema.properties)).toEqual([...names, 'body']);
+    expect(Object.keys(schema.properties.body!.properties!)).toEqual(names);
+    expect(operation.parameters.map((parameter) => [parameter.name, parameter.argument])).toEqual(names.map((name) => [name, name]));
+    // A `__proto__` keyword inside a schema is copied as a key, never turned into the object's prototype.
+    const inner = schema.properties.body!.properties!['constructor'] as unknown as Record<string, unknown>;
+    expect(Object.getPrototypeOf(inner)).toBe(Object.prototype);
+    expect(Object.hasOwn(inner, '__proto__')).toBe(true);
+  });
+
+  it('the validator applies a __proto__ property like any other (own properties only)', async () => {
+    const operation = await only(text);
+    const validate = createAjv().compile(validatableSchema(operation.inputSchema) as object);
+    expect(validate(JSON.parse('{"__proto__":"a","constructor":"b","body":{"__proto__":"c"}}'))).toBe(true);
+    expect(validate(JSON.parse('{"__proto__":1,"body":{"__proto__":"c"}}'))).toBe(false);
+    expect(validate(JSON.parse('{"body":{"constructor":"c"}}'))).toBe(false);
   });
 });

@@ -230,7 +230,8 @@ class OperationNormaliser {
     const hasBody = content !== null && Object.keys(content).length > 0;
 
     const argumentNames = this.argumentNames(parameterObjects, hasBody);
-    const properties: Record<string, JsonSchema> = {};
+    // Argument names come from the document: a Map, so `__proto__` or `constructor` is a name like any other.
+    const properties = new Map<string, JsonSchema>();
     const required: string[] = [];
     const parameters: OperationParameter[] = [];
 
@@ -282,11 +283,11 @@ class OperationNormaliser {
       } else if (location === 'querystring') {
         note('PARAMETER_UNSUPPORTED', `The querystring parameter "${name}" has no content media type.`);
       }
-      properties[argument] = annotate(convert(schema), {
+      properties.set(argument, annotate(convert(schema), {
         description: parameter.description,
         deprecated: parameter.deprecated === true,
         examples: this.examplesOf(parameter),
-      });
+      }));
       if (isRequired) required.push(argument);
       parameters.push(mapping);
     });
@@ -305,11 +306,11 @@ class OperationNormaliser {
       }
       const media = resolveObject(this.document, content[mediaType]);
       body = { argument: 'body', mediaType, required: requestBody.required === true };
-      properties.body = annotate(convert(media.schema ?? {}), {
+      properties.set('body', annotate(convert(media.schema ?? {}), {
         description: requestBody.description,
         deprecated: false,
         examples: this.examplesOf(media),
-      });
+      }));
       if (body.required) required.push('body');
     }
 
@@ -320,7 +321,8 @@ class OperationNormaliser {
     if (security.unsupported) note('SECURITY_SCHEME_UNSUPPORTED', `No usable security alternative: ${security.unsupported}.`);
 
     const inputSchema: Record<string, unknown> = { type: 'object' };
-    if (Object.keys(properties).length > 0) inputSchema.properties = properties;
+    // Object.fromEntries defines own properties, so even `__proto__` stays a property (assignment would not).
+    if (properties.size > 0) inputSchema.properties = Object.fromEntries(properties);
     if (required.length > 0) inputSchema.required = [...required].sort(compareText);
     inputSchema.additionalProperties = false;
     const definitions = this.converter.definitionsFor(references);

@@ -252,33 +252,7 @@ export class SchemaConverter {
   }
 
   private convertObject(node: Record<string, unknown>, references: Set<string>): JsonSchema {
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(node)) {
-      if (key.startsWith('x-') || DROPPED_KEYWORDS.has(key)) continue;
-      if (key === 'pattern') {
-        const pattern = typeof value === 'string' ? unicodePattern(value) : null;
-        if (pattern !== null) out.pattern = pattern;
-      } else if (SCHEMA_MAP_KEYWORDS.has(key) && isObject(value)) {
-        const entries: [string, JsonSchema][] = [];
-        for (const [name, schema] of Object.entries(value)) {
-          const property = key === 'patternProperties' ? unicodePattern(name) : name;
-          if (property !== null) entries.push([property, this.convertNode(schema, references)]);
-        }
-        out[key] = Object.fromEntries(entries);
-      } else if (SCHEMA_ARRAY_KEYWORDS.has(key) && Array.isArray(value)) {
-        out[key] = value.map((schema) => this.convertNode(schema, references));
-      } else if (SCHEMA_KEYWORDS.has(key)) {
-        out[key] = this.convertNode(value, references);
-      } else if (key === 'items') {
-        // draft-04 tuple form (`items: [...]`) is `prefixItems` in 2020-12.
-        if (Array.isArray(value)) out.prefixItems = value.map((schema) => this.convertNode(schema, references));
-        else out.items = this.convertNode(value, references);
-      } else if (key === 'additionalItems') {
-        if (Array.isArray(node.items)) out.items = this.convertNode(value, references);
-      } else {
-        out[key] = value;
-      }
-    }
+    const out = this.convertKeywords(node, references);
 
     if (this.dialect === '3.0') {
       // OAS 3.0 (draft-05 semantics): boolean exclusiveMinimum/Maximum modify minimum/maximum.
@@ -313,6 +287,41 @@ export class SchemaConverter {
 
     if (this.dialect === '3.0' && node.nullable === true) return this.allowNull(out);
     return out;
+  }
+
+  /**
+   * The keywords of one schema object, converted. Keys come from the document, so they are collected in a Map and
+   * defined as own properties: `out[key] = value` would turn a `__proto__` key into a prototype change.
+   */
+  private convertKeywords(node: Record<string, unknown>, references: Set<string>): Record<string, unknown> {
+    const out = new Map<string, unknown>();
+    for (const [key, value] of Object.entries(node)) {
+      if (key.startsWith('x-') || DROPPED_KEYWORDS.has(key)) continue;
+      if (key === 'pattern') {
+        const pattern = typeof value === 'string' ? unicodePattern(value) : null;
+        if (pattern !== null) out.set('pattern', pattern);
+      } else if (SCHEMA_MAP_KEYWORDS.has(key) && isObject(value)) {
+        const entries: [string, JsonSchema][] = [];
+        for (const [name, schema] of Object.entries(value)) {
+          const property = key === 'patternProperties' ? unicodePattern(name) : name;
+          if (property !== null) entries.push([property, this.convertNode(schema, references)]);
+        }
+        out.set(key, Object.fromEntries(entries));
+      } else if (SCHEMA_ARRAY_KEYWORDS.has(key) && Array.isArray(value)) {
+        out.set(key, value.map((schema) => this.convertNode(schema, references)));
+      } else if (SCHEMA_KEYWORDS.has(key)) {
+        out.set(key, this.convertNode(value, references));
+      } else if (key === 'items') {
+        // draft-04 tuple form (`items: [...]`) is `prefixItems` in 2020-12.
+        if (Array.isArray(value)) out.set('prefixItems', value.map((schema) => this.convertNode(schema, references)));
+        else out.set('items', this.convertNode(value, references));
+      } else if (key === 'additionalItems') {
+        if (Array.isArray(node.items)) out.set('items', this.convertNode(value, references));
+      } else {
+        out.set(key, value);
+      }
+    }
+    return Object.fromEntries(out);
   }
 
   private removeReadOnlyProperties(node: Record<string, unknown>, out: Record<string, unknown>): void {

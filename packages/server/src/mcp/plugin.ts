@@ -56,7 +56,24 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
 }
 
 interface CallerAuthInfo extends AuthInfo {
-  extra: { caller: McpCaller };
+  /** `body`: the POST body as JSON.parse read it, for the arguments the SDK's schema parsing would alter. */
+  extra: { caller: McpCaller; body?: unknown };
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The `tools/call` arguments exactly as the client sent them. The SDK parses `arguments` as a record, which
+ * skips a `__proto__` key; argument names come from documents, so the gateway reads them from the body itself
+ * when it is this very request (same id and tool name).
+ */
+function sentArguments(body: unknown, id: unknown, name: string, parsed: unknown): unknown {
+  if (!isJsonObject(body) || body.method !== 'tools/call' || body.id !== id) return parsed;
+  const params = body.params;
+  if (!isJsonObject(params) || params.name !== name || !isJsonObject(params.arguments)) return parsed;
+  return params.arguments;
 }
 
 /**
@@ -147,6 +164,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
     const factory = (context: McpRequestContext): Server => {
       const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
+      const body = (context.authInfo as CallerAuthInfo | undefined)?.extra?.body;
       if (!caller) throw new Error('an /mcp request reached the MCP layer without an authenticated caller');
       // The snapshot this request works on: a reload during the call does not change it.
       const snapshot = registry.snapshot();
@@ -175,7 +193,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         if (!authorizer.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) {
           return { content: [{ type: 'text', text: `session ${caller.sessionId} has ended; sign in again` }], isError: true };
         }
-        const outcome = await executor.execute(tool, request.params.arguments ?? {}, {
+        const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
+        const outcome = await executor.execute(tool, argumentsValue ?? {}, {
           logins: caller.logins,
           signal: handlerContext.mcpReq.signal,
         });
@@ -250,7 +269,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
           clientId: caller.clientId,
           scopes: [],
           expiresAt: Math.floor(caller.expiresAt / 1000),
-          extra: { caller },
+          extra: { caller, body: request.method === 'POST' ? request.body : undefined },
         };
         (request.raw as { auth?: AuthInfo }).auth = authInfo;
         const started = performance.now();

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import {
   createAjv,
+  validatableSchema,
   describeSchemaErrors,
   inUsePublication,
   type JsonSchema,
@@ -177,7 +178,7 @@ export class PublicationRegistry {
         // Compiled lazily, once per publication: start-up with thousands of tools stays fast, and the
         // compiled function is carried into later snapshots while the publication is unchanged.
         if (!compiled) {
-          compiled = ajv.compile(operation.inputSchema as object);
+          compiled = ajv.compile(validatableSchema(operation.inputSchema) as object);
           nextCache.set(cacheKey, compiled);
         }
         if (compiled(argumentsValue)) return { ok: true };
