@@ -294,3 +294,84 @@ describe('path parameters cannot leave the frozen path template', () => {
     }
   });
 });
+
+describe('credentials an upstream echoes are redacted in their common encodings', () => {
+  // Reserved, non-ASCII and base64-alphabet characters, so every encoding differs from the plain value.
+  const API_KEY = 'k3y/With+Special=Chars&é~!(x)';
+  let echo: Awaited<ReturnType<typeof startRecordingUpstream>>;
+  const keyedExecutor = createExecutor({
+    credentials: { resolve: async () => ({ headers: { 'x-api-key': API_KEY }, query: {}, cookies: {}, loginId: 'api/key' }) },
+    dispatcherFor: () => agent,
+    limitsFor: () => limits,
+  });
+  const keyed = new PublicationRegistry();
+
+  /** Each encoding the echoing upstream answers with, computed here independently of the executor. */
+  function encodings(key: string): Record<string, string> {
+    const bytes = Buffer.from(key, 'utf8');
+    const base64 = bytes.toString('base64');
+    return {
+      plain: key,
+      base64,
+      base64Unpadded: base64.replace(/=+$/, ''),
+      base64url: bytes.toString('base64url'),
+      hex: bytes.toString('hex'),
+      hexUpper: bytes.toString('hex').toUpperCase(),
+      percent: encodeURIComponent(key),
+      percentLower: encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      percentForm: new URLSearchParams({ k: key }).toString().slice(2),
+      percentEveryByte: [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`).join(''),
+      // Inside longer encoded texts, at each byte alignment.
+      base64InJson: Buffer.from(JSON.stringify({ apiKey: key })).toString('base64'),
+      base64InBasic: Buffer.from(`user:${key}`).toString('base64'),
+      base64urlInToken: Buffer.from(`ab${key}cd`).toString('base64url'),
+      hexInText: Buffer.from(`key=${key};`).toString('hex'),
+    };
+  }
+
+  beforeAll(async () => {
+    echo = await startRecordingUpstream((request, response) => {
+      const key = String(request.headers['x-api-key']);
+      const body = JSON.stringify(encodings(key));
+      if (request.path === '/error') {
+        response.writeHead(400, { 'content-type': 'text/plain' });
+        response.end(body);
+        return;
+      }
+      response.writeHead(200, { 'content-type': request.path === '/text' ? 'text/plain' : 'application/json' });
+      response.end(body);
+    });
+    keyed.replace(
+      lockWith([
+        lockedOperation({ tool: 'echo_json', method: 'GET', path: '/json', server: echo.url }),
+        lockedOperation({ tool: 'echo_text', method: 'GET', path: '/text', server: echo.url }),
+        lockedOperation({ tool: 'echo_error', method: 'GET', path: '/error', server: echo.url }),
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    await echo?.close();
+  });
+
+  it.each(['echo_json', 'echo_text', 'echo_error'])('%s: no encoding of the key reaches the client', async (name) => {
+    const outcome = await keyedExecutor.execute(keyed.snapshot().tools.get(name)!, {}, { logins: new Set(['api/key']) });
+    expect(echo.requests.at(-1)!.headers['x-api-key']).toBe(API_KEY);
+    const text = (outcome.result.content[0] as { text: string }).text;
+    const sent = encodings(API_KEY);
+    for (const [form, value] of Object.entries(sent)) {
+      expect(text, `${form} leaked`).not.toContain(value);
+    }
+    if (name === 'echo_json') {
+      const fields = outcome.result.structuredContent as Record<string, string>;
+      expect(Object.keys(fields)).toEqual(Object.keys(sent));
+      for (const [form, value] of Object.entries(fields)) {
+        expect(value, form).toContain('[redacted]');
+        // What is left around a redaction in a longer encoded text does not decode back to the key.
+        for (const decoded of [Buffer.from(value, 'base64'), Buffer.from(value, 'base64url'), Buffer.from(value, 'hex')]) {
+          expect(decoded.toString('utf8')).not.toContain(API_KEY);
+        }
+      }
+    }
+  });
+});

@@ -385,18 +385,85 @@ export function toToolResult(
   };
 }
 
-/** Every credential value (and bearer-style token part) long enough to be recognisable. */
+/** Every credential value (and bearer-style token part) long enough to be recognisable, in each encoding. */
 function secretValues(credentials: ExecutorCredentials): string[] {
-  const values = new Set<string>();
+  const plain = new Set<string>();
   const add = (value: string) => {
-    if (value.length >= 6) values.add(value);
+    if (value.length >= MIN_SECRET_LENGTH) plain.add(value);
     const space = value.indexOf(' ');
-    if (space > 0 && value.length - space - 1 >= 6) values.add(value.slice(space + 1));
+    if (space > 0 && value.length - space - 1 >= MIN_SECRET_LENGTH) plain.add(value.slice(space + 1));
   };
   for (const value of Object.values(credentials.headers)) add(value);
   for (const value of Object.values(credentials.query)) add(value);
   for (const value of Object.values(credentials.cookies)) add(value);
+  const values = new Set<string>();
+  for (const secret of plain) for (const form of cachedForms(secret)) values.add(form);
+  // Longest first, so a whole encoding is replaced before a shorter form found inside it.
   return [...values].sort((a, b) => b.length - a.length);
+}
+
+const MIN_SECRET_LENGTH = 6;
+
+/** Credentials repeat from call to call: their encoded forms are computed once (bounded, oldest dropped). */
+const formsCache = new Map<string, string[]>();
+const FORMS_CACHE_SIZE = 1_000;
+
+function cachedForms(secret: string): string[] {
+  let forms = formsCache.get(secret);
+  if (!forms) {
+    forms = encodedForms(secret).filter((form) => form.length >= MIN_SECRET_LENGTH);
+    if (formsCache.size >= FORMS_CACHE_SIZE) formsCache.delete(formsCache.keys().next().value as string);
+    formsCache.set(secret, forms);
+  }
+  return forms;
+}
+
+/**
+ * The forms in which an upstream commonly echoes a value: as is, JSON-escaped, percent-encoded (either hex
+ * case, `+` for space, or every byte escaped), base64 and base64url (padded or not, and at each of the three
+ * byte alignments it can take inside a longer encoded text), and hex in either case. Not covered: other
+ * encodings, transformations (hashes, case changes, reversal) and secrets split across fields (docs/security.md).
+ */
+export function encodedForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const forms = new Set<string>([secret]);
+  forms.add(JSON.stringify(secret).slice(1, -1));
+  forms.add(JSON.stringify(secret).slice(1, -1).replace(/\//g, '\\/'));
+  const percent = encodeURIComponent(secret);
+  forms.add(percent);
+  forms.add(percent.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+  forms.add(percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`));
+  forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
+  const everyByte = [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+  forms.add(everyByte);
+  forms.add(everyByte.toUpperCase());
+  const hex = bytes.toString('hex');
+  forms.add(hex);
+  forms.add(hex.toUpperCase());
+  for (const offset of [0, 1, 2]) {
+    // The secret preceded by `offset` bytes: the characters that also carry those bytes (and the last one, which
+    // also carries what follows) differ with the neighbours, so only the stable middle is searched for.
+    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const total = offset + bytes.length;
+    const head = Math.ceil((offset * 8) / 6);
+    const tail = total % 3 === 0 ? 0 : 1;
+    const padding = (shifted.match(/=+$/) ?? [''])[0].length;
+    const core = shifted.slice(head, shifted.length - padding - tail);
+    if (offset === 0) {
+      forms.add(shifted);
+      forms.add(shifted.slice(0, shifted.length - padding));
+      forms.add(toBase64Url(shifted));
+    }
+    if (core.length >= 8) {
+      forms.add(core);
+      forms.add(toBase64Url(core));
+    }
+  }
+  return [...forms];
+}
+
+function toBase64Url(base64: string): string {
+  return base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 /** An upstream that echoes its request must not hand the gateway's secrets to the client. */
