@@ -6,6 +6,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseConfig } from '@gateway/core';
 import { buildApp, closeGracefully } from '../app.js';
+import { MAX_MCP_BODY_DEPTH } from './plugin.js';
 import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
 import { PublicationRegistry } from '../publications/index.js';
 import { allowAllAuthorizer, lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
@@ -131,6 +132,56 @@ describe('drift overlay and list changes', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     await client.close();
+  });
+});
+
+/** A JSON array nested `depth` levels deep, as text (JSON.stringify itself would recurse). */
+function nested(depth: number): string {
+  return `${'['.repeat(depth)}${']'.repeat(depth)}`;
+}
+
+async function postRaw(headers: Record<string, string>, body: string): Promise<{ status: number; json: { error?: { code: number; message: string }; result?: unknown } }> {
+  const response = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
+  const text = await response.text();
+  return { status: response.status, json: JSON.parse(text.replace(/^[\s\S]*?data: /, '')) };
+}
+
+const MODERN = { 'mcp-protocol-version': '2026-07-28' };
+const MODERN_META = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}';
+
+describe('deep nesting on /mcp is a client error', () => {
+  const deep = nested(200_000);
+  it.each([
+    ['id', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":${deep},"method":"tools/list","params":{}}`],
+    ['_meta', { ...MODERN, 'mcp-method': 'tools/list' }, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":${deep}}}}`],
+    ['arguments (2026-07-28)', { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'list_orders' }, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}},"_meta":${MODERN_META}}}`],
+    ['arguments (2025-11-25)', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}}}}`],
+    ['cursor', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":${deep}}}`],
+  ] as const)('200,000-deep JSON in %s is answered 400 with JSON-RPC -32600, not a crash', async (_where, headers, body) => {
+    const before = upstream.requests.length;
+    const response = await postRaw(headers, body);
+    expect(response.status).toBe(400);
+    expect(response.json.error?.code).toBe(-32600);
+    expect(response.json.error?.message).toContain(`deeper than ${MAX_MCP_BODY_DEPTH} levels`);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('brackets inside strings do not count, and a body at the limit is served normally', async () => {
+    const inString = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":"${'['.repeat(1000)}"}}}`;
+    const quoted = await postRaw({ 'mcp-protocol-version': '2025-11-25' }, inString);
+    expect(quoted.status).toBe(200);
+    expect(quoted.json.error).toBeUndefined();
+    // Envelope (1) + params (2) + arguments (3): an argument value of the remaining depth is accepted.
+    const atLimit = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 3)}}}}`;
+    const served = await postRaw({ 'mcp-protocol-version': '2025-11-25' }, atLimit);
+    expect(served.status).toBe(200);
+    expect(JSON.stringify(served.json.result)).toContain('invalid arguments for list_orders');
+    const over = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 2)}}}}`;
+    expect((await postRaw({ 'mcp-protocol-version': '2025-11-25' }, over)).json.error?.code).toBe(-32600);
   });
 });
 

@@ -16,6 +16,7 @@ import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool } from '../publications/registry.js';
 import type { ToolCallOutcome } from '../execute/executor.js';
 import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
+import { exceedsJsonDepth } from './json-depth.js';
 import type { OriginGuard } from './origin.js';
 import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
 
@@ -45,7 +46,15 @@ export interface McpPluginOptions {
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
+/**
+ * Deepest nesting of arrays and objects accepted in an `/mcp` body (the JSON-RPC envelope counts: a tool's
+ * arguments sit at level 3). Deeper bodies are refused before anything recursive (the SDK's schema parsing,
+ * argument validation, serialisation) touches them, which would otherwise overflow the stack.
+ */
+export const MAX_MCP_BODY_DEPTH = 128;
+
 const INVALID_JSON = Symbol('invalid JSON body');
+const TOO_DEEP = Symbol('JSON body nested too deeply');
 
 /** Requests parked while the plugin shuts down are refused with this. */
 function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string, headers: Record<string, string> = {}) {
@@ -226,7 +235,9 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
     fastify.removeContentTypeParser(['application/json']);
     fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: maxRequestBytes }, (_request, body, done) => {
       try {
-        done(null, JSON.parse(body as string));
+        // A cheap scan of the raw text, before JSON.parse and everything after it.
+        if (exceedsJsonDepth(body as string, MAX_MCP_BODY_DEPTH)) done(null, TOO_DEEP);
+        else done(null, JSON.parse(body as string));
       } catch {
         done(null, INVALID_JSON);
       }
@@ -257,6 +268,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         if (request.body === INVALID_JSON) {
           logger.info({ status: 400, reason: 'invalid JSON' }, 'mcp request refused');
           return jsonRpcError(reply, 400, ProtocolErrorCode.ParseError, 'Parse error: invalid JSON');
+        }
+        if (request.body === TOO_DEEP) {
+          logger.info({ status: 400, reason: 'nesting' }, 'mcp request refused');
+          return jsonRpcError(
+            reply,
+            400,
+            ProtocolErrorCode.InvalidRequest,
+            `Invalid Request: the body nests arrays and objects deeper than ${MAX_MCP_BODY_DEPTH} levels`,
+          );
         }
 
         const caller = authentication.caller;
