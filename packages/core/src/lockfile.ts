@@ -22,6 +22,40 @@ function validateLockShape(value: unknown): ValidateFunction {
   return lockShapeValidator;
 }
 
+/**
+ * Deepest nesting of mappings and sequences the lock reader accepts (js-yaml `maxDepth`, whose default of 100
+ * refused locks of ordinary deeply nested schemas). Kept well below what the YAML writer's recursion can take on
+ * a small (worker thread) stack: about 1,000 levels overflow it. The writer refuses to write anything deeper
+ * (`LOCK_NESTING_TOO_DEEP`), and the importer keeps each tool's inputSchema within `MAX_INPUT_SCHEMA_DEPTH`, so a
+ * lock the gateway writes is always one it can read.
+ */
+export const LOCK_MAX_DEPTH = 256;
+
+/** Levels above an operation's `inputSchema` in the lock: root, sources, source, publications, publication, operations, operation. */
+const INPUT_SCHEMA_FRAME_DEPTH = 7;
+
+/** Deepest inputSchema (its own mapping counting as 1) that fits in a lock within `LOCK_MAX_DEPTH`. */
+export const MAX_INPUT_SCHEMA_DEPTH = LOCK_MAX_DEPTH - INPUT_SCHEMA_FRAME_DEPTH;
+
+/**
+ * Nesting depth of arrays and objects in a JSON-like value (a scalar is 0, `{}` is 1), without recursion so
+ * that hostile depth cannot overflow the stack. Stops counting once past `limit` (returns `limit + 1`).
+ */
+export function nestingDepth(value: unknown, limit = Number.MAX_SAFE_INTEGER): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return limit + 1;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
 export function emptyLock(): Lockfile {
   return { lockVersion: LOCK_VERSION, lastPublication: 0, sources: [] };
 }
@@ -134,7 +168,8 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
     // js-yaml reads a 2,000-tool lock about ten times faster than `yaml` (which still writes it): the server
     // parses the lock at every start and reload. A lock never contains aliases: refuse them outright rather
     // than expand them; duplicate keys are refused too.
-    value = load(text, { maxAliases: 0 });
+    // js-yaml refuses a collection once the depth reaches `maxDepth`: + 1 accepts exactly LOCK_MAX_DEPTH levels.
+    value = load(text, { maxAliases: 0, maxDepth: LOCK_MAX_DEPTH + 1 });
   } catch (error) {
     throw new GatewayError('LOCK_UNREADABLE', `${where} is not valid YAML: ${(error as Error).message}`, {
       category: 'lock',
@@ -195,6 +230,15 @@ export async function writeFileAtomically(path: string, text: string, mode = 0o6
 
 /** Validates, serialises and atomically writes a lock. */
 export async function writeLockFile(path: string, lock: Lockfile): Promise<void> {
+  // The reader's depth limit, checked first so a too-deep lock gets its own code rather than LOCK_UNREADABLE.
+  if (nestingDepth(lock, LOCK_MAX_DEPTH) > LOCK_MAX_DEPTH) {
+    throw new GatewayError(
+      'LOCK_NESTING_TOO_DEEP',
+      `the lock would nest more than ${LOCK_MAX_DEPTH} levels deep, more than tools.lock may hold; ` +
+        'a schema of the document is nested too deeply. Nothing was written.',
+      { category: 'document' },
+    );
+  }
   const text = serialiseLock(lock);
   parseLock(text, path); // never write a lock we could not read back
   await writeFileAtomically(path, text);

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../canonical.js';
 import { createAjv, validatableSchema } from '../json-schema-validator.js';
 import type { Operation } from '../model.js';
+import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lockfile.js';
 import { fingerprintOf, importOpenApiText } from './index.js';
+import { normaliseDocument } from './normalise.js';
 
 const options = { baseDirectory: '/nonexistent' };
 
@@ -526,5 +528,36 @@ describe('names that shadow Object.prototype are carried, never dropped', () => 
     expect(validate(JSON.parse('{"__proto__":"a","constructor":"b","body":{"__proto__":"c"}}'))).toBe(true);
     expect(validate(JSON.parse('{"__proto__":1,"body":{"__proto__":"c"}}'))).toBe(false);
     expect(validate(JSON.parse('{"body":{"constructor":"c"}}'))).toBe(false);
+  });
+});
+
+describe('an input schema deeper than the lock can hold is unsupported, never an unreadable lock', () => {
+  function arrays(depth: number): Record<string, unknown> {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let level = 1; level < depth; level += 1) schema = { type: 'array', items: schema };
+    return schema;
+  }
+  function operationWithBody(depth: number): Record<string, unknown> {
+    return { requestBody: { required: true, content: { 'application/json': { schema: arrays(depth) } } }, responses: ok };
+  }
+
+  it(`a body schema that puts inputSchema past MAX_INPUT_SCHEMA_DEPTH (${MAX_INPUT_SCHEMA_DEPTH}) is TOOL_SCHEMA_TOO_COMPLEX; its neighbours stay supported`, () => {
+    // inputSchema (1) → properties (2) → body schema (3…): a body schema of depth d gives an inputSchema of d + 2.
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'T', version: '1' },
+      servers: [{ url: 'https://api.example.com' }],
+      paths: {
+        '/fits': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 2) },
+        '/too-deep': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 1) },
+      },
+    };
+    const [fits, tooDeep] = normaliseDocument(document, { openapiVersion: '3.1.0', documentUrl: null });
+    expect(fits!.status).toBe('supported');
+    expect(nestingDepth(fits!.inputSchema)).toBe(MAX_INPUT_SCHEMA_DEPTH);
+    expect(tooDeep!.status).toBe('unsupported');
+    expect(tooDeep!.reason).toMatchObject({ code: 'TOOL_SCHEMA_TOO_COMPLEX' });
+    expect(tooDeep!.reason!.message).toContain(`more than ${MAX_INPUT_SCHEMA_DEPTH} levels`);
+    expect(nestingDepth(tooDeep!.inputSchema)).toBeLessThan(5);
   });
 });

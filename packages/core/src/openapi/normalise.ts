@@ -5,6 +5,7 @@
  */
 import { canonicalDigest } from '../canonical.js';
 import { GatewayError } from '../errors.js';
+import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lockfile.js';
 import type {
   JsonSchema,
   Operation,
@@ -327,6 +328,12 @@ class OperationNormaliser {
     inputSchema.additionalProperties = false;
     const definitions = this.converter.definitionsFor(references);
     if (Object.keys(definitions).length > 0) inputSchema.$defs = definitions;
+    // The lock must be able to hold (and its reader to read) what is written into it.
+    if (nestingDepth(inputSchema, MAX_INPUT_SCHEMA_DEPTH) > MAX_INPUT_SCHEMA_DEPTH) {
+      throw new ToolSchemaTooComplexError(
+        `its input schema nests more than ${MAX_INPUT_SCHEMA_DEPTH} levels deep, more than tools.lock may hold`,
+      );
+    }
 
     return {
       parameters,

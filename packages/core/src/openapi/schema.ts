@@ -26,8 +26,8 @@ export type SchemaDialect = '3.0' | '3.1';
 export const MAX_SCHEMA_DEFINITIONS = 1000;
 
 export class ToolSchemaTooComplexError extends Error {
-  constructor(count: number) {
-    super(`its input schema needs ${count} shared definitions, more than the limit of ${MAX_SCHEMA_DEFINITIONS}`);
+  constructor(problem: string) {
+    super(problem);
     this.name = 'ToolSchemaTooComplexError';
   }
 }
@@ -183,7 +183,9 @@ export class SchemaConverter {
       seen.add(pointer);
       const definition = this.definitionAt(pointer);
       collected.push(definition);
-      if (collected.length > MAX_SCHEMA_DEFINITIONS) throw new ToolSchemaTooComplexError(collected.length);
+      if (collected.length > MAX_SCHEMA_DEFINITIONS) throw new ToolSchemaTooComplexError(
+          `its input schema needs ${collected.length} shared definitions, more than the limit of ${MAX_SCHEMA_DEFINITIONS}`,
+        );
       for (const next of definition.references) if (!seen.has(next)) pending.push(next);
     }
     collected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
