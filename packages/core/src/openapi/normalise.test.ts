@@ -522,6 +522,17 @@ describe('names that shadow Object.prototype are carried, never dropped', () => 
     expect(Object.hasOwn(inner, '__proto__')).toBe(true);
   });
 
+  it('a security scheme named __proto__ is kept with the operation', async () => {
+    const secured = `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],
+      "components":{"securitySchemes":{"__proto__":{"type":"apiKey","in":"header","name":"X-Key"}}},
+      "security":[{"__proto__":[]}],"paths":{"/a":{"get":{"responses":{"200":{"description":"OK"}}}}}}`;
+    const operation = await only(secured);
+    expect(operation.status).toBe('supported');
+    expect(Object.keys(operation.securitySchemes)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(operation.securitySchemes, '__proto__')?.value).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Key' });
+    expect(Object.keys(operation.security[0]!)).toEqual(['__proto__']);
+  });
+
   it('the validator applies a __proto__ property like any other (own properties only)', async () => {
     const operation = await only(text);
     const validate = createAjv().compile(validatableSchema(operation.inputSchema) as object);

@@ -85,7 +85,8 @@ export function resolveSecurity(
   const declared = isObject(document.components) && isObject(document.components.securitySchemes)
     ? document.components.securitySchemes
     : {};
-  const securitySchemes: Record<string, SecuritySchemeSummary> = {};
+  // Scheme names come from the document: a Map, so a scheme named `__proto__` is not lost on assignment.
+  const securitySchemes = new Map<string, SecuritySchemeSummary>();
   const problems = new Map<string, string | null>();
   for (const name of [...new Set(security.flatMap((requirement) => Object.keys(requirement)))].sort()) {
     if (!Object.prototype.hasOwnProperty.call(declared, name)) {
@@ -95,11 +96,12 @@ export function resolveSecurity(
       );
     }
     const summary = summariseScheme(resolveObject(document, declared[name]));
-    securitySchemes[name] = summary;
+    securitySchemes.set(name, summary);
     problems.set(name, schemeProblem(name, summary));
   }
-  if (security.length === 0) return { security, securitySchemes, unsupported: null };
+  const schemes = Object.fromEntries(securitySchemes);
+  if (security.length === 0) return { security, securitySchemes: schemes, unsupported: null };
   const satisfiable = security.some((requirement) => Object.keys(requirement).every((name) => problems.get(name) === null));
   const firstProblem = [...problems.values()].find((problem) => problem !== null) ?? null;
-  return { security, securitySchemes, unsupported: satisfiable ? null : firstProblem };
+  return { security, securitySchemes: schemes, unsupported: satisfiable ? null : firstProblem };
 }
