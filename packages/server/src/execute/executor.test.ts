@@ -374,4 +374,37 @@ describe('credentials an upstream echoes are redacted in their common encodings'
       }
     }
   });
+
+  it('an HTTP Basic password an upstream echoes decoded is redacted too', async () => {
+    const password = 'p4ss/Word+é';
+    const basic = createExecutor({
+      credentials: {
+        resolve: async () => ({
+          headers: { authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` },
+          query: {},
+          cookies: {},
+          loginId: 'api/basic',
+        }),
+      },
+      dispatcherFor: () => agent,
+      limitsFor: () => limits,
+    });
+    const decoded = await startRecordingUpstream((request, response) => {
+      const header = String(request.headers.authorization).slice('Basic '.length);
+      const pair = Buffer.from(header, 'base64').toString('utf8');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ pair, password: pair.slice(pair.indexOf(':') + 1), hex: Buffer.from(pair.slice(6)).toString('hex') }));
+    });
+    try {
+      const registry = new PublicationRegistry();
+      registry.replace(lockWith([lockedOperation({ tool: 'who', method: 'GET', path: '/who', server: decoded.url })]));
+      const outcome = await basic.execute(registry.snapshot().tools.get('who')!, {}, { logins: new Set(['api/basic']) });
+      const text = JSON.stringify(outcome.result);
+      expect(text).not.toContain(password);
+      expect(text).not.toContain(Buffer.from(password).toString('hex'));
+      expect(outcome.result.structuredContent).toEqual({ pair: '[redacted]', password: '[redacted]', hex: '[redacted]' });
+    } finally {
+      await decoded.close();
+    }
+  });
 });

@@ -392,6 +392,15 @@ function secretValues(credentials: ExecutorCredentials): string[] {
     if (value.length >= MIN_SECRET_LENGTH) plain.add(value);
     const space = value.indexOf(' ');
     if (space > 0 && value.length - space - 1 >= MIN_SECRET_LENGTH) plain.add(value.slice(space + 1));
+    // HTTP Basic (RFC 7617): the password itself, and `user:password`, are what an upstream would echo decoded.
+    if (/^basic /i.test(value)) {
+      const decoded = Buffer.from(value.slice(6).trim(), 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon >= 0) {
+        if (decoded.length >= MIN_SECRET_LENGTH) plain.add(decoded);
+        if (decoded.length - colon - 1 >= MIN_SECRET_LENGTH) plain.add(decoded.slice(colon + 1));
+      }
+    }
   };
   for (const value of Object.values(credentials.headers)) add(value);
   for (const value of Object.values(credentials.query)) add(value);
