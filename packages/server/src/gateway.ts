@@ -14,6 +14,7 @@ import {
   type LoadedConfig,
 } from '@gateway/core';
 import { createAdminPlugin } from './admin/index.js';
+import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
@@ -287,12 +288,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       cleanups.push(() => started.stop());
     }
 
+    // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
+    const guard = createOriginGuard({ mcpUrl, isLoopbackListener, listenPort: listen.port, allowedOrigins: config.gateway.allowedOrigins ?? [] });
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, guard, ...(drift ? { drift } : {}) }),
+      guard,
       registry,
       executor,
       logger: fastifyLogger,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { randomToken, sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
-import { OAuthProblem, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from './clients.js';
+import { OAuthProblem, REGISTRATION_LIMITS, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from './clients.js';
 import { addFormParser, allowCors, formOf, registerPreflight, repeatedParameter, sendOAuthJson, sendOAuthProblem } from './http.js';
 import type { SigningKeySet } from './signing-keys.js';
 import { TokenRejected, type AccessTokens } from './tokens.js';
@@ -85,7 +85,7 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
   registerPreflight(instance, `${base}/oauth/jwks.json`, 'GET');
 
   // RFC 7591: dynamic registration (deprecated in MCP 2026-07-28, kept for 2025-11-25 clients).
-  instance.post(`${base}/oauth/register`, async (request, reply) => {
+  instance.post(`${base}/oauth/register`, { bodyLimit: REGISTRATION_LIMITS.bodyBytes }, async (request, reply) => {
     allowCors(reply);
     try {
       const registered = clients.register(request.body, request.ip);

@@ -1,0 +1,143 @@
+/**
+ * Hostile input against the authorization server (issue 15, items 4, 5, 6 and the OAuth part of 10): each
+ * case here was accepted by the gateway before; docs/security.md › Hostile input lists them with counts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classifyRedirectUri, redirectUriMatches } from '../src/oauth/redirect-uris.js';
+import { authorizeUrl, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+
+describe('loopback redirect URIs: only the port may vary (RFC 8252 §7.3)', () => {
+  const registered = 'http://127.0.0.1:9/callback';
+  const refused = [
+    'http://evil.example@127.0.0.1:9/callback',
+    'http://evil.example:x@127.0.0.1:9/callback',
+    'http://127.0.0.1:9/call\tback',
+    'http://127.0.0.1:9/callback ',
+    ' http://127.0.0.1:9/callback',
+    'http://127.0.0.1:9/callback\n',
+    'http://127.1:9/callback',
+    'http://2130706433:9/callback',
+    'http://0x7f.0.0.1:9/callback',
+    'http://0177.0.0.1:9/callback',
+    'http://127.000.000.001:9/callback',
+    'http://%31%32%37.0.0.1:9/callback',
+    'HTTP://127.0.0.1:9/callback',
+    'http:/127.0.0.1:9/callback',
+    'http://127.0.0.1:9/./callback',
+    'http://127.0.0.1:9/x/../callback',
+    'http://127.0.0.1:9/callback#',
+    'http://[::ffff:127.0.0.1]:9/callback',
+  ];
+
+  it.each(refused)('a requested %j does not match the registered loopback URI', (requested) => {
+    expect(redirectUriMatches(registered, requested)).toBe(false);
+  });
+
+  it('the same URI with another port still matches; another host spelling or path does not', () => {
+    expect(redirectUriMatches(registered, 'http://127.0.0.1:51234/callback')).toBe(true);
+    expect(redirectUriMatches('http://127.0.0.1/callback', 'http://127.0.0.1:51234/callback')).toBe(true);
+    expect(redirectUriMatches(registered, 'http://localhost:9/callback')).toBe(false);
+    expect(redirectUriMatches(registered, 'http://127.0.0.1:9/Callback')).toBe(false);
+    expect(redirectUriMatches(registered, 'http://127.0.0.1:99999/callback')).toBe(false);
+  });
+});
+
+describe('redirect URIs a client may register', () => {
+  const refused = [
+    'javascript.x:alert(1)',
+    'javascript:alert(1)',
+    'JavaScript:alert(1)',
+    'vbscript.x:msgbox',
+    'com.example.javascript:alert(1)',
+    'data.x:text/html,<script>alert(1)</script>',
+    'data:text/html,hi',
+    'file.x:///etc/passwd',
+    'file:///etc/passwd',
+    'myapp:/cb',
+    'http://2130706433:9/cb',
+    'http://127.1:9/cb',
+    'https://2130706433/cb',
+    'https://0x7f000001/cb',
+    'https://App.Example.com/cb',
+    'https://user@app.example.com/cb',
+    'https:app.example.com/cb',
+    'https://app.example.com/c b',
+    'https://app.example.com/cb\t',
+    `https://app.example.com/${'a'.repeat(2000)}`,
+  ];
+
+  it.each(refused)('%j is refused', (uri) => {
+    expect(classifyRedirectUri(uri)).toHaveProperty('problem');
+  });
+
+  it('reverse-domain private-use schemes, https and loopback http are accepted', () => {
+    expect(classifyRedirectUri('com.example.app:/cb')).toEqual({ kind: 'private-use' });
+    expect(classifyRedirectUri('com.example.app:/oauth2redirect/example-provider')).toEqual({ kind: 'private-use' });
+    expect(classifyRedirectUri('https://app.example.com/cb?x=1')).toEqual({ kind: 'https' });
+    expect(classifyRedirectUri('http://[::1]:8080/cb')).toEqual({ kind: 'loopback' });
+    expect(classifyRedirectUri('http://localhost/cb')).toEqual({ kind: 'loopback' });
+  });
+});
+
+describe('dynamic client registration caps (RFC 7591)', () => {
+  let server: TestAuthorizationServer;
+  beforeAll(async () => {
+    server = await startAuthorizationServer({ authYaml: 'registration:\n  perIpPerHour: 1000' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('javascript.x:, a decimal IPv4 host and userinfo are refused with invalid_redirect_uri', async () => {
+    for (const uri of ['javascript.x:alert(1)', 'http://2130706433:9/cb', 'http://evil.example@127.0.0.1:9/callback', 'http://127.1:9/cb']) {
+      const { status, body } = await registerClient(server.issuer, { redirect_uris: [uri] });
+      expect(status, uri).toBe(400);
+      expect(body.error, uri).toBe('invalid_redirect_uri');
+    }
+  });
+
+  it('20,000 redirect URIs are refused; 20 are accepted', async () => {
+    const many = Array.from({ length: 20_000 }, (_, index) => `http://127.0.0.1/cb${index}`);
+    const tooMany = await fetch(`${server.issuer}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: many }) });
+    expect(tooMany.status).toBeGreaterThanOrEqual(400);
+    expect(tooMany.status).toBeLessThan(500);
+    const justOver = await registerClient(server.issuer, { redirect_uris: many.slice(0, 21) });
+    expect(justOver.status).toBe(400);
+    expect(justOver.body.error).toBe('invalid_redirect_uri');
+    expect((await registerClient(server.issuer, { redirect_uris: many.slice(0, 20) })).status).toBe(201);
+  });
+
+  it('a 900 KB client_uri is refused (413), a 2,001-character or non-https one with invalid_client_metadata', async () => {
+    const huge = await fetch(`${server.issuer}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'], client_uri: `https://app.example.com/${'a'.repeat(900_000)}` }),
+    });
+    expect(huge.status).toBe(413);
+    for (const clientUri of [`https://app.example.com/${'a'.repeat(1977)}`, 'javascript:alert(1)', 'http://app.example.com/', 42]) {
+      const { status, body } = await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_uri: clientUri });
+      expect(status, String(clientUri).slice(0, 40)).toBe(400);
+      expect(body.error).toBe('invalid_client_metadata');
+    }
+    const fine = await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_uri: 'https://app.example.com/about' });
+    expect(fine.status).toBe(201);
+    expect(fine.body.client_uri).toBe('https://app.example.com/about');
+  });
+
+  it('a client_name over 200 characters and a scope over 1,000 are refused', async () => {
+    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_name: 'n'.repeat(201) })).body.error).toBe('invalid_client_metadata');
+    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], scope: 's'.repeat(1001) })).body.error).toBe('invalid_client_metadata');
+  });
+
+  it('/authorize refuses a userinfo, tab or trailing-space variant of a registered loopback URI on its own page', async () => {
+    const { body } = await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1:9/callback'] });
+    const clientId = body.client_id as string;
+    for (const redirectUri of ['http://evil.example@127.0.0.1:9/callback', 'http://127.0.0.1:9/call\tback', 'http://127.0.0.1:9/callback ', 'http://127.1:9/callback']) {
+      const response = await fetch(authorizeUrl(server, { clientId, redirectUri, challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
+      expect(response.status, JSON.stringify(redirectUri)).toBe(400);
+      expect(response.headers.get('location'), JSON.stringify(redirectUri)).toBeNull();
+    }
+    const ok = await fetch(authorizeUrl(server, { clientId, redirectUri: 'http://127.0.0.1:4567/callback', challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
+    expect(ok.status).toBe(303);
+  });
+});
