@@ -2,9 +2,27 @@
  * Hostile input against the authorization server (issue 15, items 4, 5, 6 and the OAuth part of 10): each
  * case here was accepted by the gateway before; docs/security.md › Hostile input lists them with counts.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyRedirectUri, redirectUriMatches } from '../src/oauth/redirect-uris.js';
-import { authorizeUrl, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import { approve, authorizeUrl, pkce, registerClient, startAuthorizationServer, tokenRequest, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+/** Registration → sign-in → consent → code → tokens, over HTTP as a client and a browser would. */
+async function authorise(server: TestAuthorizationServer): Promise<{ clientId: string; accessToken: string; refreshToken: string }> {
+  const registered = await registerClient(server.issuer, { client_name: 'Hostile test', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
+  const clientId = registered.body.client_id as string;
+  const { verifier, challenge } = pkce();
+  const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['search_orders'], logins: ['orders/api_key'] });
+  const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+  expect(tokens.status).toBe(200);
+  return { clientId, accessToken: tokens.body.access_token as string, refreshToken: tokens.body.refresh_token as string };
+}
+
+async function mcpStatus(server: TestAuthorizationServer, token: string): Promise<number> {
+  return (await fetch(server.mcpUrl, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status;
+}
 
 describe('loopback redirect URIs: only the port may vary (RFC 8252 §7.3)', () => {
   const registered = 'http://127.0.0.1:9/callback';
@@ -139,5 +157,73 @@ describe('dynamic client registration caps (RFC 7591)', () => {
     }
     const ok = await fetch(authorizeUrl(server, { clientId, redirectUri: 'http://127.0.0.1:4567/callback', challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
     expect(ok.status).toBe(303);
+  });
+});
+
+describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grace window)', () => {
+  let server: TestAuthorizationServer;
+  beforeAll(async () => {
+    server = await startAuthorizationServer({ authYaml: 'registration:\n  perIpPerHour: 1000\ntokens:\n  refreshReuseGraceSeconds: 1' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const refresh = (clientId: string, refreshToken: string) => tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+
+  it('a just-rotated token presented again within the window, its successor unused, gets a new successor; the session stays open', async () => {
+    const { clientId, refreshToken } = await authorise(server);
+    const lost = await refresh(clientId, refreshToken);
+    expect(lost.status).toBe(200);
+    // The client never saw `lost` (a crash, a dropped connection) and presents the old token again.
+    const retried = await refresh(clientId, refreshToken);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(retried.body.refresh_token).not.toBe(lost.body.refresh_token);
+    expect(retried.body.refresh_token).not.toBe(refreshToken);
+    expect(await mcpStatus(server, retried.body.access_token as string)).toBe(200);
+    const next = await refresh(clientId, retried.body.refresh_token as string);
+    expect(next.status).toBe(200);
+    expect(await mcpStatus(server, next.body.access_token as string)).toBe(200);
+  });
+
+  it('the successor replaced by a retry is dead: presenting it revokes the session (someone else had it)', async () => {
+    const { clientId, refreshToken } = await authorise(server);
+    const first = await refresh(clientId, refreshToken);
+    const retried = await refresh(clientId, refreshToken);
+    expect(retried.status).toBe(200);
+    const stale = await refresh(clientId, first.body.refresh_token as string);
+    expect(stale.body.error).toBe('invalid_grant');
+    expect(await mcpStatus(server, retried.body.access_token as string)).toBe(401);
+  });
+
+  it('replay after the successor was used revokes the session', async () => {
+    const { clientId, refreshToken } = await authorise(server);
+    const rotated = await refresh(clientId, refreshToken);
+    const used = await refresh(clientId, rotated.body.refresh_token as string);
+    expect(used.status).toBe(200);
+    const replay = await refresh(clientId, refreshToken);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect(await mcpStatus(server, used.body.access_token as string)).toBe(401);
+    expect(server.store.listSessions().at(-1)!.revokedReason).toBe('refresh token used twice');
+  });
+
+  it('replay after the grace window revokes the session', async () => {
+    const { clientId, refreshToken } = await authorise(server);
+    const rotated = await refresh(clientId, refreshToken);
+    expect(rotated.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    const replay = await refresh(clientId, refreshToken);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect(await mcpStatus(server, rotated.body.access_token as string)).toBe(401);
+  });
+
+  it('rotation records the successor beside the retired token (what the grace rule reads)', async () => {
+    const { clientId, refreshToken } = await authorise(server);
+    const rotated = await refresh(clientId, refreshToken);
+    const rows = server.database
+      .prepare('SELECT used_at IS NOT NULL AS used, successor_hash IS NOT NULL AS linked FROM oauth_refresh_tokens WHERE token_hash IN (?, ?) ORDER BY created_at, used DESC')
+      .all(...[refreshToken, rotated.body.refresh_token as string].map((token) => createHash('sha256').update(token).digest('base64url'))) as Array<{ used: number; linked: number }>;
+    expect(rows).toEqual([{ used: 1, linked: 1 }, { used: 0, linked: 0 }]);
   });
 });

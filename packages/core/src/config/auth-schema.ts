@@ -97,6 +97,13 @@ export const authSchema = {
       additionalProperties: false,
       properties: {
         accessTokenSeconds: { ...positiveSeconds, maximum: 3600, default: 600 },
+        refreshReuseGraceSeconds: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 300,
+          default: 60,
+          description: 'a rotated refresh token presented again this soon, its successor unused, gets a new successor instead of revoking (0: never)',
+        },
         signingKeyMaxAgeDays: { type: 'integer', minimum: 1, default: 90 },
       },
     },
@@ -126,6 +133,6 @@ export interface AuthConfig {
   clientMetadata?: { enabled?: boolean; maxBytes?: number; timeoutMs?: number; maxCacheSeconds?: number; caCertificates?: string[] };
   registration?: { enabled?: boolean; perIpPerHour?: number; unusedExpirySeconds?: number; idleExpirySeconds?: number };
   sessions?: { maxLifetimeSeconds?: number; lifetimeChoicesSeconds?: number[] };
-  tokens?: { accessTokenSeconds?: number; signingKeyMaxAgeDays?: number };
+  tokens?: { accessTokenSeconds?: number; refreshReuseGraceSeconds?: number; signingKeyMaxAgeDays?: number };
   signIn?: { browserSessionSeconds?: number; maxFailedAttempts?: number; lockoutSeconds?: number };
 }
