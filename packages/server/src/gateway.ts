@@ -90,6 +90,45 @@ export function redactNestedSecrets(object: Record<string, unknown>): Record<str
 }
 
 /**
+ * Query parameters whose values never reach a log line: the id of a pending authorization (a handle on
+ * someone's approval in progress), authorization codes, `state`, PKCE values and tokens.
+ */
+const UNLOGGED_QUERY_PARAMETERS = new Set(['request', 'code', 'state', 'code_challenge', 'code_verifier', 'token', 'access_token', 'refresh_token', 'client_secret']);
+
+/** A request URL as logged: the values of UNLOGGED_QUERY_PARAMETERS replaced by `[redacted]`. */
+export function urlForLog(url: string): string {
+  const question = url.indexOf('?');
+  if (question < 0) return url;
+  const query = url
+    .slice(question + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals < 0 ? pair : pair.slice(0, equals);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // A malformed name is logged as sent; it names nothing we redact.
+      }
+      return equals >= 0 && UNLOGGED_QUERY_PARAMETERS.has(decoded) ? `${name}=${REDACTED}` : pair;
+    });
+  return `${url.slice(0, question)}?${query.join('&')}`;
+}
+
+/** Fastify's request serializer, with the URL passed through urlForLog. */
+function requestForLog(request: { method?: string; url?: string; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } }): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: typeof request.url === 'string' ? urlForLog(request.url) : request.url,
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/**
  * The gateway's structured logger: JSON lines, secrets redacted; `destination` 2 writes to stderr (a stream
  * object: tests).
  */
@@ -102,6 +141,8 @@ export function createGatewayLogger(options: { level?: string; destination?: 1 |
       // Named paths through pino (cheap); the `*.<name>` ones through redactNestedSecrets (same effect).
       redact: { paths: DIRECT_REDACTED_PATHS, censor: REDACTED },
       formatters: { log: redactNestedSecrets },
+      // Overrides Fastify's `req` serializer (Fastify merges the instance's own over its defaults).
+      serializers: { req: requestForLog },
     },
     typeof destination === 'number' ? pino.destination({ dest: destination, sync: false }) : destination,
   );

@@ -79,6 +79,17 @@ export const authSchema = {
         idleExpirySeconds: { ...positiveSeconds, default: 7776000 },
       },
     },
+    authorize: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'bounds on /authorize, which anyone can call; over a limit it answers 429 with Retry-After',
+      properties: {
+        perAddressPerMinute: { type: 'integer', minimum: 1, default: 60, description: 'requests per client address per minute' },
+        perClientPerMinute: { type: 'integer', minimum: 1, default: 600, description: 'requests per client_id per minute' },
+        maxPendingPerClient: { type: 'integer', minimum: 1, default: 1000, description: 'requests of one client waiting for sign-in or consent' },
+        maxPending: { type: 'integer', minimum: 1, default: 10000, description: 'requests waiting for sign-in or consent, all clients' },
+      },
+    },
     sessions: {
       type: 'object',
       additionalProperties: false,
@@ -132,6 +143,7 @@ export interface AuthConfig {
   clients?: Array<{ clientId: string; name: string; redirectUris: string[]; secret?: string }>;
   clientMetadata?: { enabled?: boolean; maxBytes?: number; timeoutMs?: number; maxCacheSeconds?: number; caCertificates?: string[] };
   registration?: { enabled?: boolean; perIpPerHour?: number; unusedExpirySeconds?: number; idleExpirySeconds?: number };
+  authorize?: { perAddressPerMinute?: number; perClientPerMinute?: number; maxPendingPerClient?: number; maxPending?: number };
   sessions?: { maxLifetimeSeconds?: number; lifetimeChoicesSeconds?: number[] };
   tokens?: { accessTokenSeconds?: number; refreshReuseGraceSeconds?: number; signingKeyMaxAgeDays?: number };
   signIn?: { browserSessionSeconds?: number; maxFailedAttempts?: number; lockoutSeconds?: number };

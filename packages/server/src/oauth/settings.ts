@@ -43,6 +43,8 @@ export interface AuthSettings {
   lockoutSeconds: number;
   /** Authorization codes live this long (OAuth 2.1 §4.1.2: short, ≤ 10 min recommended). */
   codeSeconds: number;
+  /** Bounds on /authorize, which anyone can call (docs/authorization.md › `/authorize`). */
+  authorize: { perAddressPerMinute: number; perClientPerMinute: number; maxPendingPerClient: number; maxPending: number };
   /** A pending /authorize request waits this long for sign-in and a decision. */
   pendingRequestSeconds: number;
 }
@@ -96,6 +98,12 @@ export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(load
     browserSessionSeconds: auth.signIn?.browserSessionSeconds ?? 28800,
     maxFailedAttempts: auth.signIn?.maxFailedAttempts ?? 5,
     lockoutSeconds: auth.signIn?.lockoutSeconds ?? 900,
+    authorize: {
+      perAddressPerMinute: auth.authorize?.perAddressPerMinute ?? 60,
+      perClientPerMinute: auth.authorize?.perClientPerMinute ?? 600,
+      maxPendingPerClient: auth.authorize?.maxPendingPerClient ?? 1000,
+      maxPending: auth.authorize?.maxPending ?? 10_000,
+    },
     codeSeconds: 60,
     pendingRequestSeconds: 600,
   };
