@@ -116,15 +116,22 @@ export function urlForLog(url: string): string {
   return `${url.slice(0, question)}?${query.join('&')}`;
 }
 
-/** Fastify's request serializer, with the URL passed through urlForLog. */
-function requestForLog(request: { method?: string; url?: string; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } }): Record<string, unknown> {
+/**
+ * Fastify's request serializer with the URL passed through urlForLog. A plain object logged under `req`
+ * (not a Fastify request) is kept as it is, apart from its `url`.
+ */
+function requestForLog(request: unknown): unknown {
+  if (request === null || typeof request !== 'object') return request;
+  const fields = request as { raw?: unknown; method?: string; url?: unknown; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } };
+  const url = typeof fields.url === 'string' ? urlForLog(fields.url) : fields.url;
+  if (fields.raw === undefined) return typeof fields.url === 'string' ? { ...fields, url } : request;
   return {
-    method: request.method,
-    url: typeof request.url === 'string' ? urlForLog(request.url) : request.url,
-    version: request.headers?.['accept-version'],
-    host: request.host,
-    remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort,
+    method: fields.method,
+    url,
+    version: fields.headers?.['accept-version'],
+    host: fields.host,
+    remoteAddress: fields.ip,
+    remotePort: fields.socket?.remotePort,
   };
 }
 
