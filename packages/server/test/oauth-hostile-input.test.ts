@@ -222,6 +222,18 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     expect(await mcpStatus(server, rotated.body.access_token as string)).toBe(401);
   });
 
+  it('rotation is one transaction: when storing the successor fails, the presented token is not retired', async () => {
+    const first = await authorise(server);
+    const second = await authorise(server);
+    // A successor whose hash already exists makes the insert fail inside the transaction (as a crash would
+    // interrupt it): retiring the presented token must be rolled back with it.
+    expect(() => server.store.rotateRefreshToken(first.refreshToken, second.refreshToken, { graceMs: 1000 })).toThrow(/UNIQUE/);
+    expect(server.store.findRefreshToken(first.refreshToken)!.usedAt).toBeNull();
+    const refreshed = await refresh(first.clientId, first.refreshToken);
+    expect(refreshed.status).toBe(200);
+    expect(await mcpStatus(server, refreshed.body.access_token as string)).toBe(200);
+  });
+
   it('rotation records the successor beside the retired token (what the grace rule reads)', async () => {
     const { clientId, refreshToken } = await authorise(server);
     const rotated = await refresh(clientId, refreshToken);
