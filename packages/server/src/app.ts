@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { LoadedConfig } from '@gateway/core';
 import type { Executor } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
-import { createOriginGuard } from './mcp/origin.js';
+import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 
@@ -25,6 +25,8 @@ export interface BuildAppOptions {
   isLoopbackListener: boolean;
   /** The port listened on, for the loopback Host/Origin spellings. */
   listenPort?: number;
+  /** The Host/Origin guard (built from the options above when absent); the admin API shares it. */
+  guard?: OriginGuard;
   /** Tools per `tools/list` page. */
   toolsPageSize?: number;
   /** `ttlMs` of `tools/list`. */
@@ -77,12 +79,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return { status: 'ready', generation: snapshot.generation, tools: snapshot.names.length };
   });
 
-  const guard = createOriginGuard({
-    mcpUrl: options.mcpUrl,
-    isLoopbackListener: options.isLoopbackListener,
-    ...(options.listenPort === undefined ? {} : { listenPort: options.listenPort }),
-    allowedOrigins: options.loaded.config.gateway.allowedOrigins ?? [],
-  });
+  const guard =
+    options.guard ??
+    createOriginGuard({
+      mcpUrl: options.mcpUrl,
+      isLoopbackListener: options.isLoopbackListener,
+      ...(options.listenPort === undefined ? {} : { listenPort: options.listenPort }),
+      allowedOrigins: options.loaded.config.gateway.allowedOrigins ?? [],
+    });
   await app.register(
     createMcpPlugin({
       authorizer: options.authorizer,

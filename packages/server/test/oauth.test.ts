@@ -316,17 +316,19 @@ describe('tokens and sessions', () => {
     }
   });
 
-  it('refresh tokens rotate; replaying an old one revokes the session', async () => {
+  it('refresh tokens rotate; replaying an old one after its successor was used revokes the session', async () => {
     const { tokens, clientId } = await authorise(['search_orders']);
     const first = tokens.body.refresh_token as string;
     const rotated = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: first, client_id: clientId, resource: server.mcpUrl });
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(first);
     expect((await mcp(rotated.body.access_token as string)).status).toBe(200);
+    const again = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token as string, client_id: clientId });
+    expect(again.status).toBe(200);
     const replay = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: first, client_id: clientId });
     expect(replay.body.error).toBe('invalid_grant');
-    expect((await mcp(rotated.body.access_token as string)).status).toBe(401);
-    const next = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token as string, client_id: clientId });
+    expect((await mcp(again.body.access_token as string)).status).toBe(401);
+    const next = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: again.body.refresh_token as string, client_id: clientId });
     expect(next.body.error).toBe('invalid_grant');
   });
 

@@ -5,6 +5,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '@gateway/core';
 import { createAdminPlugin } from '../src/admin/index.js';
+import { createOriginGuard } from '../src/mcp/origin.js';
+import { freePort } from './support/net.js';
 import type { DriftSourceReport } from '../src/drift/index.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
 import { createVault } from '@gateway/runtime';
@@ -53,8 +55,11 @@ beforeAll(async () => {
     ] }],
   });
   app = Fastify({ logger: false });
-  await app.register(createAdminPlugin({ vault, loaded, registry, drift: { report: () => drift } }));
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = await freePort();
+  // As `gateway serve` builds it: the loopback listener's own port is a name of this gateway too.
+  const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:9/mcp', isLoopbackListener: true, listenPort: port });
+  await app.register(createAdminPlugin({ vault, loaded, registry, guard, drift: { report: () => drift } }));
+  await app.listen({ host: '127.0.0.1', port });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
 

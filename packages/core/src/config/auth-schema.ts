@@ -79,6 +79,17 @@ export const authSchema = {
         idleExpirySeconds: { ...positiveSeconds, default: 7776000 },
       },
     },
+    authorize: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'bounds on /authorize, which anyone can call; over a limit it answers 429 with Retry-After',
+      properties: {
+        perAddressPerMinute: { type: 'integer', minimum: 1, default: 60, description: 'requests per client address per minute' },
+        perClientPerMinute: { type: 'integer', minimum: 1, default: 600, description: 'requests per client_id per minute' },
+        maxPendingPerClient: { type: 'integer', minimum: 1, default: 1000, description: 'requests of one client waiting for sign-in or consent' },
+        maxPending: { type: 'integer', minimum: 1, default: 10000, description: 'requests waiting for sign-in or consent, all clients' },
+      },
+    },
     sessions: {
       type: 'object',
       additionalProperties: false,
@@ -97,6 +108,13 @@ export const authSchema = {
       additionalProperties: false,
       properties: {
         accessTokenSeconds: { ...positiveSeconds, maximum: 3600, default: 600 },
+        refreshReuseGraceSeconds: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 300,
+          default: 60,
+          description: 'a rotated refresh token presented again this soon, its successor unused, gets a new successor instead of revoking (0: never)',
+        },
         signingKeyMaxAgeDays: { type: 'integer', minimum: 1, default: 90 },
       },
     },
@@ -125,7 +143,8 @@ export interface AuthConfig {
   clients?: Array<{ clientId: string; name: string; redirectUris: string[]; secret?: string }>;
   clientMetadata?: { enabled?: boolean; maxBytes?: number; timeoutMs?: number; maxCacheSeconds?: number; caCertificates?: string[] };
   registration?: { enabled?: boolean; perIpPerHour?: number; unusedExpirySeconds?: number; idleExpirySeconds?: number };
+  authorize?: { perAddressPerMinute?: number; perClientPerMinute?: number; maxPendingPerClient?: number; maxPending?: number };
   sessions?: { maxLifetimeSeconds?: number; lifetimeChoicesSeconds?: number[] };
-  tokens?: { accessTokenSeconds?: number; signingKeyMaxAgeDays?: number };
+  tokens?: { accessTokenSeconds?: number; refreshReuseGraceSeconds?: number; signingKeyMaxAgeDays?: number };
   signIn?: { browserSessionSeconds?: number; maxFailedAttempts?: number; lockoutSeconds?: number };
 }

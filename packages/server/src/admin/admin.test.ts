@@ -8,7 +8,11 @@ import { PublicationRegistry } from '../publications/registry.js';
 import { createVault, type Vault } from '@gateway/runtime';
 import type { DriftSourceReport } from '../drift/index.js';
 import { secretsEqual } from '@gateway/runtime';
+import { createOriginGuard } from '../mcp/origin.js';
 import { createAdminPlugin } from './index.js';
+
+/** The Host a client of this gateway (gateway.url http://127.0.0.1:8080) sends. */
+const HOST = '127.0.0.1:8080';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 let loaded: LoadedConfig;
@@ -41,7 +45,8 @@ beforeEach(async () => {
   registry.setBlocked('orders', new Map([['get_order', 'operation removed from the live description']]));
   app = Fastify({ logger: false });
   app.get('/elsewhere', async () => ({ ok: true }));
-  await app.register(createAdminPlugin({ vault, loaded, registry, drift: { report: () => driftReport } }));
+  const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:8080/mcp', isLoopbackListener: true, listenPort: 8080 });
+  await app.register(createAdminPlugin({ vault, loaded, registry, guard, drift: { report: () => driftReport } }));
 });
 afterEach(async () => {
   await app.close();
@@ -50,7 +55,7 @@ afterEach(async () => {
 
 describe('admin API', () => {
   it('without a configured token every admin request is 401 ADMIN_TOKEN_NOT_CONFIGURED as problem+json', async () => {
-    const response = await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer anything' } });
+    const response = await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer anything' } });
     expect(response.statusCode).toBe(401);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.json()).toMatchObject({ status: 401, code: 'ADMIN_TOKEN_NOT_CONFIGURED' });
@@ -59,14 +64,14 @@ describe('admin API', () => {
 
   it('a missing or wrong token is refused; the right one reads the status', async () => {
     await vault.set('admin-token', 'correct-horse-battery');
-    const missing = await app.inject({ url: '/admin/status' });
+    const missing = await app.inject({ url: '/admin/status', headers: { host: HOST } });
     expect(missing.statusCode).toBe(401);
     expect(missing.headers['www-authenticate']).toContain('Bearer');
     expect(missing.json().code).toBe('ADMIN_TOKEN_INVALID');
-    const wrong = await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer correct-horse-batterx' } });
+    const wrong = await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer correct-horse-batterx' } });
     expect(wrong.statusCode).toBe(401);
 
-    const right = await app.inject({ url: '/admin/status', headers: { authorization: 'bearer correct-horse-battery' } });
+    const right = await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'bearer correct-horse-battery' } });
     expect(right.statusCode).toBe(200);
     expect(right.headers['cache-control']).toBe('no-store');
     expect(right.json()).toEqual({
@@ -78,10 +83,27 @@ describe('admin API', () => {
 
   it('a rotated admin token applies to the next request', async () => {
     await vault.set('admin-token', 'first-token');
-    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer first-token' } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer first-token' } })).statusCode).toBe(200);
     await vault.set('admin-token', 'second-token');
-    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer first-token' } })).statusCode).toBe(401);
-    expect((await app.inject({ url: '/admin/status', headers: { authorization: 'Bearer second-token' } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer first-token' } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer second-token' } })).statusCode).toBe(200);
+  });
+
+  it('a Host or Origin that does not name this gateway is refused before the token is looked at (DNS rebinding)', async () => {
+    await vault.set('admin-token', 'correct-horse-battery');
+    const authorization = 'Bearer correct-horse-battery';
+    for (const host of ['evil.example', 'evil.example:8080', '127.0.0.1:9999', '127.0.0.1.evil.example:8080', '']) {
+      const response = await app.inject({ url: '/admin/status', headers: { host, authorization } });
+      expect(response.statusCode, host).toBe(403);
+      expect(response.json(), host).toMatchObject({ status: 403, code: 'ADMIN_HOST_REFUSED' });
+      expect(response.body, host).not.toContain('publication-1');
+    }
+    const crossOrigin = await app.inject({ url: '/admin/status', headers: { host: HOST, origin: 'http://evil.example', authorization } });
+    expect(crossOrigin.statusCode).toBe(403);
+    expect(crossOrigin.json().code).toBe('ADMIN_HOST_REFUSED');
+    for (const host of [HOST, 'localhost:8080', '[::1]:8080']) {
+      expect((await app.inject({ url: '/admin/status', headers: { host, authorization } })).statusCode, host).toBe(200);
+    }
   });
 
   it('the admin hook does not touch other routes', async () => {

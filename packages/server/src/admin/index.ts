@@ -8,6 +8,7 @@ import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isGatewayError, type LoadedConfig } from '@gateway/core';
 import type { DriftSourceReport } from '../drift/watcher.js';
+import type { OriginGuard } from '../mcp/origin.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -27,6 +28,11 @@ export interface AdminPluginOptions {
   /** Not read yet; kept so later admin routes (proposals, receipts) need no new wiring. */
   database?: SqliteDatabase;
   registry: AdminRegistry;
+  /**
+   * The same Host/Origin check as /mcp (mcp/origin.ts): a page whose name was rebound to this gateway's
+   * address must not reach the admin API either, even though it would still need the token.
+   */
+  guard: OriginGuard;
   /** The drift watcher; absent when drift checks are disabled. */
   drift?: { report(): DriftSourceReport[] };
 }
@@ -67,6 +73,10 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
 
   const routes: FastifyPluginAsync = async (app) => {
     app.addHook('onRequest', async (request, reply) => {
+      const hostProblem = options.guard.checkHost(request.headers.host) ?? options.guard.checkOrigin(request.headers.origin);
+      if (hostProblem) {
+        return sendProblem(reply, { status: 403, code: 'ADMIN_HOST_REFUSED', title: 'Wrong host or origin', detail: hostProblem });
+      }
       let expected: string | undefined;
       try {
         expected = await options.vault.get(tokenSecret);

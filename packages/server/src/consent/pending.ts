@@ -13,30 +13,57 @@ export interface PendingAuthorization {
   state: string | null;
   codeChallenge: string;
   resource: string;
+  /**
+   * The browser that sent the /authorize request (BrowserSession.browserId): only that browser may sign in,
+   * see the consent page and decide. Without this binding, a person could approve a request opened in
+   * someone else's browser and hand that browser's client a session of their own (issue 15).
+   */
+  browserId: string;
+  /** True once its browser came back for sign-in or consent: such a request is never evicted by new ones. */
+  isEngaged: boolean;
   /** The tools exactly as last shown on the consent page: their fingerprints are what the person approves. */
   shownTools?: ConsentTool[];
   expiresAt: number;
 }
 
+export interface PendingLimits {
+  /** Requests held at once (all clients). */
+  maxRequests: number;
+  /** Requests held at once for one client. */
+  maxPerClient: number;
+}
+
+/** Why a new request could not be kept: every held request (of the client, or at all) is engaged. */
+export type PendingRefusal = 'client-full' | 'full';
+
 /**
  * Pending requests live in memory for a few minutes: their id is a random, single-use name (MCP
  * Security Best Practices: handles are names, not credentials) and they carry nothing secret.
+ * When full, the oldest request nobody came back for is dropped; a request whose browser reached sign-in
+ * or consent is never dropped to make room (a flood of /authorize cannot end a person's approval).
  */
 export class PendingAuthorizations {
   private readonly requests = new Map<string, PendingAuthorization>();
+  private readonly perClient = new Map<string, number>();
 
   constructor(
     private readonly lifetimeSeconds: number,
-    private readonly maxRequests = 10_000,
+    private readonly limits: PendingLimits = { maxRequests: 10_000, maxPerClient: 1_000 },
   ) {}
 
-  add(request: Omit<PendingAuthorization, 'id' | 'expiresAt'>, now = Date.now()): PendingAuthorization {
-    if (this.requests.size >= this.maxRequests) {
-      for (const [id, pending] of this.requests) if (pending.expiresAt <= now) this.requests.delete(id);
-      while (this.requests.size >= this.maxRequests) this.requests.delete(this.requests.keys().next().value!);
+  add(request: Omit<PendingAuthorization, 'id' | 'expiresAt' | 'isEngaged'>, now = Date.now()): PendingAuthorization | PendingRefusal {
+    const clientId = request.client.clientId;
+    if ((this.perClient.get(clientId) ?? 0) >= this.limits.maxPerClient) {
+      this.dropExpired(now);
+      if ((this.perClient.get(clientId) ?? 0) >= this.limits.maxPerClient && !this.dropOldestUnengaged(clientId)) return 'client-full';
     }
-    const pending: PendingAuthorization = { ...request, id: randomBytes(24).toString('base64url'), expiresAt: now + this.lifetimeSeconds * 1000 };
+    if (this.requests.size >= this.limits.maxRequests) {
+      this.dropExpired(now);
+      if (this.requests.size >= this.limits.maxRequests && !this.dropOldestUnengaged()) return 'full';
+    }
+    const pending: PendingAuthorization = { ...request, id: randomBytes(24).toString('base64url'), isEngaged: false, expiresAt: now + this.lifetimeSeconds * 1000 };
     this.requests.set(pending.id, pending);
+    this.perClient.set(clientId, (this.perClient.get(clientId) ?? 0) + 1);
     return pending;
   }
 
@@ -45,7 +72,7 @@ export class PendingAuthorizations {
     const pending = this.requests.get(id);
     if (!pending) return undefined;
     if (pending.expiresAt <= now) {
-      this.requests.delete(id);
+      this.remove(id);
       return undefined;
     }
     return pending;
@@ -53,6 +80,34 @@ export class PendingAuthorizations {
 
   /** Single use: a decision removes the request. */
   take(id: string): void {
+    this.remove(id);
+  }
+
+  get size(): number {
+    return this.requests.size;
+  }
+
+  private remove(id: string): void {
+    const pending = this.requests.get(id);
+    if (!pending) return;
     this.requests.delete(id);
+    const clientId = pending.client.clientId;
+    const count = (this.perClient.get(clientId) ?? 1) - 1;
+    if (count <= 0) this.perClient.delete(clientId);
+    else this.perClient.set(clientId, count);
+  }
+
+  private dropExpired(now: number): void {
+    for (const [id, pending] of this.requests) if (pending.expiresAt <= now) this.remove(id);
+  }
+
+  /** Drops the oldest (Map order) request nobody came back for, of one client or of any; false if none. */
+  private dropOldestUnengaged(clientId?: string): boolean {
+    for (const [id, pending] of this.requests) {
+      if (pending.isEngaged || (clientId !== undefined && pending.client.clientId !== clientId)) continue;
+      this.remove(id);
+      return true;
+    }
+    return false;
   }
 }

@@ -11,6 +11,7 @@ import { SignInThrottle, type BrowserSession, type BrowserSessions } from '../pe
 import type { OidcSignIn } from '../people/oidc.js';
 import { randomToken, type SessionStore } from '../sessions/store.js';
 import { consentPage, errorPage, lifetimeLabel, signInPage, type RenderedPage } from './pages.js';
+import { RateLimiter } from '../oauth/rate-limit.js';
 import { PendingAuthorizations, type PendingAuthorization } from './pending.js';
 
 export interface ConsentRoutesOptions {
@@ -39,7 +40,11 @@ function formTargetOf(redirectUri: string): string {
 export function registerConsentRoutes(instance: FastifyInstance, options: ConsentRoutesOptions): void {
   const { settings, context, clients, store, people, browserSessions, oidc } = options;
   const base = settings.basePath;
-  const pending = new PendingAuthorizations(settings.pendingRequestSeconds);
+  const limits = settings.authorize;
+  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient });
+  // Issue 15: /authorize is unauthenticated and each request holds memory for minutes; both limits apply.
+  const perAddress = new RateLimiter(limits.perAddressPerMinute);
+  const perClient = new RateLimiter(limits.perClientPerMinute);
   const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds);
   const oidcCallback = `${settings.issuer}/signin/oidc/callback`;
   addFormParser(instance);
@@ -66,11 +71,38 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     return created;
   }
 
+  function tooManyRequests(reply: FastifyReply, seconds: number, why: string): FastifyReply {
+    reply.header('retry-after', String(seconds));
+    return send(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
+  }
+
+  /**
+   * The pending request named by `id`, continued by the browser that started it; a page to show when it
+   * has expired or another browser (another cookie jar) tries to continue it.
+   */
+  function ownRequest(request: FastifyRequest, id: string | null | undefined): { pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage } {
+    const pendingRequest = pending.find(id);
+    if (!pendingRequest) return { page: expiredPage() };
+    const browser = session(request);
+    if (!browser || browser.browserId !== pendingRequest.browserId) {
+      return {
+        page: errorPage(
+          'This request belongs to another browser',
+          'This sign-in request was started in another browser or window profile, so it cannot be continued here. Nothing was approved. Start again from the application, in this browser.',
+          403,
+        ),
+      };
+    }
+    return { pendingRequest, browser };
+  }
+
   const consentUrl = (id: string): string => `${base}/consent?request=${encodeURIComponent(id)}`;
   const signInUrl = (id: string): string => `${base}/signin?request=${encodeURIComponent(id)}`;
 
   // ---- /authorize (OAuth 2.1 §4.1.1) ----
   instance.get(`${base}/authorize`, async (request, reply) => {
+    const addressWait = perAddress.take(request.ip);
+    if (addressWait > 0) return tooManyRequests(reply, addressWait, 'This address has started too many sign-in requests.');
     const query = queryOf(request);
     // Until client and redirect URI are verified, problems are shown here and never redirected (RFC 9700 §4.11).
     const unsafe = repeatedParameter(query, ['client_id', 'redirect_uri']);
@@ -114,6 +146,9 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     const resource = query.get('resource');
     if (resource === null) return fail('invalid_target', `resource is required and must be ${settings.mcpUrl}`);
     if (resource !== settings.mcpUrl) return fail('invalid_target', `resource must be ${settings.mcpUrl}`);
+    const clientWait = perClient.take(client.clientId);
+    if (clientWait > 0) return tooManyRequests(reply, clientWait, 'This application has started too many sign-in requests.');
+    const browser = ensureSession(request, reply);
     const added = pending.add({
       client,
       redirectUri,
@@ -121,7 +156,12 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       state,
       codeChallenge: challenge,
       resource,
+      browserId: browser.browserId,
     });
+    if (typeof added === 'string') {
+      // Every held request is one a person is working on: refuse rather than end theirs.
+      return tooManyRequests(reply, 60, added === 'client-full' ? 'This application has too many sign-in requests in progress.' : 'The gateway has too many sign-in requests in progress.');
+    }
     return reply.status(303).header('cache-control', 'no-store').header('location', consentUrl(added.id)).send();
   });
 
@@ -129,8 +169,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     return errorPage('This request has expired', 'Start again from the application that sent you here.', 400);
   }
 
-  function signInFor(request: FastifyRequest, reply: FastifyReply, pendingRequest: PendingAuthorization, extra: { error?: string; name?: string; status?: number } = {}): FastifyReply {
-    const browser = ensureSession(request, reply);
+  function signInFor(browser: BrowserSession, reply: FastifyReply, pendingRequest: PendingAuthorization, extra: { error?: string; name?: string; status?: number } = {}): FastifyReply {
     return send(
       reply,
       signInPage({
@@ -147,10 +186,12 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
 
   // ---- sign-in with a local account ----
   instance.get(`${base}/signin`, async (request, reply) => {
-    const pendingRequest = pending.find(queryOf(request).get('request'));
-    if (!pendingRequest) return send(reply, expiredPage());
-    if (session(request)?.person) return reply.status(303).header('location', consentUrl(pendingRequest.id)).send();
-    return signInFor(request, reply, pendingRequest);
+    const own = ownRequest(request, queryOf(request).get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest, browser } = own;
+    pendingRequest.isEngaged = true;
+    if (browser.person) return reply.status(303).header('location', consentUrl(pendingRequest.id)).send();
+    return signInFor(browser, reply, pendingRequest);
   });
 
   instance.post(`${base}/signin`, async (request, reply) => {
@@ -159,8 +200,9 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
       return send(reply, errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403));
     }
-    const pendingRequest = pending.find(form.get('request'));
-    if (!pendingRequest) return send(reply, expiredPage());
+    const own = ownRequest(request, form.get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest } = own;
     if (!settings.localAccountsEnabled) return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
@@ -168,12 +210,12 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     const wait = throttle.retryAfter(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return signInFor(request, reply, pendingRequest, { error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, name, status: 429 });
+      return signInFor(own.browser, reply, pendingRequest, { error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, name, status: 429 });
     }
     const person = name && password ? await people.verify(name, password) : undefined;
     if (!person) {
       throttle.recordFailure(keys);
-      return signInFor(request, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
+      return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
     throttle.recordSuccess([keys[0]!]);
     const signedIn = browserSessions.signIn(browser, { subject: person.subject, name: person.name, ...(person.email ? { email: person.email } : {}), via: 'local' });
@@ -183,9 +225,10 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
   // ---- sign-in through the company's OIDC provider ----
   if (oidc) {
     instance.get(`${base}/signin/oidc`, async (request, reply) => {
-      const pendingRequest = pending.find(queryOf(request).get('request'));
-      if (!pendingRequest) return send(reply, expiredPage());
-      const browser = ensureSession(request, reply);
+      const own = ownRequest(request, queryOf(request).get('request'));
+      if ('page' in own) return send(reply, own.page);
+      const { pendingRequest, browser } = own;
+      pendingRequest.isEngaged = true;
       const attempt = {
         state: randomBytes(24).toString('base64url'),
         nonce: randomBytes(24).toString('base64url'),
@@ -210,8 +253,9 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
         return send(reply, errorPage('This sign-in has expired', 'Start again from the application that sent you here.', 400));
       }
       delete browser.oidc;
-      const pendingRequest = pending.find(attempt.requestId);
-      if (!pendingRequest) return send(reply, expiredPage());
+      const own = ownRequest(request, attempt.requestId);
+      if ('page' in own) return send(reply, own.page);
+      const { pendingRequest } = own;
       try {
         const person = await oidc.finish({ callbackUrl: new URL(request.url, settings.issuer), redirectUri: oidcCallback, ...attempt });
         const signedIn = browserSessions.signIn(browser, person);
@@ -261,10 +305,11 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
   }
 
   instance.get(`${base}/consent`, async (request, reply) => {
-    const pendingRequest = pending.find(queryOf(request).get('request'));
-    if (!pendingRequest) return send(reply, expiredPage());
-    const browser = session(request);
-    if (!browser?.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
+    const own = ownRequest(request, queryOf(request).get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest, browser } = own;
+    pendingRequest.isEngaged = true;
+    if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     return send(reply, renderConsent(browser, pendingRequest));
   });
 
@@ -274,8 +319,9 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
       return send(reply, errorPage('The form has expired', 'This decision was not sent from the consent page or the page has expired. Nothing was approved.', 403));
     }
-    const pendingRequest = pending.find(form.get('request'));
-    if (!pendingRequest) return send(reply, expiredPage());
+    const own = ownRequest(request, form.get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest } = own;
     if (!browser!.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     const decision = form.get('decision');
     if (decision === 'deny') {

@@ -4,7 +4,7 @@ import { GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
 import { hashToken, type SessionStore } from '../sessions/store.js';
 import { isClientMetadataUrl, type ClientMetadataFetcher } from './client-metadata-document.js';
-import { classifyRedirectUri, redirectUriMatches } from './redirect-uris.js';
+import { classifyRedirectUri, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './redirect-uris.js';
 import type { AuthSettings } from './settings.js';
 
 /** How a client became known to the gateway. */
@@ -45,12 +45,37 @@ export interface ClientRegistry {
   markAuthorized(client: OAuthClient): void;
 }
 
+/**
+ * Caps on what a dynamic registration may store (docs/authorization.md › Dynamic Client Registration): the
+ * endpoint is unauthenticated, so every field that is kept and shown is bounded.
+ */
+export const REGISTRATION_LIMITS = {
+  /** Bytes of the JSON body of `POST /oauth/register`. */
+  bodyBytes: 65_536,
+  redirectUris: 20,
+  redirectUriLength: MAX_REDIRECT_URI_LENGTH,
+  clientNameLength: 200,
+  clientUriLength: 2000,
+  scopeLength: 1000,
+} as const;
+
 export function findRedirectUri(client: OAuthClient, requested: string | undefined): string | undefined {
   if (requested === undefined) {
     // OAuth 2.1 §4.1.1: redirect_uri may be omitted only when exactly one is registered.
     return client.redirectUris.length === 1 ? client.redirectUris[0] : undefined;
   }
   return client.redirectUris.some((registered) => redirectUriMatches(registered, requested)) ? requested : undefined;
+}
+
+/** RFC 7591 §2 client_uri: a web page about the client; only plain https, bounded, printable ASCII. */
+function isWebPageUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > REGISTRATION_LIMITS.clientUriLength || /[^\x21-\x7e]/.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
 }
 
 export function createClientRegistry(options: {
@@ -108,6 +133,9 @@ export function createClientRegistry(options: {
     if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((uri) => typeof uri === 'string')) {
       throw new OAuthProblem('invalid_redirect_uri', 'redirect_uris must be a non-empty array of strings');
     }
+    if (redirectUris.length > REGISTRATION_LIMITS.redirectUris) {
+      throw new OAuthProblem('invalid_redirect_uri', `at most ${REGISTRATION_LIMITS.redirectUris} redirect_uris may be registered`);
+    }
     const kinds = (redirectUris as string[]).map((uri) => {
       const classified = classifyRedirectUri(uri);
       if ('problem' in classified) throw new OAuthProblem('invalid_redirect_uri', classified.problem);
@@ -133,7 +161,17 @@ export function createClientRegistry(options: {
     if (!Array.isArray(responseTypes) || !responseTypes.every((type) => type === 'code')) {
       throw new OAuthProblem('invalid_client_metadata', "response_types may list only 'code'");
     }
-    const clientName = typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim().slice(0, 200) : undefined;
+    const clientName = typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim() : undefined;
+    if (clientName !== undefined && clientName.length > REGISTRATION_LIMITS.clientNameLength) {
+      throw new OAuthProblem('invalid_client_metadata', `client_name may be at most ${REGISTRATION_LIMITS.clientNameLength} characters`);
+    }
+    const clientUri = request.client_uri;
+    if (clientUri !== undefined && !isWebPageUrl(clientUri)) {
+      throw new OAuthProblem('invalid_client_metadata', `client_uri must be an https URL of at most ${REGISTRATION_LIMITS.clientUriLength} characters`);
+    }
+    if (request.scope !== undefined && (typeof request.scope !== 'string' || request.scope.length > REGISTRATION_LIMITS.scopeLength)) {
+      throw new OAuthProblem('invalid_client_metadata', `scope must be a string of at most ${REGISTRATION_LIMITS.scopeLength} characters`);
+    }
     const clientId = `dcr-${randomBytes(16).toString('base64url')}`;
     const secret = authMethod === 'none' ? undefined : randomBytes(32).toString('base64url');
     const metadata: Record<string, unknown> = {
@@ -143,7 +181,7 @@ export function createClientRegistry(options: {
       response_types: responseTypes,
       application_type: applicationType,
       ...(clientName ? { client_name: clientName } : {}),
-      ...(typeof request.client_uri === 'string' ? { client_uri: request.client_uri } : {}),
+      ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
       ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
     };
     store.registerClient({

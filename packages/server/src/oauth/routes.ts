@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { randomToken, sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
-import { OAuthProblem, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from './clients.js';
+import { OAuthProblem, REGISTRATION_LIMITS, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from './clients.js';
 import { addFormParser, allowCors, formOf, registerPreflight, repeatedParameter, sendOAuthJson, sendOAuthProblem } from './http.js';
 import type { SigningKeySet } from './signing-keys.js';
 import { TokenRejected, type AccessTokens } from './tokens.js';
@@ -85,7 +85,7 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
   registerPreflight(instance, `${base}/oauth/jwks.json`, 'GET');
 
   // RFC 7591: dynamic registration (deprecated in MCP 2026-07-28, kept for 2025-11-25 clients).
-  instance.post(`${base}/oauth/register`, async (request, reply) => {
+  instance.post(`${base}/oauth/register`, { bodyLimit: REGISTRATION_LIMITS.bodyBytes }, async (request, reply) => {
     allowCors(reply);
     try {
       const registered = clients.register(request.body, request.ip);
@@ -167,21 +167,38 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
   async function refresh(form: URLSearchParams, client: OAuthClient): Promise<Record<string, unknown>> {
     const token = form.get('refresh_token');
     if (!token) throw new OAuthProblem('invalid_request', 'refresh_token is required');
-    const stored = store.redeemRefreshToken(token);
+    const stored = store.findRefreshToken(token);
     if (!stored) throw new OAuthProblem('invalid_grant', 'unknown refresh token');
     if (stored.clientId !== client.clientId) throw new OAuthProblem('invalid_grant', 'the refresh token was issued to another client');
-    if (stored.alreadyUsed) {
-      // RFC 9700 §4.14.2: refresh token rotation; the replay of a rotated token revokes the whole grant.
-      store.revokeSession(stored.sessionId, 'refresh token used twice');
-      logger.warn({ sessionId: stored.sessionId, clientId: client.clientId }, 'refresh token replayed; session revoked');
-      throw new OAuthProblem('invalid_grant', 'the refresh token was already used; its session has been revoked');
-    }
     const session = store.session(stored.sessionId);
     if (!session || sessionState(session) !== 'open' || stored.expiresAt <= Date.now()) {
       throw new OAuthProblem('invalid_grant', 'the session for this refresh token has ended');
     }
     checkResource(form, settings.mcpUrl);
-    return tokenResponse(session, client);
+    // Signed before the rotation so that the rotation is one synchronous transaction with nothing awaited
+    // in between (a concurrent request cannot interleave; a crash cannot split it).
+    const access = await tokens.issue(session);
+    const successor = randomToken();
+    const rotation = store.rotateRefreshToken(token, successor, { graceMs: settings.refreshReuseGraceSeconds * 1000 });
+    switch (rotation.outcome) {
+      case 'unknown':
+        throw new OAuthProblem('invalid_grant', 'unknown refresh token');
+      case 'reused':
+        // RFC 9700 §4.14.2: the replay of a rotated token outside the grace rule revokes the whole grant.
+        store.revokeSession(rotation.sessionId, 'refresh token used twice');
+        logger.warn({ sessionId: rotation.sessionId, clientId: client.clientId, why: rotation.why }, 'refresh token replayed; session revoked');
+        throw new OAuthProblem('invalid_grant', 'the refresh token was already used; its session has been revoked');
+      case 'reissued':
+        logger.info({ sessionId: rotation.sessionId, clientId: client.clientId }, 'refresh token presented again within the grace window; successor replaced');
+        break;
+      case 'rotated':
+        break;
+      default: {
+        const unreachable: never = rotation;
+        throw new Error(`unhandled rotation ${JSON.stringify(unreachable)}`);
+      }
+    }
+    return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: successor };
   }
 
   // RFC 7009: revoking either token ends the session it belongs to (we keep no per-token grants).

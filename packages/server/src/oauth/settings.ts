@@ -4,6 +4,9 @@ import { gatewayDataDirectory, peopleFilePath } from '@gateway/runtime';
 /** The fifteen minutes … seven days the consent page offers unless configured otherwise. */
 export const DEFAULT_LIFETIME_CHOICES_SECONDS = [900, 3600, 28800, 86400, 604800];
 
+/** How long a just-rotated refresh token may be presented again (docs/authorization.md › Refresh token rotation). */
+export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = 60;
+
 /** Everything the authorization area derives from gateway.yaml, with defaults applied once. */
 export interface AuthSettings {
   /** The issuer: gateway.url without a trailing slash (RFC 8414 §2: no query, no fragment). */
@@ -32,12 +35,16 @@ export interface AuthSettings {
   maxSessionSeconds: number;
   lifetimeChoicesSeconds: number[];
   accessTokenSeconds: number;
+  /** A rotated refresh token presented again this soon, its successor unused, gets a new successor (RFC 9700 §4.14.2). */
+  refreshReuseGraceSeconds: number;
   signingKeyMaxAgeDays: number;
   browserSessionSeconds: number;
   maxFailedAttempts: number;
   lockoutSeconds: number;
   /** Authorization codes live this long (OAuth 2.1 §4.1.2: short, ≤ 10 min recommended). */
   codeSeconds: number;
+  /** Bounds on /authorize, which anyone can call (docs/authorization.md › `/authorize`). */
+  authorize: { perAddressPerMinute: number; perClientPerMinute: number; maxPendingPerClient: number; maxPending: number };
   /** A pending /authorize request waits this long for sign-in and a decision. */
   pendingRequestSeconds: number;
 }
@@ -86,10 +93,17 @@ export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(load
     maxSessionSeconds,
     lifetimeChoicesSeconds: choices.length > 0 ? choices : [maxSessionSeconds],
     accessTokenSeconds: auth.tokens?.accessTokenSeconds ?? 600,
+    refreshReuseGraceSeconds: auth.tokens?.refreshReuseGraceSeconds ?? DEFAULT_REFRESH_REUSE_GRACE_SECONDS,
     signingKeyMaxAgeDays: auth.tokens?.signingKeyMaxAgeDays ?? 90,
     browserSessionSeconds: auth.signIn?.browserSessionSeconds ?? 28800,
     maxFailedAttempts: auth.signIn?.maxFailedAttempts ?? 5,
     lockoutSeconds: auth.signIn?.lockoutSeconds ?? 900,
+    authorize: {
+      perAddressPerMinute: auth.authorize?.perAddressPerMinute ?? 60,
+      perClientPerMinute: auth.authorize?.perClientPerMinute ?? 600,
+      maxPendingPerClient: auth.authorize?.maxPendingPerClient ?? 1000,
+      maxPending: auth.authorize?.maxPending ?? 10_000,
+    },
     codeSeconds: 60,
     pendingRequestSeconds: 600,
   };

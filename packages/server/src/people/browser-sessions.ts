@@ -12,6 +12,13 @@ export interface SignedInPerson {
 
 export interface BrowserSession {
   id: string;
+  /**
+   * Names this browser for as long as it keeps the cookie, across the id rotation at sign-in; never sent to
+   * it. Pending authorizations are bound to it (consent/pending.ts).
+   */
+  browserId: string;
+  /** True once the browser came back with the cookie: sessions that never did are evicted first. */
+  isSeen: boolean;
   /** Every form carries this token; a POST without the same value is refused (synchroniser token pattern). */
   csrfToken: string;
   person?: SignedInPerson;
@@ -61,14 +68,17 @@ export class BrowserSessions {
       this.sessions.delete(id);
       return undefined;
     }
+    session.isSeen = true;
     return session;
   }
 
   /** A fresh anonymous (or signed-in, after rotation) session; the caller sets its cookie. */
-  create(person?: SignedInPerson, now = Date.now()): BrowserSession {
+  create(person?: SignedInPerson, now = Date.now(), browserId = randomBytes(24).toString('base64url')): BrowserSession {
     this.evict(now);
     const session: BrowserSession = {
       id: randomBytes(32).toString('base64url'),
+      browserId,
+      isSeen: false,
       csrfToken: randomBytes(32).toString('base64url'),
       expiresAt: now + this.options.lifetimeSeconds * 1000,
       ...(person ? { person } : {}),
@@ -77,10 +87,15 @@ export class BrowserSessions {
     return session;
   }
 
-  /** Signing in replaces the session id (no session fixation, OWASP) and keeps nothing of the old one. */
+  /**
+   * Signing in replaces the session id and CSRF token (no session fixation, OWASP); only the internal
+   * browser id is kept, so the requests this browser started stay its own.
+   */
   signIn(previous: BrowserSession | undefined, person: SignedInPerson): BrowserSession {
     if (previous) this.sessions.delete(previous.id);
-    return this.create(person);
+    const session = this.create(person, Date.now(), previous?.browserId);
+    session.isSeen = true;
+    return session;
   }
 
   signOut(session: BrowserSession): void {
@@ -107,11 +122,19 @@ export class BrowserSessions {
     return `${this.cookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${this.options.isHttps ? '; Secure' : ''}`;
   }
 
+  /**
+   * When full: expired sessions go first, then (oldest first, Map order) sessions whose browser never came
+   * back with the cookie (what a flood of /authorize leaves), then anonymous ones, then the oldest.
+   */
   private evict(now: number): void {
     if (this.sessions.size < this.maxSessions) return;
     for (const [id, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(id);
-    // Still full: drop the oldest (Map keeps insertion order).
-    while (this.sessions.size >= this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+    for (const isCandidate of [(session: BrowserSession) => !session.isSeen && !session.person, (session: BrowserSession) => !session.person, () => true]) {
+      for (const [id, session] of this.sessions) {
+        if (this.sessions.size < this.maxSessions) return;
+        if (isCandidate(session)) this.sessions.delete(id);
+      }
+    }
   }
 }
 

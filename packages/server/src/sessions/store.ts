@@ -54,6 +54,16 @@ export const sessionMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // Refresh token rotation records its successor, so a replay within the grace window can be told apart
+    // from theft (docs/authorization.md › Refresh token rotation); `superseded` marks a successor that was
+    // replaced without ever being used, which gets no grace of its own.
+    id: 'oauth-002',
+    sql: `
+      ALTER TABLE oauth_refresh_tokens ADD COLUMN successor_hash TEXT;
+      ALTER TABLE oauth_refresh_tokens ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** One approved tool: its name and the fingerprint the person saw at consent. */
@@ -109,6 +119,25 @@ export interface StoredRefreshToken {
   clientId: string;
   expiresAt: number;
   usedAt: number | null;
+}
+
+/**
+ * What presenting a refresh token did (RFC 9700 §4.14.2): `rotated` retired it for a successor;
+ * `reissued` replaced its still-unused successor because it was presented again within the grace window;
+ * `reused` means real reuse (the caller revokes the session); `unknown` is no token of ours.
+ */
+export type RefreshRotation =
+  | { outcome: 'rotated' | 'reissued'; sessionId: string }
+  | { outcome: 'reused'; sessionId: string; why: string }
+  | { outcome: 'unknown' };
+
+interface RefreshRow {
+  session_number: number;
+  client_id: string;
+  expires_at: number;
+  used_at: number | null;
+  successor_hash: string | null;
+  superseded: number;
 }
 
 export interface StoredClient {
@@ -187,7 +216,9 @@ export class SessionStore {
         `INSERT INTO oauth_refresh_tokens (token_hash, session_number, client_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
       ),
       refresh: database.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?'),
-      useRefresh: database.prepare('UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL'),
+      useRefresh: database.prepare('UPDATE oauth_refresh_tokens SET used_at = ?, successor_hash = ? WHERE token_hash = ? AND used_at IS NULL'),
+      replaceSuccessor: database.prepare('UPDATE oauth_refresh_tokens SET successor_hash = ? WHERE token_hash = ?'),
+      supersede: database.prepare('UPDATE oauth_refresh_tokens SET used_at = ?, superseded = 1 WHERE token_hash = ? AND used_at IS NULL'),
       deleteStale: database.prepare(
         'DELETE FROM oauth_codes WHERE expires_at < ?',
       ),
@@ -297,17 +328,34 @@ export class SessionStore {
     this.statements.insertRefresh.run(hashToken(token), sessionNumber(value.sessionId), value.clientId, now, value.expiresAt);
   }
 
-  /** Marks a refresh token used (rotation); `alreadyUsed` signals replay of an old one (RFC 9700 §4.14.2). */
-  redeemRefreshToken(token: string, now = Date.now()): (StoredRefreshToken & { alreadyUsed: boolean }) | undefined {
-    return this.database.transaction(() => {
+  /**
+   * Refresh token rotation in one SQLite transaction: the presented token is retired and its successor
+   * stored together, so a crash leaves either the old token usable or the successor stored — never a
+   * retired token without a successor. A token presented again within `graceMs` of its rotation, while
+   * its successor has never been used, gets a fresh successor (the unused one is superseded): the client
+   * most likely never received the answer. Anything else is reuse (RFC 9700 §4.14.2).
+   */
+  rotateRefreshToken(token: string, successor: string, options: { graceMs: number; now?: number }): RefreshRotation {
+    const now = options.now ?? Date.now();
+    return this.database.transaction((): RefreshRotation => {
       const hash = hashToken(token);
-      const row = this.statements.refresh.get(hash) as
-        | { session_number: number; client_id: string; expires_at: number; used_at: number | null }
-        | undefined;
-      if (!row) return undefined;
-      const alreadyUsed = row.used_at !== null;
-      if (!alreadyUsed) this.statements.useRefresh.run(now, hash);
-      return { sessionId: sessionId(row.session_number), clientId: row.client_id, expiresAt: row.expires_at, usedAt: row.used_at, alreadyUsed };
+      const row = this.statements.refresh.get(hash) as RefreshRow | undefined;
+      if (!row) return { outcome: 'unknown' };
+      const session = sessionId(row.session_number);
+      const successorHash = hashToken(successor);
+      if (row.used_at === null) {
+        this.statements.useRefresh.run(now, successorHash, hash);
+        this.statements.insertRefresh.run(successorHash, row.session_number, row.client_id, now, row.expires_at);
+        return { outcome: 'rotated', sessionId: session };
+      }
+      if (row.superseded === 1) return { outcome: 'reused', sessionId: session, why: 'a superseded refresh token was presented' };
+      if (now - row.used_at > options.graceMs) return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after the grace window' };
+      const next = row.successor_hash === null ? undefined : (this.statements.refresh.get(row.successor_hash) as RefreshRow | undefined);
+      if (!next || next.used_at !== null) return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after its successor was used' };
+      this.statements.supersede.run(now, row.successor_hash);
+      this.statements.replaceSuccessor.run(successorHash, hash);
+      this.statements.insertRefresh.run(successorHash, row.session_number, row.client_id, now, row.expires_at);
+      return { outcome: 'reissued', sessionId: session };
     })();
   }
 

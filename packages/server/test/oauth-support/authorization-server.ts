@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:https';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createGatewayLogger } from '../../src/gateway.js';
 import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { authorizationMigrations, createAuthorization, type AuthorizationComponents, type ConsentLogin, type ConsentTool } from '../../src/auth/index.js';
@@ -42,7 +43,9 @@ export interface TestAuthorizationServer {
   close(): Promise<void>;
 }
 
-export async function startAuthorizationServer(options: { authYaml?: string; extraYaml?: string; caCertificates?: string[] } = {}): Promise<TestAuthorizationServer> {
+export async function startAuthorizationServer(
+  options: { authYaml?: string; extraYaml?: string; caCertificates?: string[]; /** Collects the JSON lines of the gateway's own logger (info level). */ logLines?: string[] } = {},
+): Promise<TestAuthorizationServer> {
   const temporary = await temporaryDirectory('gateway-oauth-');
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -63,7 +66,10 @@ export async function startAuthorizationServer(options: { authYaml?: string; ext
   const loaded = await loadConfig(configPath);
   const vault = await createVault(loaded, { env: {} });
   const database = openDatabase(join(temporary.path, '.gateway', 'gateway.db'), authorizationMigrations);
-  const app = Fastify({ logger: false });
+  const logLines = options.logLines;
+  const app = logLines
+    ? (Fastify({ loggerInstance: createGatewayLogger({ level: 'info', destination: { write: (line: string) => void logLines.push(line) } }) as unknown as FastifyBaseLogger }) as unknown as FastifyInstance)
+    : Fastify({ logger: false });
   const authorization = await createAuthorization({
     loaded,
     database,
