@@ -332,6 +332,11 @@ describe('credentials an upstream echoes are redacted in their common encodings'
   beforeAll(async () => {
     echo = await startRecordingUpstream((request, response) => {
       const key = String(request.headers['x-api-key']);
+      if (request.path === '/binary') {
+        response.writeHead(200, { 'content-type': 'application/octet-stream' });
+        response.end(Buffer.concat([Buffer.from([0x00, 0xff]), Buffer.from(Buffer.from(key).toString('base64')), Buffer.from([0xfe])]));
+        return;
+      }
       const body = JSON.stringify(encodings(key));
       if (request.path === '/error') {
         response.writeHead(400, { 'content-type': 'text/plain' });
@@ -346,6 +351,7 @@ describe('credentials an upstream echoes are redacted in their common encodings'
         lockedOperation({ tool: 'echo_json', method: 'GET', path: '/json', server: echo.url }),
         lockedOperation({ tool: 'echo_text', method: 'GET', path: '/text', server: echo.url }),
         lockedOperation({ tool: 'echo_error', method: 'GET', path: '/error', server: echo.url }),
+        lockedOperation({ tool: 'echo_binary', method: 'GET', path: '/binary', server: echo.url }),
       ]),
     );
   });
@@ -373,6 +379,14 @@ describe('credentials an upstream echoes are redacted in their common encodings'
         }
       }
     }
+  });
+
+  it('a binary response carrying the key (here base64 inside bytes) is refused, since bytes cannot be redacted', async () => {
+    const outcome = await keyedExecutor.execute(keyed.snapshot().tools.get('echo_binary')!, {}, { logins: new Set(['api/key']) });
+    expect(outcome.result.isError).toBe(true);
+    const text = JSON.stringify(outcome.result);
+    expect(text).toContain('contains a credential');
+    expect(text).not.toContain(Buffer.from(API_KEY).toString('base64'));
   });
 
   it('an HTTP Basic password an upstream echoes decoded is redacted too', async () => {

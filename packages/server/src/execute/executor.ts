@@ -197,7 +197,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
         if (response.statusCode === 401 && loginId) options.credentials.forgetTokens?.(loginId);
         const bytes = await readLimited(response.body, limits.maxResponseBytes);
         const contentType = headerValue(response.headers['content-type']) ?? '';
-        const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes);
+        const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes, (binary) =>
+          secrets.some((secret) => binary.includes(secret)),
+        );
         return finish(result, result.isError ? (response.statusCode >= 400 ? 'upstream-error' : 'too-large') : 'ok', {
           upstreamStatus: response.statusCode,
           loginId,
@@ -344,6 +346,7 @@ export function toToolResult(
   bytes: Buffer,
   redact: (text: string) => string,
   maxBinaryBytes: number,
+  containsSecret: (bytes: Buffer) => boolean = () => false,
 ): ToolResult {
   const mediaType = mediaTypeOf(contentType);
   const textBody = bytes.length === 0 ? '' : isJsonMediaType(mediaType) || isTextMediaType(mediaType) || !mediaType ? decodeUtf8(bytes) : undefined;
@@ -369,6 +372,12 @@ export function toToolResult(
     }
   }
   if (textBody !== undefined) return { content: [{ type: 'text', text: redact(textBody) }] };
+  if (containsSecret(bytes)) {
+    // Bytes cannot be redacted without corrupting them: a binary answer that carries a credential is refused.
+    return errorResult(
+      `${toolName}: the upstream's ${mediaType || 'binary'} response contains a credential of this call; refused so it never reaches the client`,
+    );
+  }
   if (bytes.length > maxBinaryBytes) {
     return errorResult(
       `${toolName}: the upstream answered ${bytes.length} bytes of ${mediaType || 'binary data'}, more than the ${maxBinaryBytes}-byte limit for binary content; refused`,
