@@ -122,26 +122,54 @@ function tooDeep(where: string, cause?: unknown): GatewayError {
   );
 }
 
-/** OPENAPI_TOO_DEEP when a parsed value nests deeper than MAX_DOCUMENT_DEPTH; an explicit stack, no recursion. */
-export function checkDocumentDepth(value: unknown, where: string): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
+/** Values that are names the gateway carries into tools and requests (beside object keys, which all are). */
+const NAME_VALUED_KEYS = new Set(['operationId', 'name']);
+
+function nameWithNul(where: string, pointer: string, name: string): GatewayError {
+  return new GatewayError(
+    'OPENAPI_NAME_INVALID',
+    `${where}: the name ${JSON.stringify(name)} at ${pointer || '/'} contains a NUL character (U+0000); names ` +
+      '(paths, operationIds, parameter and property names) must not contain one.',
+    { category: 'document', details: { pointer: pointer || '/' } },
+  );
+}
+
+/**
+ * One pass over a parsed document, with an explicit stack (no recursion, so it cannot itself overflow):
+ * OPENAPI_TOO_DEEP when it nests deeper than MAX_DOCUMENT_DEPTH; OPENAPI_NAME_INVALID when a name (any object
+ * key: paths, property names, response codes; or an `operationId` / `name` value) contains U+0000, which C
+ * libraries, logs and HTTP stacks truncate or reject, so the name seen would not be the name sent.
+ */
+export function checkDocumentTree(value: unknown, where: string): void {
+  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
   while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
+    const [current, depth, pointer] = stack.pop()!;
     if (typeof current !== 'object' || current === null) continue;
     if (depth > MAX_DOCUMENT_DEPTH) throw tooDeep(where);
-    for (const item of Array.isArray(current) ? current : Object.values(current)) {
-      if (typeof item === 'object' && item !== null) stack.push([item, depth + 1]);
+    if (Array.isArray(current)) {
+      current.forEach((item, index) => {
+        if (typeof item === 'object' && item !== null) stack.push([item, depth + 1, `${pointer}/${index}`]);
+      });
+      continue;
+    }
+    for (const [key, item] of Object.entries(current)) {
+      if (key.includes('\u0000')) throw nameWithNul(where, pointer, key);
+      const nulName = typeof item === 'string' && NAME_VALUED_KEYS.has(key) && item.includes('\u0000');
+      if (!nulName && (typeof item !== 'object' || item === null)) continue;
+      const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (nulName) throw nameWithNul(where, at, item as string);
+      stack.push([item, depth + 1, at]);
     }
   }
 }
 
 /**
  * JSON or YAML (YAML 1.2 is a superset of JSON; JSON is tried first because it is much faster), no deeper than
- * MAX_DOCUMENT_DEPTH.
+ * MAX_DOCUMENT_DEPTH and without NUL in names (checkDocumentTree).
  */
 export function parseDocumentText(text: string, where: string): unknown {
   const value = parseDocumentTree(text, where);
-  checkDocumentDepth(value, where);
+  checkDocumentTree(value, where);
   return value;
 }
 
@@ -404,7 +432,7 @@ export async function bundleDocument(
   encodeLocalReferences(bundled);
   inlineMisplacedReferences(bundled);
   // Each file was within the limit; joined (and with misplaced references inlined), they may not be.
-  checkDocumentDepth(bundled, where);
+  checkDocumentTree(bundled, where);
   return bundled;
 }
 
