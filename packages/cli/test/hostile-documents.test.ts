@@ -191,6 +191,15 @@ describe(`documents nest at most ${MAX_DOCUMENT_DEPTH} levels`, () => {
     await expectDocumentRefused('OPENAPI_TOO_DEEP');
   });
 
+  it('a multi-file document whose `properties` $ref points back at its own schema is refused, not an endless import', async () => {
+    await workspace.writeConfig({ pets: './openapi.yaml' });
+    await workspace.write('s.yaml', "A:\n  type: object\n  properties:\n    $ref: '#/A'\n");
+    await workspace.write('openapi.yaml', documentWithSchema("{ $ref: './s.yaml#/A' }"));
+    const started = Date.now();
+    await expectDocumentRefused('OPENAPI_TOO_DEEP');
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
   it('a referenced file nested too deep is refused too', async () => {
     await workspace.write('deep.json', `{"S":${deepSchema(200)}}`);
     await workspace.write('openapi.json', JSON.stringify({

@@ -497,9 +497,14 @@ const MISPLACED_REFERENCE_KEYS = new Set(['properties', 'patternProperties', 'de
  */
 function inlineMisplacedReferences(document: Record<string, unknown>): void {
   const stack: unknown[] = [document];
+  // Inlined targets are shallow copies sharing their children, and a `properties: {$ref}` pointing back at its
+  // own schema makes the graph cyclic: each object is visited once, or such a document never finishes (the
+  // depth check that follows then refuses the cycle as OPENAPI_TOO_DEEP).
+  const visited = new Set<object>();
   while (stack.length > 0) {
     const current = stack.pop();
-    if (typeof current !== 'object' || current === null) continue;
+    if (typeof current !== 'object' || current === null || visited.has(current)) continue;
+    visited.add(current);
     for (const [key, item] of Object.entries(current)) {
       if (MISPLACED_REFERENCE_KEYS.has(key) && isReference(item)) {
         try {
