@@ -245,7 +245,8 @@ describe('gateway import: bad input leaves the lock untouched', () => {
 
   it('an unreachable URL: exit 8', async () => {
     const port = await closedPort();
-    await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/x.yaml` });
+    // Loopback is allowed here so that the guard lets the connection be tried (and fail).
+    await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/x.yaml` }, { network: { allowPrivateNetworks: ['127.0.0.1/32'] } });
     await expectRefused(['import', 'pets'], 8, 'OPENAPI_UNREACHABLE');
   });
 
@@ -311,7 +312,8 @@ describe('gateway import from a URL', () => {
     try {
       const { port } = server.address() as AddressInfo;
       const url = `http://127.0.0.1:${port}/petstore.yaml`;
-      await workspace.writeConfig({ pets: url });
+      const loopbackAllowed = { network: { allowPrivateNetworks: ['127.0.0.1/32'] } };
+      await workspace.writeConfig({ pets: url }, loopbackAllowed);
       const result = await workspace.gateway('import', 'pets', '--json');
       expect(result.stderr).toBe('');
       expect(result.exitCode).toBe(0);
@@ -322,7 +324,7 @@ describe('gateway import from a URL', () => {
 
       // A 404 means the document cannot be fetched: the lock stays as it was.
       const bytes = await readFile(workspace.lockPath);
-      await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/missing.yaml` });
+      await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/missing.yaml` }, loopbackAllowed);
       const missing = await workspace.gateway('import', 'pets');
       expect(missing.exitCode).toBe(8);
       expect(missing.stderr).toMatch(/^error OPENAPI_UNREACHABLE: .*HTTP 404/m);

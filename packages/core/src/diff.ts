@@ -379,12 +379,13 @@ export function diffSource(
 
 /**
  * Imports a configured source's live description in memory, with the configuration's limits; nothing is
- * written. `fetchText` lets the server pass its SSRF-guarded fetch.
+ * written. `fetchText` is required so no caller can forget the SSRF guard: the CLI and the server pass
+ * @gateway/runtime's guarded document fetcher.
  */
 export async function importLiveSource(
   loaded: LoadedConfig,
   sourceName: string,
-  options: Pick<ImportOptions, 'fetchText'> = {},
+  options: Required<Pick<ImportOptions, 'fetchText'>>,
 ): Promise<ImportedDocument> {
   const source = sourceConfig(loaded, sourceName);
   const limits = loaded.config.import ?? {};
@@ -393,6 +394,6 @@ export async function importLiveSource(
     allowRemoteRefs: source.allowRemoteRefs ?? false,
     ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
     ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
-    ...(options.fetchText ? { fetchText: options.fetchText } : {}),
+    fetchText: options.fetchText,
   });
 }

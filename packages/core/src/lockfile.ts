@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile, unlink, open } from 'node:fs/promises';
+import { lstat, open, readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { load } from 'js-yaml';
@@ -208,10 +208,46 @@ export async function readLockFile(path: string, options: { missingIsEmpty?: boo
 }
 
 /**
+ * A temporary file of writeFileAtomically older than this was left by a writer that died (SIGKILL, power
+ * loss) between writing and renaming: no writer keeps one for a minute. Younger ones may belong to a writer
+ * still at work in another process, so they are left alone.
+ */
+export const STALE_TEMPORARY_MS = 60_000;
+
+/**
+ * Removes `.<name>.<12 hex>.tmp` files beside `path` older than STALE_TEMPORARY_MS, so a killed import or publish
+ * does not leave copies of the lock (or of the vault) behind for ever. Only that exact pattern, only regular
+ * files; failures are ignored (cleaning is best effort, the write itself must not fail because of it).
+ */
+async function removeStaleTemporaries(path: string): Promise<void> {
+  const folder = dirname(path);
+  const name = basename(path);
+  let entries: string[];
+  try {
+    entries = await readdir(folder);
+  } catch {
+    return;
+  }
+  const prefix = `.${name}.`;
+  const now = Date.now();
+  for (const entry of entries) {
+    if (!entry.startsWith(prefix) || !/^[0-9a-f]{12}\.tmp$/.test(entry.slice(prefix.length))) continue;
+    const candidate = join(folder, entry);
+    try {
+      const info = await lstat(candidate);
+      if (info.isFile() && now - info.mtimeMs > STALE_TEMPORARY_MS) await unlink(candidate);
+    } catch {
+      // Gone already (another writer cleaned it), or not ours to remove.
+    }
+  }
+}
+
+/**
  * Writes text atomically: a temporary file beside the target, flushed to disk, then renamed over it.
  * A crash at any point leaves either the old file or the new one, never a partial one.
  */
 export async function writeFileAtomically(path: string, text: string, mode = 0o644): Promise<void> {
+  await removeStaleTemporaries(path);
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     await writeFile(temporary, text, { mode, flag: 'wx' });

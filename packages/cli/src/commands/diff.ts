@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GatewayError, diffSource, findSource, importLiveSource, loadConfig, readLockFile, sourceConfig } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
+import { withGuardedFetcher } from '../network.js';
 import { renderDiffMarkdown, renderDiffText } from '../render-diff.js';
 
 interface DiffOptions {
@@ -37,11 +38,14 @@ export function registerDiff(program: Command): void {
       const names = sourceName ? [sourceName] : Object.keys(loaded.config.sources).sort();
       for (const name of names) sourceConfig(loaded, name);
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
-      const diffs = [];
-      for (const name of names) {
-        const live = await importLiveSource(loaded, name);
-        diffs.push(diffSource(name, findSource(lock, name), live));
-      }
+      const diffs = await withGuardedFetcher(loaded, async (fetchText) => {
+        const found = [];
+        for (const name of names) {
+          const live = await importLiveSource(loaded, name, { fetchText });
+          found.push(diffSource(name, findSource(lock, name), live));
+        }
+        return found;
+      });
       const changed = diffs.some((diff) => diff.hasChanges);
       const human = options.format === 'markdown' ? renderDiffMarkdown(diffs) : renderDiffText(diffs);
       printResult(context, human, { changed, sources: diffs });

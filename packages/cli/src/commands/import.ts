@@ -9,6 +9,7 @@ import {
   type ImportSummary,
 } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
+import { withGuardedFetcher } from '../network.js';
 
 export function registerImport(program: Command): void {
   program
@@ -36,7 +37,7 @@ export function registerImport(program: Command): void {
       // Read the lock before the (slow) import so a broken lock fails fast, and nothing is written until
       // the whole import succeeded: a failure at any step leaves the file byte for byte as it was.
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
-      const imported = await importLiveSource(loaded, sourceName);
+      const imported = await withGuardedFetcher(loaded, (fetchText) => importLiveSource(loaded, sourceName, { fetchText }));
       const { lock: next, summary } = applyImport(lock, sourceName, source.document, imported);
       await writeLockFile(context.lockPath, next);
       printResult(context, describeSummary(summary, source.document, context.lockPath), summary);

@@ -16,6 +16,7 @@ import {
   type PrivateKeyJwk,
 } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
+import { withGuardedFetcher } from '../network.js';
 
 interface PublishOptions {
   key?: string;
@@ -83,7 +84,7 @@ export function registerPublish(program: Command): void {
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
       const trustedKeys = await loadTrustedKeys(loaded);
       const publisher = await publisherName(options, loaded.directory);
-      const result = await publishProposal({
+      const result = await withGuardedFetcher(loaded, (fetchText) => publishProposal({
         lock,
         config: loaded,
         source: sourceName,
@@ -91,8 +92,8 @@ export function registerPublish(program: Command): void {
         trustedKeys,
         publisher,
         allowStale: options.allowStale === true,
-        live: () => importLiveSource(loaded, sourceName),
-      });
+        live: () => importLiveSource(loaded, sourceName, { fetchText }),
+      }));
       await writeLockFile(context.lockPath, result.lock);
       const publication = result.publication;
       const lines = [

@@ -11,7 +11,7 @@ import {
   bundleDocument,
   checkDocumentSize,
   checkOpenApiVersion,
-  fetchTextWithLimits,
+  noFetcher,
   externalReferenceKinds,
   isUrlLocation,
   parseDocumentText,
@@ -21,7 +21,7 @@ import {
 } from './load.js';
 import { normaliseDocument } from './normalise.js';
 
-export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_YAML_ALIAS_COUNT } from './load.js';
+export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH, MAX_YAML_ALIAS_COUNT, decodeDocumentBytes, type FetchText } from './load.js';
 export { fingerprintOf, chooseRequestMediaType } from './normalise.js';
 export { UNSUPPORTED_REASON_CODES, type UnsupportedReasonCode } from './reasons.js';
 export { TOOL_NAME_PATTERN } from './tool-names.js';
@@ -35,7 +35,10 @@ export interface ImportOptions {
   maxDocumentBytes?: number;
   /** Timeout for fetching URL documents. Default 15000. */
   timeoutMs?: number;
-  /** How to fetch a URL (the server injects an SSRF-guarded one). Default: global fetch with size/time limits. */
+  /**
+   * How to fetch a URL: the CLI and the server both inject @gateway/runtime's SSRF-guarded document fetcher.
+   * Core has no network code; without a fetcher a URL fails with OPENAPI_FETCHER_MISSING.
+   */
   fetchText?: (url: string, limits: { maxBytes: number; timeoutMs: number }) => Promise<string>;
 }
 
@@ -52,7 +55,7 @@ function settings(options: ImportOptions): { maxBytes: number; timeoutMs: number
   return {
     maxBytes: options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES,
     timeoutMs: options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
-    fetchText: options.fetchText ?? fetchTextWithLimits,
+    fetchText: options.fetchText ?? noFetcher,
   };
 }
 

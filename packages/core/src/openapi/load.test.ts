@@ -5,8 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusDirectory, temporaryDirectory } from '../../../../test-support/cli.js';
+import { createGuardedAgent, guardedDocumentFetcher } from '@gateway/runtime';
 import { GatewayError } from '../errors.js';
 import { importOpenApi, importOpenApiText } from './index.js';
+
+// Core has no network code: URL documents are read by the fetcher the CLI and the server inject (the
+// SSRF-guarded one of @gateway/runtime), here allowed to reach the loopback test servers.
+const loopbackAgent = createGuardedAgent({ allowPrivateNetworks: ['127.0.0.1/32'] });
+const fetchText = guardedDocumentFetcher(loopbackAgent);
 
 const minimal = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   openapi: '3.1.0',
@@ -45,6 +51,7 @@ describe('loading OpenAPI documents', () => {
   });
   afterAll(async () => {
     await folder.cleanup();
+    await loopbackAgent.close();
   });
 
   it('reads JSON and YAML files relative to the base directory', async () => {
@@ -105,7 +112,7 @@ describe('loading OpenAPI documents', () => {
     const { url, server } = await serve({});
     server.close();
     await once(server, 'close');
-    const error = await failure(importOpenApi(`${url}/openapi.json`, { baseDirectory: '.', timeoutMs: 5000 }));
+    const error = await failure(importOpenApi(`${url}/openapi.json`, { baseDirectory: '.', timeoutMs: 5000, fetchText }));
     expect(error.code).toBe('OPENAPI_UNREACHABLE');
     expect(error.category).toBe('network');
   });
@@ -113,11 +120,29 @@ describe('loading OpenAPI documents', () => {
   it('reads a URL document, resolves relative servers against it, and reports HTTP errors', async () => {
     const { url, server } = await serve({ '/specs/openapi.json': [200, JSON.stringify(minimal({ servers: [{ url: '/v2' }] }))] });
     try {
-      const imported = await importOpenApi(`${url}/specs/openapi.json`, { baseDirectory: '.' });
+      const imported = await importOpenApi(`${url}/specs/openapi.json`, { baseDirectory: '.', fetchText });
       expect(imported.operations[0]?.server).toBe(`${url}/v2`);
-      const missing = await failure(importOpenApi(`${url}/other.json`, { baseDirectory: '.' }));
+      const missing = await failure(importOpenApi(`${url}/other.json`, { baseDirectory: '.', fetchText }));
       expect(missing.code).toBe('OPENAPI_UNREACHABLE');
       expect(missing.message).toContain('404');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('core never fetches by itself: without an injected fetcher a URL is refused and the server never hit', async () => {
+    let hits = 0;
+    const server = createServer((_request, response) => {
+      hits += 1;
+      response.end(JSON.stringify(minimal()));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openapi.json`;
+      const error = await failure(importOpenApi(url, { baseDirectory: '.' }));
+      expect(error.code).toBe('OPENAPI_FETCHER_MISSING');
+      expect(hits).toBe(0);
     } finally {
       server.close();
     }
@@ -159,7 +184,7 @@ describe('loading OpenAPI documents', () => {
     expect(fromText.code).toBe('OPENAPI_TOO_LARGE');
     const { url, server } = await serve({ '/big.json': [200, text] });
     try {
-      const fromUrl = await failure(importOpenApi(`${url}/big.json`, { baseDirectory: '.', maxDocumentBytes: 4096 }));
+      const fromUrl = await failure(importOpenApi(`${url}/big.json`, { baseDirectory: '.', maxDocumentBytes: 4096, fetchText }));
       expect(fromUrl.code).toBe('OPENAPI_TOO_LARGE');
     } finally {
       server.close();
@@ -184,7 +209,7 @@ describe('loading OpenAPI documents', () => {
       expect(refused.code).toBe('OPENAPI_REMOTE_REF_REFUSED');
       expect(refused.category).toBe('document');
       expect(refused.message).toContain(`${url}/schemas.json#/Pet`);
-      const allowed = await importOpenApiText(text, 'remote.json', { baseDirectory: folder.path, allowRemoteRefs: true });
+      const allowed = await importOpenApiText(text, 'remote.json', { baseDirectory: folder.path, allowRemoteRefs: true, fetchText });
       expect(allowed.operations[0]?.status).toBe('supported');
       expect(JSON.stringify(allowed.operations[0]?.inputSchema)).toContain('"required":["name"]');
     } finally {

@@ -3,8 +3,9 @@
  * aliases), version checked (3.0.x, 3.1.x, 3.2.x), bundled when it references other files, and validated against
  * the official OpenAPI JSON Schemas.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve as resolvePath } from 'node:path';
+import { constants as fsConstants } from 'node:fs';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '@readme/openapi-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -20,6 +21,13 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 15_000;
  * descriptions rarely use aliases; "billion laughs" documents need millions.
  */
 export const MAX_YAML_ALIAS_COUNT = 100;
+
+/**
+ * Nesting depth (objects and arrays, the document itself being depth 1) a document may have. The deepest of the
+ * 89 corpus documents is 30; hostile documents nest thousands deep to exhaust the stack of recursive steps
+ * (bundling, validation, schema conversion), so the depth is checked, without recursion, right after parsing.
+ */
+export const MAX_DOCUMENT_DEPTH = 64;
 
 export type FetchText = (url: string, limits: { maxBytes: number; timeoutMs: number }) => Promise<string>;
 
@@ -43,62 +51,34 @@ export function checkDocumentSize(text: string, where: string, maxBytes: number)
   }
 }
 
-/** Default URL reader: global fetch, a timeout, and a byte limit enforced while reading (not just Content-Length). */
-export const fetchTextWithLimits: FetchText = async (url, limits) => {
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      signal: AbortSignal.timeout(limits.timeoutMs),
-      redirect: 'follow',
-      headers: { accept: 'application/json, application/yaml, text/yaml, */*;q=0.5' },
-    });
-  } catch (error) {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${limits.timeoutMs} ms` : describeFetchError(error);
-    throw new GatewayError('OPENAPI_UNREACHABLE', `${url} could not be fetched: ${reason}.`, {
-      category: 'network',
-      cause: error,
-    });
-  }
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new GatewayError('OPENAPI_UNREACHABLE', `${url} answered HTTP ${response.status}, not a document.`, {
-      category: 'network',
-      details: { status: response.status },
-    });
-  }
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limits.maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(url, limits.maxBytes);
-  }
-  const chunks: Uint8Array[] = [];
-  let received = 0;
-  try {
-    const reader = response.body?.getReader();
-    for (;;) {
-      if (!reader) break;
-      const { done, value } = await reader.read();
-      if (done) break;
-      received += value.byteLength;
-      if (received > limits.maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(url, limits.maxBytes);
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    throw new GatewayError('OPENAPI_UNREACHABLE', `${url} could not be read: ${describeFetchError(error)}.`, {
-      category: 'network',
-      cause: error,
-    });
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * Core never opens a network connection itself (it stays pure): a URL is read by the `fetchText` the caller
+ * injects, which for the CLI and the server alike is @gateway/runtime's SSRF-guarded document fetcher. A caller
+ * that forgets to inject one gets this refusal rather than an unguarded fetch.
+ */
+export const noFetcher: FetchText = async (url) => {
+  throw new GatewayError(
+    'OPENAPI_FETCHER_MISSING',
+    `${url} is a URL, but no guarded fetcher was given to the importer; nothing was fetched.`,
+    { category: 'internal' },
+  );
 };
 
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message;
+/**
+ * Bytes to text, refusing what is not UTF-8 (RFC 8259 §8.1, YAML 1.2 §5.2 for our purposes) instead of turning
+ * it into U+FFFD: a replaced character would silently change names and digests. A byte order mark is kept
+ * (the parser skips it) so the digest stays that of the bytes as written.
+ */
+export function decodeDocumentBytes(bytes: Uint8Array, where: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (error) {
+    throw new GatewayError(
+      'OPENAPI_NOT_UTF8',
+      `${where} is not valid UTF-8 text; save it as UTF-8 (it was not read, nothing was replaced).`,
+      { category: 'document', cause: error },
+    );
+  }
 }
 
 /** Reads a local file within the size limit. */
@@ -122,18 +102,78 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
     );
   }
   if (size > maxBytes) throw tooLarge(where, maxBytes);
+  let bytes: Buffer;
   try {
-    return await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     throw new GatewayError('OPENAPI_UNREADABLE', `${where} cannot be read: ${(error as Error).message}.`, {
       category: 'document',
       cause: error,
     });
   }
+  return decodeDocumentBytes(bytes, where);
 }
 
-/** JSON or YAML (YAML 1.2 is a superset of JSON; JSON is tried first because it is much faster). */
+function tooDeep(where: string, cause?: unknown): GatewayError {
+  return new GatewayError(
+    'OPENAPI_TOO_DEEP',
+    `${where} nests objects or arrays deeper than the limit of ${MAX_DOCUMENT_DEPTH} levels; it is refused.`,
+    { category: 'document', details: { maxDepth: MAX_DOCUMENT_DEPTH }, ...(cause === undefined ? {} : { cause }) },
+  );
+}
+
+/** Values that are names the gateway carries into tools and requests (beside object keys, which all are). */
+const NAME_VALUED_KEYS = new Set(['operationId', 'name']);
+
+function nameWithNul(where: string, pointer: string, name: string): GatewayError {
+  return new GatewayError(
+    'OPENAPI_NAME_INVALID',
+    `${where}: the name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} at ${pointer || '/'} contains a NUL character (U+0000); names ` +
+      '(paths, operationIds, parameter and property names) must not contain one.',
+    { category: 'document', details: { pointer: pointer || '/' } },
+  );
+}
+
+/**
+ * One pass over a parsed document, with an explicit stack (no recursion, so it cannot itself overflow):
+ * OPENAPI_TOO_DEEP when it nests deeper than MAX_DOCUMENT_DEPTH; OPENAPI_NAME_INVALID when a name (any object
+ * key: paths, property names, response codes; or an `operationId` / `name` value) contains U+0000, which C
+ * libraries, logs and HTTP stacks truncate or reject, so the name seen would not be the name sent.
+ */
+export function checkDocumentTree(value: unknown, where: string): void {
+  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
+  while (stack.length > 0) {
+    const [current, depth, pointer] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > MAX_DOCUMENT_DEPTH) throw tooDeep(where);
+    if (Array.isArray(current)) {
+      current.forEach((item, index) => {
+        if (typeof item === 'object' && item !== null) stack.push([item, depth + 1, `${pointer}/${index}`]);
+      });
+      continue;
+    }
+    for (const [key, item] of Object.entries(current)) {
+      if (key.includes('\u0000')) throw nameWithNul(where, pointer, key);
+      const nulName = typeof item === 'string' && NAME_VALUED_KEYS.has(key) && item.includes('\u0000');
+      if (!nulName && (typeof item !== 'object' || item === null)) continue;
+      const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (nulName) throw nameWithNul(where, at, item as string);
+      stack.push([item, depth + 1, at]);
+    }
+  }
+}
+
+/**
+ * JSON or YAML (YAML 1.2 is a superset of JSON; JSON is tried first because it is much faster), no deeper than
+ * MAX_DOCUMENT_DEPTH and without NUL in names (checkDocumentTree).
+ */
 export function parseDocumentText(text: string, where: string): unknown {
+  const value = parseDocumentTree(text, where);
+  checkDocumentTree(value, where);
+  return value;
+}
+
+function parseDocumentTree(text: string, where: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const first = body.trimStart()[0];
   if (first === '{' || first === '[') {
@@ -147,6 +187,9 @@ export function parseDocumentText(text: string, where: string): unknown {
     return parseYaml(body, { maxAliasCount: MAX_YAML_ALIAS_COUNT, prettyErrors: true, uniqueKeys: true });
   } catch (error) {
     const message = (error as Error).message;
+    // The YAML parser composes nested collections recursively: thousands of levels exhaust its stack, which it
+    // reports as a parse error. That is this document's depth, not a syntax problem.
+    if (error instanceof RangeError || /maximum call stack size exceeded/i.test(message)) throw tooDeep(where, error);
     if (/alias/i.test(message) && /excessive|exhaustion/i.test(message)) {
       throw new GatewayError(
         'OPENAPI_ALIAS_LIMIT',
@@ -296,6 +339,7 @@ export async function bundleDocument(
   const refusedOutside: string[] = [];
   let failure: GatewayError | null = null;
   let totalBytes = 0;
+  let rootFolderReal: string | undefined;
 
   const readReference = async (url: string): Promise<unknown> => {
     if (isUrlLocation(url)) {
@@ -315,12 +359,17 @@ export async function bundleDocument(
       return {};
     }
     if (path === rootLocation) return root;
-    const inside = relative(rootFolder as string, path);
-    if (inside.startsWith('..') || isAbsolute(inside)) {
+    if (!isInside(rootFolder as string, path)) {
       refusedOutside.push(path);
       return {};
     }
-    const text = await readDocumentFile(path, path, options.maxBytes);
+    rootFolderReal ??= await realpath(rootFolder as string);
+    const read = await readReferencedFile(path, rootFolderReal, options.maxBytes);
+    if ('refused' in read) {
+      refusedOutside.push(`${path} (${read.refused})`);
+      return {};
+    }
+    const text = read.text;
     totalBytes += Buffer.byteLength(text, 'utf8');
     if (totalBytes > options.maxBytes) throw tooLarge(`${where} with the files it references`, options.maxBytes);
     return parseReferenced(text, path);
@@ -371,8 +420,9 @@ export async function bundleDocument(
   if (refusedOutside.length > 0) {
     throw new GatewayError(
       'OPENAPI_FILE_REF_REFUSED',
-      `${where} references files outside its own folder (${[...new Set(refusedOutside)].slice(0, 3).join(', ')}); ` +
-        'only files beside the document or below its folder may be referenced.',
+      `${where} references files outside its own folder or that are not regular files ` +
+        `(${[...new Set(refusedOutside)].slice(0, 3).join(', ')}); only regular files beside the document or below ` +
+        'its folder may be referenced, and symbolic links must stay inside it. Refused files are not read.',
       { category: 'document', details: { references: [...new Set(refusedOutside)].slice(0, 20) } },
     );
   }
@@ -381,7 +431,60 @@ export async function bundleDocument(
   }
   encodeLocalReferences(bundled);
   inlineMisplacedReferences(bundled);
+  // Each file was within the limit; joined (and with misplaced references inlined), they may not be.
+  checkDocumentTree(bundled, where);
   return bundled;
+}
+
+function isInside(folder: string, path: string): boolean {
+  const inside = relative(folder, path);
+  return !(inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside));
+}
+
+/**
+ * Reads a file a `$ref` names, only if it really is a regular file inside the document's folder. The lexical
+ * check above is not enough: `link.yaml -> ../outside.yaml` (or `-> /proc/self/environ`) names a path inside the
+ * folder whose target is not. So the real path (every symbolic link resolved) is compared with the folder's real
+ * path; FIFOs, devices, sockets and directories are refused (a FIFO would block the import forever); the file is
+ * opened without following links and checked again on the open handle, so it cannot be swapped in between.
+ * A refused file is never read, so no error can quote its content.
+ */
+async function readReferencedFile(
+  path: string,
+  rootFolderReal: string,
+  maxBytes: number,
+): Promise<{ text: string } | { refused: string }> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const missing = code === 'ENOENT' || code === 'ENOTDIR';
+    throw new GatewayError(
+      missing ? 'OPENAPI_NOT_FOUND' : 'OPENAPI_UNREADABLE',
+      missing ? `${path} does not exist (a $ref names it).` : `${path} cannot be read (${code ?? 'error'}).`,
+      { category: 'document', cause: error },
+    );
+  }
+  if (!isInside(rootFolderReal, real)) return { refused: 'a symbolic link to a file outside the folder' };
+  const info = await stat(real);
+  if (!info.isFile()) return { refused: 'not a regular file' };
+  if (info.size > maxBytes) throw tooLarge(path, maxBytes);
+  // O_NONBLOCK: should a FIFO appear at this path after the check, opening it must not wait for a writer.
+  const handle = await open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK).catch((error: unknown) => {
+    throw new GatewayError('OPENAPI_UNREADABLE', `${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+      category: 'document',
+      cause: error,
+    });
+  });
+  try {
+    const opened = await handle.stat();
+    if (!opened.isFile() || opened.ino !== info.ino || opened.dev !== info.dev) return { refused: 'changed while it was read' };
+    if (opened.size > maxBytes) throw tooLarge(path, maxBytes);
+    return { text: decodeDocumentBytes(await handle.readFile(), path) };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Keys whose value OpenAPI never allows to be a Reference Object, but which split documents reference anyway. */
@@ -394,9 +497,14 @@ const MISPLACED_REFERENCE_KEYS = new Set(['properties', 'patternProperties', 'de
  */
 function inlineMisplacedReferences(document: Record<string, unknown>): void {
   const stack: unknown[] = [document];
+  // Inlined targets are shallow copies sharing their children, and a `properties: {$ref}` pointing back at its
+  // own schema makes the graph cyclic: each object is visited once, or such a document never finishes (the
+  // depth check that follows then refuses the cycle as OPENAPI_TOO_DEEP).
+  const visited = new Set<object>();
   while (stack.length > 0) {
     const current = stack.pop();
-    if (typeof current !== 'object' || current === null) continue;
+    if (typeof current !== 'object' || current === null || visited.has(current)) continue;
+    visited.add(current);
     for (const [key, item] of Object.entries(current)) {
       if (MISPLACED_REFERENCE_KEYS.has(key) && isReference(item)) {
         try {

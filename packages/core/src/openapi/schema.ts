@@ -9,6 +9,7 @@
  * - `readOnly` properties are removed: they are never sent in a request (OAS 3.0 §4.7.24 "readOnly").
  */
 import { createHash } from 'node:crypto';
+import { GatewayError } from '../errors.js';
 import type { JsonSchema } from '../model.js';
 import {
   ExternalReferenceError,
@@ -158,8 +159,16 @@ export interface ConvertedSchema {
   references: Set<string>;
 }
 
+/**
+ * Schemas nested inside each other while converting, counting each `$ref` followed. A document within
+ * MAX_DOCUMENT_DEPTH can still chain thousands of schemas through references (A's property is B, whose property
+ * is C…); the conversion recurses along that chain, so it is bounded well below the stack's limit.
+ */
+export const MAX_SCHEMA_NESTING = 500;
+
 export class SchemaConverter {
   private readonly definitions = new Map<string, Definition>();
+  private nesting = 0;
 
   constructor(
     private readonly document: unknown,
@@ -241,6 +250,22 @@ export class SchemaConverter {
   }
 
   private convertNode(node: unknown, references: Set<string>): JsonSchema {
+    if (this.nesting >= MAX_SCHEMA_NESTING) {
+      throw new GatewayError(
+        'OPENAPI_TOO_DEEP',
+        `schemas nest (through $ref) deeper than the limit of ${MAX_SCHEMA_NESTING} levels; the document is refused.`,
+        { category: 'document', details: { maxSchemaNesting: MAX_SCHEMA_NESTING } },
+      );
+    }
+    this.nesting += 1;
+    try {
+      return this.convertNodeWithin(node, references);
+    } finally {
+      this.nesting -= 1;
+    }
+  }
+
+  private convertNodeWithin(node: unknown, references: Set<string>): JsonSchema {
     if (typeof node === 'boolean') return node;
     if (!isObject(node)) return {};
     if (isReference(node)) {

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 import { GatewayError } from '@gateway/core';
 import { classifyAddress, compileAllowList, isAddressAllowed, type AllowList } from './addresses.js';
@@ -9,6 +10,11 @@ export interface GuardedAgentOptions {
   allowPrivateNetworks?: readonly string[];
   connectTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
+  /**
+   * Extra PEM certificates trusted besides the system roots (an internal CA; tests). Only trust anchors
+   * change: the address checks are the same with or without them.
+   */
+  ca?: readonly string[];
 }
 
 export function ssrfRefusal(host: string, address: string): GatewayError {
@@ -64,11 +70,12 @@ function guardedLookup(allowList: AllowList): LookupFunction {
 export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
   const allowList = compileAllowList(options.allowPrivateNetworks ?? []);
   const timeout = options.connectTimeoutMs ?? 10_000;
+  const tls = options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {};
   const connectors = new Map<boolean, buildConnector.connector>();
   const connectorFor = (isLiteral: boolean): buildConnector.connector => {
     let connector = connectors.get(isLiteral);
     if (!connector) {
-      connector = buildConnector(isLiteral ? { timeout } : { timeout, lookup: guardedLookup(allowList) });
+      connector = buildConnector(isLiteral ? { timeout, ...tls } : { timeout, ...tls, lookup: guardedLookup(allowList) });
       connectors.set(isLiteral, connector);
     }
     return connector;

@@ -17,6 +17,8 @@ export interface GuardedFetchOptions {
 export interface FetchedText {
   status: number;
   text: string;
+  /** The body as received, for callers that must refuse bytes that are not UTF-8 instead of replacing them. */
+  bytes: Buffer;
   /** Response headers, lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string>;
   /** The URL finally answered (after redirects). */
@@ -75,7 +77,8 @@ export async function guardedFetchText(url: string, options: GuardedFetchOptions
       if (error instanceof GatewayError) throw error;
       throw fetchError(error, current, signal, options.timeoutMs);
     }
-    return { status: response.statusCode, text: Buffer.concat(chunks).toString('utf8'), headers, url: current };
+    const bytes = Buffer.concat(chunks);
+    return { status: response.statusCode, text: bytes.toString('utf8'), bytes, headers, url: current };
   }
 }
 

@@ -10,3 +10,4 @@ export {
 } from './addresses.js';
 export { createGuardedAgent, findSsrfRefusal, ssrfRefusal, type GuardedAgentOptions } from './agent.js';
 export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './fetch-text.js';
+export { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, type DocumentFetcher } from './document-fetcher.js';

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import {
   DEFAULT_MAX_DOCUMENT_BYTES,
   GatewayError,
+  decodeDocumentBytes,
   findSource,
   importOpenApiText,
   inUsePublication,
@@ -14,7 +15,7 @@ import {
   type LockedOperation,
   type Operation,
 } from '@gateway/core';
-import { guardedFetchText } from '@gateway/runtime';
+import { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, guardedFetchText } from '@gateway/runtime';
 import type { SqliteDatabase } from '../store/database.js';
 import { compareWithPublication, type DriftComparison } from './compare.js';
 import { DriftStore, type DriftState, type DriftStatus } from './store.js';
@@ -137,12 +138,13 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       // Validators only when the last document is in memory to fall back on after a 304.
       if (previous?.etag) headers['if-none-match'] = previous.etag;
       if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
-      const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers });
+      // The same redirect rule as the CLI's import (guardedDocumentFetcher): each hop passes the guard again.
+      const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers, maxRedirects: DOCUMENT_MAX_REDIRECTS });
       if (fetched.status === 304 && previous) return { text: null, etag: previous.etag, lastModified: previous.lastModified };
       if (fetched.status < 200 || fetched.status > 299) {
         throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`, { category: 'network' });
       }
-      return { text: fetched.text, etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
+      return { text: decodeDocumentBytes(fetched.bytes, location), etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
     }
     const path = resolveConfigPath(loaded, location);
     let size: number;
@@ -156,7 +158,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     if (size > maxBytes) {
       throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`, { category: 'document' });
     }
-    return { text: await readFile(path, 'utf8'), etag: null, lastModified: null };
+    return { text: decodeDocumentBytes(await readFile(path), location), etag: null, lastModified: null };
   }
 
   async function normalise(source: string, text: string, read: { etag: string | null; lastModified: string | null }): Promise<LiveDocument> {
@@ -166,13 +168,8 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       allowRemoteRefs: settings.allowRemoteRefs ?? false,
       maxDocumentBytes: maxBytes,
       timeoutMs,
-      fetchText: async (url, limits) => {
-        const fetched = await guardedFetchText(url, { agent: options.agent, maxBytes: limits.maxBytes, timeoutMs: limits.timeoutMs });
-        if (fetched.status !== 200) {
-          throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${url} answered HTTP ${fetched.status}`, { category: 'network' });
-        }
-        return fetched.text;
-      },
+      // Remote $refs: the one document fetcher the CLI injects too, so both decide alike on every URL.
+      fetchText: guardedDocumentFetcher(options.agent),
     });
     return { bytesDigest: sha256Digest(text), documentDigest: imported.documentDigest, operations: imported.operations, ...read };
   }

@@ -1,9 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
-import { rootCertificates } from 'node:tls';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { GatewayError } from '@gateway/core';
-import { compileAllowList, createGuardedAgent, guardedFetchText, isAddressAllowed, ssrfRefusal, type FetchedText } from '@gateway/runtime';
+import { createGuardedAgent, guardedFetchText, type FetchedText } from '@gateway/runtime';
 import { classifyRedirectUri } from './redirect-uris.js';
 
 /**
@@ -101,53 +97,18 @@ export function parseClientMetadataDocument(clientId: string, text: string): Cli
   };
 }
 
-/** A guarded lookup like the network module's, for the agent that also trusts extra CAs. */
-function guardedLookup(allowList: ReturnType<typeof compileAllowList>): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 4);
-      const allowed = addresses.filter((entry) => isAddressAllowed(entry.address, allowList));
-      if (allowed.length === 0) return callback(ssrfRefusal(hostname, addresses[0]?.address ?? 'no address') as unknown as NodeJS.ErrnoException, '', 4);
-      if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, allowed);
-      callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
-  };
-}
-
-/**
- * The network module's guarded agent has no way to add trust anchors; when extra CAs are configured we
- * build the same three checks (literal address, guarded lookup, connected address) with `ca` added.
- */
-function createAgentTrusting(options: ClientMetadataFetcherOptions): Dispatcher {
-  if (options.caCertificates.length === 0) return createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks, connectTimeoutMs: options.timeoutMs });
-  const allowList = compileAllowList(options.allowPrivateNetworks);
-  const ca = [...rootCertificates, ...options.caCertificates];
-  const literal = buildConnector({ timeout: options.timeoutMs, ca });
-  const named = buildConnector({ timeout: options.timeoutMs, ca, lookup: guardedLookup(allowList) });
-  const connect: buildConnector.connector = (connectOptions, callback) => {
-    const host = connectOptions.hostname.replace(/^\[|\]$/g, '');
-    const isLiteral = isIP(host) !== 0;
-    if (isLiteral && !isAddressAllowed(host, allowList)) return callback(ssrfRefusal(host, host), null);
-    (isLiteral ? literal : named)(connectOptions, (error, socket) => {
-      if (error) return callback(error, null);
-      const remote = (socket as Socket).remoteAddress;
-      if (remote === undefined || !isAddressAllowed(remote, allowList)) {
-        socket!.destroy();
-        return callback(ssrfRefusal(host, remote ?? 'unknown'), null);
-      }
-      callback(null, socket!);
-    });
-  };
-  return new Agent({ connect });
-}
-
 export interface ClientMetadataFetcher {
   resolve(clientId: string): Promise<ClientMetadataDocument>;
   close(): Promise<void>;
 }
 
 export function createClientMetadataFetcher(options: ClientMetadataFetcherOptions): ClientMetadataFetcher {
-  const agent = createAgentTrusting(options);
+  // The one SSRF guard of @gateway/runtime; extra CAs only add trust anchors, never change the address checks.
+  const agent = createGuardedAgent({
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    connectTimeoutMs: options.timeoutMs,
+    ca: options.caCertificates,
+  });
   const cache = new Map<string, { document: ClientMetadataDocument; expiresAt: number }>();
   const inFlight = new Map<string, Promise<ClientMetadataDocument>>();
   const maxEntries = options.maxCacheEntries ?? 1000;
@@ -196,7 +157,7 @@ export function createClientMetadataFetcher(options: ClientMetadataFetcherOption
       return pending;
     },
     async close() {
-      await (agent as Agent).close().catch(() => undefined);
+      await agent.close().catch(() => undefined);
     },
   };
 }
