@@ -26,8 +26,10 @@ export const MAX_YAML_ALIAS_COUNT = 100;
  * Nesting depth (objects and arrays, the document itself being depth 1) a document may have. The deepest of the
  * 89 corpus documents is 30; hostile documents nest thousands deep to exhaust the stack of recursive steps
  * (bundling, validation, schema conversion), so the depth is checked, without recursion, right after parsing.
+ * 128 leaves room for a 100-level schema (real documents nest deep schemas) while every lock written from it
+ * stays within the lock reader's own limit (LOCK_MAX_DEPTH, 256).
  */
-export const MAX_DOCUMENT_DEPTH = 64;
+export const MAX_DOCUMENT_DEPTH = 128;
 
 export type FetchText = (url: string, limits: { maxBytes: number; timeoutMs: number }) => Promise<string>;
 
