@@ -11,3 +11,4 @@ export * from './verify.js';
 export * from './publish.js';
 export * from './diff.js';
 export * from './openapi/index.js';
+export * from './receipt.js';
