@@ -53,7 +53,10 @@ export interface OutboxStore {
   ensureEndpoints(names: readonly string[]): Awaitable<void>;
   /** Takes the endpoint's next sequence and stores the event built for it; synchronous for the receipt hook. */
   append(endpoint: string, build: (sequence: number) => NewOutboxEvent): OutboxEvent;
-  /** Takes or renews the endpoint's lease for `holder` until `now + ttlMs`; false while another holds it. */
+  /**
+   * Takes or renews the endpoint's lease for `holder` until `now + ttlMs`; false while another holds it or
+   * while the endpoint is disabled (410 Gone), so a disabled endpoint has no deliverer.
+   */
   acquireLease(endpoint: string, holder: string, now: number, ttlMs: number): Awaitable<boolean>;
   releaseLease(endpoint: string, holder: string): Awaitable<void>;
   /** The lowest-sequence pending event of the endpoint. */
@@ -122,7 +125,8 @@ export class SqliteOutboxStore implements OutboxStore {
         VALUES (?, ?, ?, ?, ?, 'pending', ?)`),
       lease: database.prepare(`
         UPDATE webhook_endpoints SET lease_holder = @holder, lease_expires_at = @expires
-        WHERE name = @name AND (lease_holder IS NULL OR lease_holder = @holder OR lease_expires_at <= @now)`),
+        WHERE name = @name AND disabled_at IS NULL
+          AND (lease_holder IS NULL OR lease_holder = @holder OR lease_expires_at <= @now)`),
       release: database.prepare(
         'UPDATE webhook_endpoints SET lease_holder = NULL, lease_expires_at = NULL WHERE name = ? AND lease_holder = ?',
       ),
