@@ -3,6 +3,9 @@
  * appear only as keyed digests. `receipt-<n>` is leaf n of the receipt log's Merkle tree (RFC 9162).
  * docs/receipts.md documents every field.
  */
+import { createHmac } from 'node:crypto';
+import { canonicalJson } from './canonical.js';
+
 export type ReceiptOutcome = 'allowed' | 'denied' | 'error';
 
 export interface Receipt {
@@ -41,4 +44,14 @@ export interface Receipt {
   resultDigest: string | null;
   /** The arguments themselves, only when `receipts.storeArguments: true` in gateway.yaml. */
   arguments?: unknown;
+}
+
+/** The bytes of a receipt as a leaf of the log (RFC 8785 canonical JSON, UTF-8): what the leaf hash covers. */
+export function receiptLeafBytes(receipt: Receipt): Buffer {
+  return Buffer.from(canonicalJson(receipt), 'utf8');
+}
+
+/** `hmac-sha256:<hex>` of a JSON value's canonical form, keyed so small value spaces cannot be guessed. */
+export function keyedDigest(key: Uint8Array, value: unknown): string {
+  return `hmac-sha256:${createHmac('sha256', key).update(canonicalJson(value), 'utf8').digest('hex')}`;
 }

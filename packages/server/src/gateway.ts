@@ -24,6 +24,9 @@ import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { openDatabase, type Migration } from './store/database.js';
+import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
+import { receiptMigrations } from './receipts/migrations.js';
+import { createSqliteReceiptStore } from './receipts/store.js';
 import { createVault } from '@gateway/runtime';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
@@ -149,6 +152,8 @@ export interface RunningGateway {
   registry: PublicationRegistry;
   /** The drift watcher, when `drift.enabled` is not false. */
   drift: DriftWatcher | undefined;
+  /** The receipt log, unless `receipts.enabled: false`. */
+  receipts: ReceiptLog | undefined;
   /** Re-reads the lock now (what the file watcher does on a change). */
   reloadLock(): Promise<LockReloadOutcome>;
   /** Graceful shutdown: stop accepting, let in-flight calls finish within the grace period, close the store. */
@@ -219,7 +224,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations];
+  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations];
   const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
   const cleanups: Array<() => Promise<void> | void> = [
     () => {
@@ -258,6 +263,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
 
     const fastifyLogger = logger as unknown as FastifyBaseLogger;
+    // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close.
+    const receiptLog =
+      config.receipts?.enabled === false
+        ? undefined
+        : await createReceiptLog({ store: createSqliteReceiptStore(database), vault, loaded, warn: (message) => logger.warn(message) });
+    if (receiptLog) cleanups.push(() => receiptLog.close());
     const authorization = await createAuthorization({
       loaded,
       database,
@@ -292,9 +303,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}), ...(receiptLog ? { receipts: receiptLog } : {}) }),
       registry,
       executor,
+      ...(receiptLog ? { receipts: receiptLog } : {}),
       logger: fastifyLogger,
       ...(https ? { https } : {}),
       isLoopbackListener,
@@ -342,6 +354,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       app,
       registry,
       drift,
+      receipts: receiptLog,
       reloadLock: () => watcher.reload(),
       close,
     };
