@@ -8,6 +8,8 @@ import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isGatewayError, type LoadedConfig } from '@gateway/core';
 import type { DriftSourceReport } from '../drift/watcher.js';
+import type { ReceiptLog } from '../receipts/log.js';
+import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -29,6 +31,8 @@ export interface AdminPluginOptions {
   registry: AdminRegistry;
   /** The drift watcher; absent when drift checks are disabled. */
   drift?: { report(): DriftSourceReport[] };
+  /** The receipt log (`/admin/receipts…`); absent when receipts are disabled. */
+  receipts?: ReceiptLog;
 }
 
 /** `GET /admin/status`. */
@@ -115,6 +119,8 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       reply.header('cache-control', 'no-store');
       return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
     });
+
+    if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);
 
     app.setNotFoundHandler((request, reply) =>
       sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),
