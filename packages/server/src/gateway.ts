@@ -27,6 +27,8 @@ import { openDatabase, type Migration } from './store/database.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
+import { outboxMigrations } from './outbox/migrations.js';
+import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
@@ -224,7 +226,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations];
+  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
   const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
   const cleanups: Array<() => Promise<void> | void> = [
     () => {
@@ -269,6 +271,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ? undefined
         : await createReceiptLog({ store: createSqliteReceiptStore(database), vault, loaded, warn: (message) => logger.warn(message) });
     if (receiptLog) cleanups.push(() => receiptLog.close());
+    // Webhooks (docs/webhooks.md): the outbox is a receipt hook, so a receipt and its events commit together.
+    let webhooks: Webhooks | undefined;
+    if (Object.keys(config.webhooks ?? {}).length > 0) {
+      if (!receiptLog) {
+        throw new GatewayError('WEBHOOKS_REQUIRE_RECEIPTS', 'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section', {
+          category: 'config',
+        });
+      }
+      const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
+      cleanups.push(() => webhookAgent.close());
+      const created = await createWebhooks({ loaded, database, vault, agent: webhookAgent, logger });
+      receiptLog.addHook(created.outbox);
+      // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
+      cleanups.push(() => created.stop());
+      webhooks = created;
+    }
     const authorization = await createAuthorization({
       loaded,
       database,
@@ -303,7 +321,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}), ...(receiptLog ? { receipts: receiptLog } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}), ...(receiptLog ? { receipts: receiptLog } : {}), ...(webhooks ? { webhooks } : {}) }),
       registry,
       executor,
       ...(receiptLog ? { receipts: receiptLog } : {}),
@@ -324,6 +342,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     cleanups.push(() => watcher.close());
 
     await app.listen({ host: listen.host, port: listen.port });
+    webhooks?.start();
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
 
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
