@@ -12,6 +12,7 @@ import { registerStatus } from './status.js';
 import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
 import { registerReceipts } from './receipts.js';
+import { registerWebhooks } from './webhooks.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -28,4 +29,5 @@ export function registerCommands(program: Command): void {
   registerPeople(program);
   registerSessions(program);
   registerReceipts(program);
+  registerWebhooks(program);
 }
