@@ -48,10 +48,53 @@ export interface Receipt {
 
 /** The bytes of a receipt as a leaf of the log (RFC 8785 canonical JSON, UTF-8): what the leaf hash covers. */
 export function receiptLeafBytes(receipt: Receipt): Buffer {
-  return Buffer.from(canonicalJson(receipt), 'utf8');
+  return Buffer.from(receiptCanonicalJson(receipt), 'utf8');
+}
+
+/**
+ * RFC 8785 canonical JSON, written for the per-call path (about five times faster than the general
+ * `canonicalJson`, which receipt.test.ts proves it equals): keys sorted by UTF-16 code units (§3.2.3, what
+ * the default sort does), strings and numbers as ECMAScript's JSON.stringify writes them (§3.2.2.2-3).
+ * Values JSON cannot hold are refused like canonicalJson refuses them.
+ */
+export function receiptCanonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError('a non-finite number cannot be canonicalised as JSON');
+      return JSON.stringify(value);
+    case 'object': {
+      if (value === null) return 'null';
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson(value);
+      if (Array.isArray(value)) {
+        let text = '[';
+        for (let index = 0; index < value.length; index += 1) {
+          if (index > 0) text += ',';
+          const item = value[index] as unknown;
+          text += item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : receiptCanonicalJson(item);
+        }
+        return `${text}]`;
+      }
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object).sort();
+      let text = '{';
+      let isFirst = true;
+      for (const key of keys) {
+        const member = object[key];
+        if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+        text += `${isFirst ? '' : ','}${JSON.stringify(key)}:${receiptCanonicalJson(member)}`;
+        isFirst = false;
+      }
+      return `${text}}`;
+    }
+    default:
+      return canonicalJson(value);
+  }
 }
 
 /** `hmac-sha256:<hex>` of a JSON value's canonical form, keyed so small value spaces cannot be guessed. */
 export function keyedDigest(key: Uint8Array, value: unknown): string {
-  return `hmac-sha256:${createHmac('sha256', key).update(canonicalJson(value), 'utf8').digest('hex')}`;
+  return `hmac-sha256:${createHmac('sha256', key).update(receiptCanonicalJson(value), 'utf8').digest('hex')}`;
 }
