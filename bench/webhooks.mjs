@@ -67,19 +67,28 @@ const receipt = (n) => ({
 const writeBatch = database.transaction((from, count) => {
   for (let n = from; n < from + count; n += 1) outbox.onReceipt(receipt(n));
 });
-console.error("receiver on", url);
 const appendStart = process.hrtime.bigint();
 for (let n = 0; n < TOTAL; n += BATCH) writeBatch(n, Math.min(BATCH, TOTAL - n));
 const appendMs = Number(process.hrtime.bigint() - appendStart) / 1e6;
 
 // 2. Delivering them all, in order, one at a time (the next is sent only after the previous is acknowledged).
-console.error("appended");
 const deliverStart = process.hrtime.bigint();
 dispatcher.start();
 const countDelivered = database.prepare("SELECT COUNT(*) AS count FROM webhook_outbox WHERE status = 'delivered'");
-while (countDelivered.get().count < TOTAL) await new Promise((resolve) => setTimeout(resolve, 5));
+while (countDelivered.get().count < TOTAL) await new Promise((resolve) => setTimeout(resolve, 20));
 const deliverMs = Number(process.hrtime.bigint() - deliverStart) / 1e6;
 await dispatcher.stop();
+
+// 3. The ceiling on this machine right now: the same number of sequential POSTs of the same size to the same
+// receiver, with no outbox, no signature and no database (strict order allows one request in flight).
+const { request } = await import('../packages/server/node_modules/undici/index.js');
+const sampleBody = database.prepare('SELECT body FROM webhook_outbox LIMIT 1').get().body;
+const rawStart = process.hrtime.bigint();
+for (let n = 0; n < TOTAL; n += 1) {
+  const response = await request(url, { method: 'POST', body: sampleBody, dispatcher: agent, headers: { 'content-type': 'application/cloudevents+json' } });
+  await response.body.dump();
+}
+const rawMs = Number(process.hrtime.bigint() - rawStart) / 1e6;
 
 const delivered = countDelivered.get().count;
 const received = await receivedCount();
@@ -87,6 +96,8 @@ const appendPerSecond = Math.round((TOTAL / appendMs) * 1000);
 const deliverPerSecond = Math.round((TOTAL / deliverMs) * 1000);
 console.log(`events: ${TOTAL} (one endpoint, in order)`);
 console.log(`append through the outbox hook: ${appendPerSecond} receipts/s (${((appendMs * 1000) / TOTAL).toFixed(1)} µs per receipt)`);
+const rawPerSecond = Math.round((TOTAL / rawMs) * 1000);
+console.log(`bare sequential POSTs to the same receiver (the ceiling): ${rawPerSecond}/s; delivery reaches ${Math.round((deliverPerSecond / rawPerSecond) * 100)}% of it`);
 console.log(`delivered to a loopback receiver: ${deliverPerSecond} events/s (${delivered} marked delivered, ${received} received) — target >= 2000: ${deliverPerSecond >= 2000 ? 'met' : 'MISSED'}`);
 
 await agent.close();
