@@ -22,7 +22,7 @@ export const outboxMigrations: Migration[] = [
       CREATE TABLE webhook_outbox (
         endpoint TEXT NOT NULL REFERENCES webhook_endpoints (name),
         sequence INTEGER NOT NULL,
-        event_id TEXT NOT NULL UNIQUE,
+        event_id TEXT NOT NULL, -- evt_<receipt>_<endpoint>: unique by construction, so no index to maintain
         receipt_id TEXT,
         body TEXT NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),

@@ -290,6 +290,21 @@ describe('webhook outbox and delivery', () => {
     expect((outboxB.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder).toBe('process-b');
   });
 
+  it('an attempt that outlives retry.timeoutMs is cut and retried under the same id', async () => {
+    const db = database();
+    let arrivals = 0;
+    const target = await receiver(() => ({ status: 200, delayMs: arrivals++ === 0 ? 1_000 : 0 }));
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, timeoutMs: 150 } }]);
+    receiptTransaction(db, outbox, [makeReceipt(0)]);
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 1, 'the event after a timed-out attempt');
+    const [event] = store.events('audit', { limit: 1 });
+    expect(event!.attempts).toBe(2);
+    expect(event!.lastStatus).toBe(200);
+    await waitFor(() => target.requests.length === 2, 'the slow answer to be recorded');
+    expect(target.requests.map((request) => request.headers['webhook-id'])).toEqual(['evt_receipt-0_audit', 'evt_receipt-0_audit']);
+  });
+
   it('the SSRF guard applies: a loopback endpoint is refused unless network.allowPrivateNetworks lists it', async () => {
     const db = database();
     const target = await receiver();
