@@ -143,6 +143,8 @@ export interface StartGatewayOptions {
    * any CLI flag — the product has no unauthenticated mode.
    */
   authorizerOverride?: AuthorizerOverride;
+  /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
+  webhookLeaseMs?: number;
 }
 
 export interface RunningGateway {
@@ -281,7 +283,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
       cleanups.push(() => webhookAgent.close());
-      const created = await createWebhooks({ loaded, database, vault, agent: webhookAgent, logger });
+      const created = await createWebhooks({
+        loaded,
+        database,
+        vault,
+        agent: webhookAgent,
+        logger,
+        ...(options.webhookLeaseMs ? { leaseMs: options.webhookLeaseMs } : {}),
+      });
       receiptLog.addHook(created.outbox);
       // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
       cleanups.push(() => created.stop());
