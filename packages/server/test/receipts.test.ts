@@ -167,6 +167,36 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
   });
 });
 
+describe('gateway receipts list', () => {
+  async function listed(args: string[]): Promise<Array<Record<string, unknown>>> {
+    const result = await cli(['receipts', 'list', ...args, '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    return (JSON.parse(result.stdout) as { receipts: Array<Record<string, unknown>> }).receipts;
+  }
+
+  it('filters by outcome, tool, session, person and time, oldest first', async () => {
+    const denied = await listed(['--outcome', 'denied']);
+    expect(denied.length).toBe(6);
+    expect(new Set(denied.map((receipt) => receipt.outcome))).toEqual(new Set(['denied']));
+    const byTool = await listed(['--tool', 'get_order', '--session', 'session-7', '--person', 'alice@example.com']);
+    expect(byTool.map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order']);
+    expect(byTool[0]!.index as number).toBeLessThan(byTool[1]!.index as number);
+    expect(await listed(['--person', 'nobody@example.com'])).toEqual([]);
+    expect(await listed(['--since', new Date(Date.now() + 60_000).toISOString()])).toEqual([]);
+    expect((await listed(['--until', new Date(Date.now() + 60_000).toISOString(), '--limit', '3'])).map((receipt) => receipt.id)).toEqual([
+      'receipt-0',
+      'receipt-1',
+      'receipt-2',
+    ]);
+  });
+
+  it('a malformed filter is refused with RECEIPT_FILTER_INVALID (exit 2)', async () => {
+    const result = await cli(['receipts', 'list', '--outcome', 'maybe']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('RECEIPT_FILTER_INVALID');
+  });
+});
+
 describe('the tamper-evident log', () => {
   it('an inclusion proof and a checkpoint verify from an export with the public key alone (RFC 9162, C2SP signed-note, node:crypto)', async () => {
     const exported = await cli(['receipts', 'export']);
