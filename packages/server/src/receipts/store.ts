@@ -56,6 +56,11 @@ export interface StoredReceiptRow {
  * inserts leaf n and writes size n + 1 with the new right edge before committing. Appends therefore
  * serialise on that row: n is gap-free, unique, and equal to the order of the leaves in the tree, and a
  * rolled-back append leaves no trace. Reads need no lock.
+ *
+ * The methods are synchronous because better-sqlite3 is, which keeps the receipt write free of awaits on the
+ * /mcp fast path. A PostgreSQL store is asynchronous: its port turns these return types into promises, and
+ * the callers (the log's `record` and `checkpoint`, the pipeline's `receipt`, the admin routes) gain an
+ * `await` each; nothing else in the contract changes.
  */
 export interface ReceiptStore {
   append(draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt;
