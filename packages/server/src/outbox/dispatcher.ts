@@ -159,7 +159,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
   const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
     const { endpoint, settings } = worker;
     const result = await attempt(endpoint, settings, event.eventId, event.body);
-    if (stopController.signal.aborted) return; // abandoned by shutdown: stays pending, not counted
+    // Cut short by shutdown: stays pending, not counted. An answer that did arrive is still recorded, so an
+    // acknowledged event is not sent again after a clean restart.
+    if (result.status === null && stopController.signal.aborted) return;
     if (result.status !== null && result.status >= 200 && result.status < 300) {
       await store.markDelivered(endpoint.name, event.sequence, holder, result.status);
       return;
