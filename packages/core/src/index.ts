@@ -11,3 +11,8 @@ export * from './verify.js';
 export * from './publish.js';
 export * from './diff.js';
 export * from './openapi/index.js';
+export * from './receipt.js';
+export * from './merkle.js';
+export * from './checkpoint.js';
+export * from './policy.js';
+export * from './receipt-log-verify.js';

@@ -5,6 +5,7 @@ import type { McpAuthorizer } from './mcp/caller.js';
 import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
+import type { ReceiptLog } from './receipts/log.js';
 
 export interface BuildAppOptions {
   loaded: LoadedConfig;
@@ -17,6 +18,8 @@ export interface BuildAppOptions {
   adminPlugin?: FastifyPluginAsync;
   registry: PublicationRegistry;
   executor: Executor;
+  /** The receipt log every tool call is recorded in (absent: no receipts). */
+  receipts?: ReceiptLog;
   /** A pino logger (redaction configured by the caller), or false for none. */
   logger: FastifyBaseLogger | false;
   /** TLS material; absent means plain HTTP (the composition root allows that on loopback only). */
@@ -92,6 +95,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       authorizer: options.authorizer,
       registry: options.registry,
       executor: options.executor,
+      ...(options.receipts ? { receipts: options.receipts } : {}),
+      loaded: options.loaded,
       guard,
       maxRequestBytes,
       ...(options.toolsPageSize === undefined ? {} : { pageSize: options.toolsPageSize }),

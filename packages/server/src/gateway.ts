@@ -25,6 +25,11 @@ import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { openDatabase, type Migration } from './store/database.js';
+import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
+import { receiptMigrations } from './receipts/migrations.js';
+import { createSqliteReceiptStore } from './receipts/store.js';
+import { outboxMigrations } from './outbox/migrations.js';
+import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
@@ -187,6 +192,8 @@ export interface StartGatewayOptions {
    * any CLI flag — the product has no unauthenticated mode.
    */
   authorizerOverride?: AuthorizerOverride;
+  /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
+  webhookLeaseMs?: number;
 }
 
 export interface RunningGateway {
@@ -198,6 +205,8 @@ export interface RunningGateway {
   registry: PublicationRegistry;
   /** The drift watcher, when `drift.enabled` is not false. */
   drift: DriftWatcher | undefined;
+  /** The receipt log, unless `receipts.enabled: false`. */
+  receipts: ReceiptLog | undefined;
   /** Re-reads the lock now (what the file watcher does on a change). */
   reloadLock(): Promise<LockReloadOutcome>;
   /** Graceful shutdown: stop accepting, let in-flight calls finish within the grace period, close the store. */
@@ -268,7 +277,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations];
+  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
   const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
   const cleanups: Array<() => Promise<void> | void> = [
     () => {
@@ -307,6 +316,35 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
 
     const fastifyLogger = logger as unknown as FastifyBaseLogger;
+    // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close.
+    const receiptLog =
+      config.receipts?.enabled === false
+        ? undefined
+        : await createReceiptLog({ store: createSqliteReceiptStore(database), vault, loaded, warn: (message) => logger.warn(message) });
+    if (receiptLog) cleanups.push(() => receiptLog.close());
+    // Webhooks (docs/webhooks.md): the outbox is a receipt hook, so a receipt and its events commit together.
+    let webhooks: Webhooks | undefined;
+    if (Object.keys(config.webhooks ?? {}).length > 0) {
+      if (!receiptLog) {
+        throw new GatewayError('WEBHOOKS_REQUIRE_RECEIPTS', 'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section', {
+          category: 'config',
+        });
+      }
+      const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
+      cleanups.push(() => webhookAgent.close());
+      const created = await createWebhooks({
+        loaded,
+        database,
+        vault,
+        agent: webhookAgent,
+        logger,
+        ...(options.webhookLeaseMs ? { leaseMs: options.webhookLeaseMs } : {}),
+      });
+      receiptLog.addHook(created.outbox);
+      // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
+      cleanups.push(() => created.stop());
+      webhooks = created;
+    }
     const authorization = await createAuthorization({
       loaded,
       database,
@@ -343,10 +381,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, guard, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({
+        vault,
+        loaded,
+        database,
+        registry,
+        guard,
+        ...(drift ? { drift } : {}),
+        ...(receiptLog ? { receipts: receiptLog } : {}),
+        ...(webhooks ? { webhooks } : {}),
+      }),
       guard,
       registry,
       executor,
+      ...(receiptLog ? { receipts: receiptLog } : {}),
       logger: fastifyLogger,
       ...(https ? { https } : {}),
       isLoopbackListener,
@@ -364,6 +412,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     cleanups.push(() => watcher.close());
 
     await app.listen({ host: listen.host, port: listen.port });
+    webhooks?.start();
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
 
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
@@ -394,6 +443,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       app,
       registry,
       drift,
+      receipts: receiptLog,
       reloadLock: () => watcher.reload(),
       close,
     };

@@ -11,6 +11,8 @@ import { registerSecrets } from './secrets.js';
 import { registerStatus } from './status.js';
 import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
+import { registerReceipts } from './receipts.js';
+import { registerWebhooks } from './webhooks.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -26,4 +28,6 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerPeople(program);
   registerSessions(program);
+  registerReceipts(program);
+  registerWebhooks(program);
 }

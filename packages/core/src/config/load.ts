@@ -42,6 +42,8 @@ export interface GatewayConfig {
   admin?: { tokenSecret?: string };
   drift?: { intervalSeconds?: number; enabled?: boolean };
   auth?: import('./auth-schema.js').AuthConfig;
+  receipts?: import('./receipts-schema.js').ReceiptsConfig;
+  webhooks?: import('./webhooks-schema.js').WebhooksConfig;
 }
 
 /** A validated configuration and where it came from. */

@@ -4,6 +4,8 @@
  */
 
 import { authSchema } from './auth-schema.js';
+import { receiptsSchema } from './receipts-schema.js';
+import { webhooksSchema } from './webhooks-schema.js';
 
 const duration = { type: 'integer', minimum: 1 } as const;
 
@@ -171,5 +173,7 @@ export const configSchema = {
       properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 300 }, enabled: { type: 'boolean', default: true } },
     },
     auth: authSchema,
+    receipts: receiptsSchema,
+    webhooks: webhooksSchema,
   },
 } as const;

@@ -9,6 +9,10 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isGatewayError, type LoadedConfig } from '@gateway/core';
 import type { DriftSourceReport } from '../drift/watcher.js';
 import type { OriginGuard } from '../mcp/origin.js';
+import type { ReceiptLog } from '../receipts/log.js';
+import { registerReceiptRoutes } from '../receipts/admin-routes.js';
+import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
+import type { Webhooks } from '../webhooks/service.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -35,6 +39,10 @@ export interface AdminPluginOptions {
   guard: OriginGuard;
   /** The drift watcher; absent when drift checks are disabled. */
   drift?: { report(): DriftSourceReport[] };
+  /** The receipt log (`/admin/receipts…`); absent when receipts are disabled. */
+  receipts?: ReceiptLog;
+  /** Webhook delivery (`/admin/webhooks…`); absent when no endpoint is configured. */
+  webhooks?: Webhooks;
 }
 
 /** `GET /admin/status`. */
@@ -125,6 +133,9 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       reply.header('cache-control', 'no-store');
       return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
     });
+
+    if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);
+    if (options.webhooks) registerWebhookRoutes(app, options.webhooks, sendProblem);
 
     app.setNotFoundHandler((request, reply) =>
       sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),

@@ -10,20 +10,25 @@ import {
   type ListToolsResult,
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
+import type { LoadedConfig } from '@gateway/core';
+import { createCallPipeline, type CallAnswer } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
+import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
-import type { IndexedTool } from '../publications/registry.js';
-import type { ToolCallOutcome } from '../execute/executor.js';
 import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import type { OriginGuard } from './origin.js';
-import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage, resolveTool } from './tools.js';
+import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage } from './tools.js';
 
 export interface McpPluginOptions {
   authorizer: McpAuthorizer;
   registry: PublicationRegistry;
   executor: Executor;
+  /** The receipt log every call is recorded in (absent: no receipts, e.g. `receipts.enabled: false`). */
+  receipts?: ReceiptLog;
+  /** The config, for the login check before execution (calls/pipeline.ts). */
+  loaded?: LoadedConfig;
   guard: OriginGuard;
   /** Largest accepted POST body (gateway.maxRequestBytes; default 1 MiB). */
   maxRequestBytes?: number;
@@ -102,22 +107,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
   return async function mcpPlugin(fastify) {
     const logger: FastifyBaseLogger = fastify.log;
-
-    function logToolCall(name: string, tool: IndexedTool, caller: McpCaller, outcome: ToolCallOutcome): void {
-      logger.info(
-        {
-          tool: name,
-          source: tool.sourceName,
-          publication: tool.publicationId,
-          session: caller.sessionId,
-          login: outcome.loginId,
-          outcome: outcome.outcome,
-          upstreamStatus: outcome.upstreamStatus,
-          durationMs: Math.round(outcome.durationMs * 10) / 10,
-        },
-        'tool call',
-      );
-    }
+    // Both /mcp paths and both eras call tools through this one pipeline (decide → execute → receipt).
+    const pipeline = createCallPipeline({
+      registry,
+      authorizer,
+      executor,
+      receipts: options.receipts,
+      logger,
+      ...(options.loaded ? { loaded: options.loaded } : {}),
+    });
 
     /**
      * Serves a fast-path request when it would succeed; returns false (nothing written) when the SDK
@@ -139,9 +137,10 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
         return true;
       }
-      const { tool, refusal } = resolveTool(snapshot, registry, caller, fast.name);
-      if (refusal || !tool) return false;
-      if (!authorizer.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) return false;
+      // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
+      // the single author of protocol errors, and refusals are rare enough not to need the fast path.
+      const decision = pipeline.decide(caller, fast.name);
+      if (!decision.verdict.allowed) return false;
       options.onFastPathServed?.(fast.method);
       reply.hijack();
       const response = reply.raw;
@@ -153,9 +152,9 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       response.once('close', onClose);
       let body: Record<string, unknown>;
       try {
-        const outcome = await executor.execute(tool, fast.arguments ?? {}, { logins: caller.logins, signal: cancel.signal });
-        logToolCall(fast.name, tool, caller, outcome);
-        body = encodeModernResult(modernCallToolResult(outcome.result), serverInfo);
+        const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel.signal, decision);
+        // An allowed decision always ends in a tool result (refusals are decided above).
+        body = encodeModernResult(modernCallToolResult((answer as Extract<CallAnswer, { kind: 'result' }>).result), serverInfo);
       } catch (error) {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
@@ -190,26 +189,12 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       });
       server.setRequestHandler('tools/call', async (request, handlerContext) => {
         const name = request.params.name;
-        const { tool, refusal } = resolveTool(snapshot, registry, caller, name);
-        if (refusal?.kind === 'drift') {
-          logger.info({ tool: name, session: caller.sessionId, outcome: 'drift' }, 'tool call refused: drift');
-          return { content: [{ type: 'text', text: refusal.message }], isError: true };
-        }
-        if (refusal || !tool) {
-          // MCP Tools › Error Handling: unknown tools are a protocol error (-32602).
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal?.message ?? `Unknown tool: ${name}`);
-        }
-        if (!authorizer.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) {
-          return { content: [{ type: 'text', text: `session ${caller.sessionId} has ended; sign in again` }], isError: true };
-        }
         const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
-        const outcome = await executor.execute(tool, argumentsValue ?? {}, {
-          logins: caller.logins,
-          signal: handlerContext.mcpReq.signal,
-        });
-        logToolCall(name, tool, caller, outcome);
+        const { answer } = await pipeline.callTool(caller, name, argumentsValue ?? {}, handlerContext.mcpReq.signal);
+        // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
+        if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
         // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
-        return server.projectCallToolResult(outcome.result as CallToolResult, undefined);
+        return server.projectCallToolResult(answer.result as CallToolResult, undefined);
       });
       return server;
     };

@@ -2,12 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { PublicationRegistry } from '../publications/registry.js';
 import { lockWith, lockedOperation } from '../../test/support/fixtures.js';
 import type { McpCaller } from './caller.js';
-import { encodeCursor, listToolsPage, resolveTool } from './tools.js';
+import { pino } from 'pino';
+import { createCallPipeline } from '../calls/pipeline.js';
+import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
+import { encodeCursor, listToolsPage } from './tools.js';
 
 const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const registry = new PublicationRegistry();
 registry.replace(lockWith(names.map((name) => lockedOperation({ tool: name, method: 'GET', path: `/${name}`, server: 'http://127.0.0.1:1' })), { proposed: [lockedOperation({ tool: 'zulu_proposed', method: 'GET', path: '/z' })] }));
 const snapshot = registry.snapshot();
+// Calls are decided by the one call pipeline (calls/pipeline.ts); lists must agree with it.
+const pipeline = createCallPipeline({
+  registry,
+  authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => true },
+  executor: createExecutor({ credentials: { resolve: async () => NO_CREDENTIALS }, dispatcherFor: () => undefined as never, limitsFor: () => ({ connectMs: 1, totalMs: 1, maxResponseBytes: 1 }) }),
+  receipts: undefined,
+  logger: pino({ level: 'silent' }),
+});
+
+function refusalOf(who: McpCaller, name: string): { reason: string; message: string } | null {
+  const verdict = pipeline.decide(who, name).verdict;
+  return verdict.allowed ? null : verdict;
+}
 
 function caller(tools: string[], overrides: Record<string, string> = {}): McpCaller {
   return {
@@ -35,15 +51,15 @@ describe('tools/list pagination and filtering', () => {
   it('a proposed publication is never listed or callable', () => {
     const everyone = caller([...names, 'zulu_proposed']);
     expect(listToolsPage(snapshot, registry, everyone, '', 100).tools.map((tool) => tool.name)).not.toContain('zulu_proposed');
-    expect(resolveTool(snapshot, registry, everyone, 'zulu_proposed').refusal?.kind).toBe('unknown');
+    expect(refusalOf(everyone, 'zulu_proposed')?.reason).toBe('TOOL_UNKNOWN');
   });
 
   it('lists only the session tools, and not a tool whose fingerprint differs from the approved one', () => {
     const some = caller(['bravo', 'delta'], { delta: 'sha256:approved-before-a-change' });
     expect(listToolsPage(snapshot, registry, some, undefined, 100).tools.map((tool) => tool.name)).toEqual(['bravo']);
-    expect(resolveTool(snapshot, registry, some, 'delta').refusal?.kind).toBe('changed-since-approval');
-    expect(resolveTool(snapshot, registry, some, 'alpha').refusal?.kind).toBe('not-in-session');
-    expect(resolveTool(snapshot, registry, some, 'bravo').refusal).toBeNull();
+    expect(refusalOf(some, 'delta')?.reason).toBe('TOOL_CHANGED_SINCE_APPROVAL');
+    expect(refusalOf(some, 'alpha')?.reason).toBe('TOOL_NOT_IN_SESSION');
+    expect(refusalOf(some, 'bravo')).toBeNull();
   });
 
   it('a bad cursor is -32602 and an empty cursor means the start', () => {
@@ -61,8 +77,8 @@ describe('tools/list pagination and filtering', () => {
     registry.setBlocked('orders', new Map([['charlie', 'the operation changed']]));
     try {
       expect(listToolsPage(snapshot, registry, everyone, undefined, 100).tools.map((tool) => tool.name)).toEqual(['alpha', 'bravo', 'delta', 'echo']);
-      const { refusal } = resolveTool(snapshot, registry, everyone, 'charlie');
-      expect(refusal?.kind).toBe('drift');
+      const refusal = refusalOf(everyone, 'charlie');
+      expect(refusal?.reason).toBe('TOOL_BLOCKED_BY_DRIFT');
       expect(refusal?.message).toContain('the operation changed');
     } finally {
       registry.setBlocked('orders', new Map());

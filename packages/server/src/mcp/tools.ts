@@ -1,56 +1,9 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { IndexedTool, ListedTool, PublicationRegistry, PublicationSnapshot } from '../publications/registry.js';
+import type { ListedTool, PublicationRegistry, PublicationSnapshot } from '../publications/registry.js';
 import type { McpCaller } from './caller.js';
 
 /** Default page size of `tools/list`. */
 export const DEFAULT_TOOLS_PAGE_SIZE = 1000;
-
-/** Why a tool cannot be called by this caller right now, or null when it can. */
-export type ToolRefusal =
-  | { kind: 'unknown'; message: string }
-  | { kind: 'not-in-session'; message: string }
-  | { kind: 'changed-since-approval'; message: string }
-  | { kind: 'drift'; message: string };
-
-/**
- * Resolves a tool for a caller: it must be in the in-use publications, in the caller's session, with the
- * same operation fingerprint the person approved, and not blocked by drift.
- */
-export function resolveTool(
-  snapshot: PublicationSnapshot,
-  registry: PublicationRegistry,
-  caller: McpCaller,
-  name: string,
-): { tool: IndexedTool; refusal: null } | { tool: IndexedTool | undefined; refusal: ToolRefusal } {
-  const tool = snapshot.tools.get(name);
-  const approved = caller.tools.get(name);
-  if (!tool) {
-    return { tool, refusal: { kind: 'unknown', message: `Unknown tool: ${name}` } };
-  }
-  if (approved === undefined) {
-    return { tool, refusal: { kind: 'not-in-session', message: `Unknown tool: ${name} (not in this session)` } };
-  }
-  if (approved !== tool.operation.fingerprint) {
-    return {
-      tool,
-      refusal: {
-        kind: 'changed-since-approval',
-        message: `tool ${name} changed since it was approved for this session (fingerprint ${approved} → ${tool.operation.fingerprint}); approve it again`,
-      },
-    };
-  }
-  const drift = registry.blockedReason(tool.sourceName, name);
-  if (drift !== undefined) {
-    return {
-      tool,
-      refusal: {
-        kind: 'drift',
-        message: `tool ${name} is blocked by drift: ${drift}. It stays unavailable until the description matches the published operation again or a new publication is approved.`,
-      },
-    };
-  }
-  return { tool, refusal: null };
-}
 
 const sortedKeysCache = new WeakMap<ReadonlyMap<string, string>, string[]>();
 

@@ -1,0 +1,149 @@
+// bench/receipts: what receipting adds to a tools/call. Two gateways over the same signed lock and the same
+// example upstream, one with receipts on (default) and one with `receipts.enabled: false`, each in its own
+// process, measured in one run with interleaved rounds (so machine noise hits both alike). Sequential
+// 2026-07-28 fast-path tools/call requests over undici; prints p50 of each and the difference/ratio.
+// Authentication is the test harness's allow-all authorizer (the bench measures receipts, not OAuth; the
+// OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s).
+import { execFileSync, fork } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const API_KEY = 'bench-orders-key';
+const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 300);
+
+if (process.argv[2] === 'child') {
+  // One gateway, started as `gateway serve` would, but with the allow-all authorizer.
+  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
+  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
+  const gateway = await startGateway({
+    configPath: process.env.BENCH_CONFIG,
+    env: ENV,
+    logger: pino({ level: 'silent' }),
+    authorizerOverride: ({ registry }) => {
+      const snapshot = registry.snapshot();
+      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
+      const caller = { sessionId: 'session-1', subject: 'bench', clientId: 'bench', tools, logins: new Set(['orders/api_key']), expiresAt: Date.now() + 3_600_000 };
+      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
+    },
+  });
+  process.send({ mcpUrl: gateway.mcpUrl });
+  process.on('message', async () => {
+    await gateway.close();
+    process.exit(0);
+  });
+} else {
+  const { Agent, request } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('undici')).href);
+  const { startOrdersApi } = await import(pathToFileURL(join(root, 'examples/orders-api/server.mjs')).href);
+  const api = await startOrdersApi({ host: '127.0.0.1', port: 0, apiKey: API_KEY });
+  const freePort = () =>
+    new Promise((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address();
+        server.close(() => resolve(port));
+      });
+    });
+  const cli = (args, cwd) => execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd, env: ENV, stdio: 'ignore' });
+
+  // One workspace made by the real CLI, copied for the second gateway (same lock, own port and database).
+  const on = mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-'));
+  const document = readFileSync(join(root, 'examples/orders-api/openapi.yaml'), 'utf8').replace('http://127.0.0.1:4010', api.url);
+  writeFileSync(join(on, 'openapi.yaml'), document);
+  const config = (port, extra) =>
+    [
+      'gateway:',
+      `  url: http://127.0.0.1:${port}`,
+      `  listen: 127.0.0.1:${port}`,
+      'sources:',
+      '  orders:',
+      '    kind: openapi',
+      '    document: openapi.yaml',
+      '    credentials:',
+      '      api_key: { type: apiKey, secret: orders-api-key }',
+      'trust:',
+      '  keys: [keys/publisher.pub.jwk]',
+      'network:',
+      '  allowPrivateNetworks: [127.0.0.1/32]',
+      'vault:',
+      '  provider: env',
+      'drift:',
+      '  enabled: false',
+      extra,
+      '',
+    ].join('\n');
+  writeFileSync(join(on, 'gateway.yaml'), config(await freePort(), ''));
+  cli(['keys', 'generate', '--out', 'keys'], on);
+  cli(['import', 'orders'], on);
+  cli(['review', 'orders', '--all-supported', '--no-interactive'], on);
+  cli(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], on);
+  const off = mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-off-'));
+  cpSync(on, off, { recursive: true });
+  writeFileSync(join(off, 'gateway.yaml'), config(await freePort(), 'receipts:\n  enabled: false'));
+
+  const children = [];
+  const start = (directory) =>
+    new Promise((resolve) => {
+      const child = fork(fileURLToPath(import.meta.url), ['child'], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: 'inherit' });
+      children.push(child);
+      child.once('message', (message) => resolve(message.mcpUrl));
+    });
+  const [onUrl, offUrl] = await Promise.all([start(on), start(off)]);
+
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'get_order',
+      arguments: { orderId: 'ord_1001' },
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+    },
+  });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'get_order',
+    authorization: 'Bearer bench',
+  };
+  const timings = { on: [], off: [] };
+  const round = async (url, sink, count) => {
+    for (let index = 0; index < count; index += 1) {
+      const started = performance.now();
+      const response = await request(url, { method: 'POST', headers, body, dispatcher: agent });
+      const text = await response.body.text();
+      const elapsed = performance.now() - started;
+      if (response.statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
+      sink?.push(elapsed);
+    }
+  };
+  await round(onUrl, undefined, 200);
+  await round(offUrl, undefined, 200);
+  for (let index = 0; index < ROUNDS; index += 1) {
+    // Alternate which goes first, so neither always runs on a warmer machine.
+    const order = index % 2 === 0 ? [['on', onUrl], ['off', offUrl]] : [['off', offUrl], ['on', onUrl]];
+    for (const [name, url] of order) await round(url, timings[name], CALLS_PER_ROUND);
+  }
+  const p50 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const onP50 = p50(timings.on);
+  const offP50 = p50(timings.off);
+  console.log(`tools/call p50, ${timings.on.length} calls each, sequential, fast path:`);
+  console.log(`  receipts off: ${offP50.toFixed(3)} ms`);
+  console.log(`  receipts on:  ${onP50.toFixed(3)} ms`);
+  console.log(`  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`);
+
+  for (const child of children) child.send('stop');
+  await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))));
+  await agent.close();
+  await api.close();
+  rmSync(on, { recursive: true, force: true });
+  rmSync(off, { recursive: true, force: true });
+}

@@ -1,0 +1,167 @@
+// bench/webhooks-e2e: receipted, delivered events per second end to end. One gateway (its own process) with
+// one webhook endpoint; a receiver in another process; concurrent 2026-07-28 tools/call requests over
+// undici. The figure is calls / (first call → last event received): every call receipted, its event signed
+// and delivered in order. Authentication is the test harness's allow-all authorizer (as bench/receipts.mjs:
+// this measures receipts and events, not OAuth). Run after `pnpm build` (about 20 s):
+//   node bench/webhooks-e2e.mjs            WEBHOOK_E2E_CALLS (default 10000), WEBHOOK_E2E_CONCURRENCY (8)
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const API_KEY = 'bench-orders-key';
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, GATEWAY_SECRET_BENCH_WEBHOOK: SECRET, NO_COLOR: '1' };
+const CALLS = Number(process.env.WEBHOOK_E2E_CALLS ?? 10_000);
+const CONCURRENCY = Number(process.env.WEBHOOK_E2E_CONCURRENCY ?? 8);
+
+if (process.argv[2] === 'child') {
+  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
+  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
+  const gateway = await startGateway({
+    configPath: process.env.BENCH_CONFIG,
+    env: ENV,
+    logger: pino({ level: 'silent' }),
+    authorizerOverride: ({ registry }) => {
+      const snapshot = registry.snapshot();
+      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
+      const caller = { sessionId: 'session-1', subject: 'bench', clientId: 'bench', tools, logins: new Set(['orders/api_key']), expiresAt: Date.now() + 3_600_000 };
+      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
+    },
+  });
+  process.send({ mcpUrl: gateway.mcpUrl });
+  process.on('message', async () => {
+    await gateway.close();
+    process.exit(0);
+  });
+} else {
+  const { Agent, request } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('undici')).href);
+  const { startOrdersApi } = await import(pathToFileURL(join(root, 'examples/orders-api/server.mjs')).href);
+  const api = await startOrdersApi({ host: '127.0.0.1', port: 0, apiKey: API_KEY });
+  const freePort = () =>
+    new Promise((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address();
+        server.close(() => resolve(port));
+      });
+    });
+
+  // The receiver: its own process; counts events and remembers the last time one arrived.
+  const receiverSource = `
+    const { createServer } = require('node:http');
+    let received = 0, lastAt = 0;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => { received += 1; lastAt = Date.now(); response.writeHead(204).end(); });
+    });
+    server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+    process.on('message', () => process.send({ received, lastAt }));
+  `;
+  const receiver = spawn(process.execPath, ['-e', receiverSource], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const receiverPort = await new Promise((resolve) => receiver.once('message', (message) => resolve(message.port)));
+  const receiverState = () =>
+    new Promise((resolve) => {
+      receiver.once('message', resolve);
+      receiver.send('state');
+    });
+
+  const directory = mkdtempSync(join(tmpdir(), 'gateway-bench-webhooks-'));
+  const cli = (args) => execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
+  writeFileSync(join(directory, 'openapi.yaml'), readFileSync(join(root, 'examples/orders-api/openapi.yaml'), 'utf8').replace('http://127.0.0.1:4010', api.url));
+  const port = await freePort();
+  writeFileSync(
+    join(directory, 'gateway.yaml'),
+    [
+      'gateway:',
+      `  url: http://127.0.0.1:${port}`,
+      `  listen: 127.0.0.1:${port}`,
+      'sources:',
+      '  orders:',
+      '    kind: openapi',
+      '    document: openapi.yaml',
+      '    credentials:',
+      '      api_key: { type: apiKey, secret: orders-api-key }',
+      'trust:',
+      '  keys: [keys/publisher.pub.jwk]',
+      'network:',
+      '  allowPrivateNetworks: [127.0.0.1/32]',
+      'vault:',
+      '  provider: env',
+      'drift:',
+      '  enabled: false',
+      'webhooks:',
+      '  bench:',
+      `    url: http://127.0.0.1:${receiverPort}/hooks`,
+      '    secret: bench-webhook',
+      '',
+    ].join('\n'),
+  );
+  cli(['keys', 'generate', '--out', 'keys']);
+  cli(['import', 'orders']);
+  cli(['review', 'orders', '--all-supported', '--no-interactive']);
+  cli(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com']);
+
+  const child = fork(fileURLToPath(import.meta.url), ['child'], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: 'inherit' });
+  const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
+
+  const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'get_order',
+      arguments: { orderId: 'ord_1001' },
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+    },
+  });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'get_order',
+    authorization: 'Bearer bench',
+  };
+  const callOnce = async () => {
+    const response = await request(mcpUrl, { method: 'POST', headers, body, dispatcher: agent });
+    const text = await response.body.text();
+    if (response.statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
+  };
+  // Warm-up (its events are counted out below).
+  for (let index = 0; index < 200; index += 1) await callOnce();
+  while ((await receiverState()).received < 200) await new Promise((resolve) => setTimeout(resolve, 20));
+
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < CALLS) {
+        next += 1;
+        await callOnce();
+      }
+    }),
+  );
+  const callsDone = Date.now();
+  let state = await receiverState();
+  while (state.received < CALLS + 200) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    state = await receiverState();
+  }
+  const seconds = (state.lastAt - started) / 1000;
+  console.log(`${CALLS} tools/call, ${CONCURRENCY} concurrent, each receipted and its event delivered in order to a loopback receiver`);
+  console.log(`  calls answered: ${Math.round(CALLS / ((callsDone - started) / 1000))}/s`);
+  console.log(`  receipted, delivered events: ${Math.round(CALLS / seconds)}/s (last event ${state.lastAt - callsDone} ms after the last answer) — target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`);
+
+  child.send('stop');
+  await new Promise((resolve) => child.once('exit', resolve));
+  receiver.kill();
+  await agent.close();
+  await api.close();
+  rmSync(directory, { recursive: true, force: true });
+}

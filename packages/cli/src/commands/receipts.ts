@@ -1,0 +1,249 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import {
+  EXIT_CODES,
+  GatewayError,
+  leafHash,
+  loadConfig,
+  parseCheckpoint,
+  parseVerifierKey,
+  receiptLeafBytes,
+  verifyInclusion,
+  verifyNote,
+  verifyReceiptLog,
+  type LoadedConfig,
+  type LogVerification,
+  type Receipt,
+} from '@gateway/core';
+import { createVault } from '@gateway/runtime';
+import { contextFrom, printResult, type CliContext } from '../context.js';
+
+interface AdminOptions {
+  url?: string;
+  timeout: string;
+}
+
+/** A GET on the running gateway's admin API (the token from GATEWAY_ADMIN_TOKEN or the vault). */
+async function adminGet(context: CliContext, options: AdminOptions, path: string): Promise<string> {
+  let loaded: LoadedConfig | undefined;
+  const config = async (): Promise<LoadedConfig> => (loaded ??= await loadConfig(context.configPath));
+  const baseUrl = (options.url ?? (await config()).config.gateway.url).replace(/\/+$/, '');
+  let token = process.env.GATEWAY_ADMIN_TOKEN;
+  if (!token) {
+    const name = (await config()).config.admin?.tokenSecret ?? 'admin-token';
+    token = await (await createVault(await config())).get(name);
+    if (!token) {
+      throw new GatewayError('ADMIN_TOKEN_MISSING', `no admin token: set GATEWAY_ADMIN_TOKEN, or store one in the vault with \`gateway secrets set ${name}\``, {
+        category: 'auth',
+      });
+    }
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${baseUrl}/admin${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(Number(options.timeout) || 10_000),
+      redirect: 'error', // never carry the admin token to wherever a redirect points
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
+      category: 'network',
+    });
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let problem: { code?: string; detail?: string } = {};
+    try {
+      problem = JSON.parse(text) as typeof problem;
+    } catch {
+      // not problem+json: report the status alone
+    }
+    const category = response.status === 401 || response.status === 403 ? 'auth' : response.status === 404 || response.status === 400 ? 'usage' : 'network';
+    throw new GatewayError(problem.code ?? 'ADMIN_REQUEST_FAILED', `${baseUrl}/admin${path} answered ${response.status}${problem.detail ? `: ${problem.detail}` : ''}`, { category });
+  }
+  return text;
+}
+
+function adminJson<T>(text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new GatewayError('ADMIN_REQUEST_FAILED', 'the admin API did not answer JSON', { category: 'network' });
+  }
+}
+
+function withAdminOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'the gateway base URL (default: gateway.url from the config)')
+    .option('--timeout <ms>', 'how long to wait for the gateway', '10000');
+}
+
+function describeReceipt(receipt: Receipt): string {
+  const reason = receipt.reason ? ` ${receipt.reason}` : '';
+  return `${receipt.id}  ${receipt.time}  ${receipt.outcome}${reason}  ${receipt.tool}  ${receipt.session ?? '-'}  ${receipt.person ?? '-'}`;
+}
+
+/** Parses an export (JSON lines); a malformed line is named. */
+export function parseExport(text: string): {
+  keys: string[];
+  receipts: Array<{ receipt: Receipt; recordedLeafHash?: Buffer }>;
+  checkpoints: Array<{ note: string; verifierKey: string }>;
+} {
+  const keys: string[] = [];
+  const receipts: Array<{ receipt: Receipt; recordedLeafHash?: Buffer }> = [];
+  const checkpoints: Array<{ note: string; verifierKey: string }> = [];
+  for (const [number, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let entry: { type?: unknown; verifierKey?: unknown; receipt?: unknown; leafHash?: unknown; note?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not JSON`, { category: 'usage' });
+    }
+    if (entry.type === 'key' && typeof entry.verifierKey === 'string') keys.push(entry.verifierKey);
+    else if (entry.type === 'receipt' && entry.receipt && typeof entry.receipt === 'object') {
+      receipts.push({
+        receipt: entry.receipt as Receipt,
+        ...(typeof entry.leafHash === 'string' ? { recordedLeafHash: Buffer.from(entry.leafHash, 'base64') } : {}),
+      });
+    } else if (entry.type === 'checkpoint' && typeof entry.note === 'string' && typeof entry.verifierKey === 'string') {
+      checkpoints.push({ note: entry.note, verifierKey: entry.verifierKey });
+    } else {
+      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not a key, receipt or checkpoint line`, { category: 'usage' });
+    }
+  }
+  return { keys, receipts, checkpoints };
+}
+
+function describeVerification(source: string, report: LogVerification): string[] {
+  if (report.ok) return [`receipt log OK (${source}): ${report.treeSize} receipts, ${report.checkpointsVerified} signed checkpoints verified`];
+  return [
+    `receipt log BROKEN (${source})${report.firstBrokenReceipt ? `: first broken receipt ${report.firstBrokenReceipt}` : ''}`,
+    ...report.problems.map((problem) => `  - ${problem}`),
+  ];
+}
+
+export function registerReceipts(program: Command): void {
+  const receipts = program
+    .command('receipts')
+    .description("a running gateway's receipt log: one receipt per governed call, in a signed Merkle tree (docs/receipts.md)")
+    .addHelpText(
+      'after',
+      '\nCommands other than `verify --file` read the admin API (token from GATEWAY_ADMIN_TOKEN or the vault).\n' +
+        '\nExamples:\n' +
+        '  gateway receipts list --session session-3 --outcome denied\n' +
+        '  gateway receipts show receipt-42\n' +
+        '  gateway receipts export > receipts.jsonl\n' +
+        '  gateway receipts prove receipt-42\n' +
+        '  gateway receipts verify --file receipts.jsonl --key "<verifier key>"',
+    );
+
+  withAdminOptions(
+    receipts
+      .command('list')
+      .description('list receipts, oldest first')
+      .option('--session <id>', 'only this session (session-<n>)')
+      .option('--tool <name>', 'only this tool')
+      .option('--person <subject>', 'only this person')
+      .option('--outcome <outcome>', 'allowed, denied or error')
+      .option('--since <time>', 'at or after this ISO 8601 time')
+      .option('--until <time>', 'at or before this ISO 8601 time')
+      .option('--after <id>', 'receipts after this one (paging)')
+      .option('--limit <n>', 'at most this many (1-1000)', '100'),
+  ).action(async (options: AdminOptions & Record<string, string | undefined>, command: Command) => {
+    const context = contextFrom(command);
+    const query = new URLSearchParams();
+    for (const name of ['session', 'tool', 'person', 'outcome', 'since', 'until', 'after', 'limit']) {
+      if (options[name] !== undefined) query.set(name, options[name]!);
+    }
+    const page = adminJson<{ receipts: Receipt[]; next?: string }>(await adminGet(context, options, `/receipts?${query.toString()}`));
+    const lines = page.receipts.length === 0 ? ['no receipts'] : page.receipts.map(describeReceipt);
+    if (page.next) lines.push(`more: --after ${page.next}`);
+    printResult(context, lines, page);
+  });
+
+  withAdminOptions(receipts.command('show <id>').description('one receipt, every field')).action(
+    async (id: string, options: AdminOptions, command: Command) => {
+      const context = contextFrom(command);
+      const receipt = adminJson<Receipt>(await adminGet(context, options, `/receipts/${encodeURIComponent(id)}`));
+      printResult(context, JSON.stringify(receipt, null, 2), receipt);
+    },
+  );
+
+  withAdminOptions(
+    receipts
+      .command('export')
+      .description('the whole log as JSON lines: verifier keys, receipts in leaf order, signed checkpoints')
+      .option('--out <file>', 'write to this file instead of stdout'),
+  ).action(async (options: AdminOptions & { out?: string }, command: Command) => {
+    const context = contextFrom(command);
+    const text = await adminGet(context, options, '/receipts/export');
+    if (options.out) {
+      await writeFile(options.out, text);
+      context.stderr.write(`wrote ${text.split('\n').filter(Boolean).length} lines to ${options.out}\n`);
+    } else {
+      context.stdout.write(text);
+    }
+  });
+
+  withAdminOptions(receipts.command('prove <id>').description('inclusion proof of a receipt against the latest signed checkpoint, checked here')).action(
+    async (id: string, options: AdminOptions, command: Command) => {
+      const context = contextFrom(command);
+      const proof = adminJson<{
+        receipt: Receipt;
+        leafHash: string;
+        checkpoint: { treeSize: number; note: string; verifierKey: string };
+        inclusionPath: string[];
+      }>(await adminGet(context, options, `/receipts/${encodeURIComponent(id)}/proof`));
+      // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
+      const key = parseVerifierKey(proof.checkpoint.verifierKey);
+      const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;
+      const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
+      const leaf = leafHash(receiptLeafBytes(proof.receipt));
+      const isIncluded =
+        checkpoint !== undefined &&
+        verifyInclusion(leaf, proof.receipt.index, checkpoint.size, proof.inclusionPath.map((hash) => Buffer.from(hash, 'base64')), checkpoint.rootHash);
+      const lines = [
+        `${proof.receipt.id} is leaf ${proof.receipt.index} of ${proof.checkpoint.treeSize}`,
+        `leaf hash ${leaf.toString('base64')}`,
+        'inclusion path:',
+        ...proof.inclusionPath.map((hash) => `  ${hash}`),
+        'checkpoint:',
+        ...proof.checkpoint.note.trimEnd().split('\n').map((line) => `  ${line}`),
+        `verifier key ${proof.checkpoint.verifierKey}`,
+        isIncluded ? 'proof OK: the signature verifies and the receipt is in the signed tree' : 'proof FAILED',
+      ];
+      printResult(context, lines, { ...proof, verified: isIncluded });
+      if (!isIncluded) process.exitCode = EXIT_CODES.verification;
+    },
+  );
+
+  withAdminOptions(
+    receipts
+      .command('verify')
+      .description('recompute the tree, check every checkpoint signature and consistency; name the first broken receipt')
+      .option('--file <export>', 'verify an export (JSON lines) instead of the running gateway database')
+      .option('--key <verifierKey...>', 'accept only checkpoints signed by these verifier keys (with --file)'),
+  ).action(async (options: AdminOptions & { file?: string; key?: string[] }, command: Command) => {
+    const context = contextFrom(command);
+    let report: LogVerification;
+    let source: string;
+    if (options.file) {
+      let text: string;
+      try {
+        text = await readFile(options.file, 'utf8');
+      } catch (error) {
+        throw new GatewayError('RECEIPTS_EXPORT_INVALID', `cannot read ${options.file}: ${(error as Error).message}`, { category: 'usage' });
+      }
+      const parsed = parseExport(text);
+      report = verifyReceiptLog({ receipts: parsed.receipts, checkpoints: parsed.checkpoints, ...(options.key ? { trustedKeys: options.key } : {}) });
+      source = options.file;
+    } else {
+      report = adminJson<LogVerification>(await adminGet(context, options, '/receipts/verify'));
+      source = 'the gateway database';
+    }
+    printResult(context, describeVerification(source, report), report);
+    if (!report.ok) process.exitCode = EXIT_CODES.verification;
+  });
+}

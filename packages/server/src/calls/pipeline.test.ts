@@ -1,0 +1,135 @@
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, type LoadedConfig } from '@gateway/core';
+import { createVault } from '@gateway/runtime';
+import { temporaryDirectory } from '../../../../test-support/cli.js';
+import { lockedOperation, lockWith, startRecordingUpstream } from '../../test/support/fixtures.js';
+import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
+import type { McpCaller } from '../mcp/caller.js';
+import { PublicationRegistry } from '../publications/registry.js';
+import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
+import { receiptMigrations } from '../receipts/migrations.js';
+import { createSqliteReceiptStore } from '../receipts/store.js';
+import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { createCallPipeline, type CallPipeline } from './pipeline.js';
+
+let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+let directory: { path: string; cleanup: () => Promise<void> };
+let database: SqliteDatabase;
+let log: ReceiptLog;
+let pipeline: CallPipeline;
+let isSessionOpen = true;
+const registry = new PublicationRegistry();
+const agent = new Agent();
+
+beforeAll(async () => {
+  upstream = await startRecordingUpstream((request, response) => {
+    const status = request.path === '/missing' ? 404 : 200;
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(status === 200 ? '{"ok":true}' : '{"error":"not found"}');
+  });
+  const server = upstream.url;
+  registry.replace(
+    lockWith([
+      lockedOperation({ tool: 'ping', method: 'GET', path: '/ping', server }),
+      lockedOperation({ tool: 'missing', method: 'GET', path: '/missing', server }),
+      lockedOperation({ tool: 'outside', method: 'GET', path: '/outside', server }),
+      lockedOperation({ tool: 'changed', method: 'GET', path: '/changed', server }),
+      lockedOperation({ tool: 'drifted', method: 'GET', path: '/drifted', server }),
+      lockedOperation({
+        tool: 'secured',
+        method: 'GET',
+        path: '/secured',
+        server,
+        security: [{ api_key: [] }],
+        securitySchemes: { api_key: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+      }),
+    ]),
+  );
+  registry.setBlocked('orders', new Map([['drifted', 'the live description changed']]));
+  directory = await temporaryDirectory('gateway-pipeline-');
+  const loaded: LoadedConfig = parseConfig(
+    'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  orders:\n    kind: openapi\n    document: openapi.yaml\n    credentials:\n      api_key: { type: apiKey, secret: orders-key }\n',
+    join(directory.path, 'gateway.yaml'),
+  );
+  database = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
+  log = await createReceiptLog({ store: createSqliteReceiptStore(database), vault: await createVault(loaded, { env: { PATH: process.env.PATH } }), loaded });
+  pipeline = createCallPipeline({
+    registry,
+    authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => isSessionOpen },
+    executor: createExecutor({
+      credentials: { resolve: async () => NO_CREDENTIALS },
+      dispatcherFor: () => agent,
+      limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 10_000 }),
+    }),
+    loaded,
+    receipts: log,
+    logger: pino({ level: 'silent' }),
+  });
+});
+
+afterAll(async () => {
+  log?.close();
+  database?.close();
+  await upstream?.close();
+  await agent.close();
+  await directory?.cleanup();
+});
+
+function caller(): McpCaller {
+  const snapshot = registry.snapshot();
+  const tools = new Map<string, string>();
+  for (const name of ['ping', 'missing', 'drifted', 'secured']) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+  tools.set('changed', 'sha256:approved-before-it-changed');
+  return { sessionId: 'session-4', subject: 'bob', clientId: 'client-9', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
+}
+
+describe('the call pipeline', () => {
+  it.each([
+    ['no_such_tool', 'TOOL_UNKNOWN', 'invalid-params'],
+    ['outside', 'TOOL_NOT_IN_SESSION', 'invalid-params'],
+    ['changed', 'TOOL_CHANGED_SINCE_APPROVAL', 'invalid-params'],
+    ['drifted', 'TOOL_BLOCKED_BY_DRIFT', 'result'],
+    ['secured', 'LOGIN_NOT_IN_SESSION', 'result'],
+  ] as const)('refuses %s with %s, receipts the refusal, and never reaches the upstream', async (name, reason, kind) => {
+    const before = upstream.requests.length;
+    const { answer, receipt } = await pipeline.callTool(caller(), name, { q: 1 }, undefined);
+    expect(answer.kind).toBe(kind);
+    if (answer.kind === 'result') expect(answer.result.isError).toBe(true);
+    expect(receipt).toMatchObject({ tool: name, outcome: 'denied', reason, session: 'session-4', person: 'bob', clientId: 'client-9', resultDigest: null });
+    expect(log.store.get(receipt!.index)).toEqual(receipt);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('refuses every call of a session that ended, receipted SESSION_ENDED', async () => {
+    isSessionOpen = false;
+    try {
+      const { answer, receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+      expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });
+      expect(receipt).toMatchObject({ outcome: 'denied', reason: 'SESSION_ENDED' });
+    } finally {
+      isSessionOpen = true;
+    }
+  });
+
+  it('an allowed call is executed and receipted allowed, with the upstream status and a result digest', async () => {
+    const { answer, receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+    expect(answer).toMatchObject({ kind: 'result', result: { structuredContent: { ok: true } } });
+    expect(receipt).toMatchObject({ outcome: 'allowed', reason: null, upstreamStatus: 200, source: 'orders', publication: 'publication-1' });
+    expect(receipt!.resultDigest).toMatch(/^hmac-sha256:/);
+  });
+
+  it('an upstream error status is receipted error UPSTREAM_ERROR_STATUS', async () => {
+    const { answer, receipt } = await pipeline.callTool(caller(), 'missing', {}, undefined);
+    expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });
+    expect(receipt).toMatchObject({ outcome: 'error', reason: 'UPSTREAM_ERROR_STATUS', upstreamStatus: 404 });
+  });
+
+  it('decide has no side effects: no receipt until the call is made', () => {
+    const size = log.store.head().size;
+    expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ allowed: false, reason: 'TOOL_NOT_IN_SESSION' });
+    expect(log.store.head().size).toBe(size);
+  });
+});

@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { request, type Dispatcher } from 'undici';
+import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
+import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
+import { signatureHeaders } from './signature.js';
+import type { OutboxEvent, OutboxStore } from './store.js';
+
+export interface RetrySettings {
+  attempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+}
+
+export interface DispatcherEndpoint {
+  name: string;
+  url: string;
+  retry?: Partial<RetrySettings>;
+  /** The signing secrets, current first; two during a rotation. Read per attempt (rotation without restart). */
+  secrets(): Promise<readonly string[]> | readonly string[];
+}
+
+export interface DispatcherLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface CreateDispatcherOptions {
+  store: OutboxStore;
+  endpoints: readonly DispatcherEndpoint[];
+  /** The HTTP dispatcher: the SSRF-guarded agent in the gateway. */
+  agent: Dispatcher;
+  /** This process's lease holder id (default: a random UUID). */
+  holder?: string;
+  /** How long a lease lasts; renewed at half. Another process takes over this long after a crash. */
+  leaseMs?: number;
+  /** How often an idle worker looks for events appended by another process, or a lease it can take. */
+  pollIntervalMs?: number;
+  logger?: DispatcherLogger;
+  /** Source of randomness for the jitter, in [0, 1). */
+  random?: () => number;
+}
+
+export interface AttemptResult {
+  status: number | null;
+  error: string | null;
+  retryAfterMs: number | undefined;
+}
+
+export interface WebhookDispatcher {
+  start(): void;
+  /** Stops every worker (an attempt in flight is abandoned and stays pending) and releases the leases. */
+  stop(): Promise<void>;
+  /** Wakes the workers: new events, a replay, a re-enabled endpoint. */
+  notify(): void;
+  /** Sends one signed event outside the ordered stream (`gateway webhooks test`). */
+  sendOnce(endpoint: string, eventId: string, body: string): Promise<AttemptResult>;
+}
+
+export const DEFAULT_LEASE_MS = 15_000;
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+
+export function retrySettings(retry: Partial<RetrySettings> | undefined): RetrySettings {
+  return { ...WEBHOOK_RETRY_DEFAULTS, ...retry };
+}
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date; undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The wait before attempt `failedAttempts + 1`: the receiver's Retry-After when it gave one, else exponential
+ * backoff with full jitter (uniform in [0, min(cap, initial × 2^(failedAttempts − 1))]); both capped.
+ */
+export function retryDelayMs(settings: RetrySettings, failedAttempts: number, retryAfterMs: number | undefined, random: () => number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, settings.maxDelayMs);
+  const ceiling = Math.min(settings.maxDelayMs, settings.initialDelayMs * 2 ** Math.max(0, failedAttempts - 1));
+  return Math.floor(random() * ceiling);
+}
+
+interface Worker {
+  endpoint: DispatcherEndpoint;
+  settings: RetrySettings;
+  leaseValidUntil: number;
+  wake: (() => void) | undefined;
+  running: Promise<void> | undefined;
+}
+
+/**
+ * Delivers the outbox, one worker per endpoint, strictly in sequence order: the worker holds the endpoint's
+ * lease, takes the lowest pending event, and does not look at the next one until this one is acknowledged
+ * (any 2xx) or given up (attempts exhausted → `failed`). `410 Gone` disables the endpoint (Standard
+ * Webhooks); its events stay pending until a replay re-enables it.
+ */
+export function createDispatcher(options: CreateDispatcherOptions): WebhookDispatcher {
+  const store = options.store;
+  const holder = options.holder ?? randomUUID();
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const random = options.random ?? Math.random;
+  const stopController = new AbortController();
+  const workers = new Map<string, Worker>(
+    options.endpoints.map((endpoint) => [
+      endpoint.name,
+      { endpoint, settings: retrySettings(endpoint.retry), leaseValidUntil: 0, wake: undefined, running: undefined },
+    ]),
+  );
+  let isStarted = false;
+
+  const sleep = (worker: Worker, ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (stopController.signal.aborted) return resolve();
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        worker.wake = undefined;
+        resolve();
+      }
+      worker.wake = done;
+    });
+
+  const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
+    try {
+      const secrets = await endpoint.secrets();
+      const headers = {
+        'content-type': CLOUDEVENTS_CONTENT_TYPE,
+        'user-agent': 'gateway-webhooks',
+        ...signatureHeaders(secrets, eventId, new Date(), body),
+      };
+      const response = await request(endpoint.url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: options.agent,
+        signal: AbortSignal.any([stopController.signal, AbortSignal.timeout(settings.timeoutMs)]),
+      });
+      // The receiver's answer body is not used; read a little and drop the rest.
+      await response.body.dump({ limit: 65_536 }).catch(() => undefined);
+      const isAcknowledged = response.statusCode >= 200 && response.statusCode < 300;
+      return {
+        status: response.statusCode,
+        error: isAcknowledged ? null : `HTTP ${response.statusCode}`,
+        retryAfterMs: parseRetryAfter(response.headers['retry-after'], Date.now()),
+      };
+    } catch (error) {
+      const typed = error as Error & { code?: string };
+      const reason = typed.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
+      return { status: null, error: reason, retryAfterMs: undefined };
+    }
+  };
+
+  const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
+    const { endpoint, settings } = worker;
+    const result = await attempt(endpoint, settings, event.eventId, event.body);
+    // Cut short by shutdown: stays pending, not counted. An answer that did arrive is still recorded, so an
+    // acknowledged event is not sent again after a clean restart.
+    if (result.status === null && stopController.signal.aborted) return;
+    if (result.status !== null && result.status >= 200 && result.status < 300) {
+      await store.markDelivered(endpoint.name, event.sequence, holder, result.status);
+      return;
+    }
+    if (result.status === 410) {
+      // Standard Webhooks: 410 Gone means "stop sending". Keep the events (nothing lost); replay re-enables.
+      await store.disable(endpoint.name, `${endpoint.url} answered 410 Gone to ${event.eventId}`);
+      await store.releaseLease(endpoint.name, holder);
+      worker.leaseValidUntil = 0;
+      options.logger?.warn({ endpoint: endpoint.name, eventId: event.eventId }, 'webhook endpoint answered 410 Gone: disabled');
+      return;
+    }
+    const failedAttempts = event.attempts + 1;
+    const isGivenUp = failedAttempts >= settings.attempts;
+    const nextAttemptAt = isGivenUp ? null : Date.now() + retryDelayMs(settings, failedAttempts, result.retryAfterMs, random);
+    await store.markAttemptFailed(endpoint.name, event.sequence, holder, { status: result.status, error: result.error ?? 'failed', nextAttemptAt });
+    if (isGivenUp) {
+      options.logger?.warn(
+        { endpoint: endpoint.name, eventId: event.eventId, sequence: event.sequence, attempts: failedAttempts, error: result.error },
+        'webhook event failed: attempts exhausted, moving on',
+      );
+    }
+  };
+
+  const run = async (worker: Worker): Promise<void> => {
+    const name = worker.endpoint.name;
+    while (!stopController.signal.aborted) {
+      try {
+        const now = Date.now();
+        // Renew at half-life so the lease never lapses during an attempt (timeouts are shorter than leases).
+        if (worker.leaseValidUntil - now < leaseMs / 2) {
+          if (!(await store.acquireLease(name, holder, now, leaseMs))) {
+            worker.leaseValidUntil = 0;
+            await sleep(worker, pollIntervalMs);
+            continue;
+          }
+          worker.leaseValidUntil = now + leaseMs;
+        }
+        const event = await store.nextPending(name);
+        if (!event) {
+          await sleep(worker, pollIntervalMs);
+          continue;
+        }
+        const wait = event.nextAttemptAt - Date.now();
+        if (wait > 0) {
+          await sleep(worker, Math.min(wait, leaseMs / 2));
+          continue;
+        }
+        await deliver(worker, event);
+      } catch (error) {
+        options.logger?.warn({ endpoint: name, error: (error as Error).message }, 'webhook worker error; retrying');
+        await sleep(worker, pollIntervalMs);
+      }
+    }
+  };
+
+  return {
+    start() {
+      if (isStarted) return;
+      isStarted = true;
+      for (const worker of workers.values()) worker.running = run(worker);
+    },
+    async stop() {
+      stopController.abort();
+      for (const worker of workers.values()) worker.wake?.();
+      await Promise.all([...workers.values()].map((worker) => worker.running));
+      for (const worker of workers.values()) await Promise.resolve(store.releaseLease(worker.endpoint.name, holder)).catch(() => undefined);
+    },
+    notify() {
+      for (const worker of workers.values()) worker.wake?.();
+    },
+    async sendOnce(endpoint, eventId, body) {
+      const worker = workers.get(endpoint);
+      if (!worker) return { status: null, error: `no webhook endpoint '${endpoint}'`, retryAfterMs: undefined };
+      return attempt(worker.endpoint, worker.settings, eventId, body);
+    },
+  };
+}

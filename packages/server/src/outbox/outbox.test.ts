@@ -1,0 +1,349 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HTTP } from 'cloudevents';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Receipt, ReceiptOutcome } from '@gateway/core';
+import { createGuardedAgent } from '@gateway/runtime';
+import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
+import {
+  createDispatcher,
+  createOutbox,
+  outboxMigrations,
+  parseRetryAfter,
+  retryDelayMs,
+  retrySettings,
+  SqliteOutboxStore,
+  type DispatcherEndpoint,
+  type WebhookDispatcher,
+} from './index.js';
+
+export function makeReceipt(index: number, outcome: ReceiptOutcome = 'allowed', session = 'session-7'): Receipt {
+  return {
+    id: `receipt-${index}`,
+    index,
+    time: new Date(Date.UTC(2026, 10, 22, 12, 0, 0, index % 1000)).toISOString(),
+    session,
+    person: 'local:ada',
+    clientId: 'client-1',
+    tool: 'get_pet',
+    source: 'pets',
+    publication: 'publication-1',
+    fingerprint: 'sha256:abc',
+    login: null,
+    outcome,
+    reason: outcome === 'allowed' ? null : outcome === 'denied' ? 'TOOL_NOT_IN_SESSION' : 'UPSTREAM_FAILED',
+    upstreamStatus: outcome === 'allowed' ? 200 : null,
+    durationMs: 1.5,
+    argumentsDigest: 'hmac-sha256:00',
+    resultDigest: null,
+  };
+}
+
+const loopbackAgent = createGuardedAgent({ allowPrivateNetworks: ['127.0.0.1/32'] });
+const fast = { initialDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000 };
+
+describe('webhook outbox and delivery', () => {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function database(): SqliteDatabase {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const handle = openDatabase(join(directory, 'gateway.db'), outboxMigrations);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => handle.close());
+    return handle;
+  }
+
+  async function receiver(respond?: WebhookReceiver['respond']): Promise<WebhookReceiver> {
+    const started = await startWebhookReceiver(respond);
+    cleanups.push(() => started.close());
+    return started;
+  }
+
+  function dispatch(db: SqliteDatabase, endpoints: DispatcherEndpoint[], outbox = createOutbox({ database: db, endpoints })) {
+    const dispatcher: WebhookDispatcher = createDispatcher({ store: outbox.store, endpoints, agent: loopbackAgent, pollIntervalMs: 50 });
+    outbox.subscribe(() => dispatcher.notify());
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    return { outbox, dispatcher };
+  }
+
+  /** Appends receipts the way the receipt log does: the hook inside a transaction on the same handle. */
+  function receiptTransaction(db: SqliteDatabase, outbox: { onReceipt(receipt: Receipt): void }, receipts: Receipt[]): void {
+    db.transaction(() => receipts.forEach((receipt) => outbox.onReceipt(receipt)))();
+  }
+
+  const delivered = (target: WebhookReceiver) => target.requests.filter((request) => request.status >= 200 && request.status < 300);
+  const sequenceOf = (body: string) => Number((JSON.parse(body) as { sequence: string }).sequence);
+
+  it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', () => {
+    const db = database();
+    const outbox = createOutbox({ database: db, endpoints: [{ name: 'audit' }, { name: 'denials', outcomes: ['denied'] }] });
+    const receipts = [makeReceipt(0, 'allowed'), makeReceipt(1, 'denied'), makeReceipt(2, 'error'), makeReceipt(3, 'denied')];
+    receiptTransaction(db, outbox, receipts);
+    // A transaction that rolls back takes its events and their sequence numbers with it.
+    expect(() =>
+      db.transaction(() => {
+        outbox.onReceipt(makeReceipt(4, 'denied'));
+        throw new Error('receipt write failed');
+      })(),
+    ).toThrow('receipt write failed');
+    receiptTransaction(db, outbox, [makeReceipt(5, 'denied')]);
+
+    const store = new SqliteOutboxStore(db);
+    const audit = store.events('audit', { limit: 100 });
+    const denials = store.events('denials', { limit: 100 });
+    expect(audit.map((event) => [event.sequence, event.receiptId])).toEqual([
+      [1, 'receipt-0'],
+      [2, 'receipt-1'],
+      [3, 'receipt-2'],
+      [4, 'receipt-3'],
+      [5, 'receipt-5'],
+    ]);
+    expect(denials.map((event) => [event.sequence, event.eventId])).toEqual([
+      [1, 'evt_receipt-1_denials'],
+      [2, 'evt_receipt-3_denials'],
+      [3, 'evt_receipt-5_denials'],
+    ]);
+    expect(audit.every((event) => event.status === 'pending')).toBe(true);
+  });
+
+  it('an event arrives with exactly the CloudEvents envelope and a Standard Webhooks signature that verifies', async () => {
+    const db = database();
+    const secret = newWebhookSecret();
+    const target = await receiver();
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }]);
+    const receipt = makeReceipt(42, 'denied', 'session-12');
+    receiptTransaction(db, outbox, [receipt]);
+    await waitFor(() => delivered(target).length === 1, 'the event');
+
+    const [request] = target.requests;
+    const headers = request!.headers as Record<string, string>;
+    expect(headers['content-type']).toMatch(/^application\/cloudevents\+json(;|$)/);
+    expect(new Webhook(secret).verify(request!.body, headers)).toBeTruthy();
+    expect(() => new Webhook(newWebhookSecret()).verify(request!.body, headers)).toThrow();
+    expect(headers['webhook-id']).toBe('evt_receipt-42_audit');
+    expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+
+    const event = HTTP.toEvent({ headers, body: request!.body });
+    expect(Array.isArray(event)).toBe(false);
+    expect(JSON.parse(JSON.stringify(event))).toEqual({
+      specversion: '1.0',
+      id: 'evt_receipt-42_audit',
+      type: 'io.service.call.receipted',
+      source: 'service/audit',
+      subject: 'session-12',
+      time: receipt.time,
+      datacontenttype: 'application/json',
+      data: { tool: 'get_pet', outcome: 'denied', receipt },
+      sequence: '00000000000000000001',
+    });
+    expect(headers['webhook-id']).toBe((event as { id: string }).id);
+  });
+
+  it('a receiver failing the first attempts (500, then 429 and 503 with Retry-After) gets every event, in order, each id stable', async () => {
+    const db = database();
+    const secret = newWebhookSecret();
+    const attemptsById = new Map<string, number>();
+    const target = await receiver(({ headers }) => {
+      const id = String(headers['webhook-id']);
+      const attempt = (attemptsById.get(id) ?? 0) + 1;
+      attemptsById.set(id, attempt);
+      if (attempt === 1) return { status: 500 };
+      // The first event is told to come back in one second; the later ones right away.
+      if (attempt === 2) return { status: 429, headers: { 'retry-after': id === 'evt_receipt-0_audit' ? '1' : '0' } };
+      if (attempt === 3) return { status: 503, headers: { 'retry-after': new Date(Date.now() - 1000).toUTCString() } };
+      return { status: 200 };
+    });
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [secret], retry: { ...fast, maxDelayMs: 5_000 } }]);
+    receiptTransaction(db, outbox, Array.from({ length: 20 }, (_, index) => makeReceipt(index)));
+    await waitFor(() => delivered(target).length === 20, 'twenty acknowledged events');
+
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+    // Strictly in order: no request for event k+1 before event k was acknowledged.
+    let highestAcknowledged = 0;
+    for (const request of target.requests) {
+      const sequence = sequenceOf(request.body);
+      expect(sequence).toBe(highestAcknowledged + 1);
+      if (request.status === 200) highestAcknowledged = sequence;
+    }
+    // Every attempt of an event carries the same id and the same body.
+    const bodiesById = new Map<string, Set<string>>();
+    for (const request of target.requests) {
+      const id = String(request.headers['webhook-id']);
+      bodiesById.set(id, (bodiesById.get(id) ?? new Set()).add(request.body));
+      expect((JSON.parse(request.body) as { id: string }).id).toBe(id);
+    }
+    expect([...bodiesById.values()].every((bodies) => bodies.size === 1)).toBe(true);
+    expect(target.requests).toHaveLength(80);
+    // Retry-After: 1 was honoured (the third attempt of the first event waited at least ~1 s).
+    const first = target.requests.filter((request) => request.headers['webhook-id'] === 'evt_receipt-0_audit');
+    expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('a receiver down for longer than the bound: events are marked failed, delivery moves on, and replay delivers them in order', async () => {
+    const db = database();
+    let isUp = false;
+    const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
+    const { outbox, dispatcher } = dispatch(db, endpoints);
+    receiptTransaction(db, outbox, Array.from({ length: 5 }, (_, index) => makeReceipt(index)));
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.failed === 5, 'five failed events');
+    expect(target.requests).toHaveLength(15); // three attempts each, then given up
+    expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.attempts, event.lastStatus])).toEqual(
+      Array.from({ length: 5 }, () => ['failed', 3, 503]),
+    );
+
+    isUp = true;
+    receiptTransaction(db, outbox, [makeReceipt(5)]);
+    await waitFor(() => delivered(target).length === 1, 'the next event after the failed ones');
+    expect(sequenceOf(delivered(target)[0]!.body)).toBe(6);
+
+    expect(store.replay('audit', { failed: true })).toBe(5);
+    dispatcher.notify();
+    await waitFor(() => delivered(target).length === 6, 'the replayed events');
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([6, 1, 2, 3, 4, 5]);
+    expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 6, failed: 0 });
+
+    // --from replays delivered events too, in order, under their original ids.
+    expect(store.replay('audit', { fromSequence: 4 })).toBe(3);
+    dispatcher.notify();
+    await waitFor(() => delivered(target).length === 9, 'the events from sequence 4');
+    expect(delivered(target).slice(6).map((request) => request.headers['webhook-id'])).toEqual([
+      'evt_receipt-3_audit',
+      'evt_receipt-4_audit',
+      'evt_receipt-5_audit',
+    ]);
+  });
+
+  it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
+    const db = database();
+    let isGone = true;
+    const target = await receiver(() => ({ status: isGone ? 410 : 200 }));
+    const { outbox, dispatcher } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }]);
+    receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1)]);
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.disabledAt !== null, 'the endpoint disabled');
+    receiptTransaction(db, outbox, [makeReceipt(2)]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.requests).toHaveLength(1);
+    expect(store.endpoint('audit')!.disabledReason).toContain('410 Gone');
+    expect(store.endpoint('audit')!.counts).toEqual({ pending: 3, delivered: 0, failed: 0 });
+
+    isGone = false;
+    store.replay('audit', { failed: true });
+    dispatcher.notify();
+    await waitFor(() => delivered(target).length === 3, 'the held events after re-enabling');
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3]);
+  });
+
+  it('during a secret rotation both signatures are sent and each secret verifies on its own', async () => {
+    const db = database();
+    const current = newWebhookSecret();
+    const previous = newWebhookSecret();
+    const target = await receiver();
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [current, previous], retry: fast }]);
+    receiptTransaction(db, outbox, [makeReceipt(0)]);
+    await waitFor(() => delivered(target).length === 1, 'the event');
+    const headers = target.requests[0]!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(headers['webhook-signature']!.split(' ').every((signature) => signature.startsWith('v1,'))).toBe(true);
+    expect(new Webhook(current).verify(target.requests[0]!.body, headers)).toBeTruthy();
+    expect(new Webhook(previous).verify(target.requests[0]!.body, headers)).toBeTruthy();
+  });
+
+  it('the lease keeps a second dispatcher on the same database out until the first lets go', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const path = join(directory, 'gateway.db');
+    const first = openDatabase(path, outboxMigrations);
+    const second = openDatabase(path, outboxMigrations);
+    cleanups.push(() => first.close(), () => second.close());
+    const target = await receiver(() => ({ status: 200, delayMs: 2 }));
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
+    const outboxA = createOutbox({ database: first, endpoints });
+    const outboxB = createOutbox({ database: second, endpoints });
+    const a = createDispatcher({ store: outboxA.store, endpoints, agent: loopbackAgent, holder: 'process-a', pollIntervalMs: 20, leaseMs: 10_000 });
+    const b = createDispatcher({ store: outboxB.store, endpoints, agent: loopbackAgent, holder: 'process-b', pollIntervalMs: 20, leaseMs: 10_000 });
+    a.start();
+    await waitFor(() => (outboxA.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder === 'process-a', 'the first lease');
+    b.start();
+    cleanups.push(() => b.stop());
+    // Both processes append; only the lease holder delivers, so the receiver sees one ordered stream.
+    for (let index = 0; index < 40; index += 2) {
+      receiptTransaction(first, outboxA, [makeReceipt(index)]);
+      receiptTransaction(second, outboxB, [makeReceipt(index + 1)]);
+    }
+    await waitFor(() => delivered(target).length >= 10, 'some deliveries by the first process');
+    await a.stop(); // releases the lease: the second process takes over where the first stopped
+    await waitFor(() => (outboxB.store as SqliteOutboxStore).endpoint('audit')!.counts.delivered === 40, 'all forty events');
+    const sequences = delivered(target).map((request) => sequenceOf(request.body));
+    // At most the event in flight when `a` stopped is sent again (same id); otherwise one ordered stream.
+    expect([...new Set(sequences)]).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+    expect(sequences.every((sequence, index) => index === 0 || sequence >= sequences[index - 1]!)).toBe(true);
+    expect((outboxB.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder).toBe('process-b');
+  });
+
+  it('an attempt that outlives retry.timeoutMs is cut and retried under the same id', async () => {
+    const db = database();
+    let arrivals = 0;
+    const target = await receiver(() => ({ status: 200, delayMs: arrivals++ === 0 ? 1_000 : 0 }));
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, timeoutMs: 150 } }]);
+    receiptTransaction(db, outbox, [makeReceipt(0)]);
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 1, 'the event after a timed-out attempt');
+    const [event] = store.events('audit', { limit: 1 });
+    expect(event!.attempts).toBe(2);
+    expect(event!.lastStatus).toBe(200);
+    await waitFor(() => target.requests.length === 2, 'the slow answer to be recorded');
+    expect(target.requests.map((request) => request.headers['webhook-id'])).toEqual(['evt_receipt-0_audit', 'evt_receipt-0_audit']);
+  });
+
+  it('the SSRF guard applies: a loopback endpoint is refused unless network.allowPrivateNetworks lists it', async () => {
+    const db = database();
+    const target = await receiver();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 1 } }];
+    const outbox = createOutbox({ database: db, endpoints });
+    const dispatcher = createDispatcher({ store: outbox.store, endpoints, agent: createGuardedAgent({}), pollIntervalMs: 20 });
+    outbox.subscribe(() => dispatcher.notify());
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    receiptTransaction(db, outbox, [makeReceipt(0)]);
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.failed === 1, 'the refused event');
+    expect(store.events('audit', { limit: 1 })[0]!.lastError).toContain('SSRF_ADDRESS_REFUSED');
+    expect(target.requests).toHaveLength(0);
+  });
+});
+
+describe('retry timing', () => {
+  const settings = retrySettings({ initialDelayMs: 1_000, maxDelayMs: 300_000 });
+
+  it('the documented defaults: 8 attempts, 1 s initial backoff capped at 5 min, 10 s per attempt', () => {
+    expect(retrySettings(undefined)).toEqual({ attempts: 8, initialDelayMs: 1_000, maxDelayMs: 300_000, timeoutMs: 10_000 });
+  });
+
+  it('backoff doubles per failed attempt with full jitter under the cap', () => {
+    expect(retryDelayMs(settings, 1, undefined, () => 0.999)).toBe(999);
+    expect(retryDelayMs(settings, 4, undefined, () => 0.5)).toBe(4_000);
+    expect(retryDelayMs(settings, 20, undefined, () => 0.999)).toBe(299_700);
+    expect(retryDelayMs(settings, 3, undefined, () => 0)).toBe(0);
+  });
+
+  it('Retry-After is read as seconds or an HTTP date, and capped', () => {
+    const now = Date.parse('2026-11-22T12:00:00Z');
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 11:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+    expect(retryDelayMs(settings, 1, 3_600_000, Math.random)).toBe(300_000);
+    expect(retryDelayMs(settings, 1, 30_000, Math.random)).toBe(30_000);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * Admin API routes of the receipt log (`gateway receipts …`), registered inside the admin plugin, behind its
+ * bearer token: list, show, export (JSON lines), prove (inclusion proof against the latest checkpoint),
+ * verify (the database, server side). docs/receipts.md documents the answers.
+ */
+import { inclusionProof, verifyReceiptLog, type LogVerification, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ReceiptLog } from './log.js';
+import type { StoredCheckpoint } from './store.js';
+
+export interface ReceiptRoutesProblem {
+  status: number;
+  code: string;
+  title: string;
+  detail: string;
+}
+
+const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'error'];
+const DEFAULT_LIST_LIMIT = 100;
+const MAX_LIST_LIMIT = 1000;
+const PAGE = 1000;
+
+/** `GET /admin/receipts/<id>/proof`: everything a verifier needs next to the public key. */
+export interface ReceiptProof {
+  receipt: Receipt;
+  /** base64 of SHA-256(0x00 || canonical receipt). */
+  leafHash: string;
+  checkpoint: { treeSize: number; note: string; verifierKey: string };
+  /** base64 of each hash of the RFC 9162 §2.1.3 inclusion path, leaf level first. */
+  inclusionPath: string[];
+}
+
+function exportLinesOf(log: ReceiptLog): string[] {
+  const checkpoints = log.store.checkpoints();
+  const keys = new Set<string>([...checkpoints.map((checkpoint) => checkpoint.verifierKey), log.verifierKey]);
+  const lines = [...keys].map((verifierKey) => JSON.stringify({ type: 'key', origin: log.origin, verifierKey }));
+  for (let from = 0; ; from += PAGE) {
+    const rows = log.store.rows(from, PAGE);
+    for (const row of rows) {
+      lines.push(`{"type":"receipt","leafHash":"${row.leafHash.toString('base64')}","receipt":${row.body}}`);
+    }
+    if (rows.length < PAGE) break;
+  }
+  for (const checkpoint of checkpoints) lines.push(JSON.stringify(checkpointLine(checkpoint)));
+  return lines;
+}
+
+function checkpointLine(checkpoint: StoredCheckpoint) {
+  return { type: 'checkpoint', treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey, createdAt: checkpoint.createdAt };
+}
+
+/** Verifies the database: the stored rows (with their recorded leaf hashes and filter columns) and checkpoints. */
+export function verifyStoredLog(log: ReceiptLog): LogVerification {
+  const receipts: Array<{ receipt: Receipt; recordedLeafHash: Buffer }> = [];
+  const columnProblems: Array<{ index: number; problem: string }> = [];
+  for (let from = 0; ; from += PAGE) {
+    const rows = log.store.rows(from, PAGE);
+    for (const row of rows) {
+      let receipt: Receipt;
+      try {
+        receipt = JSON.parse(row.body) as Receipt;
+      } catch {
+        receipt = { id: `receipt-${row.index}`, index: row.index } as Receipt;
+        columnProblems.push({ index: row.index, problem: `receipt-${row.index} is not JSON any more` });
+      }
+      const columns = row.columns;
+      if (
+        receipt.time !== columns.time ||
+        receipt.session !== columns.session ||
+        receipt.person !== columns.person ||
+        receipt.tool !== columns.tool ||
+        receipt.outcome !== columns.outcome
+      ) {
+        columnProblems.push({ index: row.index, problem: `receipt-${row.index}: its filter columns differ from the receipt (the row was edited)` });
+      }
+      receipts.push({ receipt, recordedLeafHash: row.leafHash });
+    }
+    if (rows.length < PAGE) break;
+  }
+  const head = log.store.head();
+  const result = verifyReceiptLog({
+    receipts,
+    checkpoints: log.store.checkpoints().map((checkpoint) => ({ note: checkpoint.note, verifierKey: checkpoint.verifierKey })),
+  });
+  const problems = [...columnProblems.map((entry) => entry.problem), ...result.problems];
+  let first = result.firstBrokenReceipt === undefined ? undefined : Number(result.firstBrokenReceipt.slice('receipt-'.length));
+  for (const entry of columnProblems) if (first === undefined || entry.index < first) first = entry.index;
+  if (head.size !== receipts.length && first === undefined) {
+    first = Math.min(receipts.length, head.size);
+    problems.push(`the tree head counts ${head.size} receipts but ${receipts.length} are stored: receipt-${first} is missing`);
+  } else if (head.size !== receipts.length) {
+    problems.push(`the tree head counts ${head.size} receipts but ${receipts.length} are stored`);
+  }
+  return { ...result, ok: problems.length === 0, problems, ...(first === undefined ? {} : { firstBrokenReceipt: `receipt-${first}` }) };
+}
+
+function receiptIndexOf(id: string): number | undefined {
+  const match = /^receipt-(0|[1-9][0-9]{0,15})$/.exec(id);
+  return match ? Number(match[1]) : undefined;
+}
+
+export function registerReceiptRoutes(
+  app: FastifyInstance,
+  log: ReceiptLog,
+  sendProblem: (reply: FastifyReply, problem: ReceiptRoutesProblem) => FastifyReply,
+): void {
+  const notFound = (reply: FastifyReply, id: string) =>
+    sendProblem(reply, { status: 404, code: 'RECEIPT_NOT_FOUND', title: 'No such receipt', detail: `no receipt ${id} (ids are receipt-<n>)` });
+
+  app.get('/receipts', async (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    const invalid = (detail: string) => sendProblem(reply, { status: 400, code: 'RECEIPT_FILTER_INVALID', title: 'Invalid filter', detail });
+    if (query.outcome !== undefined && !OUTCOMES.includes(query.outcome as ReceiptOutcome)) {
+      return invalid(`outcome must be one of ${OUTCOMES.join(', ')}`);
+    }
+    for (const name of ['since', 'until'] as const) {
+      if (query[name] !== undefined && Number.isNaN(Date.parse(query[name]!))) return invalid(`${name} must be an ISO 8601 time`);
+    }
+    const limit = query.limit === undefined ? DEFAULT_LIST_LIMIT : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) return invalid(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+    const after = query.after === undefined ? undefined : receiptIndexOf(query.after);
+    if (query.after !== undefined && after === undefined) return invalid('after must be a receipt id (receipt-<n>)');
+    const receipts = log.store.list({
+      ...(query.session ? { session: query.session } : {}),
+      ...(query.tool ? { tool: query.tool } : {}),
+      ...(query.person ? { person: query.person } : {}),
+      ...(query.outcome ? { outcome: query.outcome as ReceiptOutcome } : {}),
+      ...(query.since ? { since: new Date(query.since).toISOString() } : {}),
+      ...(query.until ? { until: new Date(query.until).toISOString() } : {}),
+      ...(after === undefined ? {} : { afterIndex: after }),
+      limit,
+    });
+    reply.header('cache-control', 'no-store');
+    return { receipts, ...(receipts.length === limit ? { next: receipts[receipts.length - 1]!.id } : {}) };
+  });
+
+  app.get('/receipts/export', async (_request, reply) => {
+    // A checkpoint first, so the export is covered by a signature up to its last receipt.
+    log.checkpoint();
+    const lines = exportLinesOf(log);
+    reply.header('cache-control', 'no-store').header('content-type', 'application/jsonl; charset=utf-8');
+    return reply.send(lines.join('\n') + '\n');
+  });
+
+  app.get('/receipts/verify', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return verifyStoredLog(log);
+  });
+
+  app.get('/receipts/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const index = receiptIndexOf(id);
+    const receipt = index === undefined ? undefined : log.store.get(index);
+    if (!receipt) return notFound(reply, id);
+    reply.header('cache-control', 'no-store');
+    return receipt;
+  });
+
+  app.get('/receipts/:id/proof', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const index = receiptIndexOf(id);
+    const receipt = index === undefined ? undefined : log.store.get(index);
+    if (index === undefined || !receipt) return notFound(reply, id);
+    const checkpoint = log.checkpoint();
+    if (!checkpoint || checkpoint.treeSize <= index) return notFound(reply, id);
+    const leaves = log.store.leafHashes(checkpoint.treeSize);
+    const proof: ReceiptProof = {
+      receipt,
+      leafHash: leaves[index]!.toString('base64'),
+      checkpoint: { treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey },
+      inclusionPath: inclusionProof(leaves, index, checkpoint.treeSize).map((hash) => hash.toString('base64')),
+    };
+    reply.header('cache-control', 'no-store');
+    return proof;
+  });
+}

@@ -1,0 +1,158 @@
+import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  DEFAULT_CHECKPOINT_EVERY_RECEIPTS,
+  DEFAULT_CHECKPOINT_EVERY_SECONDS,
+  formatCheckpoint,
+  GatewayError,
+  keyedDigest,
+  privateKeyFromPem,
+  rawPublicKey,
+  signNote,
+  verifierKey,
+  type LoadedConfig,
+  type Receipt,
+} from '@gateway/core';
+import type { Vault } from '@gateway/runtime';
+import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
+
+/** Vault entries of the receipt log (created on first start when the vault can store them). */
+export const RECEIPTS_DIGEST_KEY_SECRET = 'receipts-digest-key';
+export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
+
+/** What the pipeline knows about a call; the log adds the digests, the number and the signature cadence. */
+export type ReceiptFields = Omit<ReceiptDraft, 'argumentsDigest' | 'resultDigest' | 'arguments'> & {
+  argumentsValue: unknown;
+  /** The tool result, or undefined when there was none (refusals). */
+  resultValue: unknown;
+};
+
+export interface ReceiptLog {
+  readonly store: ReceiptStore;
+  /** The checkpoint origin line, also the signed-note key name. */
+  readonly origin: string;
+  /** The C2SP verifier key of the current signing key (public). */
+  readonly verifierKey: string;
+  /** Appends the receipt (and runs the hooks) in one transaction; synchronous. */
+  record(fields: ReceiptFields): Receipt;
+  /** Hooks run inside each append's transaction (the webhook outbox registers one). */
+  addHook(hook: ReceiptHook): void;
+  /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
+  checkpoint(): StoredCheckpoint | undefined;
+  /** Stops the timer and signs a final checkpoint. */
+  close(): void;
+}
+
+export interface ReceiptLogOptions {
+  store: ReceiptStore;
+  vault: Vault;
+  loaded: LoadedConfig;
+  hooks?: ReceiptHook[];
+  warn?: (message: string) => void;
+  now?: () => Date;
+}
+
+/**
+ * A secret from the vault, created there on first start. A read-only vault (env, exec) without the entry
+ * gets a key that lives as long as this process, with a warning: digests then differ across restarts, and
+ * checkpoints after a restart are signed by a new key (each checkpoint names its verifier key).
+ */
+async function vaultSecret(vault: Vault, name: string, create: () => string, warn: (message: string) => void): Promise<string> {
+  const existing = await vault.get(name);
+  if (existing) return existing;
+  const value = create();
+  try {
+    await vault.set(name, value);
+  } catch {
+    warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
+  }
+  return value;
+}
+
+export function defaultReceiptOrigin(loaded: LoadedConfig): string {
+  return loaded.config.receipts?.origin ?? `${new URL(loaded.config.gateway.url).host}/receipts`;
+}
+
+export async function createReceiptLog(options: ReceiptLogOptions): Promise<ReceiptLog> {
+  const { store, vault, loaded } = options;
+  const warn = options.warn ?? (() => undefined);
+  const now = options.now ?? (() => new Date());
+  const settings = loaded.config.receipts ?? {};
+  const storesArguments = settings.storeArguments === true;
+  const everyReceipts = settings.checkpoint?.everyReceipts ?? DEFAULT_CHECKPOINT_EVERY_RECEIPTS;
+  const everySeconds = settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS;
+  const origin = defaultReceiptOrigin(loaded);
+
+  const digestKey = Buffer.from(
+    await vaultSecret(vault, RECEIPTS_DIGEST_KEY_SECRET, () => randomBytes(32).toString('base64url'), warn),
+    'base64url',
+  );
+  if (digestKey.length < 16) {
+    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`, {
+      category: 'config',
+    });
+  }
+  const signingPem = await vaultSecret(
+    vault,
+    RECEIPTS_SIGNING_KEY_SECRET,
+    () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    warn,
+  );
+  let signingKey: KeyObject;
+  try {
+    signingKey = privateKeyFromPem(signingPem);
+    if (signingKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
+  } catch {
+    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`, {
+      category: 'config',
+    });
+  }
+  const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
+  const hooks = [...(options.hooks ?? [])];
+  let checkpointedSize = store.latestCheckpoint()?.treeSize ?? 0;
+
+  function checkpoint(): StoredCheckpoint | undefined {
+    const head = store.head();
+    if (head.size === 0 || head.size <= checkpointedSize) return store.latestCheckpoint();
+    const note = signNote(formatCheckpoint({ origin, size: head.size, rootHash: head.rootHash }), origin, signingKey);
+    const stored: StoredCheckpoint = { treeSize: head.size, rootHash: head.rootHash, note, verifierKey: publicVerifierKey, createdAt: now().toISOString() };
+    store.addCheckpoint(stored);
+    checkpointedSize = head.size;
+    return stored;
+  }
+
+  // Every T seconds with new receipts; unref'd so the timer never keeps the process alive.
+  const timer = setInterval(() => {
+    try {
+      checkpoint();
+    } catch (error) {
+      warn(`receipt checkpoint failed: ${(error as Error).message}`);
+    }
+  }, Math.round(everySeconds * 1000));
+  timer.unref();
+
+  return {
+    store,
+    origin,
+    verifierKey: publicVerifierKey,
+    record(fields) {
+      const { argumentsValue, resultValue, ...rest } = fields;
+      const draft: ReceiptDraft = {
+        ...rest,
+        argumentsDigest: keyedDigest(digestKey, argumentsValue ?? {}),
+        resultDigest: resultValue === undefined ? null : keyedDigest(digestKey, resultValue),
+        ...(storesArguments ? { arguments: argumentsValue ?? {} } : {}),
+      };
+      const receipt = store.append(draft, hooks);
+      if (receipt.index + 1 - checkpointedSize >= everyReceipts) checkpoint();
+      return receipt;
+    },
+    addHook(hook) {
+      hooks.push(hook);
+    },
+    checkpoint,
+    close() {
+      clearInterval(timer);
+      checkpoint();
+    },
+  };
+}

@@ -1,0 +1,202 @@
+import { appendToEdge, leafHash, receiptLeafBytes, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import type { SqliteDatabase } from '../store/database.js';
+
+/** A receipt before the log numbers it. */
+export type ReceiptDraft = Omit<Receipt, 'id' | 'index'>;
+
+/**
+ * Called synchronously inside the transaction that appends a receipt, on the same database handle: what a
+ * hook writes (the webhook outbox rows) commits or rolls back together with the receipt.
+ */
+export interface ReceiptHook {
+  onReceipt(receipt: Receipt): void;
+}
+
+export interface TreeHead {
+  size: number;
+  rootHash: Buffer;
+}
+
+export interface StoredCheckpoint {
+  treeSize: number;
+  rootHash: Buffer;
+  /** The C2SP signed note (checkpoint body, blank line, signature line). */
+  note: string;
+  /** The C2SP verifier key of the signer (`<name>+<key ID>+<base64 key>`): public. */
+  verifierKey: string;
+  createdAt: string;
+}
+
+export interface ReceiptFilter {
+  session?: string;
+  tool?: string;
+  person?: string;
+  outcome?: ReceiptOutcome;
+  /** ISO times, inclusive. */
+  since?: string;
+  until?: string;
+  /** Only receipts with a larger leaf index (paging). */
+  afterIndex?: number;
+  limit: number;
+}
+
+/** A receipt as stored, for verification: the leaf bytes, the hash recorded at append, and the filter copies. */
+export interface StoredReceiptRow {
+  index: number;
+  body: string;
+  leafHash: Buffer;
+  columns: { time: string; session: string | null; person: string | null; tool: string; outcome: string };
+}
+
+/**
+ * The receipt log's storage. SQLite implements it here; a PostgreSQL store implements the same contract
+ * for several gateway processes sharing one database. How n is assigned atomically: `append` reads the
+ * single tree-head row inside its write transaction (SQLite: `BEGIN IMMEDIATE` takes the database write
+ * lock first; PostgreSQL: `SELECT … FROM receipt_tree WHERE id = 1 FOR UPDATE`), uses its size as n,
+ * inserts leaf n and writes size n + 1 with the new right edge before committing. Appends therefore
+ * serialise on that row: n is gap-free, unique, and equal to the order of the leaves in the tree, and a
+ * rolled-back append leaves no trace. Reads need no lock.
+ *
+ * The methods are synchronous because better-sqlite3 is, which keeps the receipt write free of awaits on the
+ * /mcp fast path. A PostgreSQL store is asynchronous: its port turns these return types into promises, and
+ * the callers (the log's `record` and `checkpoint`, the pipeline's `receipt`, the admin routes) gain an
+ * `await` each; nothing else in the contract changes.
+ */
+export interface ReceiptStore {
+  append(draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt;
+  head(): TreeHead;
+  get(index: number): Receipt | undefined;
+  list(filter: ReceiptFilter): Receipt[];
+  /** Stored rows in leaf order from `fromIndex`, at most `limit`. */
+  rows(fromIndex: number, limit: number): StoredReceiptRow[];
+  /** The recorded leaf hashes of the first `size` leaves (proofs are computed from them). */
+  leafHashes(size: number): Buffer[];
+  addCheckpoint(checkpoint: StoredCheckpoint): void;
+  latestCheckpoint(): StoredCheckpoint | undefined;
+  checkpoints(): StoredCheckpoint[];
+}
+
+const HASH_BYTES = 32;
+
+function edgeOf(blob: Buffer): Buffer[] {
+  const edge: Buffer[] = [];
+  for (let offset = 0; offset < blob.length; offset += HASH_BYTES) edge.push(blob.subarray(offset, offset + HASH_BYTES));
+  return edge;
+}
+
+interface CheckpointRow {
+  tree_size: number;
+  root_hash: Buffer;
+  note: string;
+  verifier_key: string;
+  created_at: string;
+}
+
+function checkpointOf(row: CheckpointRow): StoredCheckpoint {
+  return { treeSize: row.tree_size, rootHash: row.root_hash, note: row.note, verifierKey: row.verifier_key, createdAt: row.created_at };
+}
+
+export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore {
+  // Prepared once: an append is four statements in one transaction, no await (the /mcp fast path pays it).
+  const readTree = database.prepare('SELECT size, edge FROM receipt_tree WHERE id = 1');
+  const writeTree = database.prepare('UPDATE receipt_tree SET size = ?, edge = ? WHERE id = 1');
+  const insert = database.prepare(
+    'INSERT INTO receipts (leaf_index, time, session, person, tool, outcome, body, leaf_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const selectOne = database.prepare('SELECT body FROM receipts WHERE leaf_index = ?').pluck();
+  const selectRows = database.prepare(
+    'SELECT leaf_index, body, leaf_hash, time, session, person, tool, outcome FROM receipts WHERE leaf_index >= ? ORDER BY leaf_index LIMIT ?',
+  );
+  const selectLeafHashes = database.prepare('SELECT leaf_hash FROM receipts WHERE leaf_index < ? ORDER BY leaf_index').pluck();
+  const insertCheckpoint = database.prepare(
+    'INSERT OR IGNORE INTO receipt_checkpoints (tree_size, root_hash, note, verifier_key, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const selectLatestCheckpoint = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size DESC LIMIT 1');
+  const selectCheckpoints = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size');
+
+  const appendTransaction = database.transaction((draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt => {
+    const tree = readTree.get() as { size: number; edge: Buffer };
+    const index = tree.size;
+    const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
+    const body = receiptLeafBytes(receipt);
+    const hash = leafHash(body);
+    insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body.toString('utf8'), hash);
+    writeTree.run(index + 1, Buffer.concat(appendToEdge(edgeOf(tree.edge), index, hash)));
+    for (const hook of hooks) hook.onReceipt(receipt);
+    return receipt;
+  });
+
+  return {
+    append: (draft, hooks) => appendTransaction.immediate(draft, hooks),
+    head() {
+      const tree = readTree.get() as { size: number; edge: Buffer };
+      return { size: tree.size, rootHash: rootOfEdge(edgeOf(tree.edge)) };
+    },
+    get(index) {
+      const body = selectOne.get(index) as string | undefined;
+      return body === undefined ? undefined : (JSON.parse(body) as Receipt);
+    },
+    list(filter) {
+      const conditions: string[] = [];
+      const values: unknown[] = [];
+      const equal = (column: string, value: string | undefined) => {
+        if (value === undefined) return;
+        conditions.push(`${column} = ?`);
+        values.push(value);
+      };
+      equal('session', filter.session);
+      equal('tool', filter.tool);
+      equal('person', filter.person);
+      equal('outcome', filter.outcome);
+      if (filter.since !== undefined) {
+        conditions.push('time >= ?');
+        values.push(filter.since);
+      }
+      if (filter.until !== undefined) {
+        conditions.push('time <= ?');
+        values.push(filter.until);
+      }
+      if (filter.afterIndex !== undefined) {
+        conditions.push('leaf_index > ?');
+        values.push(filter.afterIndex);
+      }
+      const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+      const bodies = database
+        .prepare(`SELECT body FROM receipts ${where} ORDER BY leaf_index LIMIT ?`)
+        .pluck()
+        .all(...values, filter.limit) as string[];
+      return bodies.map((body) => JSON.parse(body) as Receipt);
+    },
+    rows(fromIndex, limit) {
+      const rows = selectRows.all(fromIndex, limit) as Array<{
+        leaf_index: number;
+        body: string;
+        leaf_hash: Buffer;
+        time: string;
+        session: string | null;
+        person: string | null;
+        tool: string;
+        outcome: string;
+      }>;
+      return rows.map((row) => ({
+        index: row.leaf_index,
+        body: row.body,
+        leafHash: row.leaf_hash,
+        columns: { time: row.time, session: row.session, person: row.person, tool: row.tool, outcome: row.outcome },
+      }));
+    },
+    leafHashes(size) {
+      return selectLeafHashes.all(size) as Buffer[];
+    },
+    addCheckpoint(checkpoint) {
+      insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+    },
+    latestCheckpoint() {
+      const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
+      return row ? checkpointOf(row) : undefined;
+    },
+    checkpoints() {
+      return (selectCheckpoints.all() as CheckpointRow[]).map(checkpointOf);
+    },
+  };
+}
