@@ -391,6 +391,7 @@ export async function importLiveSource(
   return importOpenApi(source.document, {
     baseDirectory: loaded.directory,
     allowRemoteRefs: source.allowRemoteRefs ?? false,
+    ...(source.server === undefined ? {} : { server: source.server }),
     ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
     ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
     ...(options.fetchText ? { fetchText: options.fetchText } : {}),

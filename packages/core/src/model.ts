@@ -11,6 +11,9 @@ export type HttpMethod = string;
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie' | 'querystring';
 
+/** `sources.<name>.server` in gateway.yaml: an absolute http(s) URL, or `{ variables: { name: value } }`. */
+export type ServerOverride = string | { variables: Record<string, string> };
+
 /** How one OpenAPI parameter maps from a tool argument into the HTTP request. */
 export interface OperationParameter {
   /** The parameter's name on the wire. */

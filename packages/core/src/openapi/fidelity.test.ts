@@ -250,3 +250,31 @@ describe('schema details', () => {
     expect(validate({ q: 'x', tag: '', page: '' })).toBe(true);
   });
 });
+
+describe('server override', () => {
+  const withVariables = JSON.stringify({
+    openapi: '3.0.3',
+    info: { title: 'Test', version: '1' },
+    servers: [{ url: 'https://{region}.api.example.com/{version}', variables: { region: { default: 'us' }, version: { default: 'v1' } } }],
+    paths: { '/x': { get: { responses: ok } } },
+  });
+
+  it('values for server variables replace their defaults; other variables keep theirs', async () => {
+    const { operations } = await importOpenApiText(withVariables, 'openapi.json', {
+      baseDirectory: '/nonexistent',
+      server: { variables: { region: 'eu-staging' } },
+    });
+    expect(operations[0]?.server).toBe('https://eu-staging.api.example.com/v1');
+  });
+
+  it('a URL replaces every server of the document; an undeclared variable is SERVER_OVERRIDE_INVALID', async () => {
+    const { operations } = await importOpenApiText(withVariables, 'openapi.json', {
+      baseDirectory: '/nonexistent',
+      server: 'https://staging.example.com/base/',
+    });
+    expect(operations[0]?.server).toBe('https://staging.example.com/base');
+    await expect(
+      importOpenApiText(withVariables, 'openapi.json', { baseDirectory: '/nonexistent', server: { variables: { regoin: 'eu' } } }),
+    ).rejects.toMatchObject({ code: 'SERVER_OVERRIDE_INVALID' });
+  });
+});

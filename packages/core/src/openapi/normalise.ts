@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import { createAjv } from '../json-schema-validator.js';
 import type {
   BodyEncoding,
+  ServerOverride,
   JsonSchema,
   Operation,
   OperationBody,
@@ -159,6 +160,7 @@ class OperationNormaliser {
     private readonly document: Record<string, unknown>,
     dialect: SchemaDialect,
     private readonly documentUrl: string | null,
+    private readonly server: ServerOverride | undefined = undefined,
   ) {
     this.converter = new SchemaConverter(document, dialect);
   }
@@ -170,11 +172,18 @@ class OperationNormaliser {
       if (!problems.has(code)) problems.set(code, message);
     };
 
-    const server = resolveServerUrl(
-      { operation: operation.servers, pathItem: pathItem.servers, document: this.document.servers },
-      this.documentUrl,
-    );
-    if (server.url === null) note('SERVER_URL_MISSING', `No absolute server URL: ${server.problem}.`);
+    // A configured server URL replaces every level of the document's servers (checked in normaliseDocument).
+    const server =
+      typeof this.server === 'string'
+        ? resolveServerUrl({ operation: undefined, pathItem: undefined, document: [{ url: this.server }] }, null)
+        : resolveServerUrl(
+            { operation: operation.servers, pathItem: pathItem.servers, document: this.document.servers },
+            this.documentUrl,
+            this.server?.variables,
+          );
+    if (server.url === null) {
+      note('SERVER_URL_MISSING', `No absolute server URL: ${server.problem} (set sources.<name>.server in gateway.yaml).`);
+    }
 
     let shape: Omit<RequestShape, 'method' | 'path' | 'server'>;
     try {
@@ -595,6 +604,43 @@ function compilesAsUnicode(pattern: string): boolean {
   }
 }
 
+/**
+ * `sources.<name>.server` must make sense for this document: a URL must be absolute http(s); each variable must be
+ * declared by one of the document's servers (a misspelt name would otherwise be ignored silently).
+ */
+function checkServerOverride(document: Record<string, unknown>, server: ServerOverride): void {
+  if (typeof server === 'string') {
+    const resolved = resolveServerUrl({ operation: undefined, pathItem: undefined, document: [{ url: server }] }, null);
+    if (resolved.url === null) {
+      throw new GatewayError('SERVER_OVERRIDE_INVALID', `The configured server "${server}" cannot be used: ${resolved.problem}.`, {
+        category: 'config',
+      });
+    }
+    return;
+  }
+  const declared = new Set<string>();
+  const collect = (servers: unknown): void => {
+    if (!Array.isArray(servers)) return;
+    for (const entry of servers) if (isObject(entry) && isObject(entry.variables)) for (const name of Object.keys(entry.variables)) declared.add(name);
+  };
+  collect(document.servers);
+  const paths = isObject(document.paths) ? document.paths : {};
+  for (const pathItem of Object.values(paths)) {
+    if (!isObject(pathItem)) continue;
+    collect(pathItem.servers);
+    for (const operation of Object.values(pathItem)) if (isObject(operation)) collect(operation.servers);
+  }
+  const unknown = Object.keys(server.variables).filter((name) => !declared.has(name)).sort(compareText);
+  if (unknown.length > 0) {
+    throw new GatewayError(
+      'SERVER_OVERRIDE_INVALID',
+      `The configured server variables ${unknown.map((name) => `"${name}"`).join(', ')} are not declared by any server of the document` +
+        (declared.size > 0 ? ` (it declares ${[...declared].sort(compareText).join(', ')}).` : ' (it declares none).'),
+      { category: 'config', details: { unknown } },
+    );
+  }
+}
+
 function remoteReferenceRefused(path: string, method: string, error: ExternalReferenceError): GatewayError {
   return new GatewayError(
     'OPENAPI_REMOTE_REF_REFUSED',
@@ -672,8 +718,9 @@ function pathItemAt(document: Record<string, unknown>, path: string, value: unkn
 
 export function normaliseDocument(
   document: Record<string, unknown>,
-  options: { openapiVersion: string; documentUrl: string | null },
+  options: { openapiVersion: string; documentUrl: string | null; server?: ServerOverride },
 ): Operation[] {
+  if (options.server !== undefined) checkServerOverride(document, options.server);
   const dialect: SchemaDialect = options.openapiVersion.startsWith('3.0') ? '3.0' : '3.1';
   const raws = collectOperations(document, options.openapiVersion.startsWith('3.2'));
   const names = assignToolNames(
@@ -683,7 +730,7 @@ export function normaliseDocument(
       path: raw.path,
     })),
   );
-  const normaliser = new OperationNormaliser(document, dialect, options.documentUrl);
+  const normaliser = new OperationNormaliser(document, dialect, options.documentUrl, options.server);
   return raws.map((raw, index) => {
     const operation = normaliser.normalise(raw, names[index] as string);
     if (!raw.unresolvable) return operation;

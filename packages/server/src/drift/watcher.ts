@@ -164,6 +164,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     const imported = await importOpenApiText(text, settings.document, {
       baseDirectory: loaded.directory,
       allowRemoteRefs: settings.allowRemoteRefs ?? false,
+      ...(settings.server === undefined ? {} : { server: settings.server }),
       maxDocumentBytes: maxBytes,
       timeoutMs,
       fetchText: async (url, limits) => {
