@@ -21,7 +21,7 @@ import {
 } from './load.js';
 import { normaliseDocument } from './normalise.js';
 
-export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_YAML_ALIAS_COUNT } from './load.js';
+export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_YAML_ALIAS_COUNT, parseDocumentText } from './load.js';
 export { fingerprintOf, chooseRequestMediaType } from './normalise.js';
 export { UNSUPPORTED_REASON_CODES, type UnsupportedReasonCode } from './reasons.js';
 export { TOOL_NAME_PATTERN } from './tool-names.js';
