@@ -30,6 +30,7 @@ export type OperationChangeKind =
   | 'body-removed'
   | 'body-media-type-changed'
   | 'body-required-changed'
+  | 'body-encoding-changed'
   | 'body-schema-changed'
   | 'security-changed'
   | 'input-schema-changed'
@@ -246,6 +247,15 @@ export function describeOperationChanges(before: Operation, after: Operation): O
         before: before.body.mediaType,
         after: after.body.mediaType,
         message: `request body media type ${before.body.mediaType} → ${after.body.mediaType}`,
+      });
+    }
+    const encoding = (body: NonNullable<Operation['body']>) => ({ sendAs: body.sendAs ?? null, encoding: body.encoding ?? null });
+    if (!same(encoding(before.body), encoding(after.body))) {
+      changes.push({
+        kind: 'body-encoding-changed',
+        before: encoding(before.body),
+        after: encoding(after.body),
+        message: 'request body encoding changed (how form properties are serialised, or the type sent)',
       });
     }
     if (before.body.required !== after.body.required) {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAjv } from '../json-schema-validator.js';
 import type { Operation } from '../model.js';
+import { describeOperationChanges } from '../diff.js';
 import { fingerprintOf, importOpenApiText } from './index.js';
 
 const ok = { '200': { description: 'OK' } };
@@ -73,6 +74,12 @@ describe('form bodies record their encoding in the lock', () => {
     });
     expect(encoded.fingerprint).toBe(fingerprintOf(encoded));
     expect(encoded.fingerprint).not.toBe(plain.fingerprint);
+  });
+
+  it('gateway diff names a change of encoding as a body encoding change, not a schema change', async () => {
+    const before = await only(stripeCreateCustomer({ address: { style: 'form', explode: true } }));
+    const after = await only(stripeCreateCustomer({ address: { style: 'deepObject', explode: true } }));
+    expect(describeOperationChanges(before, after).map((change) => change.kind)).toEqual(['body-encoding-changed']);
   });
 
   it('an encoding entry whose contentType the gateway cannot produce makes the operation unsupported', async () => {
