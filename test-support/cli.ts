@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
-export const corpusDirectory = join(repositoryRoot, '..', 'shared', 'corpus');
+/** The shared corpus beside the repository, or where GATEWAY_CORPUS_DIR says (git worktrees live elsewhere). */
+export const corpusDirectory = process.env.GATEWAY_CORPUS_DIR ?? join(repositoryRoot, '..', 'shared', 'corpus');
 export const gatewayBinary = join(repositoryRoot, 'packages', 'cli', 'dist', 'main.js');
 
 /** What a finished `gateway` run left behind. */

@@ -86,7 +86,10 @@ export function argumentRows(operation: LockedOperation): Row[] {
   for (const parameter of operation.parameters) {
     locations.set(parameter.argument, parameter.contentType ? `${parameter.in} (${parameter.contentType})` : parameter.in);
   }
-  if (operation.body) locations.set(operation.body.argument, `body (${operation.body.mediaType})`);
+  if (operation.body) {
+    const sent = operation.body.sendAs ? `, sent as ${operation.body.sendAs}` : '';
+    locations.set(operation.body.argument, `body (${operation.body.mediaType}${sent})`);
+  }
 
   const rows: Row[] = [];
   for (const [argument, schema] of Object.entries(properties)) {

@@ -30,6 +30,7 @@ export type OperationChangeKind =
   | 'body-removed'
   | 'body-media-type-changed'
   | 'body-required-changed'
+  | 'body-encoding-changed'
   | 'body-schema-changed'
   | 'security-changed'
   | 'input-schema-changed'
@@ -248,6 +249,15 @@ export function describeOperationChanges(before: Operation, after: Operation): O
         message: `request body media type ${before.body.mediaType} → ${after.body.mediaType}`,
       });
     }
+    const encoding = (body: NonNullable<Operation['body']>) => ({ sendAs: body.sendAs ?? null, encoding: body.encoding ?? null });
+    if (!same(encoding(before.body), encoding(after.body))) {
+      changes.push({
+        kind: 'body-encoding-changed',
+        before: encoding(before.body),
+        after: encoding(after.body),
+        message: 'request body encoding changed (how form properties are serialised, or the type sent)',
+      });
+    }
     if (before.body.required !== after.body.required) {
       changes.push({
         kind: 'body-required-changed',
@@ -392,6 +402,7 @@ export async function importLiveSource(
   return importOpenApi(source.document, {
     baseDirectory: loaded.directory,
     allowRemoteRefs: source.allowRemoteRefs ?? false,
+    ...(source.server === undefined ? {} : { server: source.server }),
     ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
     ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
     fetchText: options.fetchText,

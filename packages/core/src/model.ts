@@ -11,6 +11,9 @@ export type HttpMethod = string;
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie' | 'querystring';
 
+/** `sources.<name>.server` in gateway.yaml: an absolute http(s) URL, or `{ variables: { name: value } }`. */
+export type ServerOverride = string | { variables: Record<string, string> };
+
 /** How one OpenAPI parameter maps from a tool argument into the HTTP request. */
 export interface OperationParameter {
   /** The parameter's name on the wire. */
@@ -27,12 +30,27 @@ export interface OperationParameter {
   contentType?: string;
 }
 
+/** How one property of a form-urlencoded body is serialised (the media type's `encoding` entry, OAS 3.x). */
+export interface BodyEncoding {
+  /** `form`, `spaceDelimited`, `pipeDelimited` or `deepObject`. */
+  style: string;
+  explode: boolean;
+  allowReserved: boolean;
+  /** Set when the entry names a `contentType` and no `style`/`explode`: the property goes as that media type. */
+  contentType?: string;
+}
+
 /** How the tool's body argument maps into the request body. */
 export interface OperationBody {
   /** The property name of the body in the tool's inputSchema (always `body`, see docs/lockfile.md). */
   argument: string;
+  /** The media type key of the document's request body. */
   mediaType: string;
   required: boolean;
+  /** Set when `mediaType` is a wildcard (`*\/*`, `application/*`) with a JSON schema: the type actually sent. */
+  sendAs?: string;
+  /** form-urlencoded only, when the document declares `encoding`: each property's serialisation, by name. */
+  encoding?: Record<string, BodyEncoding>;
 }
 
 /** A security scheme as the request needs it (copied from components.securitySchemes, secrets never). */

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import { GatewayError } from '../errors.js';
 import { createAjv, type ValidateFunction } from '../json-schema-validator.js';
+import type { ServerOverride } from '../model.js';
 import { configSchema } from './schema.js';
 
 export type CredentialConfig =
@@ -15,6 +16,8 @@ export interface SourceConfig {
   kind: 'openapi';
   document: string;
   allowRemoteRefs?: boolean;
+  /** Replaces the document's servers for calls: a URL, or values for the document's server variables. */
+  server?: ServerOverride;
   credentials?: Record<string, CredentialConfig>;
   timeouts?: { connectMs?: number; totalMs?: number };
   maxResponseBytes?: number;

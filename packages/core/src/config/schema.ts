@@ -56,6 +56,22 @@ export const sourceSchema = {
       minLength: 1,
       description: 'a path relative to gateway.yaml, or an https URL (http only for loopback hosts)',
     },
+    server: {
+      description:
+        'replaces the servers of the document for calls (and so in the signed lock): an absolute http(s) URL, ' +
+        'or values for the server variables of the document',
+      oneOf: [
+        { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' },
+        {
+          type: 'object',
+          required: ['variables'],
+          additionalProperties: false,
+          properties: {
+            variables: { type: 'object', minProperties: 1, additionalProperties: { type: 'string' } },
+          },
+        },
+      ],
+    },
     allowRemoteRefs: {
       type: 'boolean',
       default: false,

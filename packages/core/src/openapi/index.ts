@@ -4,7 +4,7 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import { canonicalDigest, sha256Digest } from '../canonical.js';
-import type { Operation } from '../model.js';
+import type { Operation, ServerOverride } from '../model.js';
 import {
   DEFAULT_FETCH_TIMEOUT_MS,
   DEFAULT_MAX_DOCUMENT_BYTES,
@@ -21,7 +21,7 @@ import {
 } from './load.js';
 import { normaliseDocument } from './normalise.js';
 
-export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH, MAX_YAML_ALIAS_COUNT, decodeDocumentBytes, type FetchText } from './load.js';
+export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH, MAX_YAML_ALIAS_COUNT, decodeDocumentBytes, parseDocumentText, type FetchText } from './load.js';
 export { fingerprintOf, chooseRequestMediaType } from './normalise.js';
 export { UNSUPPORTED_REASON_CODES, type UnsupportedReasonCode } from './reasons.js';
 export { TOOL_NAME_PATTERN } from './tool-names.js';
@@ -29,6 +29,8 @@ export { TOOL_NAME_PATTERN } from './tool-names.js';
 export interface ImportOptions {
   /** Directory relative file locations are resolved against (the config's directory). */
   baseDirectory: string;
+  /** `sources.<name>.server`: replaces the document's servers (a URL) or sets its server variables. */
+  server?: ServerOverride;
   /** Allow $refs to other URLs (remote refs). Default false: refused with OPENAPI_REMOTE_REF_REFUSED. */
   allowRemoteRefs?: boolean;
   /** Refuse documents larger than this many bytes. Default DEFAULT_MAX_DOCUMENT_BYTES = 25 MiB. */
@@ -94,6 +96,7 @@ export async function importOpenApiText(text: string, location: string, options:
   const operations = normaliseDocument(document, {
     openapiVersion,
     documentUrl: isUrlLocation(location) ? location : null,
+    ...(options.server === undefined ? {} : { server: options.server }),
   });
   return { openapiVersion, documentDigest, operations };
 }

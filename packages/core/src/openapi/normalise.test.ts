@@ -192,6 +192,8 @@ describe('normalising operations', () => {
     expect((operation.inputSchema as { properties: { q: unknown } }).properties.q).toEqual({
       type: 'string',
       format: 'email',
+      // A required query parameter without allowEmptyValue cannot be "".
+      minLength: 1,
       description: 'Search terms',
       deprecated: true,
       examples: ['a@example.com'],

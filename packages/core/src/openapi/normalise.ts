@@ -6,7 +6,10 @@
 import { canonicalDigest } from '../canonical.js';
 import { GatewayError } from '../errors.js';
 import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lockfile.js';
+import { createAjv } from '../json-schema-validator.js';
 import type {
+  BodyEncoding,
+  ServerOverride,
   JsonSchema,
   Operation,
   OperationBody,
@@ -78,22 +81,47 @@ export function isJsonMediaType(mediaType: string): boolean {
   return base === 'application/json' || /^[a-z0-9.+-]+\/[a-z0-9.+-]+\+json$/.test(base);
 }
 
-function mediaTypeRank(mediaType: string): number {
+/** RFC 6902: a JSON Patch document is an array of operations, never an object. */
+const JSON_PATCH = 'application/json-patch+json';
+/** RFC 7396: a JSON Merge Patch document is the (partial) object itself. */
+const MERGE_PATCH = 'application/merge-patch+json';
+
+/** `*\/*` and `application/*`: the document accepts any (application) type, so JSON is as good as any. */
+export function isWildcardMediaType(mediaType: string): boolean {
   const base = baseMediaType(mediaType);
-  if (base === 'application/json') return 0;
+  return base === '*/*' || base === 'application/*';
+}
+
+export interface MediaTypeChoice {
+  /** Upper-case method: PATCH prefers merge-patch. */
+  method?: string;
+  /** True when the schema under that media type can be sent as JSON (wildcards and JSON Patch depend on it). */
+  isJsonSchema?: (mediaType: string) => boolean;
+  /** True when the schema under that media type may be an array (JSON Patch needs one). */
+  isArraySchema?: (mediaType: string) => boolean;
+}
+
+function mediaTypeRank(mediaType: string, choice: MediaTypeChoice): number {
+  const base = baseMediaType(mediaType);
+  if (base === JSON_PATCH) return choice.isArraySchema?.(mediaType) === true ? 2 : Number.POSITIVE_INFINITY;
+  if (choice.method === 'PATCH' && base === MERGE_PATCH) return 0;
+  if (base === 'application/json') return choice.method === 'PATCH' ? 0.5 : 0;
   if (isJsonMediaType(mediaType)) return 1;
-  if (base === 'application/x-www-form-urlencoded') return 2;
-  if (base === 'text/plain') return 3;
+  if (base === 'application/x-www-form-urlencoded') return 3;
+  if (base === 'text/plain') return 4;
+  if (isWildcardMediaType(mediaType) && choice.isJsonSchema?.(mediaType) === true) return 5;
   return Number.POSITIVE_INFINITY;
 }
 
 /**
- * The request body media type the gateway sends: `application/json`, then any other `+json` type, then
- * `application/x-www-form-urlencoded`, then `text/plain`; ties broken by code-unit order. Null when none fits.
+ * The request body media type the gateway sends: for PATCH `application/merge-patch+json` first; then
+ * `application/json`, any other `+json` type, `application/json-patch+json` only when its schema is an array
+ * (RFC 6902), `application/x-www-form-urlencoded`, `text/plain`, and last a wildcard (`*\/*`, `application/*`)
+ * whose schema is JSON (sent as `application/json`). Ties broken by code-unit order. Null when none fits.
  */
-export function chooseRequestMediaType(mediaTypes: string[]): string | null {
+export function chooseRequestMediaType(mediaTypes: string[], choice: MediaTypeChoice = {}): string | null {
   const ranked = mediaTypes
-    .map((mediaType) => ({ mediaType, rank: mediaTypeRank(mediaType) }))
+    .map((mediaType) => ({ mediaType, rank: mediaTypeRank(mediaType, choice) }))
     .filter((entry) => Number.isFinite(entry.rank))
     .sort((a, b) => a.rank - b.rank || (a.mediaType < b.mediaType ? -1 : a.mediaType > b.mediaType ? 1 : 0));
   return ranked[0]?.mediaType ?? null;
@@ -133,6 +161,7 @@ class OperationNormaliser {
     private readonly document: Record<string, unknown>,
     dialect: SchemaDialect,
     private readonly documentUrl: string | null,
+    private readonly server: ServerOverride | undefined = undefined,
   ) {
     this.converter = new SchemaConverter(document, dialect);
   }
@@ -144,15 +173,22 @@ class OperationNormaliser {
       if (!problems.has(code)) problems.set(code, message);
     };
 
-    const server = resolveServerUrl(
-      { operation: operation.servers, pathItem: pathItem.servers, document: this.document.servers },
-      this.documentUrl,
-    );
-    if (server.url === null) note('SERVER_URL_MISSING', `No absolute server URL: ${server.problem}.`);
+    // A configured server URL replaces every level of the document's servers (checked in normaliseDocument).
+    const server =
+      typeof this.server === 'string'
+        ? resolveServerUrl({ operation: undefined, pathItem: undefined, document: [{ url: this.server }] }, null)
+        : resolveServerUrl(
+            { operation: operation.servers, pathItem: pathItem.servers, document: this.document.servers },
+            this.documentUrl,
+            this.server?.variables,
+          );
+    if (server.url === null) {
+      note('SERVER_URL_MISSING', `No absolute server URL: ${server.problem} (set sources.<name>.server in gateway.yaml).`);
+    }
 
     let shape: Omit<RequestShape, 'method' | 'path' | 'server'>;
     try {
-      shape = this.requestShape(pathItem, operation, note);
+      shape = this.requestShape(method, pathItem, operation, note);
     } catch (error) {
       if (error instanceof ExternalReferenceError) throw remoteReferenceRefused(path, method, error);
       if (error instanceof UnresolvableReferenceError) {
@@ -170,6 +206,9 @@ class OperationNormaliser {
         inputSchema: { type: 'object', additionalProperties: false },
       };
     }
+
+    const invalid = problems.size === 0 ? inputSchemaProblem(shape.inputSchema) : null;
+    if (invalid) note('INPUT_SCHEMA_INVALID', `The input schema cannot be compiled by a JSON Schema validator: ${invalid}.`);
 
     const requestShape: RequestShape = { method, path, server: server.url, ...shape };
     const reasonCode = UNSUPPORTED_REASON_CODES.find((code) => problems.has(code));
@@ -195,6 +234,7 @@ class OperationNormaliser {
   }
 
   private requestShape(
+    method: string,
     pathItem: Record<string, unknown>,
     operation: Record<string, unknown>,
     note: (code: UnsupportedReasonCode, message: string) => void,
@@ -284,7 +324,13 @@ class OperationNormaliser {
       } else if (location === 'querystring') {
         note('PARAMETER_UNSUPPORTED', `The querystring parameter "${name}" has no content media type.`);
       }
-      properties.set(argument, annotate(convert(schema), {
+      let converted = convert(schema);
+      // OAS 3.x §4.8.12.1: `allowEmptyValue` defaults to false, so a required query string cannot be `""` (which
+      // would be sent as `name=`). Said in the schema, so that the tool refuses it like any invalid argument.
+      if (location === 'query' && isRequired && parameter.allowEmptyValue !== true && !mapping.contentType) {
+        converted = nonEmptyString(converted);
+      }
+      properties.set(argument, annotate(converted, {
         description: parameter.description,
         deprecated: parameter.deprecated === true,
         examples: this.examplesOf(parameter),
@@ -296,17 +342,34 @@ class OperationNormaliser {
     let body: OperationBody | null = null;
     if (requestBody && content && hasBody) {
       const offered = Object.keys(content);
-      let mediaType = chooseRequestMediaType(offered);
+      const schemaOf = (mediaType: string): Record<string, unknown> | null => {
+        try {
+          const media = resolveObject(this.document, content[mediaType]);
+          return isObject(media.schema) ? resolveObject(this.document, media.schema) : null;
+        } catch {
+          return null;
+        }
+      };
+      let mediaType = chooseRequestMediaType(offered, {
+        method,
+        isJsonSchema: (type) => isJsonBodySchema(schemaOf(type)),
+        isArraySchema: (type) => mayBeArray(schemaOf(type)),
+      });
       if (mediaType === null) {
         mediaType = [...offered].sort(compareText)[0] as string;
         note(
           'MEDIA_TYPE_UNSUPPORTED',
           `The request body is offered only as ${[...offered].sort(compareText).join(', ')}; the gateway sends ` +
-            'JSON, form-urlencoded or plain-text bodies.',
+            'JSON, form-urlencoded or plain-text bodies (JSON Patch only with an array schema).',
         );
       }
       const media = resolveObject(this.document, content[mediaType]);
       body = { argument: 'body', mediaType, required: requestBody.required === true };
+      if (isWildcardMediaType(mediaType)) body.sendAs = 'application/json';
+      if (baseMediaType(mediaType) === 'application/x-www-form-urlencoded' && isObject(media.encoding)) {
+        const encoding = this.formEncoding(media.encoding, note);
+        if (Object.keys(encoding).length > 0) body.encoding = encoding;
+      }
       properties.set('body', annotate(convert(media.schema ?? {}), {
         description: requestBody.description,
         deprecated: false,
@@ -342,6 +405,49 @@ class OperationNormaliser {
       securitySchemes: security.securitySchemes,
       inputSchema,
     };
+  }
+
+  /**
+   * A form-urlencoded media type's `encoding` (OAS 3.x Encoding Object) → per-property serialisation, keys sorted.
+   * `style` defaults to `form`, `explode` to true for `form`; an entry with only `contentType` keeps it (the
+   * property then goes as that media type, e.g. JSON text). Entries with `headers` only change nothing here.
+   */
+  private formEncoding(
+    encoding: Record<string, unknown>,
+    note: (code: UnsupportedReasonCode, message: string) => void,
+  ): Record<string, BodyEncoding> {
+    const out: Record<string, BodyEncoding> = {};
+    for (const name of Object.keys(encoding).sort(compareText)) {
+      let entry: Record<string, unknown>;
+      try {
+        entry = resolveObject(this.document, encoding[name]);
+      } catch {
+        continue;
+      }
+      const hasStyle = typeof entry.style === 'string' || typeof entry.explode === 'boolean';
+      const style = typeof entry.style === 'string' ? entry.style : 'form';
+      if (!STYLES_BY_LOCATION.query.includes(style)) {
+        note('PARAMETER_UNSUPPORTED', `The request body property "${name}" uses the encoding style "${style}", not defined for forms.`);
+      }
+      const mapped: BodyEncoding = {
+        style,
+        explode: typeof entry.explode === 'boolean' ? entry.explode : style === 'form',
+        allowReserved: entry.allowReserved === true,
+      };
+      const contentType = typeof entry.contentType === 'string' ? entry.contentType.trim() : '';
+      if (!hasStyle && contentType !== '') {
+        mapped.contentType = contentType;
+        const base = baseMediaType(contentType);
+        if (!isJsonMediaType(contentType) && base !== 'text/plain' && base !== 'application/x-www-form-urlencoded') {
+          note(
+            'MEDIA_TYPE_UNSUPPORTED',
+            `The request body property "${name}" is encoded as "${contentType}", which the gateway cannot serialise.`,
+          );
+        }
+      }
+      out[name] = mapped;
+    }
+    return out;
   }
 
   /**
@@ -407,6 +513,140 @@ class OperationNormaliser {
       }
     }
     return `Every success response is a stream (${[...new Set(streamed)].sort(compareText).join(', ')}); tool calls return one result.`;
+  }
+}
+
+/**
+ * True when a body schema under a wildcard media type describes JSON data: present, and not raw bytes
+ * (`format: binary`/`byte`, `contentMediaType`, `contentEncoding`).
+ */
+function isJsonBodySchema(schema: Record<string, unknown> | null): boolean {
+  if (schema === null || Object.keys(schema).length === 0) return false;
+  if (schema.format === 'binary' || schema.format === 'byte') return false;
+  return schema.contentMediaType === undefined && schema.contentEncoding === undefined;
+}
+
+/** `minLength: 1` added to a schema that admits strings (and allows `""`), unless `""` is an enumerated value. */
+function nonEmptyString(schema: JsonSchema): JsonSchema {
+  if (!isObject(schema)) return schema;
+  const admitsStrings =
+    schema.type === undefined || schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+  const isEnumerated = (Array.isArray(schema.enum) && schema.enum.includes('')) || schema.const === '';
+  if (!admitsStrings || isEnumerated || (typeof schema.minLength === 'number' && schema.minLength >= 1)) return schema;
+  return { ...schema, minLength: 1 };
+}
+
+/** True when the schema admits arrays: `type: array` (or a list with it), or no `type` but `items`. */
+function mayBeArray(schema: Record<string, unknown> | null): boolean {
+  if (schema === null) return false;
+  if (schema.type === 'array') return true;
+  if (Array.isArray(schema.type)) return schema.type.includes('array');
+  return schema.type === undefined && (schema.items !== undefined || schema.prefixItems !== undefined);
+}
+
+let metaSchemaChecker: ReturnType<typeof createAjv> | undefined;
+
+/**
+ * Why the gateway's validator (ajv, JSON Schema 2020-12) would refuse to compile this input schema, or null. A
+ * listed tool must be callable, so such an operation is unsupported rather than published broken. Compiling every
+ * schema would double the cost of importing a large document; instead: the meta-schema check, plus the rules ajv
+ * applies only while compiling (a non-empty `enum`, patterns valid in Unicode mode, `$ref`s that resolve).
+ */
+export function inputSchemaProblem(schema: JsonSchema): string | null {
+  metaSchemaChecker ??= createAjv();
+  if (!metaSchemaChecker.validateSchema(schema as object)) {
+    const first = metaSchemaChecker.errors?.[0];
+    return `${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid schema'}`;
+  }
+  const root = isObject(schema) ? schema : {};
+  const definitions = isObject(root.$defs) ? root.$defs : {};
+  const stack: Array<[unknown, string]> = [[schema, '']];
+  while (stack.length > 0) {
+    const [node, where] = stack.pop() as [unknown, string];
+    if (!isObject(node)) continue;
+    if (Array.isArray(node.enum) && node.enum.length === 0) return `${where || '(root)'}: "enum" is an empty list`;
+    if (typeof node.pattern === 'string' && !compilesAsUnicode(node.pattern)) return `${where}: the pattern does not compile`;
+    if (typeof node.$ref === 'string') {
+      const match = /^#\/\$defs\/(.+)$/.exec(node.$ref);
+      if (node.$ref !== '#' && (match === null || !Object.hasOwn(definitions, match[1] as string))) {
+        return `${where}: "$ref" ${node.$ref} does not resolve`;
+      }
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (SUBSCHEMA_MAPS.has(key) && isObject(value)) {
+        for (const [name, child] of Object.entries(value)) {
+          if (key === 'patternProperties' && !compilesAsUnicode(name)) return `${where}/patternProperties: the pattern ${name} does not compile`;
+          stack.push([child, `${where}/${key}/${name}`]);
+        }
+      } else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
+        value.forEach((child, index) => stack.push([child, `${where}/${key}/${index}`]));
+      } else if (SUBSCHEMAS.has(key)) {
+        stack.push([value, `${where}/${key}`]);
+      }
+    }
+  }
+  return null;
+}
+
+const SUBSCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+const SUBSCHEMAS = new Set([
+  'items',
+  'additionalProperties',
+  'not',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contentSchema',
+]);
+
+function compilesAsUnicode(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `sources.<name>.server` must make sense for this document: a URL must be absolute http(s); each variable must be
+ * declared by one of the document's servers (a misspelt name would otherwise be ignored silently).
+ */
+function checkServerOverride(document: Record<string, unknown>, server: ServerOverride): void {
+  if (typeof server === 'string') {
+    const resolved = resolveServerUrl({ operation: undefined, pathItem: undefined, document: [{ url: server }] }, null);
+    if (resolved.url === null) {
+      throw new GatewayError('SERVER_OVERRIDE_INVALID', `The configured server "${server}" cannot be used: ${resolved.problem}.`, {
+        category: 'config',
+      });
+    }
+    return;
+  }
+  const declared = new Set<string>();
+  const collect = (servers: unknown): void => {
+    if (!Array.isArray(servers)) return;
+    for (const entry of servers) if (isObject(entry) && isObject(entry.variables)) for (const name of Object.keys(entry.variables)) declared.add(name);
+  };
+  collect(document.servers);
+  const paths = isObject(document.paths) ? document.paths : {};
+  for (const pathItem of Object.values(paths)) {
+    if (!isObject(pathItem)) continue;
+    collect(pathItem.servers);
+    for (const operation of Object.values(pathItem)) if (isObject(operation)) collect(operation.servers);
+  }
+  const unknown = Object.keys(server.variables).filter((name) => !declared.has(name)).sort(compareText);
+  if (unknown.length > 0) {
+    throw new GatewayError(
+      'SERVER_OVERRIDE_INVALID',
+      `The configured server variables ${unknown.map((name) => `"${name}"`).join(', ')} are not declared by any server of the document` +
+        (declared.size > 0 ? ` (it declares ${[...declared].sort(compareText).join(', ')}).` : ' (it declares none).'),
+      { category: 'config', details: { unknown } },
+    );
   }
 }
 
@@ -487,8 +727,9 @@ function pathItemAt(document: Record<string, unknown>, path: string, value: unkn
 
 export function normaliseDocument(
   document: Record<string, unknown>,
-  options: { openapiVersion: string; documentUrl: string | null },
+  options: { openapiVersion: string; documentUrl: string | null; server?: ServerOverride },
 ): Operation[] {
+  if (options.server !== undefined) checkServerOverride(document, options.server);
   const dialect: SchemaDialect = options.openapiVersion.startsWith('3.0') ? '3.0' : '3.1';
   const raws = collectOperations(document, options.openapiVersion.startsWith('3.2'));
   const names = assignToolNames(
@@ -498,7 +739,7 @@ export function normaliseDocument(
       path: raw.path,
     })),
   );
-  const normaliser = new OperationNormaliser(document, dialect, options.documentUrl);
+  const normaliser = new OperationNormaliser(document, dialect, options.documentUrl, options.server);
   return raws.map((raw, index) => {
     const operation = normaliser.normalise(raw, names[index] as string);
     if (!raw.unresolvable) return operation;

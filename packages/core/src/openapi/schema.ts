@@ -201,10 +201,17 @@ export class SchemaConverter {
     return Object.fromEntries(collected.map((definition) => [definition.name, definition.schema]));
   }
 
-  /** True when the schema (or the schema its `$ref` points to) is marked `readOnly: true`. */
-  isReadOnly(schema: unknown): boolean {
+  /**
+   * True when the schema (or the schema its `$ref` points to, or one of its `allOf` members: all of them apply)
+   * is marked `readOnly: true`.
+   */
+  isReadOnly(schema: unknown, depth = 0): boolean {
     if (!isObject(schema)) return false;
     if (schema.readOnly === true) return true;
+    // `{allOf: [{$ref: X}, {readOnly: true}]}` is how 3.0 documents mark a referenced schema read-only.
+    if (Array.isArray(schema.allOf) && depth < 8 && schema.allOf.some((member) => this.isReadOnly(member, depth + 1))) {
+      return true;
+    }
     if (isReference(schema)) {
       const pointer = localPointerOf(schema.$ref);
       if (pointer === null) return false;
@@ -230,6 +237,10 @@ export class SchemaConverter {
     };
     // Registered before converting so that a cycle back to this pointer ends at a `$ref`.
     this.definitions.set(pointer, definition);
+    // After registering: an `allOf` member that refers back here reads this (not yet read-only) definition.
+    if (!definition.readOnly && isObject(value) && Array.isArray(value.allOf)) {
+      definition.readOnly = value.allOf.some((member) => this.isReadOnly(member, 1));
+    }
     const references = new Set<string>();
     try {
       definition.schema = this.convertNode(value, references);

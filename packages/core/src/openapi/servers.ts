@@ -15,12 +15,17 @@ function firstServer(list: unknown): Record<string, unknown> | null {
   return isObject(list[0]) ? list[0] : null;
 }
 
-/** Replaces `{name}` by the variable's default. */
-export function substituteServerVariables(url: string, variables: unknown): { url: string } | { problem: string } {
+/** Replaces `{name}` by the value configured for it (`sources.<name>.server.variables`), else its default. */
+export function substituteServerVariables(
+  url: string,
+  variables: unknown,
+  values: Readonly<Record<string, string>> = {},
+): { url: string } | { problem: string } {
   let problem: string | null = null;
   const substituted = url.replace(/\{([^}]*)\}/g, (match, name: string) => {
     const variable = isObject(variables) ? variables[name] : undefined;
-    const value = isObject(variable) ? variable.default : undefined;
+    const configured = Object.hasOwn(values, name) ? values[name] : undefined;
+    const value = configured ?? (isObject(variable) ? variable.default : undefined);
     if (typeof value !== 'string') {
       problem ??= `the server variable "${name}" of "${url}" has no default value`;
       return match;
@@ -33,6 +38,7 @@ export function substituteServerVariables(url: string, variables: unknown): { ur
 export function resolveServerUrl(
   levels: { operation: unknown; pathItem: unknown; document: unknown },
   documentUrl: string | null,
+  values: Readonly<Record<string, string>> = {},
 ): ServerResolution {
   const declared = firstServer(levels.operation) ?? firstServer(levels.pathItem) ?? firstServer(levels.document);
   const server = declared ?? { url: '/' };
@@ -43,7 +49,7 @@ export function resolveServerUrl(
       problem: 'the document declares no servers (the default is "/", relative to where the document is served)',
     };
   }
-  const substituted = substituteServerVariables(server.url, server.variables);
+  const substituted = substituteServerVariables(server.url, server.variables, values);
   if ('problem' in substituted) return { url: null, problem: substituted.problem };
   let absolute: URL;
   try {

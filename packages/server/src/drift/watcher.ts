@@ -166,6 +166,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     const imported = await importOpenApiText(text, settings.document, {
       baseDirectory: loaded.directory,
       allowRemoteRefs: settings.allowRemoteRefs ?? false,
+      ...(settings.server === undefined ? {} : { server: settings.server }),
       maxDocumentBytes: maxBytes,
       timeoutMs,
       // Remote $refs: the one document fetcher the CLI injects too, so both decide alike on every URL.

@@ -1,4 +1,4 @@
-import { GatewayError, type OperationBody, type OperationParameter } from '@gateway/core';
+import { GatewayError, type BodyEncoding, type OperationBody, type OperationParameter } from '@gateway/core';
 
 /**
  * Parameter and body serialisation per OpenAPI 3.x "Style Values" and "Style Examples"
@@ -105,6 +105,25 @@ function simple(value: unknown, explode: boolean, encode: (value: string) => str
   return encode(text(value));
 }
 
+/**
+ * `deepObject` beyond flat objects, which OpenAPI leaves undefined: the bracket convention of qs, Rails, PHP and
+ * Stripe. A scalar is `name=value` (Stripe's `created=5`); an object nests `name[key]` (`created[gt]=5`,
+ * `metadata[a][b]=v`); an array of scalars repeats `name[]` (`expand[]=a&expand[]=b`); an array holding objects
+ * or arrays is indexed, `name[0][price]=p`; `null` is `name=` and empty arrays and objects send nothing.
+ * Keys are percent-encoded, brackets kept literal; values are returned as text, not yet encoded.
+ */
+export function deepObjectPairs(encodedName: string, value: unknown): Array<[string, string]> {
+  if (Array.isArray(value)) {
+    const isFlat = value.every((item) => typeof item !== 'object' || item === null);
+    if (isFlat) return value.map((item) => [`${encodedName}[]`, text(item)]);
+    return value.flatMap((item, index) => deepObjectPairs(`${encodedName}[${index}]`, item));
+  }
+  if (isPlainObject(value)) {
+    return entriesOf(value).flatMap(([key, item]) => deepObjectPairs(`${encodedName}[${encodeStrict(key)}]`, item));
+  }
+  return [[encodedName, text(value)]];
+}
+
 /** Query pairs (already percent-encoded `name=value` strings) for one `in: query` parameter. */
 export function serialiseQueryValue(parameter: OperationParameter, value: unknown): string[] {
   const encodeValue = parameter.allowReserved ? encodeAllowingReserved : encodeStrict;
@@ -113,13 +132,7 @@ export function serialiseQueryValue(parameter: OperationParameter, value: unknow
   const style = parameter.style || 'form';
   const explode = parameter.explode;
   if (style === 'deepObject') {
-    if (!isPlainObject(value)) throw unsupportedStyle(parameter, 'deepObject needs an object value');
-    // OAS: deepObject renders `name[key]=value`; brackets stay literal as most servers (qs, Rails, PHP) expect.
-    return entriesOf(value).flatMap(([key, item]) =>
-      Array.isArray(item)
-        ? item.map((element) => `${name}[${encodeStrict(key)}]=${encodeValue(text(element))}`)
-        : [`${name}[${encodeStrict(key)}]=${encodeValue(text(item))}`],
-    );
+    return deepObjectPairs(name, value).map(([key, item]) => `${key}=${encodeValue(item)}`);
   }
   if (style === 'spaceDelimited' || style === 'pipeDelimited') {
     const separator = style === 'spaceDelimited' ? '%20' : '%7C';
@@ -212,14 +225,16 @@ export interface EncodedBody {
  * encoding: `form`, exploded; arrays repeat the key, objects go as JSON) and plain text.
  */
 export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
-  const mediaType = body.mediaType.toLowerCase();
+  // A wildcard media type (`*/*`) with a JSON schema: the importer recorded the type actually sent.
+  const mediaType = (body.sendAs ?? body.mediaType).split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
-    return { contentType: body.mediaType, payload: JSON.stringify(value) };
+    return { contentType: body.sendAs ?? body.mediaType, payload: JSON.stringify(value) };
   }
   if (mediaType === 'application/x-www-form-urlencoded') {
     if (!isPlainObject(value)) {
       throw new GatewayError('BODY_ENCODING_FAILED', 'a form-urlencoded body needs an object argument', { category: 'usage' });
     }
+    if (body.encoding) return { contentType: body.mediaType, payload: encodedFormPairs(value, body.encoding).join('&') };
     const form = new URLSearchParams();
     for (const [key, item] of formPairs(value)) form.append(key, item);
     return { contentType: body.mediaType, payload: form.toString() };
@@ -232,6 +247,34 @@ export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
     `request bodies of type ${body.mediaType} cannot be sent (supported: JSON, form-urlencoded, text)`,
     { category: 'refused', details: { mediaType: body.mediaType } },
   );
+}
+
+/**
+ * A form body whose media type declares `encoding` (OAS 3.x Encoding Object): each property as its entry says,
+ * like a query parameter of that style; properties without an entry keep the default (arrays repeat the key,
+ * objects go as JSON text). Returns encoded `key=value` pairs.
+ */
+function encodedFormPairs(value: Record<string, unknown>, encoding: Record<string, BodyEncoding>): string[] {
+  const pairs: string[] = [];
+  for (const [key, item] of entriesOf(value)) {
+    const entry = Object.hasOwn(encoding, key) ? encoding[key] : undefined;
+    if (!entry) {
+      for (const [name, itemText] of formPairs({ [key]: item })) pairs.push(`${encodeStrict(name)}=${encodeStrict(itemText)}`);
+      continue;
+    }
+    const parameter: OperationParameter = {
+      name: key,
+      in: 'query',
+      argument: key,
+      required: false,
+      style: entry.style,
+      explode: entry.explode,
+      allowReserved: entry.allowReserved,
+      ...(entry.contentType ? { contentType: entry.contentType } : {}),
+    };
+    pairs.push(...serialiseQueryValue(parameter, item));
+  }
+  return pairs;
 }
 
 function unsupportedStyle(parameter: OperationParameter, why?: string): GatewayError {
