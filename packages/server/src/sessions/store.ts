@@ -203,6 +203,9 @@ export class SessionStore {
       session: database.prepare('SELECT * FROM oauth_sessions WHERE number = ?'),
       sessionState: database.prepare('SELECT expires_at, revoked_at FROM oauth_sessions WHERE number = ?'),
       sessions: database.prepare('SELECT * FROM oauth_sessions ORDER BY number'),
+      latestOpen: database.prepare(
+        'SELECT * FROM oauth_sessions WHERE subject = ? AND client_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY number DESC LIMIT 1',
+      ),
       revoke: database.prepare(
         'UPDATE oauth_sessions SET revoked_at = ?, revoked_reason = ? WHERE number = ? AND revoked_at IS NULL',
       ),
@@ -266,6 +269,12 @@ export class SessionStore {
     if (number === undefined) return false;
     const row = this.statements.sessionState.get(number) as { expires_at: number; revoked_at: number | null } | undefined;
     return row !== undefined && row.revoked_at === null && row.expires_at > now;
+  }
+
+  /** The newest open session a person approved for a client (what a re-approval starts from). */
+  latestOpenSession(subject: string, clientId: string, now = Date.now()): SessionRecord | undefined {
+    const row = this.statements.latestOpen.get(subject, clientId, now) as SessionRow | undefined;
+    return row ? toRecord(row) : undefined;
   }
 
   listSessions(): SessionRecord[] {
