@@ -318,10 +318,8 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     const previous = store.latestOpenSession(browser.person!.subject, pendingRequest.client.clientId);
     const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
-    const reapproval = requested.filter((name) => {
-      const approved = previous?.tools.find((tool) => tool.name === name);
-      return approved !== undefined && approved.fingerprint !== offered.get(name)!.fingerprint;
-    });
+    // Every tool of the earlier approval that changed since is marked, not only the one the client named.
+    const reapproval = previousTools.filter((tool) => tool.fingerprint !== offered.get(tool.name)!.fingerprint).map((tool) => tool.name);
     const names = [...new Set([...previousTools.map((tool) => tool.name), ...requested])];
     const usable = new Set(names.flatMap((name) => offered.get(name)!.logins));
     const logins = (previous?.logins ?? []).filter((login) => usable.has(login));

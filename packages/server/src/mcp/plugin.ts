@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Executor } from '../execute/executor.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool } from '../publications/registry.js';
 import type { ToolCallOutcome } from '../execute/executor.js';
 import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
@@ -145,6 +145,23 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       return true;
     }
 
+    /**
+     * Re-approval (docs/authorization.md): a `tools/call` of a tool whose operation changed since the
+     * person approved it is refused at the HTTP layer with the authorizer's step-up challenge (403
+     * insufficient_scope), which SDK clients answer by authorizing again. Undefined when the call may go on
+     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays).
+     */
+    function staleApprovalRefusal(body: unknown, caller: McpCaller): (McpAuthentication & { ok: false }) | undefined {
+      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return undefined;
+      const message = body as { method?: unknown; params?: { name?: unknown } };
+      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+      const name = message.params.name;
+      const approved = caller.tools.get(name);
+      const tool = registry.snapshot().tools.get(name);
+      if (approved === undefined || tool === undefined || approved === tool.operation.fingerprint) return undefined;
+      return authorizer.challengeStaleApproval(caller, [name]);
+    }
+
     const factory = (context: McpRequestContext): Server => {
       const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
       if (!caller) throw new Error('an /mcp request reached the MCP layer without an authenticated caller');
@@ -241,6 +258,11 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         }
 
         const caller = authentication.caller;
+        const stale = staleApprovalRefusal(request.body, caller);
+        if (stale) {
+          logger.info({ status: stale.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
+          return reply.code(stale.status).headers(stale.headers).send(stale.body);
+        }
         if (isFastPathOn) {
           const fast = fastRequestOf(request.method, request.headers, request.body);
           if (fast && (await serveFast(fast, caller, reply))) return;
