@@ -37,5 +37,7 @@ export interface McpAuthorizer {
    * step-up challenge that leads the client back to consent (docs/authorization.md › Re-approval).
    * Optional: without it such a call is refused in-band only ("approve it again").
    */
+  /** Optional: told when a session is revoked in this process, so its notification streams end at once. */
+  onSessionEnded?(listener: (sessionId: string) => void): () => void;
   challengeStaleApproval?(caller: McpCaller, toolNames: readonly string[]): McpAuthentication & { ok: false };
 }

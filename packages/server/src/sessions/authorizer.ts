@@ -88,6 +88,9 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
       if (!isOpen) callers.delete(sessionId);
       return isOpen;
     },
+    onSessionEnded(listener) {
+      return store.onRevoke(listener);
+    },
     challengeStaleApproval(caller, toolNames) {
       // MCP › Scope Challenge Handling / RFC 6750 §3.1: 403 insufficient_scope naming every scope this
       // call needs; the client re-runs authorization with them and the person approves the tools again.
