@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@gateway/core';
 import { openSessionStore } from '@gateway/server';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+import { createPublishingWorkspace } from './publishing-workspace.js';
 
 let directory: string;
 let cleanup: () => Promise<void>;
@@ -54,5 +55,44 @@ describe('gateway sessions', () => {
     const result = await runGateway(['sessions', 'revoke', 'session-99'], { cwd: directory });
     expect(result.exitCode).toBe(2);
     expect(String(result.stderr)).toContain('SESSION_NOT_FOUND');
+  });
+});
+
+describe('gateway sessions show marks stale tools', () => {
+  it('a tool whose published operation differs from the approved fingerprint is marked stale with the reason; an unchanged one is not', async () => {
+    const workspace = await createPublishingWorkspace();
+    try {
+      await workspace.importAndPublish('orders');
+      const lock = await workspace.readLock();
+      const operations = lock.sources[0]!.publications.find((publication) => publication.status === 'in use')!.operations;
+      const current = (tool: string) => operations.find((operation) => operation.tool === tool)!.fingerprint;
+      const opened = openSessionStore(await loadConfig(workspace.configPath));
+      opened.store.openSession({
+        subject: 'local:alice',
+        personName: 'alice',
+        clientId: 'dcr-1',
+        clientName: 'Editor',
+        tools: [
+          { name: 'get_order', fingerprint: current('get_order') },
+          { name: 'search_orders', fingerprint: 'sha256:approved-before-the-change' },
+        ],
+        logins: ['orders/api_key'],
+        expiresAt: Date.now() + 3_600_000,
+      });
+      opened.close();
+      const json = await workspace.gateway('--json', 'sessions', 'show', 'session-1');
+      expect(json.exitCode, json.stderr).toBe(0);
+      const tools = (JSON.parse(json.stdout) as { session: { tools: Array<{ name: string; stale?: boolean; staleReason?: string; currentFingerprint?: string }> } }).session.tools;
+      expect(tools.find((tool) => tool.name === 'get_order')!.stale).toBeUndefined();
+      const search = tools.find((tool) => tool.name === 'search_orders')!;
+      expect(search.stale).toBe(true);
+      expect(search.currentFingerprint).toBe(current('search_orders'));
+      expect(search.staleReason).toContain('changed since approval');
+      const human = await workspace.gateway('sessions', 'show', 'session-1');
+      expect(human.stdout).toMatch(/search_orders {2}sha256:approved-before-the-change {2}STALE: changed since approval/);
+      expect(human.stdout).not.toMatch(/get_order .*STALE/);
+    } finally {
+      await workspace.cleanup();
+    }
   });
 });

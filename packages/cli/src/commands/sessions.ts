@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { GatewayError, loadConfig } from '@gateway/core';
-import { openSessionStore, sessionState, type SessionRecord, type SessionStore } from '@gateway/server';
+import { GatewayError, loadConfig, readLockFile } from '@gateway/core';
+import { markStaleTools, openSessionStore, publishedFingerprints, sessionState, type SessionRecord, type SessionStore, type SessionToolStatus } from '@gateway/server';
 import { contextFrom, printResult } from '../context.js';
 
 /**
@@ -17,6 +17,17 @@ async function withStore<T>(configPath: string, use: (store: SessionStore) => T)
   }
 }
 
+/**
+ * The tools of a session marked against the lock's in-use publications: a tool whose operation changed
+ * since approval (or is no longer published) is `stale`, and its client is asked to have it approved again
+ * (docs/authorization.md › Re-approval). Without a lock nothing can be compared and nothing is marked.
+ */
+async function toolsWithStaleness(lockPath: string, session: SessionRecord): Promise<SessionToolStatus[]> {
+  const lock = await readLockFile(lockPath, { missingIsEmpty: true });
+  if (lock.sources.length === 0) return session.tools;
+  return markStaleTools(session.tools, publishedFingerprints(lock));
+}
+
 function view(session: SessionRecord, now = Date.now()) {
   return {
     id: session.id,
@@ -30,6 +41,7 @@ function view(session: SessionRecord, now = Date.now()) {
     createdAt: new Date(session.createdAt).toISOString(),
     expiresAt: new Date(session.expiresAt).toISOString(),
     ...(session.revokedAt !== null ? { revokedAt: new Date(session.revokedAt).toISOString(), revokedReason: session.revokedReason } : {}),
+    ...(session.reapprovalRequestedAt !== null ? { reapprovalRequestedAt: new Date(session.reapprovalRequestedAt).toISOString(), reapprovalTools: session.reapprovalTools } : {}),
   };
 }
 
@@ -55,12 +67,12 @@ export function registerSessions(program: Command): void {
 
   sessions
     .command('show <id>')
-    .description('one session in full: tools with the fingerprints approved, logins, times')
+    .description('one session in full: tools with the fingerprints approved (stale ones marked), logins, times')
     .action(async (id: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
       const session = await withStore(context.configPath, (store) => store.session(id));
       if (!session) throw new GatewayError('SESSION_NOT_FOUND', `no session named '${id}'; \`gateway sessions list --all\` shows them`, { category: 'usage' });
-      const shown = view(session);
+      const shown = { ...view(session), tools: await toolsWithStaleness(context.lockPath, session) };
       printResult(
         context,
         [
@@ -70,8 +82,9 @@ export function registerSessions(program: Command): void {
           `  created  ${shown.createdAt}`,
           `  expires  ${shown.expiresAt}`,
           ...(shown.revokedAt ? [`  revoked  ${shown.revokedAt}: ${shown.revokedReason ?? ''}`] : []),
+          ...(shown.reapprovalRequestedAt ? [`  re-approval asked of the client ${shown.reapprovalRequestedAt} for ${shown.reapprovalTools?.join(', ')}`] : []),
           '  tools',
-          ...shown.tools.map((tool) => `    ${tool.name}  ${tool.fingerprint}`),
+          ...shown.tools.map((tool) => `    ${tool.name}  ${tool.fingerprint}${tool.stale ? `  STALE: ${tool.staleReason}` : ''}`),
           `  logins   ${shown.logins.join(', ') || '(none)'}`,
         ],
         { session: shown },

@@ -20,6 +20,7 @@ import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 export type { AuthorizationComponents, AuthorizationContext, ConsentLogin, ConsentTool } from './types.js';
 export { bearerChallenge } from '../sessions/authorizer.js';
 export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
+export { markStaleTools, publishedFingerprints, toolScope, TOOL_SCOPE_PREFIX, type SessionToolStatus } from '../sessions/stale.js';
 
 export { authSettings, type AuthSettings } from '../oauth/settings.js';
 export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';

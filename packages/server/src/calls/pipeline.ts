@@ -32,6 +32,11 @@ export interface CallPipeline {
    * receipted as `error` `INTERNAL_ERROR` and rethrown for the MCP layer to answer as the SDK would.
    */
   callTool(caller: McpCaller, name: string, argumentsValue: unknown, signal: AbortSignal | undefined, decision?: CallDecision): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }>;
+  /**
+   * Receipts a denied decision that the MCP layer answers itself (the re-approval challenge, a 403 at the
+   * HTTP layer): the refusal still ends in exactly one receipt.
+   */
+  refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Receipt | undefined;
 }
 
 export interface CallPipelineOptions {
@@ -147,6 +152,13 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     }
   }
 
+  function refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Receipt | undefined {
+    const { verdict } = decision;
+    if (verdict.allowed) throw new Error('refuse() called with an allowed decision');
+    logger.info({ tool: decision.name, session: caller.sessionId, outcome: 'denied', reason: verdict.reason }, 'tool call refused');
+    return receipt(decision, caller, argumentsValue, 'denied', verdict.reason, {});
+  }
+
   async function callTool(
     caller: McpCaller,
     name: string,
@@ -158,8 +170,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const argumentsObject = argumentsValue ?? {};
     const { verdict, tool } = decision;
     if (!verdict.allowed) {
-      logger.info({ tool: name, session: caller.sessionId, outcome: 'denied', reason: verdict.reason }, 'tool call refused');
-      const written = receipt(decision, caller, argumentsObject, 'denied', verdict.reason, {});
+      const written = refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
         : { kind: 'result', result: { content: [{ type: 'text', text: verdict.message }], isError: true } };
@@ -194,5 +205,5 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 
-  return { decide, callTool };
+  return { decide, callTool, refuse };
 }

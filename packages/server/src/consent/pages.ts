@@ -64,6 +64,11 @@ fieldset fieldset { margin: 0.75rem 0 0; }
 .option input { margin-top: 0.3rem; width: 1.15rem; height: 1.15rem; }
 .option label { font-weight: 600; }
 .option .details { grid-column: 2; }
+.tool-title { font-weight: 700; }
+.tool-description { margin: 0.35rem 0 0.25rem; padding-left: 0.6rem; border-left: 3px solid #e0e4ea; font-weight: 400; color: var(--ink); white-space: pre-line; }
+.tool-description p { margin: 0 0 0.35rem; }
+.mark.changed { background: var(--warn-bg); color: var(--warn-ink); }
+.notice { background: #e8f0fb; color: #0d2f57; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem; border-radius: 4px; margin: 1rem 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
 .mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
 .mark.destructive { background: var(--de-bg); color: var(--de-ink); }
@@ -167,22 +172,48 @@ export interface ConsentPageInput {
   tools: ConsentTool[];
   logins: ConsentLogin[];
   lifetimes: Array<{ seconds: number; label: string }>;
+  /**
+   * What is ticked when the page is drawn: the person's own choices when a submit was refused (nothing
+   * they picked is lost), or what the application asked to have approved again (`scope`, docs/authorization.md).
+   */
+  selected?: { tools: readonly string[]; logins: readonly string[]; lifetime?: number };
+  /** Tools the application asks to have approved again because they changed since the person approved them. */
+  reapproval?: readonly string[];
   error?: string;
   status?: number;
 }
 
-function toolOption(tool: ConsentTool, index: number): string {
+/**
+ * The description as paragraphs (blank lines separate them). The importer writes "summary, blank line,
+ * description" and the summary is usually the title too: a first paragraph equal to the title is dropped,
+ * so the page does not run the title into the description.
+ */
+function descriptionParagraphs(tool: ConsentTool): string[] {
+  const paragraphs = tool.description
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.trim())
+    .filter((paragraph) => paragraph !== '');
+  if (tool.title && paragraphs[0] === tool.title.trim()) paragraphs.shift();
+  return paragraphs;
+}
+
+function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChanged: boolean): string {
   const id = `tool-${index}`;
   const marks = [
     tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
     tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
+    isChanged ? '<span class="mark changed">Changed</span>' : '',
   ].join('');
+  const hasTitle = tool.title !== null && tool.title !== '' && tool.title !== tool.name;
+  const paragraphs = descriptionParagraphs(tool);
+  // data-logins: the logins this tool can use, for the inline script that ticks them with the tool.
   return `<div class="option">
-<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details">
-<label for="${id}">${tool.title && tool.title !== tool.name ? escapeHtml(tool.title) : escapeHtml(tool.name)}${marks}</label>
+<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
+<label for="${id}"><span class="tool-title">${hasTitle ? escapeHtml(tool.title!) : escapeHtml(tool.name)}</span>${marks}</label>
 <div class="details" id="${id}-details">
-${tool.title && tool.title !== tool.name ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
-${tool.description ? `<p>${escapeHtml(tool.description)}</p>` : ''}
+${hasTitle ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
+${paragraphs.length ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('')}</div>` : ''}
+${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
 <p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
 </div>
 </div>`;
@@ -191,13 +222,16 @@ ${tool.description ? `<p>${escapeHtml(tool.description)}</p>` : ''}
 export function consentPage(input: ConsentPageInput): RenderedPage {
   const bySource = new Map<string, ConsentTool[]>();
   for (const tool of input.tools) bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool]);
+  const selectedTools = new Set(input.selected?.tools ?? []);
+  const selectedLogins = new Set(input.selected?.logins ?? []);
+  const reapproval = new Set(input.reapproval ?? []);
   let index = 0;
   const toolGroups = [...bySource.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(
       ([source, tools]) => `<fieldset>
 <legend>Source <code>${escapeHtml(source)}</code></legend>
-${tools.map((tool) => toolOption(tool, index++)).join('\n')}
+${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.has(tool.name))).join('\n')}
 </fieldset>`,
     )
     .join('\n');
@@ -207,17 +241,18 @@ ${tools.map((tool) => toolOption(tool, index++)).join('\n')}
         .map((login, position) => {
           const id = `login-${position}`;
           return `<div class="option">
-<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details">
+<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
 <label for="${id}"><code>${escapeHtml(login.id)}</code></label>
 <div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
 </div>`;
         })
         .join('\n')
     : '<p class="hint">None of these tools needs a login.</p>';
+  const chosenLifetime = input.lifetimes.some((lifetime) => lifetime.seconds === input.selected?.lifetime) ? input.selected!.lifetime : input.lifetimes[0]?.seconds;
   const lifetimes = input.lifetimes
     .map(
       (lifetime, position) => `<div class="option">
-<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${position === 0 ? ' checked' : ''}>
+<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
 <label for="lifetime-${position}">${escapeHtml(lifetime.label)}</label>
 </div>`,
     )
@@ -235,13 +270,18 @@ ${
     ? `<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer (localhost). Approve only if you started it yourself from a program on this device.</p>`
     : ''
 }
+${
+  reapproval.size
+    ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ${[...reapproval].map((name) => `<code>${escapeHtml(name)}</code>`).join(', ')}. Check ${reapproval.size === 1 ? 'it' : 'them'} below; the choices of your earlier approval are ticked.</p>`
+    : ''
+}
 ${input.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(input.error)}</p>` : ''}
 <form method="post" action="consent">
 <input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
 <input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
 <fieldset>
 <legend>Tools this application may call</legend>
-<p class="hint">Nothing is selected: choose only what this application needs.</p>
+<p class="hint">Choose only what this application needs. The logins a chosen tool needs are ticked with it.</p>
 <div class="option"><input type="checkbox" id="select-all"><label for="select-all">Select all tools</label></div>
 ${toolGroups || '<p>No tools are published on this gateway yet.</p>'}
 </fieldset>
@@ -258,11 +298,26 @@ ${lifetimes}
 <button type="submit" name="decision" value="deny" class="deny">Deny</button>
 </div>
 </form>`;
+  // Ticking a tool ticks the login it needs (its only one, or the first of its alternatives when none of
+  // them is ticked yet); a login no ticked tool can use is unticked. The server applies the same rule
+  // (consent/routes.ts), so the page also works without this script.
   const script = `(() => {
   const all = document.getElementById('select-all');
   const boxes = () => Array.from(document.querySelectorAll('input[name="tool"]'));
-  all.addEventListener('change', () => { for (const box of boxes()) box.checked = all.checked; });
-  for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); });
+  const loginBox = (id) => Array.from(document.querySelectorAll('input[name="login"]')).find((box) => box.value === id);
+  const loginsOf = (box) => (box.dataset.logins || '').split(' ').filter(Boolean);
+  const syncLogins = (changed) => {
+    for (const box of changed) {
+      if (!box.checked) continue;
+      const candidates = loginsOf(box).map(loginBox).filter(Boolean);
+      if (candidates.length && !candidates.some((login) => login.checked)) candidates[0].checked = true;
+    }
+    const usable = new Set(boxes().filter((box) => box.checked).flatMap(loginsOf));
+    for (const login of document.querySelectorAll('input[name="login"]')) if (!usable.has(login.value)) login.checked = false;
+  };
+  all.addEventListener('change', () => { for (const box of boxes()) box.checked = all.checked; syncLogins(boxes()); });
+  for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); syncLogins([box]); });
+  all.checked = boxes().length > 0 && boxes().every((item) => item.checked);
 })();`;
   return page(`Allow ${input.client.name}?`, body, { status: input.status ?? 200, formTargets: [input.redirectFormTarget], script });
 }

@@ -19,6 +19,8 @@ export interface PendingAuthorization {
    * someone else's browser and hand that browser's client a session of their own (issue 15).
    */
   browserId: string;
+  /** Tools the request's `scope` names (`tools:<name>`): ticked on the consent page for re-approval. */
+  requestedTools?: string[];
   /** True once its browser came back for sign-in or consent: such a request is never evicted by new ones. */
   isEngaged: boolean;
   /** The tools exactly as last shown on the consent page: their fingerprints are what the person approves. */

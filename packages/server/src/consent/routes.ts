@@ -10,6 +10,7 @@ import type { PeopleDirectory } from '@gateway/runtime';
 import { SignInThrottle, type BrowserSession, type BrowserSessions } from '../people/browser-sessions.js';
 import type { OidcSignIn } from '../people/oidc.js';
 import { randomToken, type SessionStore } from '../sessions/store.js';
+import { TOOL_SCOPE_PREFIX } from '../sessions/stale.js';
 import { consentPage, errorPage, lifetimeLabel, signInPage, type RenderedPage } from './pages.js';
 import { RateLimiter } from '../oauth/rate-limit.js';
 import { PendingAuthorizations, type PendingAuthorization } from './pending.js';
@@ -35,6 +36,32 @@ function send(reply: FastifyReply, page: RenderedPage): FastifyReply {
 function formTargetOf(redirectUri: string): string {
   const url = new URL(redirectUri);
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+}
+
+/** The tool names an authorization request's `scope` asks for (`tools:<name>`); other scope values are ignored (RFC 6749 §3.3). */
+export function toolsInScope(scope: string | null): string[] {
+  if (!scope) return [];
+  const names = new Set<string>();
+  for (const token of scope.split(' ')) if (token.startsWith(TOOL_SCOPE_PREFIX) && token.length > TOOL_SCOPE_PREFIX.length) names.add(token.slice(TOOL_SCOPE_PREFIX.length));
+  return [...names].slice(0, 1000);
+}
+
+/**
+ * Adds the logins the chosen tools need (docs/authorization.md › Logins): a tool that can use exactly
+ * one login gets it ticked; a tool with several alternatives, none of them ticked, is a problem the person
+ * must settle (the gateway does not pick a credential for them). Tools without logins need none.
+ */
+export function completeLogins(chosen: readonly ConsentTool[], ticked: readonly string[]): { logins: string[] } | { problem: string } {
+  const logins = new Set(ticked);
+  for (const tool of chosen) {
+    if (tool.logins.length === 0 || tool.logins.some((login) => logins.has(login))) continue;
+    if (tool.logins.length === 1) {
+      logins.add(tool.logins[0]!);
+      continue;
+    }
+    return { problem: `The tool ${tool.name} can use the login ${tool.logins.join(' or ')}: tick the one it should use.` };
+  }
+  return { logins: [...logins].sort() };
 }
 
 export function registerConsentRoutes(instance: FastifyInstance, options: ConsentRoutesOptions): void {
@@ -157,6 +184,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       codeChallenge: challenge,
       resource,
       browserId: browser.browserId,
+      requestedTools: toolsInScope(query.get('scope')),
     });
     if (typeof added === 'string') {
       // Every held request is one a person is working on: refuse rather than end theirs.
@@ -273,12 +301,44 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     return settings.lifetimeChoicesSeconds.map((seconds) => ({ seconds, label: lifetimeLabel(seconds) }));
   }
 
-  function renderConsent(browser: BrowserSession, pendingRequest: PendingAuthorization, extra: { error?: string; status?: number } = {}): RenderedPage {
+  interface ConsentChoices {
+    tools: string[];
+    logins: string[];
+    lifetime?: number;
+  }
+
+  /**
+   * What the page starts with. Nothing, for a first approval. When the application comes back for a
+   * re-approval (a step-up challenge named the changed tools in `scope`, docs/authorization.md), the
+   * tools it names and the tools of the person's latest open session with this application are ticked,
+   * so approving again does not silently drop the tools that did not change.
+   */
+  function initialChoices(browser: BrowserSession, pendingRequest: PendingAuthorization, tools: ConsentTool[]): { choices: ConsentChoices; reapproval: string[] } {
+    const offered = new Map(tools.map((tool) => [tool.name, tool] as const));
+    const previous = store.latestOpenSession(browser.person!.subject, pendingRequest.client.clientId);
+    const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
+    const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
+    // Every tool of the earlier approval that changed since is marked, not only the one the client named.
+    const reapproval = previousTools.filter((tool) => tool.fingerprint !== offered.get(tool.name)!.fingerprint).map((tool) => tool.name);
+    const names = [...new Set([...previousTools.map((tool) => tool.name), ...requested])];
+    const usable = new Set(names.flatMap((name) => offered.get(name)!.logins));
+    const logins = (previous?.logins ?? []).filter((login) => usable.has(login));
+    const completed = completeLogins(names.map((name) => offered.get(name)!), logins);
+    return { choices: { tools: names, logins: 'logins' in completed ? completed.logins : logins }, reapproval };
+  }
+
+  function renderConsent(
+    browser: BrowserSession,
+    pendingRequest: PendingAuthorization,
+    extra: { error?: string; status?: number; choices?: ConsentChoices } = {},
+  ): RenderedPage {
     const tools = [...context.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
     pendingRequest.shownTools = tools;
     const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
     const logins = context.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
+    const initial = extra.choices ? undefined : initialChoices(browser, pendingRequest, tools);
+    const choices = extra.choices ?? initial!.choices;
     return consentPage({
       requestId: pendingRequest.id,
       csrfToken: browser.csrfToken,
@@ -300,7 +360,10 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       tools,
       logins,
       lifetimes: lifetimes(),
-      ...extra,
+      selected: choices,
+      ...(initial?.reapproval.length ? { reapproval: initial.reapproval } : {}),
+      ...(extra.error ? { error: extra.error } : {}),
+      ...(extra.status ? { status: extra.status } : {}),
     });
   }
 
@@ -328,26 +391,33 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       pending.take(pendingRequest.id);
       return redirectBack(reply, pendingRequest, { error: 'access_denied', error_description: 'the person denied the request' });
     }
-    if (decision !== 'allow') return send(reply, renderConsent(browser!, pendingRequest, { error: 'Choose Allow or Deny.', status: 400 }));
+    // A refused form is drawn again with exactly what the person submitted: nothing they picked is lost.
+    const submitted: ConsentChoices = {
+      tools: [...new Set(form.getAll('tool'))],
+      logins: [...new Set(form.getAll('login'))],
+      lifetime: Number(form.get('lifetime')),
+    };
+    const refuse = (error: string): FastifyReply => send(reply, renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted }));
+    if (decision !== 'allow') return refuse('Choose Allow or Deny.');
 
     const shown = new Map((pendingRequest.shownTools ?? []).map((tool) => [tool.name, tool] as const));
-    const chosenNames = [...new Set(form.getAll('tool'))];
     const chosen: ConsentTool[] = [];
-    for (const name of chosenNames) {
+    for (const name of submitted.tools) {
       const tool = shown.get(name);
-      if (!tool) return send(reply, renderConsent(browser!, pendingRequest, { error: `The tool ${name} is not offered; choose again.`, status: 400 }));
+      if (!tool) return refuse(`The tool ${name} is not offered; choose again.`);
       chosen.push(tool);
     }
-    if (chosen.length === 0) return send(reply, renderConsent(browser!, pendingRequest, { error: 'Choose at least one tool, or Deny.', status: 400 }));
+    if (chosen.length === 0) return refuse('Choose at least one tool, or Deny.');
     const usable = new Set(chosen.flatMap((tool) => tool.logins));
     const known = new Set(context.listLogins().map((login) => login.id));
-    const chosenLogins = [...new Set(form.getAll('login'))];
-    const stray = chosenLogins.find((login) => !usable.has(login) || !known.has(login));
-    if (stray) return send(reply, renderConsent(browser!, pendingRequest, { error: `The login ${stray} is not used by the chosen tools; choose again.`, status: 400 }));
-    const lifetime = Number(form.get('lifetime'));
-    if (!settings.lifetimeChoicesSeconds.includes(lifetime)) {
-      return send(reply, renderConsent(browser!, pendingRequest, { error: 'Choose one of the offered time limits.', status: 400 }));
-    }
+    const stray = submitted.logins.find((login) => !usable.has(login) || !known.has(login));
+    if (stray) return refuse(`The login ${stray} is not used by the chosen tools; untick it or choose the tool that uses it.`);
+    // Issue 20: a session with a tool but without its login fails every call (LOGIN_NOT_IN_SESSION).
+    const completed = completeLogins(chosen, submitted.logins);
+    if ('problem' in completed) return refuse(completed.problem);
+    const chosenLogins = completed.logins;
+    const lifetime = submitted.lifetime ?? Number.NaN;
+    if (!settings.lifetimeChoicesSeconds.includes(lifetime)) return refuse('Choose one of the offered time limits.');
 
     pending.take(pendingRequest.id);
     const now = Date.now();

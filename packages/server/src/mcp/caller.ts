@@ -32,4 +32,12 @@ export interface McpAuthorizer {
   authenticate(request: { headers: Record<string, string | string[] | undefined> }): Promise<McpAuthentication>;
   /** Re-checked at call time: false once the session was revoked or expired. */
   isSessionOpen(sessionId: string): boolean;
+  /**
+   * The refusal for a call to tools whose operation changed since the person approved them: the OAuth
+   * step-up challenge that leads the client back to consent (docs/authorization.md › Re-approval).
+   * Optional: without it such a call is refused in-band only ("approve it again").
+   */
+  /** Optional: told when a session is revoked in this process, so its notification streams end at once. */
+  onSessionEnded?(listener: (sessionId: string) => void): () => void;
+  challengeStaleApproval?(caller: McpCaller, toolNames: readonly string[]): McpAuthentication & { ok: false };
 }

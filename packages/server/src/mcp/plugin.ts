@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
@@ -15,9 +15,10 @@ import { createCallPipeline, type CallAnswer } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
 import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
 import { exceedsJsonDepth } from './json-depth.js';
+import { NotificationStreams } from './notification-streams.js';
 import type { OriginGuard } from './origin.js';
 import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage } from './tools.js';
 
@@ -45,6 +46,8 @@ export interface McpPluginOptions {
    * (mcp/fast-path.ts). Default true; tests turn it off to compare both paths.
    */
   fastPath?: boolean;
+  /** Limits of the 2025-11-25 `GET /mcp` notification streams (mcp/notification-streams.ts). */
+  notificationStreams?: { maxPerSession?: number; maxTotal?: number; keepAliveMs?: number };
   /** Told about each request the fast path answered (tests use it to prove which path served what). */
   onFastPathServed?: (method: FastRequest['method']) => void;
 }
@@ -170,6 +173,47 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       return true;
     }
 
+    /**
+     * Re-approval (docs/authorization.md): a `tools/call` of a tool whose operation changed since the
+     * person approved it is refused at the HTTP layer with the authorizer's step-up challenge (403
+     * insufficient_scope), which SDK clients answer by authorizing again. Undefined when the call may go on
+     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays).
+     */
+    function staleApprovalRefusal(body: unknown, caller: McpCaller): (McpAuthentication & { ok: false }) | undefined {
+      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return undefined;
+      const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
+      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+      const name = message.params.name;
+      // The one pipeline decides (core policy); only its "changed since approval" verdict becomes a challenge,
+      // and the refusal is receipted like every other.
+      const decision = pipeline.decide(caller, name);
+      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return undefined;
+      pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
+      return authorizer.challengeStaleApproval(caller, [name]);
+    }
+
+    /**
+     * `GET /mcp` (MCP 2025-11-25 › Listening for Messages): the authenticated caller's stream of
+     * `notifications/tools/list_changed`. A 2026-07-28 request gets 405 (that era has no GET stream).
+     */
+    function openNotificationStream(request: FastifyRequest, reply: FastifyReply, caller: McpCaller) {
+      const version = request.headers['mcp-protocol-version'];
+      if (typeof version === 'string' && version >= '2026-07-28') {
+        return jsonRpcError(reply, 405, -32000, 'Method Not Allowed: 2026-07-28 clients use subscriptions/listen', { allow: 'POST' });
+      }
+      const accept = String(request.headers.accept ?? '');
+      if (!/(^|,)\s*(text\/event-stream|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept)) {
+        return jsonRpcError(reply, 406, -32000, 'Not Acceptable: GET /mcp opens a stream; send Accept: text/event-stream');
+      }
+      if (!streams.hasRoom()) {
+        logger.warn({ open: streams.size }, 'mcp notification stream refused: the gateway holds its maximum of open streams');
+        return jsonRpcError(reply, 503, -32000, 'Service Unavailable: too many open notification streams; try again later', { 'retry-after': '30' });
+      }
+      reply.hijack();
+      streams.open(caller, reply.raw);
+      return reply;
+    }
+
     const factory = (context: McpRequestContext): Server => {
       const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
       const body = (context.authInfo as CallerAuthInfo | undefined)?.extra?.body;
@@ -209,10 +253,18 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       onerror: (error) => logger.error({ error: error.message }, 'mcp handler failed'),
     });
 
-    // 2026-07-28 Subscriptions: list changes go to open `subscriptions/listen` streams.
-    const unsubscribe = registry.onChange(() => handler.notify.toolsChanged());
+    // List changes go to 2026-07-28 `subscriptions/listen` streams (the SDK's) and to 2025-11-25 GET streams.
+    const streams = new NotificationStreams({ logger, isSessionOpen: (sessionId) => authorizer.isSessionOpen(sessionId), ...options.notificationStreams });
+    const unsubscribe = registry.onChange(() => {
+      handler.notify.toolsChanged();
+      streams.notifyToolsChanged();
+    });
+    const unsubscribeSessions = authorizer.onSessionEnded?.((sessionId) => streams.endSession(sessionId));
+    // Before the server stops accepting: open streams would otherwise hold the shutdown for its whole grace.
+    fastify.addHook('preClose', async () => streams.closeAll());
     fastify.addHook('onClose', async () => {
       unsubscribe();
+      unsubscribeSessions?.();
       await handler.close();
     });
 
@@ -265,6 +317,12 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         }
 
         const caller = authentication.caller;
+        const stale = staleApprovalRefusal(request.body, caller);
+        if (stale) {
+          logger.info({ status: stale.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
+          return reply.code(stale.status).headers(stale.headers).send(stale.body);
+        }
+        if (request.method === 'GET') return openNotificationStream(request, reply, caller);
         if (isFastPathOn) {
           const fast = fastRequestOf(request.method, request.headers, request.body);
           if (fast && (await serveFast(fast, caller, reply))) return;

@@ -174,6 +174,11 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
     if (!session || sessionState(session) !== 'open' || stored.expiresAt <= Date.now()) {
       throw new OAuthProblem('invalid_grant', 'the session for this refresh token has ended');
     }
+    if (session.reapprovalRequestedAt !== null) {
+      // Re-approval (docs/authorization.md): /mcp asked the client to have changed tools approved again.
+      // A refresh would only renew the stale approval, so it is refused and the client authorizes anew.
+      throw new OAuthProblem('invalid_grant', `the person must approve ${session.reapprovalTools.join(', ') || 'changed tools'} again: start a new authorization`);
+    }
     checkResource(form, settings.mcpUrl);
     // Signed before the rotation so that the rotation is one synchronous transaction with nothing awaited
     // in between (a concurrent request cannot interleave; a crash cannot split it).

@@ -1,5 +1,6 @@
 import type { McpAuthentication, McpAuthorizer, McpCaller } from '../mcp/caller.js';
 import { TokenRejected, type AccessTokens } from '../oauth/tokens.js';
+import { toolScope } from './stale.js';
 import type { SessionStore } from './store.js';
 
 /** Quoted-string safe text for a WWW-Authenticate parameter (RFC 9110 §11.2 / RFC 6750 §3). */
@@ -11,9 +12,10 @@ function quoted(text: string): string {
  * Builds the 401 challenge: `resource_metadata` (RFC 9728 §5.1) always, so a client without a token can
  * discover where to get one; `error` only when a token was presented (RFC 6750 §3.1).
  */
-export function bearerChallenge(resourceMetadataUrl: string, error?: { code: string; description: string }): string {
+export function bearerChallenge(resourceMetadataUrl: string, error?: { code: string; description: string; scope?: string }): string {
   const parameters = [`resource_metadata="${quoted(resourceMetadataUrl)}"`];
   if (error) parameters.push(`error="${error.code}"`, `error_description="${quoted(error.description)}"`);
+  if (error?.scope) parameters.push(`scope="${quoted(error.scope)}"`);
   return `Bearer ${parameters.join(', ')}`;
 }
 
@@ -85,6 +87,22 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
       const isOpen = store.isSessionOpen(sessionId);
       if (!isOpen) callers.delete(sessionId);
       return isOpen;
+    },
+    onSessionEnded(listener) {
+      return store.onRevoke(listener);
+    },
+    challengeStaleApproval(caller, toolNames) {
+      // MCP › Scope Challenge Handling / RFC 6750 §3.1: 403 insufficient_scope naming every scope this
+      // call needs; the client re-runs authorization with them and the person approves the tools again.
+      const scope = [...new Set(toolNames)].sort().map(toolScope).join(' ');
+      const description = `approve again: ${[...toolNames].join(', ')} changed since this session approved ${toolNames.length === 1 ? 'it' : 'them'}`;
+      store.requestReapproval(caller.sessionId, toolNames);
+      return {
+        ok: false,
+        status: 403,
+        headers: { 'WWW-Authenticate': bearerChallenge(resourceMetadataUrl, { code: 'insufficient_scope', description, scope }) },
+        body: { error: 'insufficient_scope', error_description: description, scope },
+      };
     },
     forget(sessionId) {
       callers.delete(sessionId);

@@ -64,6 +64,16 @@ export const sessionMigrations: Migration[] = [
       ALTER TABLE oauth_refresh_tokens ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Re-approval (docs/authorization.md): when /mcp asked the client to approve changed tools again
+    // (403 insufficient_scope), and which ones. The refresh grant of such a session is refused, so a
+    // client that refreshes before re-authorizing (the v1 SDK does) is led to consent all the same.
+    id: 'oauth-003',
+    sql: `
+      ALTER TABLE oauth_sessions ADD COLUMN reapproval_requested_at INTEGER;
+      ALTER TABLE oauth_sessions ADD COLUMN reapproval_tools TEXT;
+    `,
+  },
 ];
 
 /** One approved tool: its name and the fingerprint the person saw at consent. */
@@ -86,6 +96,9 @@ export interface SessionRecord {
   expiresAt: number;
   revokedAt: number | null;
   revokedReason: string | null;
+  /** When /mcp asked the client to have changed tools approved again (epoch ms), and which tools. */
+  reapprovalRequestedAt: number | null;
+  reapprovalTools: string[];
 }
 
 export type SessionState = 'open' | 'expired' | 'revoked';
@@ -102,6 +115,8 @@ interface SessionRow {
   expires_at: number;
   revoked_at: number | null;
   revoked_reason: string | null;
+  reapproval_requested_at: number | null;
+  reapproval_tools: string | null;
 }
 
 export interface StoredCode {
@@ -181,6 +196,8 @@ function toRecord(row: SessionRow): SessionRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     revokedReason: row.revoked_reason,
+    reapprovalRequestedAt: row.reapproval_requested_at,
+    reapprovalTools: row.reapproval_tools ? (JSON.parse(row.reapproval_tools) as string[]) : [],
   };
 }
 
@@ -203,8 +220,14 @@ export class SessionStore {
       session: database.prepare('SELECT * FROM oauth_sessions WHERE number = ?'),
       sessionState: database.prepare('SELECT expires_at, revoked_at FROM oauth_sessions WHERE number = ?'),
       sessions: database.prepare('SELECT * FROM oauth_sessions ORDER BY number'),
+      latestOpen: database.prepare(
+        'SELECT * FROM oauth_sessions WHERE subject = ? AND client_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY number DESC LIMIT 1',
+      ),
       revoke: database.prepare(
         'UPDATE oauth_sessions SET revoked_at = ?, revoked_reason = ? WHERE number = ? AND revoked_at IS NULL',
+      ),
+      requestReapproval: database.prepare(
+        'UPDATE oauth_sessions SET reapproval_requested_at = COALESCE(reapproval_requested_at, ?), reapproval_tools = ? WHERE number = ?',
       ),
       insertCode: database.prepare(
         `INSERT INTO oauth_codes (code_hash, session_number, client_id, redirect_uri, code_challenge, resource, expires_at)
@@ -239,7 +262,7 @@ export class SessionStore {
     return () => this.revocationListeners.delete(listener);
   }
 
-  openSession(input: Omit<SessionRecord, 'id' | 'createdAt' | 'revokedAt' | 'revokedReason'>, now = Date.now()): SessionRecord {
+  openSession(input: Omit<SessionRecord, 'id' | 'createdAt' | 'revokedAt' | 'revokedReason' | 'reapprovalRequestedAt' | 'reapprovalTools'>, now = Date.now()): SessionRecord {
     const result = this.statements.insertSession.run({
       subject: input.subject,
       personName: input.personName,
@@ -268,6 +291,12 @@ export class SessionStore {
     return row !== undefined && row.revoked_at === null && row.expires_at > now;
   }
 
+  /** The newest open session a person approved for a client (what a re-approval starts from). */
+  latestOpenSession(subject: string, clientId: string, now = Date.now()): SessionRecord | undefined {
+    const row = this.statements.latestOpen.get(subject, clientId, now) as SessionRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
   listSessions(): SessionRecord[] {
     return (this.statements.sessions.all() as SessionRow[]).map(toRecord);
   }
@@ -284,6 +313,19 @@ export class SessionStore {
     this.statements.revoke.run(now, reason, number);
     for (const listener of this.revocationListeners) listener(id);
     return this.session(id)!;
+  }
+
+  /**
+   * Records that /mcp asked the client to have `tools` approved again (kept with the ones asked before).
+   * Written only when the set grows, so a client retrying a stale tool costs no write per call.
+   */
+  requestReapproval(id: string, tools: readonly string[], now = Date.now()): void {
+    const number = sessionNumber(id);
+    const existing = this.session(id);
+    if (number === undefined || !existing) return;
+    const merged = [...new Set([...existing.reapprovalTools, ...tools])].sort();
+    if (existing.reapprovalRequestedAt !== null && merged.length === existing.reapprovalTools.length) return;
+    this.statements.requestReapproval.run(now, JSON.stringify(merged), number);
   }
 
   saveCode(code: string, value: Omit<StoredCode, 'usedAt'>): void {

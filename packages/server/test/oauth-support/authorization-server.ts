@@ -44,7 +44,7 @@ export interface TestAuthorizationServer {
 }
 
 export async function startAuthorizationServer(
-  options: { authYaml?: string; extraYaml?: string; caCertificates?: string[]; /** Collects the JSON lines of the gateway's own logger (info level). */ logLines?: string[] } = {},
+  options: { authYaml?: string; extraYaml?: string; caCertificates?: string[]; /** The tools and logins on offer (default TOOLS and LOGINS). */ tools?: ConsentTool[]; logins?: ConsentLogin[]; /** Collects the JSON lines of the gateway's own logger (info level). */ logLines?: string[] } = {},
 ): Promise<TestAuthorizationServer> {
   const temporary = await temporaryDirectory('gateway-oauth-');
   const port = await freePort();
@@ -76,8 +76,8 @@ export async function startAuthorizationServer(
     vault,
     logger: app.log,
     mcpUrl: `${issuer}/mcp`,
-    listTools: () => TOOLS,
-    listLogins: () => LOGINS,
+    listTools: () => options.tools ?? TOOLS,
+    listLogins: () => options.logins ?? LOGINS,
     ...(options.caCertificates ? { clientMetadataCaCertificates: options.caCertificates } : {}),
   });
   await app.register(authorization.plugin);

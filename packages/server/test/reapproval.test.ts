@@ -1,0 +1,227 @@
+/**
+ * Re-approval is reachable (issue 20 item 4), with real SDK clients and their OAuth providers, the gateway
+ * over the example orders API and Chromium approving consent: after a publication changes an approved tool,
+ * calling it is answered 403 insufficient_scope with scope="tools:<name>"; the client authorizes again by
+ * itself (the v1 SDK after its refresh is refused), the person sees the earlier choices ticked and the
+ * changed tool marked, and the same client's call then works. The session store marks the stale tool.
+ */
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider as LegacyOAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { loadConfig, readLockFile } from '@gateway/core';
+import { PeopleDirectory } from '@gateway/runtime';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { markStaleTools, openSessionStore, publishedFingerprints } from '../src/auth/index.js';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
+
+const PASSWORD = 'a long and careful passphrase';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+let workspace: Workspace;
+let gateway: RunningGateway;
+let browser: Browser;
+let callback: { server: Server; url: string };
+
+beforeAll(async () => {
+  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  callback = { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback` };
+  workspace = await prepareWorkspace();
+  await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add('alice', PASSWORD);
+  gateway = await startGateway({ configPath: workspace.configPath, lockPath: workspace.lockPath, env: workspace.env, logger: pino({ level: 'silent' }), shutdownGraceMs: 1_000 });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.close();
+  await workspace?.cleanup();
+  callback?.server.closeAllConnections();
+  await new Promise((resolve) => callback?.server.close(resolve));
+});
+
+interface Consent {
+  checkedTools: string[];
+  changedTools: string[];
+  params: URLSearchParams;
+}
+
+/** Chromium signs in and approves; `tick` are ticked on top of what the page starts with. */
+async function approveInBrowser(authorizationUrl: URL, tick: string[]): Promise<Consent> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(authorizationUrl.href);
+    await page.fill('#name', 'alice');
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/consent\?/), page.click('button[type="submit"]')]);
+    const checkedTools = await page.locator('input[name="tool"]:checked').evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value).sort());
+    const changedTools = await page
+      .locator('.option', { has: page.locator('.mark.changed') })
+      .locator('input[name="tool"]')
+      .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value));
+    for (const tool of tick) await page.check(`input[name="tool"][value="${tool}"]`);
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('button[value="allow"]')]);
+    return { checkedTools, changedTools, params: new URL(page.url()).searchParams };
+  } finally {
+    await context.close();
+  }
+}
+
+/** One in-memory OAuth provider for both SDK lines (their interfaces agree on what is used here). */
+class MemoryProvider {
+  authorizationUrl: URL | undefined;
+  private information: unknown;
+  private savedTokens: unknown;
+  private verifier = '';
+  private discovery: unknown;
+  constructor(readonly redirectUrl: string) {}
+  discoveryState() {
+    return this.discovery as never;
+  }
+  saveDiscoveryState(state: unknown) {
+    this.discovery = state;
+  }
+  get clientMetadata() {
+    return { client_name: 'Re-approval client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.information as never;
+  }
+  saveClientInformation(information: unknown) {
+    this.information = information;
+  }
+  tokens() {
+    return this.savedTokens as never;
+  }
+  saveTokens(tokens: unknown) {
+    this.savedTokens = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  invalidateCredentials(scope: string) {
+    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
+    if (scope === 'all' || scope === 'client') this.information = undefined;
+  }
+}
+
+/**
+ * `connect()` makes a fresh transport and client (a failed first connect leaves its transport closed, as in
+ * e2e-auth.test.ts); `finishAuth` and `call` use the latest one, so the step-up happens on a live client.
+ */
+interface ClientUnderTest {
+  provider: MemoryProvider;
+  connect(): Promise<void>;
+  finishAuth(params: URLSearchParams): Promise<void>;
+  call(name: string): Promise<{ isError?: boolean; content: unknown[] }>;
+  close(): Promise<void>;
+}
+
+function modernClient(): ClientUnderTest {
+  const provider = new MemoryProvider(callback.url);
+  let transport: StreamableHTTPClientTransport;
+  let client: Client;
+  return {
+    provider,
+    async connect() {
+      transport = new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { authProvider: provider as unknown as OAuthClientProvider });
+      client = new Client({ name: 'reapproval-modern', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(transport);
+    },
+    finishAuth: (params) => transport.finishAuth(params),
+    call: (name) => client.callTool({ name, arguments: {} }) as never,
+    close: () => client.close(),
+  };
+}
+
+function legacyClient(): ClientUnderTest {
+  const provider = new MemoryProvider(callback.url);
+  let transport: LegacyTransport;
+  let client: LegacyClient;
+  return {
+    provider,
+    async connect() {
+      transport = new LegacyTransport(new URL(gateway.mcpUrl), { authProvider: provider as unknown as LegacyOAuthClientProvider });
+      client = new LegacyClient({ name: 'reapproval-legacy', version: '1.0.0' });
+      await client.connect(transport);
+    },
+    finishAuth: (params) => transport.finishAuth(params.get('code')!),
+    call: (name) => client.callTool({ name, arguments: {} }) as never,
+    close: () => client.close(),
+  };
+}
+
+async function sessionsOfStore() {
+  const opened = openSessionStore(await loadConfig(workspace.configPath));
+  try {
+    return opened.store.listSessions();
+  } finally {
+    opened.close();
+  }
+}
+
+describe.each([
+  ['2026-07-28: SDK v2 client', modernClient, '10000'],
+  ['2025-11-25: SDK v1 client', legacyClient, '20000'],
+] as const)('%s', (_label, makeClient, maximum) => {
+  it('after a publication changes an approved tool, the client is challenged, re-authorizes by itself, and the call then works', async () => {
+    const names = [...gateway.registry.snapshot().names];
+    const search = names.find((name) => name.startsWith('search'))!;
+    const get = names.find((name) => name.startsWith('get'))!;
+    const client = makeClient();
+    try {
+      // First approval: nothing preselected; the person ticks two tools (their login comes with them).
+      await expect(client.connect()).rejects.toThrow();
+      const first = await approveInBrowser(client.provider.authorizationUrl!, [search, get]);
+      expect(first.checkedTools).toEqual([]);
+      await client.finishAuth(first.params);
+      client.provider.authorizationUrl = undefined;
+      await client.connect();
+      expect((await client.call(search)).isError ?? false).toBe(false);
+      const firstSession = (await sessionsOfStore()).at(-1)!;
+      expect(firstSession.tools.map((tool) => tool.name).sort()).toEqual([get, search].sort());
+
+      // The search operation changes and is published: its fingerprint no longer matches the approval.
+      const before = (await readLockFile(workspace.lockPath)).sources;
+      await workspace.republish((document) => document.replace(/maximum: \d+/, `maximum: ${maximum}`));
+      await gateway.reloadLock();
+      expect((await readLockFile(workspace.lockPath)).sources).not.toEqual(before);
+      const stale = markStaleTools(firstSession.tools, publishedFingerprints(await readLockFile(workspace.lockPath)));
+      expect(stale.filter((tool) => tool.stale).map((tool) => tool.name)).toEqual([search]);
+
+      // The call is challenged; the SDK runs authorization again by itself and hands the URL to the app.
+      await expect(client.call(search)).rejects.toThrow();
+      const again = client.provider.authorizationUrl!;
+      expect(again).toBeDefined();
+      expect(again.searchParams.get('scope')).toBe(`tools:${search}`);
+      const challenged = (await sessionsOfStore()).find((session) => session.id === firstSession.id)!;
+      expect(challenged.reapprovalTools).toEqual([search]);
+
+      // The person sees the earlier choices ticked and the changed tool marked, and approves.
+      const second = await approveInBrowser(again, []);
+      expect(second.checkedTools).toEqual([get, search].sort());
+      expect(second.changedTools).toEqual([search]);
+      await client.finishAuth(second.params);
+      const result = await client.call(search);
+      expect(result.isError ?? false).toBe(false);
+      const secondSession = (await sessionsOfStore()).at(-1)!;
+      expect(secondSession.id).not.toBe(firstSession.id);
+      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(gateway.registry.snapshot().tools.get(search)!.operation.fingerprint);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+});
