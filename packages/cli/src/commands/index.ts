@@ -11,6 +11,7 @@ import { registerSecrets } from './secrets.js';
 import { registerStatus } from './status.js';
 import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
+import { registerDoctor } from './doctor.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -26,4 +27,5 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerPeople(program);
   registerSessions(program);
+  registerDoctor(program);
 }
