@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { createPublishingWorkspace, type PublishingWorkspace } from './publishing-workspace.js';
@@ -32,6 +33,44 @@ describe('gateway serve', () => {
   afterEach(async () => {
     await workspace?.cleanup();
     workspace = undefined;
+  });
+
+  it('listens where a loopback gateway.url with a port points when no listen address is given', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const port = await closedPort();
+    const config = await workspace.read('gateway.yaml');
+    await workspace.write('gateway.yaml', config.replace('url: https://gateway.example.com', `url: http://127.0.0.1:${port}`));
+    const child = spawn(process.execPath, [gatewayBinary, 'serve'], { cwd: workspace.path, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let healthy = false;
+      const deadline = Date.now() + 20_000;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false);
+        if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(healthy).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
+
+  it('reports a busy listen address with its own code and exit code, not an internal error', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], { cwd: workspace.path, timeout: 20_000 });
+      expect(result.exitCode).toBe(3);
+      expect(result.stderr).toContain('LISTEN_ADDRESS_UNAVAILABLE');
+      expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(result.stderr).not.toContain('INTERNAL_ERROR');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 
   it('warns loudly when nobody can sign in, and not once a person exists', async () => {

@@ -155,6 +155,18 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/**
+ * Where to listen when neither --listen nor gateway.listen says: where gateway.url points, when that is a
+ * loopback address with an explicit port (`http://127.0.0.1:9000` listens on 127.0.0.1:9000, as a newcomer
+ * expects); otherwise 127.0.0.1:8080 (a public URL is usually served through a proxy in front).
+ */
+export function defaultListen(gatewayUrl: string): string {
+  const url = new URL(gatewayUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.port === '' || !isLoopbackHostname(host)) return DEFAULT_LISTEN;
+  return host.includes(':') ? `[${host}]:${url.port}` : `${host === 'localhost' ? '127.0.0.1' : host}:${url.port}`;
+}
+
 /** Parses `host:port`, `[v6]:port` or `:port`. */
 export function parseListen(value: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
@@ -190,7 +202,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const lockPath = options.lockPath ? resolve(options.lockPath) : join(dirname(configPath), 'tools.lock');
   const loaded = withUrl(await loadConfig(configPath), options.url);
   const config = loaded.config;
-  const listen = parseListen(options.listen ?? config.gateway.listen ?? DEFAULT_LISTEN);
+  const listen = parseListen(options.listen ?? config.gateway.listen ?? defaultListen(config.gateway.url));
   const isLoopbackListener = isLoopbackHostname(listen.host);
 
   // Plain HTTP carries bearer tokens in the clear: only on loopback (MCP Authorization › Communication Security).
@@ -311,7 +323,25 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     cleanups.push(() => watcher.close());
 
-    await app.listen({ host: listen.host, port: listen.port });
+    try {
+      await app.listen({ host: listen.host, port: listen.port });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        const address = `${listen.host}:${listen.port}`;
+        const why =
+          code === 'EADDRINUSE'
+            ? `${address} is already in use (is another gateway running?)`
+            : code === 'EACCES'
+              ? `${address} needs privileges this process does not have`
+              : `${address} is not an address of this machine`;
+        throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`, {
+          category: 'config',
+          details: { address, reason: code },
+        });
+      }
+      throw error;
+    }
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
 
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
