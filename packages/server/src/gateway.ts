@@ -13,7 +13,7 @@ import {
   sha256Digest,
   type LoadedConfig,
 } from '@gateway/core';
-import { createAdminPlugin } from './admin/index.js';
+import { createAdminPlugin, type LockReloadStatus } from './admin/index.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
@@ -285,6 +285,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
     // Drift: re-read each live description and block changed operations (docs/drift.md).
     let drift: DriftWatcher | undefined;
+    let lastLockReload: LockReloadStatus | undefined;
     if (config.drift?.enabled !== false) {
       drift = startDriftWatcher({
         loaded,
@@ -304,7 +305,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}), lastLockReload: () => lastLockReload }),
       registry,
       executor,
       logger: fastifyLogger,
@@ -316,6 +317,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const watcher: LockWatcher = watchLock({
       lockPath,
       registry,
+      onReload: (outcome) => {
+        if (outcome.status === 'unchanged') return;
+        const at = new Date().toISOString();
+        lastLockReload = outcome.status === 'refused' ? { status: 'refused', at, code: outcome.code, message: outcome.message } : { status: outcome.status, at };
+      },
       load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),

@@ -100,6 +100,16 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
       ]),
     );
   }
+  if (status.lockReload?.status === 'refused') {
+    lines.push(
+      '',
+      `tools.lock: the change at ${status.lockReload.at} was REFUSED; the last good lock keeps serving`,
+      `  ${status.lockReload.code}: ${status.lockReload.message}`,
+      '  fix it and save again (`gateway verify` shows every problem)',
+    );
+  } else if (status.lockReload) {
+    lines.push('', `tools.lock: last ${status.lockReload.status === 'swapped' ? 'reloaded' : status.lockReload.status} at ${status.lockReload.at}`);
+  }
   lines.push('', 'drift');
   if (status.drift.length === 0) lines.push('  not watched');
   for (const source of status.drift) {

@@ -29,6 +29,16 @@ export interface AdminPluginOptions {
   registry: AdminRegistry;
   /** The drift watcher; absent when drift checks are disabled. */
   drift?: { report(): DriftSourceReport[] };
+  /** The last reload of tools.lock that did not leave the served lock as it was (a swap or a refusal). */
+  lastLockReload?: () => LockReloadStatus | undefined;
+}
+
+/** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
+export interface LockReloadStatus {
+  status: 'swapped' | 'refused' | 'missing';
+  at: string;
+  code?: string;
+  message?: string;
 }
 
 /** `GET /admin/status`. */
@@ -36,6 +46,8 @@ export interface AdminStatus {
   ready: boolean;
   publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
   drift: DriftSourceReport[];
+  /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
+  lockReload?: LockReloadStatus;
 }
 
 interface Problem {
@@ -113,7 +125,8 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
-      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
+      const lockReload = options.lastLockReload?.();
+      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [], ...(lockReload ? { lockReload } : {}) };
     });
 
     app.setNotFoundHandler((request, reply) =>

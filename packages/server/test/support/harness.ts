@@ -52,6 +52,9 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
   };
 }
 
+/** The admin API token of harness gateways (env vault), for tests that run `gateway status` against them. */
+export const HARNESS_ADMIN_TOKEN = 'harness-admin-token';
+
 export interface Workspace {
   directory: string;
   configPath: string;
@@ -80,7 +83,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
   const directory = temporary.path;
   const api = await startExampleApi();
   const port = await freePort();
-  const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY };
+  const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY, GATEWAY_SECRET_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN };
   const example = await readFile(join(repositoryRoot, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   const documentPath = join(directory, 'openapi.yaml');
   await writeFile(documentPath, example.replace('http://127.0.0.1:4010', api.url));
