@@ -30,6 +30,12 @@ import { createVault } from '@gateway/runtime';
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Time between drift rounds. Conditional requests (ETag / If-Modified-Since) make an unchanged URL document a
+ * 304 without a body, and an unchanged file is not normalised again, so polling every minute is cheap; the
+ * push trigger (`gateway drift check`) closes the window entirely for owners who deploy the API.
+ */
+export const DEFAULT_DRIFT_INTERVAL_SECONDS = 60;
 
 /**
  * Header and field paths pino replaces with `[redacted]`: credentials of the client (Authorization,
@@ -293,7 +299,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         registry,
         agent: tokenAgent,
         logger,
-        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
         lockPath,
       });
       const started = drift;

@@ -12,6 +12,7 @@ import { registerStatus } from './status.js';
 import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
 import { registerDoctor } from './doctor.js';
+import { registerDrift } from './drift.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -28,4 +29,5 @@ export function registerCommands(program: Command): void {
   registerPeople(program);
   registerSessions(program);
   registerDoctor(program);
+  registerDrift(program);
 }

@@ -28,7 +28,7 @@ export interface AdminPluginOptions {
   database?: SqliteDatabase;
   registry: AdminRegistry;
   /** The drift watcher; absent when drift checks are disabled. */
-  drift?: { report(): DriftSourceReport[] };
+  drift?: { report(): DriftSourceReport[]; checkNow?(sources?: readonly string[]): Promise<void> };
   /** The last reload of tools.lock that did not leave the served lock as it was (a swap or a refusal). */
   lastLockReload?: () => LockReloadStatus | undefined;
 }
@@ -127,6 +127,22 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
       return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [], ...(lockReload ? { lockReload } : {}) };
+    });
+
+    // The push trigger for a deployment pipeline: re-read the description(s) now instead of at the next
+    // interval, so a changed operation stops being callable as soon as the new API version is deployed.
+    app.post<{ Body: { source?: unknown } | undefined }>('/drift/check', async (request, reply) => {
+      const drift = options.drift;
+      if (!drift?.checkNow) {
+        return sendProblem(reply, { status: 409, code: 'DRIFT_DISABLED', title: 'Drift checks are off', detail: 'drift.enabled is false in gateway.yaml' });
+      }
+      const source = request.body?.source;
+      if (source !== undefined && (typeof source !== 'string' || !Object.hasOwn(options.loaded.config.sources, source))) {
+        return sendProblem(reply, { status: 404, code: 'SOURCE_UNKNOWN', title: 'Unknown source', detail: `no source ${JSON.stringify(source)} in gateway.yaml` });
+      }
+      await drift.checkNow(source === undefined ? undefined : [source]);
+      reply.header('cache-control', 'no-store');
+      return { drift: drift.report().filter((entry) => source === undefined || entry.source === source) };
     });
 
     app.setNotFoundHandler((request, reply) =>

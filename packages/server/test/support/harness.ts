@@ -76,6 +76,8 @@ export interface WorkspaceOptions {
   sourceExtra?: string;
   /** Extra top-level YAML. */
   configExtra?: string;
+  /** Turn the drift watcher on with this interval (off by default in the harness). */
+  driftIntervalSeconds?: number;
 }
 
 export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<Workspace> {
@@ -108,7 +110,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
       'vault:',
       '  provider: env',
       'drift:',
-      '  enabled: false',
+      ...(options.driftIntervalSeconds === undefined ? ['  enabled: false'] : ['  enabled: true', `  intervalSeconds: ${options.driftIntervalSeconds}`]),
       options.configExtra ?? '',
       '',
     ].join('\n'),
