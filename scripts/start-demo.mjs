@@ -32,7 +32,15 @@ function ensure(description, outcome, acceptableError) {
   process.exit(1);
 }
 
-const upstream = await startOrdersApi({ host: '127.0.0.1', port: 4010, apiKey: DEMO_API_KEY });
+let upstream;
+try {
+  upstream = await startOrdersApi({ host: '127.0.0.1', port: 4010, apiKey: DEMO_API_KEY });
+} catch (error) {
+  // A second `pnpm start` (or anything else on 4010): say what to do instead of a stack trace.
+  if (error?.code !== 'EADDRINUSE') throw error;
+  console.error('127.0.0.1:4010 (the example upstream API) is already in use: is `pnpm start` already running in another terminal?\nStop it with Ctrl+C there, or free the port, then run `pnpm start` again.');
+  process.exit(1);
+}
 
 const stored = gateway(['secrets', 'list', '--json']);
 const names = stored.status === 0 ? JSON.parse(stored.stdout).secrets?.map((secret) => secret.name) ?? [] : [];
@@ -48,7 +56,9 @@ const server = spawn(process.execPath, [gatewayBinary, 'serve'], { cwd: root, st
 let ready = false;
 server.stderr.on('data', (chunk) => {
   // Logs are JSON lines; show them only when asked, so the newcomer sees the instructions.
+  // Plain lines (not JSON logs) are the CLI's own messages, such as a busy port: always show those.
   if (process.env.GATEWAY_DEMO_LOGS === '1') process.stderr.write(chunk);
+  else for (const line of chunk.toString().split('\n')) if (line.trim() !== '' && !line.startsWith('{')) process.stderr.write(`${line}\n`);
   if (!ready && chunk.toString().includes('"msg":"Server listening')) ready = true;
 });
 

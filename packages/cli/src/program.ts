@@ -41,6 +41,14 @@ export async function runCli(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) {
       // Help and version are successes; everything else commander reports is a usage error.
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      // Commander already wrote its message on stderr; a script that asked for --json gets the same error as JSON.
+      if (wantsJson) {
+        const usage = new GatewayError('USAGE_INVALID', error.message.replace(/^error: /, ''), {
+          category: 'usage',
+          details: { parserCode: error.code },
+        });
+        process.stdout.write(`${JSON.stringify({ error: usage.toJSON() }, null, 2)}\n`);
+      }
       return EXIT_CODES.usage;
     }
     const gatewayError = isGatewayError(error)

@@ -53,8 +53,35 @@ describe('gateway init', () => {
     const result = await workspace.gateway('--config', 'nested/dir/gw.yaml', '--json', 'init');
     expect(result.exitCode).toBe(0);
     const written = join(workspace.path, 'nested/dir/gw.yaml');
-    expect(JSON.parse(result.stdout)).toEqual({ written, overwritten: false });
+    expect(JSON.parse(result.stdout)).toEqual({
+      written,
+      overwritten: false,
+      gitignore: { path: join(workspace.path, 'nested/dir/.gitignore'), added: ['*.private.jwk', '.gateway/'] },
+    });
     expect(await readFile(written, 'utf8')).toBe(STARTER_CONFIG);
+  });
+
+  it('keeps private keys and local state out of git: writes a .gitignore, or adds only the missing lines to one', async () => {
+    const fresh = await workspace.gateway('init');
+    expect(fresh.exitCode).toBe(0);
+    expect(await workspace.read('.gitignore')).toContain('*.private.jwk\n.gateway/\n');
+    expect(fresh.stdout).toMatch(/never commit it/);
+
+    await workspace.write('.gitignore', 'node_modules\n.gateway/');
+    const again = await workspace.gateway('init', '--force');
+    expect(again.exitCode).toBe(0);
+    const text = await workspace.read('.gitignore');
+    expect(text.startsWith('node_modules\n.gateway/\n')).toBe(true);
+    expect(text.match(/\.gateway\//g)).toHaveLength(1);
+    expect(text).toContain('*.private.jwk');
+  });
+
+  it('an argument-parser error honours --json: the same error as JSON on stdout, exit 2', async () => {
+    const result = await workspace.gateway('--json', 'no-such-command');
+    expect(result.exitCode).toBe(2);
+    const parsed = JSON.parse(result.stdout) as { error: { code: string; category: string; message: string } };
+    expect(parsed.error).toMatchObject({ code: 'USAGE_INVALID', category: 'usage' });
+    expect(parsed.error.message).toContain("unknown command 'no-such-command'");
   });
 
   it('--help teaches with examples', async () => {

@@ -13,7 +13,7 @@ import {
   sha256Digest,
   type LoadedConfig,
 } from '@gateway/core';
-import { createAdminPlugin } from './admin/index.js';
+import { createAdminPlugin, type LockReloadStatus } from './admin/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
@@ -36,6 +36,12 @@ import { createVault } from '@gateway/runtime';
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Time between drift rounds. Conditional requests (ETag / If-Modified-Since) make an unchanged URL document a
+ * 304 without a body, and an unchanged file is not normalised again, so polling every minute is cheap; the
+ * push trigger (`gateway drift check`) closes the window entirely for owners who deploy the API.
+ */
+export const DEFAULT_DRIFT_INTERVAL_SECONDS = 60;
 
 /**
  * Header and field paths pino replaces with `[redacted]`: credentials of the client (Authorization,
@@ -213,6 +219,18 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/**
+ * Where to listen when neither --listen nor gateway.listen says: where gateway.url points, when that is a
+ * loopback address with an explicit port (`http://127.0.0.1:9000` listens on 127.0.0.1:9000, as a newcomer
+ * expects); otherwise 127.0.0.1:8080 (a public URL is usually served through a proxy in front).
+ */
+export function defaultListen(gatewayUrl: string): string {
+  const url = new URL(gatewayUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.port === '' || !isLoopbackHostname(host)) return DEFAULT_LISTEN;
+  return host.includes(':') ? `[${host}]:${url.port}` : `${host === 'localhost' ? '127.0.0.1' : host}:${url.port}`;
+}
+
 /** Parses `host:port`, `[v6]:port` or `:port`. */
 export function parseListen(value: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
@@ -248,7 +266,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const lockPath = options.lockPath ? resolve(options.lockPath) : join(dirname(configPath), 'tools.lock');
   const loaded = withUrl(await loadConfig(configPath), options.url);
   const config = loaded.config;
-  const listen = parseListen(options.listen ?? config.gateway.listen ?? DEFAULT_LISTEN);
+  const listen = parseListen(options.listen ?? config.gateway.listen ?? defaultListen(config.gateway.url));
   const isLoopbackListener = isLoopbackHostname(listen.host);
 
   // Plain HTTP carries bearer tokens in the clear: only on loopback (MCP Authorization › Communication Security).
@@ -360,6 +378,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
     // Drift: re-read each live description and block changed operations (docs/drift.md).
     let drift: DriftWatcher | undefined;
+    let lastLockReload: LockReloadStatus | undefined;
     if (config.drift?.enabled !== false) {
       drift = startDriftWatcher({
         loaded,
@@ -367,7 +386,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         registry,
         agent: tokenAgent,
         logger,
-        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
         lockPath,
       });
       const started = drift;
@@ -390,6 +409,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(drift ? { drift } : {}),
         ...(receiptLog ? { receipts: receiptLog } : {}),
         ...(webhooks ? { webhooks } : {}),
+        lastLockReload: () => lastLockReload,
       }),
       guard,
       registry,
@@ -404,6 +424,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const watcher: LockWatcher = watchLock({
       lockPath,
       registry,
+      onReload: (outcome) => {
+        if (outcome.status === 'unchanged') return;
+        const at = new Date().toISOString();
+        lastLockReload = outcome.status === 'refused' ? { status: 'refused', at, code: outcome.code, message: outcome.message } : { status: outcome.status, at };
+      },
       load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
@@ -411,7 +436,25 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     cleanups.push(() => watcher.close());
 
-    await app.listen({ host: listen.host, port: listen.port });
+    try {
+      await app.listen({ host: listen.host, port: listen.port });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        const address = `${listen.host}:${listen.port}`;
+        const why =
+          code === 'EADDRINUSE'
+            ? `${address} is already in use (is another gateway running?)`
+            : code === 'EACCES'
+              ? `${address} needs privileges this process does not have`
+              : `${address} is not an address of this machine`;
+        throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`, {
+          category: 'config',
+          details: { address, reason: code },
+        });
+      }
+      throw error;
+    }
     webhooks?.start();
     logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
 

@@ -6,7 +6,8 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startGateway } from '../src/gateway.js';
-import { prepareWorkspace, startHarness, type Harness, type Workspace } from './support/harness.js';
+import { runGateway } from '../../../test-support/cli.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, startHarness, type Harness, type Workspace } from './support/harness.js';
 
 async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -61,6 +62,12 @@ describe('hot reload of tools.lock', () => {
     expect(harness.api.requests.at(-1)).toMatchObject({ method: 'GET', path: '/orders/ord_1001' });
     await client.close();
     expect((await fetch(`${harness.gateway.url}/readyz`)).status).toBe(200);
+
+    // The operator sees the refusal in `gateway status`, not only in the log.
+    const status = await runGateway(['status', '--url', harness.gateway.url], { cwd: harness.directory, env: { GATEWAY_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN } });
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/tools\.lock: the change at \S+ was REFUSED; the last good lock keeps serving/);
+    expect(status.stdout).toContain('LOCK_VERIFICATION_FAILED');
   });
 
   it('a request that took its snapshot before a swap finishes on the old snapshot', async () => {

@@ -13,6 +13,8 @@ import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
 import { registerReceipts } from './receipts.js';
 import { registerWebhooks } from './webhooks.js';
+import { registerDoctor } from './doctor.js';
+import { registerDrift } from './drift.js';
 
 /** One file per command; each exports `register<Name>(program)`. */
 export function registerCommands(program: Command): void {
@@ -30,4 +32,6 @@ export function registerCommands(program: Command): void {
   registerSessions(program);
   registerReceipts(program);
   registerWebhooks(program);
+  registerDoctor(program);
+  registerDrift(program);
 }

@@ -1,5 +1,5 @@
-import { access, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { access, mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { GatewayError, writeFileAtomically } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
@@ -33,13 +33,34 @@ export function registerInit(program: Command): void {
       }
       await mkdir(dirname(context.configPath), { recursive: true });
       await writeFileAtomically(context.configPath, STARTER_CONFIG);
+      const gitignore = await ensureGitignore(dirname(context.configPath));
       printResult(
         context,
         [
           `wrote ${context.configPath}`,
+          gitignore.added.length > 0 ? `${gitignore.existed ? 'updated' : 'wrote'} ${gitignore.path} (${gitignore.added.join(', ')} stay out of git)` : '',
           'next: point sources.orders.document at your OpenAPI document, then run `gateway import orders`',
-        ],
-        { written: context.configPath, overwritten: exists },
+          'keys: `gateway keys generate --out keys` writes keys/publisher.pub.jwk (commit it, list it under trust.keys) and',
+          '      keys/publisher.private.jwk: never commit it; keep it in your password manager or CI secret store',
+          '      (GATEWAY_PUBLISH_KEY in examples/ci) and pass it to `gateway publish --key`.',
+        ].filter(Boolean),
+        { written: context.configPath, overwritten: exists, gitignore: { path: gitignore.path, added: gitignore.added } },
       );
     });
+}
+
+/** What must never be committed beside gateway.yaml: private signing keys and the local data folder (vault, database). */
+export const GITIGNORE_ENTRIES = ['*.private.jwk', '.gateway/'];
+
+/** Adds the entries a gateway folder needs to its .gitignore (created when missing); existing lines are kept. */
+async function ensureGitignore(directory: string): Promise<{ path: string; existed: boolean; added: string[] }> {
+  const path = join(directory, '.gitignore');
+  const current = await readFile(path, 'utf8').catch(() => undefined);
+  const lines = new Set((current ?? '').split(/\r?\n/).map((line) => line.trim()));
+  const added = GITIGNORE_ENTRIES.filter((entry) => !lines.has(entry));
+  if (added.length > 0) {
+    const prefix = current === undefined ? '' : current.endsWith('\n') || current === '' ? current : `${current}\n`;
+    await writeFileAtomically(path, `${prefix}# gateway: private keys and local state (vault, database) never go to git\n${added.join('\n')}\n`);
+  }
+  return { path, existed: current !== undefined, added };
 }

@@ -12,7 +12,8 @@ async function exists(path: string): Promise<boolean> {
 }
 
 export function registerKeys(program: Command): void {
-  const keys = program.command('keys').description('publisher keys that sign publications');
+  const keys = program.command('keys').description('publisher keys that sign publications')
+    .addHelpText('after', '\nExamples:\n  gateway keys generate --out keys   # then list keys/publisher.pub.jwk under trust.keys');
   keys
     .command('generate')
     .description('write a new Ed25519 key pair: <name>.private.jwk (mode 0600, keep secret) and <name>.pub.jwk')

@@ -20,7 +20,8 @@ async function readPassword(): Promise<string> {
 export function registerPeople(program: Command): void {
   const people = program
     .command('people')
-    .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)');
+    .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)')
+    .addHelpText('after', '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway people remove alice');
 
   people
     .command('add <name>')
@@ -38,6 +39,7 @@ export function registerPeople(program: Command): void {
   people
     .command('remove <name>')
     .description('remove a person (their open sessions stay until revoked: `gateway sessions revoke`)')
+    .addHelpText('after', '\nExamples:\n  gateway people remove alice')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
       const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
@@ -50,6 +52,7 @@ export function registerPeople(program: Command): void {
   people
     .command('list')
     .description('list people (names and emails; never hashes)')
+    .addHelpText('after', '\nExamples:\n  gateway people list\n  gateway people list --json')
     .action(async (_options: unknown, command: Command) => {
       const context = contextFrom(command);
       const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));

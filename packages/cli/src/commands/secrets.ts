@@ -23,6 +23,7 @@ export function registerSecrets(program: Command): void {
   secrets
     .command('set')
     .description('store a secret (creates it or replaces its value); the value is read from stdin')
+    .addHelpText('after', '\nExamples:\n  gateway secrets set orders-api-key < key.txt\n  printf "%s" "$TOKEN" | gateway secrets set tracker-token')
     .argument('<name>', 'the secret name, as gateway.yaml refers to it')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
@@ -35,6 +36,7 @@ export function registerSecrets(program: Command): void {
   secrets
     .command('rotate')
     .description('replace the value of an existing secret (read from stdin); the next upstream call uses it')
+    .addHelpText('after', '\nExamples:\n  gateway secrets rotate orders-api-key < new-key.txt')
     .argument('<name>', 'the secret name')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
@@ -48,6 +50,7 @@ export function registerSecrets(program: Command): void {
   secrets
     .command('list')
     .description('list secret names and metadata (never values)')
+    .addHelpText('after', '\nExamples:\n  gateway secrets list\n  gateway secrets list --json')
     .action(async (_options: unknown, command: Command) => {
       const context = contextFrom(command);
       const vault = await openVault(context);
@@ -58,6 +61,7 @@ export function registerSecrets(program: Command): void {
   secrets
     .command('delete')
     .description('delete a secret')
+    .addHelpText('after', '\nExamples:\n  gateway secrets delete old-api-key')
     .argument('<name>', 'the secret name')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { loadConfig } from '@gateway/core';
+import { NOBODY_CAN_SIGN_IN, signInMethods } from '@gateway/runtime';
 import { createGatewayLogger, startGateway } from '@gateway/server';
 import { contextFrom, printResult } from '../context.js';
 
@@ -28,6 +30,15 @@ export function registerServe(program: Command): void {
         logger: createGatewayLogger({ destination: 2 }),
       });
       printResult(context, `serving ${gateway.mcpUrl}`, { mcpUrl: gateway.mcpUrl, url: gateway.url });
+      // Serving with nobody able to sign in looks healthy but can never approve a client: say so loudly.
+      if ((await signInMethods(await loadConfig(context.configPath))).length === 0) {
+        context.stderr.write(
+          `\nWARNING: ${NOBODY_CAN_SIGN_IN}.\n` +
+            'No MCP client can be approved until someone can. Add a person (the password is read from stdin):\n' +
+            '  printf "%s" "$PASSWORD" | gateway people add <name>\n' +
+            'or configure auth.oidc in gateway.yaml. `gateway doctor` lists everything else serve needs.\n\n',
+        );
+      }
       await new Promise<void>((resolve) => {
         const stop = () => void gateway.close().then(resolve, resolve);
         process.once('SIGTERM', stop);

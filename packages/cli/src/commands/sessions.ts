@@ -46,11 +46,13 @@ function view(session: SessionRecord, now = Date.now()) {
 }
 
 export function registerSessions(program: Command): void {
-  const sessions = program.command('sessions').description('approved sessions: who allowed which client which tools, until when');
+  const sessions = program.command('sessions').description('approved sessions: who allowed which client which tools, until when')
+    .addHelpText('after', '\nExamples:\n  gateway sessions list\n  gateway sessions show session-3\n  gateway sessions revoke session-3');
 
   sessions
     .command('list')
     .description('list sessions (open ones only unless --all)')
+    .addHelpText('after', '\nExamples:\n  gateway sessions list\n  gateway sessions list --all --json')
     .option('--all', 'include expired and revoked sessions')
     .action(async (options: { all?: boolean }, command: Command) => {
       const context = contextFrom(command);
@@ -68,6 +70,7 @@ export function registerSessions(program: Command): void {
   sessions
     .command('show <id>')
     .description('one session in full: tools with the fingerprints approved (stale ones marked), logins, times')
+    .addHelpText('after', '\nExamples:\n  gateway sessions show session-3')
     .action(async (id: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
       const session = await withStore(context.configPath, (store) => store.session(id));
@@ -94,6 +97,7 @@ export function registerSessions(program: Command): void {
   sessions
     .command('revoke <id>')
     .description('end a session now: its tokens stop working on the next request')
+    .addHelpText('after', '\nExamples:\n  gateway sessions revoke session-3')
     .option('--reason <text>', 'recorded with the revocation', 'revoked by an administrator')
     .action(async (id: string, options: { reason: string }, command: Command) => {
       const context = contextFrom(command);

@@ -66,6 +66,30 @@ function validateConfig(value: unknown): ValidateFunction {
   return configValidator;
 }
 
+function valueAt(root: unknown, segments: readonly string[]): unknown {
+  let current = root;
+  for (const segment of segments) current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[segment] : undefined;
+  return current;
+}
+
+/**
+ * For a `const`/`enum` failure inside a oneOf branch (schemaPath `#/…/oneOf/<i>/properties/<p>/const`), every
+ * value that property may take in any branch; undefined outside a oneOf.
+ */
+function allowedAcrossBranches(schemaPath: string): unknown[] | undefined {
+  const match = /^#\/(.*)\/oneOf\/\d+\/properties\/([^/]+)\/(?:const|enum)$/.exec(schemaPath);
+  if (!match) return undefined;
+  let node: unknown = configSchema;
+  for (const part of match[1]!.split('/')) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  const branches = (node as { oneOf?: Array<{ properties?: Record<string, { const?: unknown; enum?: unknown[] }> }> } | undefined)?.oneOf;
+  if (!branches) return undefined;
+  const values = branches.flatMap((branch) => {
+    const property = branch.properties?.[match[2]!];
+    return property?.enum ?? (property && 'const' in property ? [property.const] : []);
+  });
+  return [...new Set(values)];
+}
+
 /** Parses and validates gateway.yaml text; errors name the key and its line. */
 export function parseConfig(text: string, path: string): LoadedConfig {
   const lineCounter = new LineCounter();
@@ -82,7 +106,17 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   const value: unknown = document.toJS({ maxAliasCount: 50 });
   const validator = validateConfig(value);
   if (validator.errors) {
-    const problems = validator.errors.map((error) => {
+    // A oneOf branch whose discriminator (`kind`, `type`) does not match is not what the author meant: its
+    // other complaints (missing or unknown keys of that branch) are noise.
+    const mismatchedBranches = validator.errors
+      .filter((error) => error.keyword === 'const' || error.keyword === 'enum')
+      .map((error) => /^(.*\/oneOf\/\d+)\/properties\/[^/]+\/(?:const|enum)$/.exec(error.schemaPath)?.[1])
+      .filter((prefix): prefix is string => prefix !== undefined);
+    const relevant = validator.errors.filter(
+      (error) =>
+        error.keyword === 'const' || error.keyword === 'enum' || !mismatchedBranches.some((prefix) => error.schemaPath.startsWith(`${prefix}/`)),
+    );
+    const problems = relevant.flatMap((error) => {
       const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
       let key = segments.join('.');
       let message = error.message ?? 'is invalid';
@@ -93,16 +127,26 @@ export function parseConfig(text: string, path: string): LoadedConfig {
         message = 'unknown key';
       } else if (error.keyword === 'required') {
         message = `missing required key '${String((error.params as { missingProperty?: string }).missingProperty)}'`;
-      } else if (error.keyword === 'enum') {
-        message = `must be one of ${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)}`;
+      } else if (error.keyword === 'enum' || error.keyword === 'const') {
+        // Inside a oneOf, name every value any branch accepts (`kind`, credential `type`), not one branch's.
+        const allowed = allowedAcrossBranches(error.schemaPath) ?? [
+          ...(error.keyword === 'enum' ? ((error.params as { allowedValues?: unknown[] }).allowedValues ?? []) : [(error.params as { allowedValue?: unknown }).allowedValue]),
+        ];
+        const actual = valueAt(value, segments);
+        message = allowed.length === 1 ? `must be ${JSON.stringify(allowed[0])}` : `must be one of ${JSON.stringify(allowed)}`;
+        // A value some other branch accepts is not the problem: that branch's own complaint is.
+        if (allowed.some((candidate) => candidate === actual)) return [];
       }
       const node = document.getIn(segments, true);
       const offset = isNode(node) && node.range ? node.range[0] : undefined;
       const line = offset === undefined ? undefined : lineCounter.linePos(offset).line;
-      return { key: key || '(root)', line, message };
+      return [{ key: key || '(root)', line, message }];
     });
-    // oneOf failures repeat once per branch: keep the most specific, deduplicated.
-    const unique = [...new Map(problems.map((problem) => [`${problem.key}|${problem.message}`, problem])).values()];
+    // oneOf failures repeat once per branch: keep the most specific, deduplicated. A value that matches no
+    // branch's discriminator (`kind`, `type`) is the real problem: it goes first, with every allowed value.
+    const unique = [...new Map(problems.map((problem) => [`${problem.key}|${problem.message}`, problem])).values()].sort(
+      (left, right) => Number(right.message.startsWith('must be one of')) - Number(left.message.startsWith('must be one of')),
+    );
     const first = unique[0]!;
     throw new GatewayError(
       'CONFIG_INVALID',

@@ -186,7 +186,7 @@ export const configSchema = {
     drift: {
       type: 'object',
       additionalProperties: false,
-      properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 300 }, enabled: { type: 'boolean', default: true } },
+      properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 60 }, enabled: { type: 'boolean', default: true } },
     },
     auth: authSchema,
     receipts: receiptsSchema,

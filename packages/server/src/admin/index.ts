@@ -38,11 +38,21 @@ export interface AdminPluginOptions {
    */
   guard: OriginGuard;
   /** The drift watcher; absent when drift checks are disabled. */
-  drift?: { report(): DriftSourceReport[] };
+  drift?: { report(): DriftSourceReport[]; checkNow?(sources?: readonly string[]): Promise<void> };
   /** The receipt log (`/admin/receipts…`); absent when receipts are disabled. */
   receipts?: ReceiptLog;
   /** Webhook delivery (`/admin/webhooks…`); absent when no endpoint is configured. */
   webhooks?: Webhooks;
+  /** The last reload of tools.lock that did not leave the served lock as it was (a swap or a refusal). */
+  lastLockReload?: () => LockReloadStatus | undefined;
+}
+
+/** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
+export interface LockReloadStatus {
+  status: 'swapped' | 'refused' | 'missing';
+  at: string;
+  code?: string;
+  message?: string;
 }
 
 /** `GET /admin/status`. */
@@ -50,6 +60,8 @@ export interface AdminStatus {
   ready: boolean;
   publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
   drift: DriftSourceReport[];
+  /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
+  lockReload?: LockReloadStatus;
 }
 
 interface Problem {
@@ -131,7 +143,24 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
-      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
+      const lockReload = options.lastLockReload?.();
+      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [], ...(lockReload ? { lockReload } : {}) };
+    });
+
+    // The push trigger for a deployment pipeline: re-read the description(s) now instead of at the next
+    // interval, so a changed operation stops being callable as soon as the new API version is deployed.
+    app.post<{ Body: { source?: unknown } | undefined }>('/drift/check', async (request, reply) => {
+      const drift = options.drift;
+      if (!drift?.checkNow) {
+        return sendProblem(reply, { status: 409, code: 'DRIFT_DISABLED', title: 'Drift checks are off', detail: 'drift.enabled is false in gateway.yaml' });
+      }
+      const source = request.body?.source;
+      if (source !== undefined && (typeof source !== 'string' || !Object.hasOwn(options.loaded.config.sources, source))) {
+        return sendProblem(reply, { status: 404, code: 'SOURCE_UNKNOWN', title: 'Unknown source', detail: `no source ${JSON.stringify(source)} in gateway.yaml` });
+      }
+      await drift.checkNow(source === undefined ? undefined : [source]);
+      reply.header('cache-control', 'no-store');
+      return { drift: drift.report().filter((entry) => source === undefined || entry.source === source) };
     });
 
     if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);

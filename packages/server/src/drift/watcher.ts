@@ -67,8 +67,11 @@ export interface DriftSourceReport {
 }
 
 export interface DriftWatcher {
-  /** Checks every source now (after any round in progress); resolves when done. Never rejects. */
-  checkNow(): Promise<void>;
+  /**
+   * Checks every source now, or only `sources` (after any round in progress); resolves when done. Never
+   * rejects. The push trigger (`gateway drift check`, `POST /admin/drift/check`) calls it.
+   */
+  checkNow(sources?: readonly string[]): Promise<void>;
   /** Stops the timer; resolves when a round in progress has finished. */
   stop(): Promise<void>;
   report(): DriftSourceReport[];
@@ -268,10 +271,11 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
-  function runRound(): Promise<void> {
+  function runRound(only?: readonly string[]): Promise<void> {
     round = round
       .then(async () => {
-        for (const source of sourceNames) {
+        for (const source of only ?? sourceNames) {
+          if (!memory.has(source)) continue;
           if (stopped) return;
           await checkSource(source);
         }
@@ -301,7 +305,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   scheduleNext(0);
 
   return {
-    checkNow: () => runRound(),
+    checkNow: (sources) => runRound(sources),
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -52,6 +52,9 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
   };
 }
 
+/** The admin API token of harness gateways (env vault), for tests that run `gateway status` against them. */
+export const HARNESS_ADMIN_TOKEN = 'harness-admin-token';
+
 export interface Workspace {
   directory: string;
   configPath: string;
@@ -75,6 +78,8 @@ export interface WorkspaceOptions {
   configExtra?: string;
   /** Changes the example OpenAPI document before the first import (e.g. to add hostile operations). */
   editDocument?: (document: string) => string;
+  /** Turn the drift watcher on with this interval (off by default in the harness). */
+  driftIntervalSeconds?: number;
 }
 
 export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<Workspace> {
@@ -82,7 +87,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
   const directory = temporary.path;
   const api = await startExampleApi();
   const port = await freePort();
-  const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY };
+  const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY, GATEWAY_SECRET_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN };
   const example = await readFile(join(repositoryRoot, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   const documentPath = join(directory, 'openapi.yaml');
   const document = example.replace('http://127.0.0.1:4010', api.url);
@@ -108,7 +113,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
       'vault:',
       '  provider: env',
       'drift:',
-      '  enabled: false',
+      ...(options.driftIntervalSeconds === undefined ? ['  enabled: false'] : ['  enabled: true', `  intervalSeconds: ${options.driftIntervalSeconds}`]),
       options.configExtra ?? '',
       '',
     ].join('\n'),

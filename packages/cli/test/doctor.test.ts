@@ -1,0 +1,83 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { runGateway } from '../../../test-support/cli.js';
+import { ordersDocument } from './publishing-workspace.js';
+import { createWorkspace, type Workspace } from './workspace.js';
+
+interface Finding {
+  check: string;
+  level: 'ok' | 'warning' | 'error';
+  message: string;
+  fix?: string;
+}
+
+describe('gateway doctor', () => {
+  let workspace: Workspace | undefined;
+  afterEach(async () => {
+    await workspace?.cleanup();
+    workspace = undefined;
+  });
+
+  async function doctor(): Promise<{ exitCode: number; findings: Finding[]; ok: boolean }> {
+    const result = await workspace!.gateway('doctor', '--json');
+    const report = JSON.parse(result.stdout) as { ok: boolean; findings: Finding[] };
+    return { exitCode: result.exitCode, findings: report.findings, ok: report.ok };
+  }
+  const failing = (findings: Finding[]) => findings.filter((finding) => finding.level === 'error').map((finding) => finding.check).sort();
+
+  it('names every missing piece with its fix, and passes once each fix is applied', async () => {
+    workspace = await createWorkspace();
+    await copyFile(ordersDocument, join(workspace.path, 'orders.yaml'));
+    const writeConfig = async (extra: Record<string, unknown>) =>
+      workspace!.write(
+        'gateway.yaml',
+        stringify({
+          gateway: { url: 'http://127.0.0.1:8080' },
+          sources: { orders: { kind: 'openapi', document: './orders.yaml', credentials: { api_key: { type: 'apiKey', secret: 'orders-api-key' } } } },
+          ...extra,
+        }),
+      );
+    await writeConfig({});
+
+    // Nothing set up yet: no trusted key, no lock, no secret, nobody to sign in.
+    let report = await doctor();
+    expect(report.exitCode).toBe(1);
+    expect(report.ok).toBe(false);
+    expect(failing(report.findings)).toEqual(['lock', 'secret', 'sign-in', 'trust'].sort());
+    for (const finding of report.findings.filter((each) => each.level === 'error')) expect(finding.fix, finding.check).toBeTruthy();
+    expect(report.findings.find((finding) => finding.check === 'secret')!.fix).toContain('gateway secrets set orders-api-key');
+    expect(report.findings.find((finding) => finding.check === 'sign-in')!.fix).toContain('gateway people add');
+
+    // Follow the fixes, one by one.
+    expect((await workspace.gateway('keys', 'generate', '--out', 'keys', '--name', 'publisher')).exitCode).toBe(0);
+    await writeConfig({ trust: { keys: ['./keys/publisher.pub.jwk'] } });
+    for (const args of [['import', 'orders'], ['review', 'orders', '--all-supported'], ['publish', 'orders', '--key', 'keys/publisher.private.jwk']]) {
+      const run = await workspace.gateway(...args);
+      expect(run.exitCode, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+    }
+    report = await doctor();
+    // The lock verifies now; the example upstream is on loopback, which the SSRF guard refuses.
+    expect(failing(report.findings)).toEqual(['network', 'secret', 'sign-in']);
+    expect(report.findings.find((finding) => finding.check === 'network')!.fix).toContain('127.0.0.1/32');
+
+    await writeConfig({ trust: { keys: ['./keys/publisher.pub.jwk'] }, network: { allowPrivateNetworks: ['127.0.0.1/32'] } });
+    expect((await runGateway(['secrets', 'set', 'orders-api-key'], { cwd: workspace.path, input: 'demo-orders-key\n' })).exitCode).toBe(0);
+    expect((await runGateway(['people', 'add', 'alice'], { cwd: workspace.path, input: 'a long enough password\n' })).exitCode).toBe(0);
+
+    report = await doctor();
+    expect(failing(report.findings)).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.exitCode).toBe(0);
+    // The admin token is optional for serving tools, so it is a warning, not a failure.
+    expect(report.findings.find((finding) => finding.check === 'admin-token')?.level).toBe('warning');
+
+    // The human report says it is ready and still shows the warning with its fix.
+    const human = await runGateway(['doctor'], { cwd: workspace.path });
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toMatch(/warn\s+admin-token/);
+    expect(human.stdout).toContain('gateway secrets set admin-token');
+    expect(human.stdout).toContain('ready:');
+  });
+});

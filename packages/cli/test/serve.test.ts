@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
+import { createPublishingWorkspace, type PublishingWorkspace } from './publishing-workspace.js';
+import { closedPort } from './workspace.js';
+
+/** Runs `gateway serve` until it prints its URL, then stops it; returns what it wrote. */
+async function serveOnce(directory: string): Promise<{ stdout: string; stderr: string }> {
+  const port = await closedPort();
+  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], {
+    cwd: directory,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', GATEWAY_LOG_LEVEL: 'warn' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 20_000;
+  // The warning is written right after the "serving" line; wait for either a settled output or the deadline.
+  while (!stdout.includes('serving') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  child.kill('SIGTERM');
+  await exited;
+  expect(stdout, stderr).toContain('serving http://127.0.0.1:');
+  return { stdout, stderr };
+}
+
+describe('gateway serve', () => {
+  let workspace: PublishingWorkspace | undefined;
+  afterEach(async () => {
+    await workspace?.cleanup();
+    workspace = undefined;
+  });
+
+  it('listens where a loopback gateway.url with a port points when no listen address is given', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const port = await closedPort();
+    const config = await workspace.read('gateway.yaml');
+    await workspace.write('gateway.yaml', config.replace('url: https://gateway.example.com', `url: http://127.0.0.1:${port}`));
+    const child = spawn(process.execPath, [gatewayBinary, 'serve'], { cwd: workspace.path, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let healthy = false;
+      const deadline = Date.now() + 20_000;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false);
+        if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(healthy).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
+
+  it('reports a busy listen address with its own code and exit code, not an internal error', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], { cwd: workspace.path, timeout: 20_000 });
+      expect(result.exitCode).toBe(3);
+      expect(result.stderr).toContain('LISTEN_ADDRESS_UNAVAILABLE');
+      expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(result.stderr).not.toContain('INTERNAL_ERROR');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('warns loudly when nobody can sign in, and not once a person exists', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const before = await serveOnce(workspace.path);
+    expect(before.stderr).toContain('WARNING: nobody can sign in');
+    expect(before.stderr).toContain('gateway people add');
+
+    expect((await runGateway(['people', 'add', 'alice'], { cwd: workspace.path, input: 'a long enough password\n' })).exitCode).toBe(0);
+    const after = await serveOnce(workspace.path);
+    expect(after.stderr).not.toContain('nobody can sign in');
+  });
+});

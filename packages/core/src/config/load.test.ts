@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from './load.js';
+
+function problemOf(sourceYaml: string): string {
+  const text = `gateway:\n  url: http://127.0.0.1:8080\nsources:\n  a:\n${sourceYaml}`;
+  try {
+    parseConfig(text, 'gateway.yaml');
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+describe('gateway.yaml errors name the key, the line and the allowed values', () => {
+  it('an unknown source kind names the kinds there are, not "must be equal to constant"', () => {
+    const message = problemOf('    kind: mcpx\n    document: x\n');
+    expect(message).toMatch(/^gateway\.yaml:5: sources\.a\.kind: must be/);
+    expect(message).toContain('"openapi"');
+    expect(message).not.toContain('equal to constant');
+  });
+
+  it('an unknown credential type lists every type any branch accepts', () => {
+    const message = problemOf('    kind: openapi\n    document: x\n    credentials:\n      k: { type: foo, secret: s }\n');
+    expect(message).toContain('sources.a.credentials.k.type: must be one of ["none","apiKey","bearer","basic","oauthClientCredentials"]');
+  });
+
+  it("a known credential type reports its own branch's problem, not another branch's", () => {
+    const message = problemOf('    kind: openapi\n    document: x\n    credentials:\n      k: { type: basic, secret: s }\n');
+    expect(message).toContain("sources.a.credentials.k: missing required key 'username'");
+    expect(message).not.toContain('unknown key');
+  });
+});

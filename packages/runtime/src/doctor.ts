@@ -1,0 +1,212 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import {
+  canonicalMcpUrl,
+  isGatewayError,
+  isLoopbackHostname,
+  loadTrustedKeys,
+  verifyLockFile,
+  type LoadedConfig,
+  type TrustedKey,
+  type VerificationReport,
+} from '@gateway/core';
+import { classifyAddress, isAddressAllowed } from './network/addresses.js';
+import { PeopleDirectory } from './people/directory.js';
+import { peopleFilePath } from './paths.js';
+import { createVault, referencedSecretNames } from './vault/index.js';
+import type { Vault } from './vault/vault.js';
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * `gateway doctor`: what `gateway serve` needs and what is missing, each with the command that fixes it.
+ * `error` findings stop serve or make it useless (nobody can sign in, calls fail); `warning` ones leave
+ * part of the product unusable (the admin API); `ok` ones say what was checked.
+ */
+export type FindingLevel = 'ok' | 'warning' | 'error';
+
+export interface DoctorFinding {
+  /** A stable name of the check: `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`, `sign-in`, `network`, `url`. */
+  check: string;
+  level: FindingLevel;
+  /** What was found, one sentence. */
+  message: string;
+  /** The command (or edit) that fixes it, when something is missing. */
+  fix?: string;
+}
+
+export interface DoctorReport {
+  /** True when nothing stops `gateway serve` from serving tools to a person's client. */
+  ok: boolean;
+  findings: DoctorFinding[];
+}
+
+export interface DiagnoseOptions {
+  lockPath: string;
+  /** Environment for the vault providers (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Resolves an upstream host name to addresses (default: the system resolver); tests pass their own. */
+  resolveHost?: (hostname: string) => Promise<string[]>;
+}
+
+async function systemResolve(hostname: string): Promise<string[]> {
+  const addresses = await lookup(hostname, { all: true });
+  return addresses.map((entry) => entry.address);
+}
+
+export const NOBODY_CAN_SIGN_IN = 'nobody can sign in to approve a client: there is no local person and no OIDC provider';
+
+/** How people can sign in (`2 local people`, `OIDC https://…`); empty when nobody can, so no client can ever be approved. */
+export async function signInMethods(loaded: LoadedConfig): Promise<string[]> {
+  const auth = loaded.config.auth ?? {};
+  const isLocalOn = auth.local?.enabled !== false;
+  const people = isLocalOn ? await new PeopleDirectory(peopleFilePath(loaded)).list().catch(() => []) : [];
+  const methods: string[] = [];
+  if (people.length > 0) methods.push(`${people.length} local ${people.length === 1 ? 'person' : 'people'}`);
+  if (auth.oidc) methods.push(`OIDC ${auth.oidc.issuer}`);
+  return methods;
+}
+
+/** Checks everything `gateway serve` depends on, in the order a newcomer sets it up. Never throws for a missing piece. */
+export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): Promise<DoctorReport> {
+  const findings: DoctorFinding[] = [];
+  const add = (finding: DoctorFinding) => findings.push(finding);
+
+  // 1. The gateway's own URL: https outside loopback.
+  const gatewayUrl = new URL(loaded.config.gateway.url);
+  if (gatewayUrl.protocol !== 'https:' && !isLoopbackHostname(gatewayUrl.hostname)) {
+    add({
+      check: 'url',
+      level: 'error',
+      message: `gateway.url ${gatewayUrl.href} is plain http on a non-loopback host; clients and browsers need https`,
+      fix: 'set gateway.url to an https URL and gateway.tls.{cert,key} (or put the gateway behind a TLS proxy)',
+    });
+  } else {
+    add({ check: 'url', level: 'ok', message: `clients connect to ${canonicalMcpUrl(loaded.config)}` });
+  }
+
+  // 2. Trusted keys and the lock: serve loads only publications signed by a key under trust.keys.
+  const trusted: TrustedKey[] | Error = await loadTrustedKeys(loaded).catch((error: unknown) => asError(error));
+  if (trusted instanceof Error || (Array.isArray(trusted) && trusted.length === 0)) {
+    add({
+      check: 'trust',
+      level: 'error',
+      message: trusted instanceof Error ? `trust.keys cannot be read: ${trusted.message}` : 'trust.keys lists no public key, so no publication can be trusted',
+      fix: "gateway keys generate --out keys --name publisher   # then list ./keys/publisher.pub.jwk under trust.keys in gateway.yaml",
+    });
+  } else {
+    add({ check: 'trust', level: 'ok', message: `${trusted.length} trusted publishing key${trusted.length === 1 ? '' : 's'}` });
+  }
+
+  let report: VerificationReport | undefined;
+  try {
+    report = (await verifyLockFile(options.lockPath, loaded, Array.isArray(trusted) ? trusted : [])).report;
+  } catch (error) {
+    add({
+      check: 'lock',
+      level: 'error',
+      message: isGatewayError(error) ? error.message : `cannot read the lock: ${(error as Error).message}`,
+      fix: 'gateway import <source>   # then gateway review <source> and gateway publish <source> --key <private key>',
+    });
+  }
+  if (report && !report.ok) {
+    const first = report.problems[0]!;
+    add({
+      check: 'lock',
+      level: 'error',
+      message: `tools.lock does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}; first: ${first.code}: ${first.message})`,
+      fix: 'gateway verify   # lists every problem; fix with gateway import, review and publish, never by hand',
+    });
+  } else if (report) {
+    add({ check: 'lock', level: 'ok', message: 'tools.lock verifies against gateway.yaml and trust.keys' });
+  }
+  if (report) {
+    for (const source of report.sources) {
+      if (source.inUse === null) {
+        add({
+          check: 'publications',
+          level: 'error',
+          message: `source ${source.name} has nothing in use: its tools are not served`,
+          fix: `gateway review ${source.name}   # choose tools, then: gateway publish ${source.name} --key <private key>`,
+        });
+      } else {
+        add({ check: 'publications', level: 'ok', message: `source ${source.name}: ${source.inUse} in use, ${source.toolCount} tools` });
+      }
+    }
+  }
+
+  // 3. The vault and every secret the configuration names.
+  const vault: Vault | Error = await createVault(loaded, options.env ? { env: options.env } : {}).catch((error: unknown) => asError(error));
+  if (vault instanceof Error) {
+    add({
+      check: 'vault',
+      level: 'error',
+      message: `the vault cannot be opened: ${vault.message}`,
+      fix: 'see docs/vault.md (the file vault needs its key file or GATEWAY_VAULT_KEY)',
+    });
+  } else {
+    add({ check: 'vault', level: 'ok', message: `vault provider ${loaded.config.vault?.provider ?? 'file'}` });
+    const adminName = loaded.config.admin?.tokenSecret ?? 'admin-token';
+    for (const name of referencedSecretNames(loaded)) {
+      const value = await vault.get(name).catch(() => undefined);
+      const isAdmin = name === adminName;
+      if (value === undefined) {
+        add({
+          check: isAdmin ? 'admin-token' : 'secret',
+          // Without the admin token serve still serves tools; without a credential's secret its calls fail.
+          level: isAdmin ? 'warning' : 'error',
+          message: isAdmin
+            ? `no admin token '${name}' in the vault: gateway status, sessions and receipts cannot reach the server`
+            : `the vault has no secret '${name}', which a credential in gateway.yaml names: calls that need it fail`,
+          fix: isAdmin ? `openssl rand -hex 32 | gateway secrets set ${name}` : `gateway secrets set ${name} < value.txt`,
+        });
+      } else {
+        add({ check: isAdmin ? 'admin-token' : 'secret', level: 'ok', message: `secret '${name}' is in the vault` });
+      }
+    }
+  }
+
+  // 4. Somebody must be able to sign in to approve access.
+  const signIn = await signInMethods(loaded);
+  if (signIn.length === 0) {
+    add({
+      check: 'sign-in',
+      level: 'error',
+      message: NOBODY_CAN_SIGN_IN,
+      fix: 'printf "%s" "$PASSWORD" | gateway people add <name>   # or configure auth.oidc',
+    });
+  } else {
+    add({ check: 'sign-in', level: 'ok', message: `sign-in through ${signIn.join(' and ')}` });
+  }
+
+  // 5. Upstreams on loopback or private addresses are refused by the SSRF guard unless allowed.
+  if (report?.ok) {
+    const allowList = loaded.config.network?.allowPrivateNetworks ?? [];
+    const resolveHost = options.resolveHost ?? systemResolve;
+    const servers = new Set<string>();
+    const lock = (await verifyLockFile(options.lockPath, loaded, Array.isArray(trusted) ? trusted : [])).lock;
+    for (const source of lock?.sources ?? []) {
+      for (const publication of source.publications) {
+        if (publication.status !== 'in use') continue;
+        for (const operation of publication.operations) if (operation.selected && operation.server) servers.add(operation.server);
+      }
+    }
+    for (const server of [...servers].sort()) {
+      const host = new URL(server).hostname.replace(/^\[|\]$/g, '');
+      const addresses = isIP(host) ? [host] : await resolveHost(host).catch(() => []);
+      const refused = addresses.filter((address) => !isAddressAllowed(address, allowList));
+      if (refused.length > 0) {
+        add({
+          check: 'network',
+          level: 'error',
+          message: `upstream ${server} is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
+          fix: `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+        });
+      }
+    }
+  }
+
+  return { ok: !findings.some((finding) => finding.level === 'error'), findings };
+}
