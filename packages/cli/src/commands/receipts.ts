@@ -143,6 +143,7 @@ export function registerReceipts(program: Command): void {
     receipts
       .command('list')
       .description('list receipts, oldest first')
+    .addHelpText('after', '\nExamples:\n  gateway receipts list --session session-3\n  gateway receipts list --outcome denied --since 2026-11-01T00:00:00Z --json')
       .option('--session <id>', 'only this session (session-<n>)')
       .option('--tool <name>', 'only this tool')
       .option('--person <subject>', 'only this person')
@@ -163,7 +164,8 @@ export function registerReceipts(program: Command): void {
     printResult(context, lines, page);
   });
 
-  withAdminOptions(receipts.command('show <id>').description('one receipt, every field')).action(
+  withAdminOptions(receipts.command('show <id>').description('one receipt, every field')
+    .addHelpText('after', '\nExamples:\n  gateway receipts show receipt-42')).action(
     async (id: string, options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
       const receipt = adminJson<Receipt>(await adminGet(context, options, `/receipts/${encodeURIComponent(id)}`));
@@ -175,6 +177,7 @@ export function registerReceipts(program: Command): void {
     receipts
       .command('export')
       .description('the whole log as JSON lines: verifier keys, receipts in leaf order, signed checkpoints')
+    .addHelpText('after', '\nExamples:\n  gateway receipts export > receipts.jsonl')
       .option('--out <file>', 'write to this file instead of stdout'),
   ).action(async (options: AdminOptions & { out?: string }, command: Command) => {
     const context = contextFrom(command);
@@ -187,7 +190,8 @@ export function registerReceipts(program: Command): void {
     }
   });
 
-  withAdminOptions(receipts.command('prove <id>').description('inclusion proof of a receipt against the latest signed checkpoint, checked here')).action(
+  withAdminOptions(receipts.command('prove <id>').description('inclusion proof of a receipt against the latest signed checkpoint, checked here')
+    .addHelpText('after', '\nExamples:\n  gateway receipts prove receipt-42 --json')).action(
     async (id: string, options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
       const proof = adminJson<{
@@ -223,6 +227,7 @@ export function registerReceipts(program: Command): void {
     receipts
       .command('verify')
       .description('recompute the tree, check every checkpoint signature and consistency; name the first broken receipt')
+    .addHelpText('after', '\nExamples:\n  gateway receipts verify\n  gateway receipts verify --file receipts.jsonl')
       .option('--file <export>', 'verify an export (JSON lines) instead of the running gateway database')
       .option('--key <verifierKey...>', 'accept only checkpoints signed by these verifier keys (with --file)'),
   ).action(async (options: AdminOptions & { file?: string; key?: string[] }, command: Command) => {

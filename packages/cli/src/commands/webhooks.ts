@@ -118,7 +118,8 @@ export function registerWebhooks(program: Command): void {
         '  gateway webhooks test audit',
     );
 
-  withAdminOptions(webhooks.command('list').description('each endpoint: url, filter, counts, disabled or not')).action(
+  withAdminOptions(webhooks.command('list').description('each endpoint: url, filter, counts, disabled or not')
+    .addHelpText('after', '\nExamples:\n  gateway webhooks list')).action(
     async (options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
       const result = await adminRequest<{ endpoints: EndpointSummary[] }>(context, options, 'GET', '/webhooks');
@@ -146,6 +147,7 @@ export function registerWebhooks(program: Command): void {
     webhooks
       .command('deliveries <endpoint>')
       .description("an endpoint's events in sequence order, with their delivery state")
+    .addHelpText('after', '\nExamples:\n  gateway webhooks deliveries audit\n  gateway webhooks deliveries audit --json')
       .option('--status <status>', 'only pending, delivered or failed')
       .option('--from <sequence>', 'start at this sequence number')
       .option('--limit <n>', 'at most this many (1-1000)', '100'),
@@ -181,6 +183,7 @@ export function registerWebhooks(program: Command): void {
     webhooks
       .command('replay <endpoint>')
       .description('send events again, in sequence order, under their original ids (re-enables a disabled endpoint)')
+    .addHelpText('after', '\nExamples:\n  gateway webhooks replay audit --failed\n  gateway webhooks replay audit --from 120')
       .option('--failed', 'the events given up after the last attempt')
       .option('--from <sequence>', 'every event from this sequence number on, delivered or not'),
   ).action(async (endpoint: string, options: AdminOptions & { failed?: boolean; from?: string }, command: Command) => {
@@ -199,7 +202,8 @@ export function registerWebhooks(program: Command): void {
     printResult(context, `${result.replayed} event${result.replayed === 1 ? '' : 's'} queued again for ${endpoint}, in sequence order`, result);
   });
 
-  withAdminOptions(webhooks.command('test <endpoint>').description('send a signed test event now (outside the ordered stream)')).action(
+  withAdminOptions(webhooks.command('test <endpoint>').description('send a signed test event now (outside the ordered stream)')
+    .addHelpText('after', '\nExamples:\n  gateway webhooks test audit')).action(
     async (endpoint: string, options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
       const result = await adminRequest<{ endpoint: string; eventId: string; status: number | null; error: string | null; acknowledged: boolean }>(
