@@ -11,3 +11,5 @@ export * from './verify.js';
 export * from './publish.js';
 export * from './diff.js';
 export * from './openapi/index.js';
+export * from './mcp/index.js';
+export * from './source-kinds.js';

@@ -34,3 +34,13 @@ export {
 } from './people/directory.js';
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
 export { secretsEqual } from './constant-time.js';
+export {
+  DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_TOTAL_TIMEOUT_MS,
+  connectMcpUpstream,
+  createMcpToolLister,
+  redactSecrets,
+  type McpTransportKind,
+  type McpUpstreamConnection,
+  type McpUpstreamOptions,
+} from './mcp/client.js';

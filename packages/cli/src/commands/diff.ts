@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { liveImportOptions } from '../live-source.js';
 import { GatewayError, diffSource, findSource, importLiveSource, loadConfig, readLockFile, sourceConfig } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
 import { renderDiffMarkdown, renderDiffText } from '../render-diff.js';
@@ -39,7 +40,7 @@ export function registerDiff(program: Command): void {
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
       const diffs = [];
       for (const name of names) {
-        const live = await importLiveSource(loaded, name);
+        const live = await importLiveSource(loaded, name, liveImportOptions(loaded, lock, name));
         diffs.push(diffSource(name, findSource(lock, name), live));
       }
       const changed = diffs.some((diff) => diff.hasChanges);

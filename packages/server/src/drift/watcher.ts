@@ -105,10 +105,15 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   const memory = new Map<string, SourceMemory>();
   const maxBytes = loaded.config.import?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const timeoutMs = loaded.config.import?.timeoutMs ?? 15_000;
-  const sourceNames = Object.keys(loaded.config.sources).sort();
+  // OpenAPI sources are watched here by re-reading their document; MCP sources are re-listed by their upstream
+  // connection (docs/sources-mcp.md), not by this watcher.
+  const openApiSources = new Map(
+    Object.entries(loaded.config.sources).flatMap(([name, source]) => (source.kind === 'openapi' ? [[name, source] as const] : [])),
+  );
+  const sourceNames = [...openApiSources.keys()].sort();
 
   for (const source of sourceNames) {
-    const document = loaded.config.sources[source]!.document;
+    const document = openApiSources.get(source)!.document;
     const saved = store.loadState(source);
     const state: DriftState = saved && saved.document === document ? saved : {
       source,
@@ -131,7 +136,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   }
 
   async function readDocument(source: string, previous: LiveDocument | undefined): Promise<{ text: string | null; etag: string | null; lastModified: string | null }> {
-    const location = loaded.config.sources[source]!.document;
+    const location = openApiSources.get(source)!.document;
     if (URL_LOCATION.test(location)) {
       const headers: Record<string, string> = {};
       // Validators only when the last document is in memory to fall back on after a 304.
@@ -160,7 +165,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   }
 
   async function normalise(source: string, text: string, read: { etag: string | null; lastModified: string | null }): Promise<LiveDocument> {
-    const settings = loaded.config.sources[source]!;
+    const settings = openApiSources.get(source)!;
     const imported = await importOpenApiText(text, settings.document, {
       baseDirectory: loaded.directory,
       allowRemoteRefs: settings.allowRemoteRefs ?? false,
@@ -182,7 +187,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     try {
       const lockSource = findSource(await readLockFile(options.lockPath), source);
       const publication = lockSource ? inUsePublication(lockSource) : undefined;
-      return publication?.id === publicationId ? publication.operations : undefined;
+      return publication?.id === publicationId && lockSource?.kind === 'openapi' ? (publication.operations as LockedOperation[]) : undefined;
     } catch {
       return undefined;
     }

@@ -94,6 +94,8 @@ export class PublicationRegistry {
     // each reload. Validators carried over from the previous snapshot keep their own instance alive.
     const ajv = createAjv();
     for (const source of lock.sources) {
+      // Serving MCP sources (forwarding to the upstream) is not built yet: their tools are not offered.
+      if (source.kind !== 'openapi') continue;
       const publication = inUsePublication(source);
       if (!publication) continue;
       publications.set(source.name, publication.id);
