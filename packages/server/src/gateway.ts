@@ -19,6 +19,7 @@ import { authorizationMigrations, createAuthorization, type ConsentTool } from '
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
+import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
@@ -251,10 +252,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
 
     const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
+    // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
+    const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
+    const mcpUpstreams = hasMcpSources
+      ? new McpUpstreamPool({ loaded, vault, agent: createGuardedAgent({ allowPrivateNetworks }), logger })
+      : undefined;
+    if (mcpUpstreams) cleanups.push(() => mcpUpstreams.close());
     const executor = createExecutor({
       credentials,
       dispatcherFor,
       limitsFor: (sourceName) => sourceLimits(loaded, sourceName),
+      ...(mcpUpstreams ? { mcpUpstreams } : {}),
     });
 
     const fastifyLogger = logger as unknown as FastifyBaseLogger;
@@ -360,13 +368,13 @@ function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): Cons
     if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
     tools.push({
       name,
-      title: tool.operation.title,
-      description: tool.operation.description,
+      title: tool.entry.title,
+      description: tool.entry.description,
       source: tool.sourceName,
       readOnly: tool.annotations.readOnlyHint,
       destructive: tool.annotations.destructiveHint === true,
-      fingerprint: tool.operation.fingerprint,
-      logins: operationLogins(loaded, tool.sourceName, tool.operation),
+      fingerprint: tool.entry.fingerprint,
+      logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : [],
     });
   }
   return tools;

@@ -108,10 +108,16 @@ function guardedFetch(agent: Dispatcher, headers: () => Record<string, string>):
   }) as FetchLike;
 }
 
-function newClient(): Client {
+function newClient(onToolListChanged?: () => void): Client {
   return new Client(
     { name: 'governed-tool-gateway', version: '0.1.0' },
-    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto' },
+      // `listChanged` works in both eras: a 2026-07-28 connection opens its subscription stream for it, a
+      // 2025-11-25 one takes the notification. No auto-refresh: the gateway re-lists and re-normalises itself.
+      ...(onToolListChanged ? { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolListChanged() } } } : {}),
+    },
   );
 }
 
@@ -133,10 +139,6 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const totalMs = source.timeouts?.totalMs ?? DEFAULT_MCP_TOTAL_TIMEOUT_MS;
 
   const wire = (client: Client, transport: Transport, kind: McpTransportKind, pid: () => number | null): McpUpstreamConnection => {
-    if (options.onToolListChanged) {
-      const notify = options.onToolListChanged;
-      client.setNotificationHandler('notifications/tools/list_changed', () => notify());
-    }
     client.onclose = () => options.onClose?.();
     void transport;
     return {
@@ -161,7 +163,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     const [command, ...args] = source.command;
     const transport = new StdioClientTransport({ command: command!, args, env, cwd: options.baseDirectory, stderr: 'pipe' });
     transport.stderr?.on('data', (chunk: Buffer) => options.onStderr?.(redactSecrets(chunk.toString('utf8'), secrets)));
-    const client = newClient();
+    const client = newClient(options.onToolListChanged);
     try {
       await client.connect(transport, { timeout: connectMs });
     } catch (error) {
@@ -179,7 +181,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const fetch = guardedFetch(agent, () => headers);
 
   const streamable = new StreamableHTTPClientTransport(url, { fetch });
-  const client = newClient();
+  const client = newClient(options.onToolListChanged);
   try {
     await client.connect(streamable, { timeout: connectMs });
     return wire(client, streamable, 'streamable-http', () => null);
@@ -188,7 +190,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     if (findSsrfRefusal(firstError)) throw findSsrfRefusal(firstError)!;
     // A server that predates Streamable HTTP answers its POST with 4xx; the older HTTP+SSE transport may work.
     const sse = new SSEClientTransport(url, { fetch });
-    const legacy = newClient();
+    const legacy = newClient(options.onToolListChanged);
     try {
       await legacy.connect(sse, { timeout: connectMs });
       return wire(legacy, sse, 'sse', () => null);

@@ -22,7 +22,8 @@ import { DriftStore, type DriftState, type DriftStatus } from './store.js';
 /** The part of the publication registry drift needs (publications/registry.ts). */
 export interface DriftRegistry {
   snapshot(): {
-    readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation: LockedOperation }>;
+    /** `operation` is absent for MCP tools: this watcher compares OpenAPI documents only. */
+    readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation?: LockedOperation }>;
     readonly publications: ReadonlyMap<string, string>;
   };
   setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void;
@@ -202,7 +203,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     const publicationId = snapshot.publications.get(source) ?? null;
     let comparison: DriftComparison | undefined;
     if (publicationId) {
-      const offered = [...snapshot.tools.values()].filter((tool) => tool.sourceName === source).map((tool) => tool.operation);
+      const offered = [...snapshot.tools.values()].flatMap((tool) => (tool.sourceName === source && tool.operation ? [tool.operation] : []));
       comparison = compareWithPublication(offered, live.operations, (await knownOperations(source, publicationId)) ?? offered);
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];

@@ -30,12 +30,12 @@ export function resolveTool(
   if (approved === undefined) {
     return { tool, refusal: { kind: 'not-in-session', message: `Unknown tool: ${name} (not in this session)` } };
   }
-  if (approved !== tool.operation.fingerprint) {
+  if (approved !== tool.entry.fingerprint) {
     return {
       tool,
       refusal: {
         kind: 'changed-since-approval',
-        message: `tool ${name} changed since it was approved for this session (fingerprint ${approved} → ${tool.operation.fingerprint}); approve it again`,
+        message: `tool ${name} changed since it was approved for this session (fingerprint ${approved} → ${tool.entry.fingerprint}); approve it again`,
       },
     };
   }
@@ -110,7 +110,7 @@ export function listToolsPage(
   for (; index < candidates.length; index += 1) {
     const name = candidates[index]!;
     const tool = snapshot.tools.get(name);
-    if (!tool || caller.tools.get(name) !== tool.operation.fingerprint) continue;
+    if (!tool || caller.tools.get(name) !== tool.entry.fingerprint) continue;
     if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
     if (tools.length === pageSize) {
       // There is at least one more visible tool: hand out a cursor.
