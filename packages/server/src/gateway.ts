@@ -20,6 +20,7 @@ import { createCredentialResolver, listLogins, operationLogins } from './credent
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
+import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
@@ -254,8 +255,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
     // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
     const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
+    // The rug-pull defence is wired below, once the database and registry exist; the pool reports to it.
+    let onMcpToolsChanged: (sourceName: string) => void = () => undefined;
     const mcpUpstreams = hasMcpSources
-      ? new McpUpstreamPool({ loaded, vault, agent: createGuardedAgent({ allowPrivateNetworks }), logger })
+      ? new McpUpstreamPool({
+          loaded,
+          vault,
+          agent: createGuardedAgent({ allowPrivateNetworks }),
+          logger,
+          onToolListChanged: (sourceName) => onMcpToolsChanged(sourceName),
+        })
       : undefined;
     if (mcpUpstreams) cleanups.push(() => mcpUpstreams.close());
     const executor = createExecutor({
@@ -295,12 +304,30 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       cleanups.push(() => started.stop());
     }
 
+    // MCP sources: re-list on the upstream's list_changed and periodically while connected (docs/sources-mcp.md).
+    let mcpDrift: McpDriftMonitor | undefined;
+    if (mcpUpstreams) {
+      const monitor = startMcpDriftMonitor({
+        loaded,
+        database,
+        registry,
+        pool: mcpUpstreams,
+        logger,
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
+      });
+      mcpDrift = monitor;
+      onMcpToolsChanged = (sourceName) => void monitor.check(sourceName);
+      cleanups.push(() => monitor.stop());
+    }
+    const driftReports =
+      drift || mcpDrift ? { report: () => [...(drift?.report() ?? []), ...(mcpDrift?.report() ?? [])] } : undefined;
+
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(driftReports ? { drift: driftReports } : {}) }),
       registry,
       executor,
       logger: fastifyLogger,

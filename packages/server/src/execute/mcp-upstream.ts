@@ -238,6 +238,11 @@ export class McpUpstreamPool {
     return (await this.connection(sourceName)).listAllTools();
   }
 
+  /** True while the source's upstream is connected (the periodic re-list only runs then). */
+  isConnected(sourceName: string): boolean {
+    return this.sources.get(sourceName)?.connection !== undefined;
+  }
+
   /** The stdio server's process id, when running (for supervision tests and status). */
   pid(sourceName: string): number | null {
     return this.state(sourceName).connection?.pid ?? null;
