@@ -215,5 +215,27 @@ describe('the rug-pull defence', () => {
     expect(status.stdout).toMatch(/fixture: drifted/);
     expect(status.stdout).toContain('blocked mutable');
     expect(status.stdout).toMatch(/changed\s+mutable/);
-  }, 60_000);
+
+    // Re-import, review and publish: the new version is served once a person approved it.
+    for (const args of [
+      ['import', 'fixture'],
+      ['review', 'fixture', '--select', 'stable', 'mutable'],
+      ['publish', 'fixture', '--key', 'keys/publisher.private.jwk', '--publisher', 'tester@example.com'],
+    ]) {
+      const run = await runGateway(args, { cwd: directory.path, env: statusEnv });
+      expect(run.exitCode, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+    }
+    const again = await modernClient();
+    try {
+      let served: Result | undefined;
+      for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        served = await again.call('mutable', {});
+        if (!served.isError) break;
+      }
+      expect(served?.isError).toBeFalsy();
+      expect((await again.list()).find((tool) => tool.name === 'mutable')?.description).toContain('~/.ssh/id_rsa');
+    } finally {
+      await again.close();
+    }
+  }, 90_000);
 });
