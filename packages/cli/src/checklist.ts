@@ -3,7 +3,8 @@
  * shown but disabled with their reason, so a person sees everything and can pick only what may be served.
  */
 import checkbox from '@inquirer/checkbox';
-import { GatewayError, type Publication } from '@gateway/core';
+import { GatewayError, type LockedEntry, type Publication } from '@gateway/core';
+import { entryTarget } from './render-schema.js';
 
 export interface ChecklistChoice {
   value: string;
@@ -13,13 +14,13 @@ export interface ChecklistChoice {
   disabled: boolean | string;
 }
 
-export function checklistChoices(proposal: Publication): ChecklistChoice[] {
+export function checklistChoices(proposal: Publication<LockedEntry>): ChecklistChoice[] {
   const width = Math.min(40, Math.max(0, ...proposal.operations.map((operation) => operation.tool.length)));
   return proposal.operations.map((operation) => {
     const isSupported = operation.status === 'supported';
     return {
       value: operation.tool,
-      name: `${operation.tool.padEnd(width)}  ${operation.method} ${operation.path}`,
+      name: `${operation.tool.padEnd(width)}  ${entryTarget(operation)}`,
       description: (operation.title ?? operation.description).trim().split('\n')[0] ?? '',
       checked: isSupported && operation.selected,
       disabled: isSupported ? false : `unsupported ${operation.reason?.code ?? ''}: ${operation.reason?.message ?? ''}`.trim(),
@@ -30,7 +31,7 @@ export function checklistChoices(proposal: Publication): ChecklistChoice[] {
 /** Asks which tools to select; resolves to the chosen tool names. Cancelling (Ctrl+C) changes nothing. */
 export async function askSelection(
   sourceName: string,
-  proposal: Publication,
+  proposal: Publication<LockedEntry>,
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
 ): Promise<string[]> {
   try {

@@ -3,7 +3,7 @@
  * in the request), and the body schema unfolded to a bounded depth. Circular schemas (kept as `$defs` and
  * `$ref` by the importer) are named, never expanded twice on one path.
  */
-import type { JsonSchema, LockedOperation } from '@gateway/core';
+import type { JsonSchema, LockedEntry, LockedMcpTool, LockedOperation } from '@gateway/core';
 
 /** How deep nested object properties are unfolded below an argument. */
 const MAX_DEPTH = 3;
@@ -23,6 +23,52 @@ interface Row {
   required: boolean;
   location: string;
   description: string;
+}
+
+/** `GET /orders/{id}` for an operation, `MCP <upstream name>` for an MCP tool: the line that says what is called. */
+export function entryTarget(entry: LockedEntry): string {
+  return 'method' in entry ? `${entry.method} ${entry.path}` : `MCP ${entry.name}`;
+}
+
+/** The lines of one entry of a proposal (an operation or an MCP tool) in `gateway review`. */
+export function renderEntry(entry: LockedEntry): string[] {
+  return 'method' in entry ? renderOperation(entry) : renderMcpTool(entry);
+}
+
+/**
+ * An MCP tool, shown like an operation's request shape: its arguments from the inputSchema, then what it
+ * returns (outputSchema) and its annotations, which are the upstream's claims: shown, never trusted.
+ */
+export function renderMcpTool(tool: LockedMcpTool): string[] {
+  const mark = tool.status !== 'supported' ? '[-]' : tool.selected ? '[x]' : '[ ]';
+  const status = tool.status === 'supported' ? 'supported' : `unsupported ${tool.reason?.code ?? ''}: ${tool.reason?.message ?? ''}`.trim();
+  const lines = [`${mark} ${tool.tool}  ${entryTarget(tool)}  ${status}`];
+  if (tool.title) lines.push(`    title: ${firstLine(tool.title)}`);
+  // The whole description, every line: it is what the model reads, so the reviewer reads all of it.
+  for (const line of tool.description.split('\n')) if (line.trim()) lines.push(`    | ${line.trimEnd()}`);
+  if (tool.annotations) {
+    const hints = Object.entries(tool.annotations).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
+    lines.push(`    annotations (upstream claims, not enforced): ${hints.join(', ')}`);
+  }
+  lines.push(...renderRows('arguments', schemaRows(tool.inputSchema, new Map())));
+  if (tool.outputSchema !== null) lines.push(...renderRows('returns (structured content)', schemaRows(tool.outputSchema, new Map())));
+  return lines;
+}
+
+function renderRows(heading: string, rows: Row[]): string[] {
+  if (rows.length === 0) return [`    ${heading}: none`];
+  const lines = [`    ${heading}:`];
+  const nameWidth = Math.min(32, Math.max(...rows.map((row) => row.depth * 2 + row.name.length)));
+  const typeWidth = Math.min(MAX_TYPE_LENGTH, Math.max(...rows.map((row) => row.type.length)));
+  for (const row of rows.slice(0, MAX_ROWS)) {
+    const name = `${'  '.repeat(row.depth)}${row.name}`.padEnd(nameWidth);
+    const parts = [name, clip(row.type, MAX_TYPE_LENGTH).padEnd(typeWidth), row.required ? 'required' : 'optional'];
+    if (row.location) parts.push(row.location);
+    if (row.description) parts.push(row.description);
+    lines.push(`      ${parts.join('  ').trimEnd()}`);
+  }
+  if (rows.length > MAX_ROWS) lines.push(`      … ${rows.length - MAX_ROWS} more lines (\`--json\` shows the whole schema)`);
+  return lines;
 }
 
 /** The lines of one operation in `gateway review`, without trailing newlines. */
@@ -78,10 +124,6 @@ function describeSchemes(operation: LockedOperation): string {
 
 /** One row per tool argument, in the order of the inputSchema's properties, nested rows for the body. */
 export function argumentRows(operation: LockedOperation): Row[] {
-  const root = asObject(operation.inputSchema);
-  const definitions = root ? collectDefinitions(root) : new Map<string, JsonSchema>();
-  const properties = root ? asObject(root.properties) ?? {} : {};
-  const required = new Set(root && Array.isArray(root.required) ? (root.required as string[]) : []);
   const locations = new Map<string, string>();
   for (const parameter of operation.parameters) {
     locations.set(parameter.argument, parameter.contentType ? `${parameter.in} (${parameter.contentType})` : parameter.in);
@@ -90,6 +132,15 @@ export function argumentRows(operation: LockedOperation): Row[] {
     const sent = operation.body.sendAs ? `, sent as ${operation.body.sendAs}` : '';
     locations.set(operation.body.argument, `body (${operation.body.mediaType}${sent})`);
   }
+  return schemaRows(operation.inputSchema, locations);
+}
+
+/** One row per property of an object schema, nested rows below each (bounded depth). */
+function schemaRows(schema: JsonSchema, locations: Map<string, string>): Row[] {
+  const root = asObject(schema);
+  const definitions = root ? collectDefinitions(root) : new Map<string, JsonSchema>();
+  const properties = root ? asObject(root.properties) ?? {} : {};
+  const required = new Set(root && Array.isArray(root.required) ? (root.required as string[]) : []);
 
   const rows: Row[] = [];
   for (const [argument, schema] of Object.entries(properties)) {

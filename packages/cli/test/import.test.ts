@@ -13,12 +13,14 @@ import {
   sha256Digest,
   type ImportSummary,
   type Lockfile,
+  type OpenApiLockedSource,
 } from '@gateway/core';
 import { corpusDirectory } from '../../../test-support/cli.js';
 import { closedPort, createWorkspace, readCorpus, type Workspace } from './workspace.js';
 
 function proposalOf(lock: Lockfile, sourceName: string) {
-  const source = lock.sources.find((candidate) => candidate.name === sourceName);
+  // These tests import OpenAPI documents only.
+  const source = (lock.sources as OpenApiLockedSource[]).find((candidate) => candidate.name === sourceName);
   return source?.publications.find((publication) => publication.status === 'proposed');
 }
 

@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseLock, type Lockfile, type Publication } from '@gateway/core';
+import { parseLock, type Lockfile, type OpenApiLockedSource, type Publication } from '@gateway/core';
 import { gatewayBinary } from '../../../test-support/cli.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
 function proposalOf(lock: Lockfile, sourceName: string): Publication {
-  const source = lock.sources.find((candidate) => candidate.name === sourceName)!;
+  const source = (lock.sources as OpenApiLockedSource[]).find((candidate) => candidate.name === sourceName)!;
   return source.publications.find((publication) => publication.status === 'proposed')!;
 }
 

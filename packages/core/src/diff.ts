@@ -11,10 +11,13 @@
  * without counting as a change; otherwise they are reported as added, for a person to look at.
  */
 import { canonicalJson } from './canonical.js';
-import { sourceConfig, type LoadedConfig } from './config/index.js';
+import { sourceConfig, type LoadedConfig, type McpSourceConfig } from './config/index.js';
+import { GatewayError } from './errors.js';
 import { inUsePublication, proposedPublication } from './lockfile.js';
+import { normaliseMcpTools, type ListedMcpTool } from './mcp/normalise.js';
 import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
-import type { JsonSchema, LockedSource, Operation, OperationParameter, Publication, SecuritySchemeSummary } from './model.js';
+import type { AnyPublication, JsonSchema, LockedSource, Lockfile, McpTool, Operation, OperationParameter, SecuritySchemeSummary, SourceKind } from './model.js';
+import type { ImportedOperations } from './proposal.js';
 
 export type OperationChangeKind =
   | 'method-changed'
@@ -35,7 +38,10 @@ export type OperationChangeKind =
   | 'security-changed'
   | 'input-schema-changed'
   | 'status-changed'
-  | 'description-changed';
+  | 'description-changed'
+  | 'output-schema-changed'
+  | 'annotations-changed'
+  | 'upstream-name-changed';
 
 export interface OperationChange {
   kind: OperationChangeKind;
@@ -47,6 +53,7 @@ export interface OperationChange {
   message: string;
 }
 
+/** For an MCP tool, `method` is `MCP` and `path` its upstream tool name (one line format for both kinds). */
 export interface OperationSummary {
   tool: string;
   method: string;
@@ -71,11 +78,16 @@ export interface OperationsDiff {
 export interface SourceDiff extends OperationsDiff {
   source: string;
   /** What the live description was compared with; null when the source is not in the lock. */
-  baseline: { publication: string; status: Publication['status']; documentDigest: string } | null;
+  baseline: { publication: string; status: AnyPublication['status']; documentDigest: string } | null;
   liveDocumentDigest: string;
   /** Live operations the in-use publication leaves out while the document is unchanged (not a change). */
   unpublished: OperationSummary[];
   hasChanges: boolean;
+}
+
+function summaryOfEntry(entry: Operation | McpTool): OperationSummary {
+  if ('method' in entry) return summary(entry);
+  return { tool: entry.tool, method: 'MCP', path: entry.name, status: entry.status };
 }
 
 function summary(operation: Operation): OperationSummary {
@@ -330,8 +342,44 @@ function describeSchemaChange(before: JsonSchema | undefined, after: JsonSchema 
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
-/** Added, removed and changed operations, matched by tool name; each list sorted by tool name. */
-export function diffOperations(baseline: readonly Operation[], live: readonly Operation[]): OperationsDiff {
+/** What changed in an MCP tool, field by field (all of it is what the model sees, so all of it counts). */
+export function describeMcpToolChanges(before: McpTool, after: McpTool): OperationChange[] {
+  const changes: OperationChange[] = [];
+  if (before.name !== after.name) {
+    changes.push({ kind: 'upstream-name-changed', before: before.name, after: after.name, message: `upstream name ${before.name} → ${after.name}` });
+  }
+  if (before.status !== after.status) {
+    changes.push({ kind: 'status-changed', before: before.status, after: after.status, message: `status ${before.status} → ${after.status}` });
+  }
+  if (!same(before.inputSchema, after.inputSchema)) {
+    changes.push({ kind: 'input-schema-changed', message: `input schema changed${describeSchemaChange(before.inputSchema, after.inputSchema)}` });
+  }
+  if (!same(before.outputSchema, after.outputSchema)) {
+    changes.push({
+      kind: 'output-schema-changed',
+      message: `output schema changed${describeSchemaChange(before.outputSchema ?? undefined, after.outputSchema ?? undefined)}`,
+    });
+  }
+  if (!same(before.annotations, after.annotations)) {
+    changes.push({ kind: 'annotations-changed', before: before.annotations, after: after.annotations, message: 'annotations changed' });
+  }
+  if (before.description !== after.description || before.title !== after.title) {
+    changes.push({ kind: 'description-changed', message: 'title or description changed (what the AI client reads)' });
+  }
+  return changes;
+}
+
+function describeEntryChanges(before: Operation | McpTool, after: Operation | McpTool): OperationChange[] {
+  if ('method' in before && 'method' in after) return describeOperationChanges(before, after);
+  if (!('method' in before) && !('method' in after)) return describeMcpToolChanges(before, after);
+  return [{ kind: 'status-changed', message: 'the source kind changed' }];
+}
+
+/** Added, removed and changed operations (or MCP tools), matched by tool name; each list sorted by tool name. */
+export function diffOperations(
+  baseline: readonly (Operation | McpTool)[],
+  live: readonly (Operation | McpTool)[],
+): OperationsDiff {
   const before = new Map(baseline.map((operation) => [operation.tool, operation]));
   const after = new Map(live.map((operation) => [operation.tool, operation]));
   const added: OperationSummary[] = [];
@@ -339,13 +387,13 @@ export function diffOperations(baseline: readonly Operation[], live: readonly Op
   for (const [tool, operation] of after) {
     const old = before.get(tool);
     if (!old) {
-      added.push(summary(operation));
+      added.push(summaryOfEntry(operation));
       continue;
     }
-    const changes = describeOperationChanges(old, operation);
+    const changes = describeEntryChanges(old, operation);
     if (changes.length > 0) {
       changed.push({
-        ...summary(operation),
+        ...summaryOfEntry(operation),
         fingerprintBefore: old.fingerprint,
         fingerprintAfter: operation.fingerprint,
         requestChanged: old.fingerprint !== operation.fingerprint,
@@ -353,13 +401,13 @@ export function diffOperations(baseline: readonly Operation[], live: readonly Op
       });
     }
   }
-  const removed = [...before.values()].filter((operation) => !after.has(operation.tool)).map(summary);
+  const removed = [...before.values()].filter((operation) => !after.has(operation.tool)).map(summaryOfEntry);
   const byTool = (a: { tool: string }, b: { tool: string }) => compareText(a.tool, b.tool);
   return { added: added.sort(byTool), removed: removed.sort(byTool), changed: changed.sort(byTool) };
 }
 
 /** The publication a live description is compared with (see the module comment). */
-export function diffBaseline(source: LockedSource | undefined): Publication | undefined {
+export function diffBaseline(source: LockedSource | undefined): AnyPublication | undefined {
   if (!source) return undefined;
   return inUsePublication(source) ?? proposedPublication(source);
 }
@@ -368,7 +416,7 @@ export function diffBaseline(source: LockedSource | undefined): Publication | un
 export function diffSource(
   sourceName: string,
   lockedSource: LockedSource | undefined,
-  live: { documentDigest: string; operations: readonly Operation[] },
+  live: { documentDigest: string; operations: readonly Operation[] | readonly McpTool[] },
 ): SourceDiff {
   const baseline = diffBaseline(lockedSource);
   const result = diffOperations(baseline?.operations ?? [], live.operations);
@@ -387,24 +435,58 @@ export function diffSource(
   };
 }
 
+/** Lists an MCP source's tools (injected: @gateway/runtime's mcp/ client does it; core opens no connection). */
+export type McpToolLister = (source: McpSourceConfig, sourceName: string, loaded: LoadedConfig) => Promise<ListedMcpTool[]>;
+
+export interface LiveImportOptions extends Required<Pick<ImportOptions, 'fetchText'>> {
+  /** Needed for an MCP source. */
+  listMcpTools?: McpToolLister;
+  /** Tool names other sources of the lock hold (the prefix rule of docs/sources-mcp.md); see otherSourcesToolNames. */
+  otherToolNames?: ReadonlySet<string>;
+}
+
+/** Every tool name the other sources of a lock offer or propose: an MCP tool taking one of them gets prefixed. */
+export function otherSourcesToolNames(lock: Lockfile, sourceName: string): Set<string> {
+  const names = new Set<string>();
+  for (const source of lock.sources) {
+    if (source.name === sourceName) continue;
+    for (const publication of source.publications as AnyPublication[]) for (const entry of publication.operations) names.add(entry.tool);
+  }
+  return names;
+}
+
 /**
  * Imports a configured source's live description in memory, with the configuration's limits; nothing is
  * written. `fetchText` is required so no caller can forget the SSRF guard: the CLI and the server pass
- * @gateway/runtime's guarded document fetcher.
+ * @gateway/runtime's guarded document fetcher. `listMcpTools` lists an MCP source.
  */
 export async function importLiveSource(
   loaded: LoadedConfig,
   sourceName: string,
-  options: Required<Pick<ImportOptions, 'fetchText'>>,
-): Promise<ImportedDocument> {
+  options: LiveImportOptions,
+): Promise<ImportedOperations & { kind: SourceKind }> {
   const source = sourceConfig(loaded, sourceName);
-  const limits = loaded.config.import ?? {};
-  return importOpenApi(source.document, {
-    baseDirectory: loaded.directory,
-    allowRemoteRefs: source.allowRemoteRefs ?? false,
-    ...(source.server === undefined ? {} : { server: source.server }),
-    ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
-    ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
-    fetchText: options.fetchText,
-  });
+  switch (source.kind) {
+    case 'openapi': {
+      const limits = loaded.config.import ?? {};
+      const imported: ImportedDocument = await importOpenApi(source.document, {
+        baseDirectory: loaded.directory,
+        allowRemoteRefs: source.allowRemoteRefs ?? false,
+        ...(source.server === undefined ? {} : { server: source.server }),
+        ...(limits.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: limits.maxDocumentBytes }),
+        ...(limits.timeoutMs === undefined ? {} : { timeoutMs: limits.timeoutMs }),
+        fetchText: options.fetchText,
+      });
+      return { kind: 'openapi', documentDigest: imported.documentDigest, operations: imported.operations };
+    }
+    case 'mcp': {
+      if (!options.listMcpTools) {
+        throw new GatewayError('MCP_LISTER_MISSING', `source '${sourceName}' is an MCP server; this command cannot connect to one`, {
+          category: 'usage',
+        });
+      }
+      const listed = await options.listMcpTools(source, sourceName, loaded);
+      return { kind: 'mcp', ...normaliseMcpTools(sourceName, listed, options.otherToolNames ?? new Set()) };
+    }
+  }
 }

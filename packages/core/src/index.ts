@@ -16,3 +16,5 @@ export * from './merkle.js';
 export * from './checkpoint.js';
 export * from './policy.js';
 export * from './receipt-log-verify.js';
+export * from './mcp/index.js';
+export * from './source-kinds.js';

@@ -6,7 +6,8 @@ import { stringify } from 'yaml';
 import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' };
 import { GatewayError } from './errors.js';
 import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
-import { LOCK_VERSION, type LockedOperation, type Lockfile, type LockedSource, type Publication } from './model.js';
+import { LOCK_VERSION, type AnyPublication, type LockedEntry, type LockedMcpTool, type LockedOperation, type Lockfile, type LockedSource, type Publication, type SourceKind } from './model.js';
+import { compareEntries } from './source-kinds.js';
 
 export { lockfileSchema };
 
@@ -67,7 +68,7 @@ export function publicationNumber(id: string): number {
 
 /** Operations in lock order: by path, then method, then tool name. */
 export function compareOperations(a: LockedOperation, b: LockedOperation): number {
-  return compareText(a.path, b.path) || compareText(a.method, b.method) || compareText(a.tool, b.tool);
+  return compareEntries('openapi', a, b);
 }
 
 function compareText(a: string, b: string): number {
@@ -105,8 +106,33 @@ function orderOperation(operation: LockedOperation): LockedOperation {
   };
 }
 
-function orderPublication(publication: Publication): Publication {
-  const ordered: Publication = {
+function orderMcpTool(tool: LockedMcpTool): LockedMcpTool {
+  return {
+    tool: tool.tool,
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    status: tool.status,
+    reason: tool.reason,
+    selected: tool.selected,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    annotations: tool.annotations,
+    fingerprint: tool.fingerprint,
+  };
+}
+
+function orderEntry(kind: SourceKind, entry: LockedEntry): LockedEntry {
+  switch (kind) {
+    case 'openapi':
+      return orderOperation(entry as LockedOperation);
+    case 'mcp':
+      return orderMcpTool(entry as LockedMcpTool);
+  }
+}
+
+function orderPublication<P extends AnyPublication>(kind: SourceKind, publication: P): P {
+  const ordered: Publication<LockedEntry> = {
     id: publication.id,
     status: publication.status,
     toolCount: publication.toolCount,
@@ -118,20 +144,22 @@ function orderPublication(publication: Publication): Publication {
   if (publication.keyId !== undefined) ordered.keyId = publication.keyId;
   if (publication.allowedStale !== undefined) ordered.allowedStale = publication.allowedStale;
   if (publication.signature !== undefined) ordered.signature = publication.signature;
-  ordered.operations = [...publication.operations].sort(compareOperations).map(orderOperation);
-  return ordered;
+  const entries = publication.operations as LockedEntry[];
+  ordered.operations = [...entries].sort((a, b) => compareEntries(kind, a, b)).map((entry) => orderEntry(kind, entry));
+  return ordered as P;
 }
 
 function orderSource(source: LockedSource): LockedSource {
+  const publications = [...(source.publications as AnyPublication[])]
+    .sort((a, b) => publicationNumber(a.id) - publicationNumber(b.id))
+    .map((publication) => orderPublication(source.kind, publication));
   return {
     name: source.name,
     kind: source.kind,
     document: source.document,
     documentDigest: source.documentDigest,
-    publications: [...source.publications]
-      .sort((a, b) => publicationNumber(a.id) - publicationNumber(b.id))
-      .map(orderPublication),
-  };
+    publications,
+  } as LockedSource;
 }
 
 function sortKeys<T extends Record<string, unknown>>(value: T): T {
@@ -284,10 +312,13 @@ export function findSource(lock: Lockfile, name: string): LockedSource | undefin
   return lock.sources.find((source) => source.name === name);
 }
 
-export function inUsePublication(source: LockedSource): Publication | undefined {
-  return source.publications.find((publication) => publication.status === 'in use');
+/** The publication type of a source kind (narrowing `source.kind` narrows this too). */
+export type PublicationOf<S extends LockedSource> = S['publications'][number];
+
+export function inUsePublication<S extends LockedSource>(source: S): PublicationOf<S> | undefined {
+  return (source.publications as AnyPublication[]).find((publication) => publication.status === 'in use') as PublicationOf<S> | undefined;
 }
 
-export function proposedPublication(source: LockedSource): Publication | undefined {
-  return source.publications.find((publication) => publication.status === 'proposed');
+export function proposedPublication<S extends LockedSource>(source: S): PublicationOf<S> | undefined {
+  return (source.publications as AnyPublication[]).find((publication) => publication.status === 'proposed') as PublicationOf<S> | undefined;
 }

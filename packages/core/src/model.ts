@@ -113,9 +113,37 @@ export interface LockedOperation extends Operation {
   selected: boolean;
 }
 
+/**
+ * One tool of an MCP source, normalised (core/mcp/normalise.ts). The fingerprint covers everything the model
+ * sees of the tool: upstream name, title, description, inputSchema, outputSchema and annotations.
+ */
+export interface McpTool {
+  /** The tool name clients of the gateway see: the upstream name, or `<source>__<name>` (docs/sources-mcp.md). */
+  tool: string;
+  /** The tool's name on the upstream MCP server (what `tools/call` is sent with). */
+  name: string;
+  title: string | null;
+  description: string;
+  status: SupportStatus;
+  reason: UnsupportedReason | null;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema | null;
+  /** Upstream annotations (hints), shown at review and consent, never trusted for enforcement. */
+  annotations: Record<string, unknown> | null;
+  /** `sha256:<hex>` over the RFC 8785 canonical JSON of { name, title, description, inputSchema, outputSchema, annotations }. */
+  fingerprint: string;
+}
+
+export interface LockedMcpTool extends McpTool {
+  selected: boolean;
+}
+
+/** What every entry of a publication has, whatever the source kind: selection works on this alone. */
+export type LockedEntry = LockedOperation | LockedMcpTool;
+
 export type PublicationStatus = 'proposed' | 'in use';
 
-export interface Publication {
+export interface Publication<Entry extends LockedEntry = LockedOperation> {
   /** `publication-<n>`, global and monotonic across the lock. */
   id: string;
   status: PublicationStatus;
@@ -130,10 +158,16 @@ export interface Publication {
   /** Recorded when published with `--allow-stale`. */
   allowedStale?: boolean;
   signature?: string;
-  operations: LockedOperation[];
+  /** The entries: OpenAPI operations, or the tools of an MCP source (the lock keeps one field name for both). */
+  operations: Entry[];
 }
 
-export interface LockedSource {
+/** Any publication, whatever its source's kind (what signing and selection read). */
+export type AnyPublication = Publication<LockedEntry>;
+
+export type SourceKind = 'openapi' | 'mcp';
+
+export interface OpenApiLockedSource {
   name: string;
   kind: 'openapi';
   /** The document location as written in gateway.yaml (a path relative to the config, or an https URL). */
@@ -141,8 +175,21 @@ export interface LockedSource {
   /** Digest of the document bytes last imported. */
   documentDigest: string;
   /** At most one `in use` and one `proposed` publication. */
-  publications: Publication[];
+  publications: Publication<LockedOperation>[];
 }
+
+export interface McpLockedSource {
+  name: string;
+  kind: 'mcp';
+  /** The endpoint as configured: the URL, or `stdio:` followed by the JSON of the command (mcpSourceLocation). */
+  document: string;
+  /** RFC 8785 digest of the whole normalised tool list last imported (the MCP counterpart of a document digest). */
+  documentDigest: string;
+  publications: Publication<LockedMcpTool>[];
+}
+
+/** A source of the lock: a tagged union by `kind`. */
+export type LockedSource = OpenApiLockedSource | McpLockedSource;
 
 export interface Lockfile {
   lockVersion: 1;

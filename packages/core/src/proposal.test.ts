@@ -11,6 +11,7 @@ import {
   serialiseLock,
   setSelection,
   type Lockfile,
+  type OpenApiLockedSource,
   type Operation,
 } from './index.js';
 
@@ -56,7 +57,7 @@ function imported(operations: Operation[], documentDigest = digestA) {
 /** Stands in for `gateway publish`: the proposal becomes in use, holding only its selected operations. */
 function publish(lock: Lockfile, sourceName: string): Lockfile {
   const next = structuredClone(lock);
-  const source = next.sources.find((candidate) => candidate.name === sourceName)!;
+  const source = (next.sources as OpenApiLockedSource[]).find((candidate) => candidate.name === sourceName)!;
   const proposal = source.publications.find((publication) => publication.status === 'proposed')!;
   source.publications = [
     { ...proposal, status: 'in use', operations: proposal.operations.filter((candidate) => candidate.selected) },

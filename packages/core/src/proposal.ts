@@ -5,14 +5,22 @@
  */
 import { GatewayError } from './errors.js';
 import { findSource, inUsePublication, proposedPublication } from './lockfile.js';
-import type { LockedOperation, LockedSource, Lockfile, Operation, Publication } from './model.js';
+import type { LockedEntry, LockedSource, Lockfile, McpTool, Operation, Publication, SourceKind } from './model.js';
+import { describeEntry } from './source-kinds.js';
+
+/** Selection works the same for every kind: on the fields every entry has. */
+type AnyEntry = Operation | McpTool;
+type GenericPublication = Publication<LockedEntry>;
 
 /** What an import produced: the part of `ImportedDocument` (openapi/) a proposal needs. */
-export interface ImportedOperations {
-  documentDigest: string;
-  /** Sorted, tool names unique within the source. */
-  operations: Operation[];
-}
+export type ImportedOperations =
+  | {
+      kind?: 'openapi';
+      documentDigest: string;
+      /** Sorted, tool names unique within the source. */
+      operations: Operation[];
+    }
+  | { kind: 'mcp'; documentDigest: string; operations: McpTool[] };
 
 /** What changed versus the in-use publication, by tool name. */
 export interface VersusInUse {
@@ -65,20 +73,26 @@ export function applyImport(
   imported: ImportedOperations,
 ): ImportResult {
   const next = structuredClone(lock);
+  const kind: SourceKind = imported.kind ?? 'openapi';
   let source = findSource(next, sourceName);
+  if (source && source.kind !== kind) {
+    // The configuration changed the source's kind: nothing of the old kind can carry forward.
+    next.sources = next.sources.filter((candidate) => candidate !== source);
+    source = undefined;
+  }
   if (!source) {
-    source = { name: sourceName, kind: 'openapi', document: documentLocation, documentDigest: imported.documentDigest, publications: [] };
+    source = { name: sourceName, kind, document: documentLocation, documentDigest: imported.documentDigest, publications: [] } as LockedSource;
     next.sources.push(source);
   }
   source.document = documentLocation;
   source.documentDigest = imported.documentDigest;
 
-  const inUse = inUsePublication(source);
-  const previous = proposedPublication(source);
+  const inUse = inUsePublication(source) as GenericPublication | undefined;
+  const previous = proposedPublication(source) as GenericPublication | undefined;
   const inUseByTool = operationsByTool(inUse);
   const previousByTool = operationsByTool(previous);
 
-  const operations: LockedOperation[] = imported.operations.map((operation) => {
+  const operations: LockedEntry[] = (imported.operations as AnyEntry[]).map((operation) => {
     const copy = structuredClone(operation);
     return { ...copy, selected: operation.status === 'supported' && isCarriedForward(operation, previousByTool, inUseByTool) };
   });
@@ -90,22 +104,23 @@ export function applyImport(
     next.lastPublication += 1;
     id = `publication-${next.lastPublication}`;
   }
-  const proposal: Publication = {
+  const proposal: GenericPublication = {
     id,
     status: 'proposed',
     toolCount: operations.filter((operation) => operation.selected).length,
     documentDigest: imported.documentDigest,
     operations,
   };
-  source.publications = [...source.publications.filter((publication) => publication.status !== 'proposed'), proposal];
+  const kept = (source.publications as GenericPublication[]).filter((publication) => publication.status !== 'proposed');
+  (source as { publications: GenericPublication[] }).publications = [...kept, proposal];
 
   return { lock: next, summary: summariseImport(sourceName, proposal, inUse) };
 }
 
 function isCarriedForward(
-  operation: Operation,
-  previousByTool: Map<string, LockedOperation>,
-  inUseByTool: Map<string, LockedOperation>,
+  operation: AnyEntry,
+  previousByTool: Map<string, LockedEntry>,
+  inUseByTool: Map<string, LockedEntry>,
 ): boolean {
   const previous = previousByTool.get(operation.tool);
   if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
@@ -113,11 +128,11 @@ function isCarriedForward(
   return published !== undefined && published.selected && published.fingerprint === operation.fingerprint;
 }
 
-function operationsByTool(publication: Publication | undefined): Map<string, LockedOperation> {
+function operationsByTool(publication: GenericPublication | undefined): Map<string, LockedEntry> {
   return new Map((publication?.operations ?? []).map((operation) => [operation.tool, operation]));
 }
 
-function summariseImport(sourceName: string, proposal: Publication, inUse: Publication | undefined): ImportSummary {
+function summariseImport(sourceName: string, proposal: GenericPublication, inUse: GenericPublication | undefined): ImportSummary {
   const unsupportedByReason: Record<string, number> = {};
   let supported = 0;
   for (const operation of proposal.operations) {
@@ -142,9 +157,12 @@ function summariseImport(sourceName: string, proposal: Publication, inUse: Publi
 }
 
 /** Added, changed and removed tool names of a proposal versus the in-use publication (sorted). */
-export function compareWithInUse(proposal: Publication, inUse: Publication | undefined): VersusInUse {
-  const published = operationsByTool(inUse);
-  const proposed = operationsByTool(proposal);
+export function compareWithInUse(
+  proposal: Publication<LockedEntry> | Publication,
+  inUse: Publication<LockedEntry> | Publication | undefined,
+): VersusInUse {
+  const published = operationsByTool(inUse as GenericPublication | undefined);
+  const proposed = operationsByTool(proposal as GenericPublication);
   const added: string[] = [];
   const changed: string[] = [];
   for (const [tool, operation] of proposed) {
@@ -175,7 +193,8 @@ export interface SelectionRequest {
  */
 export function applySelection(lock: Lockfile, sourceName: string, request: SelectionRequest): Lockfile {
   const next = structuredClone(lock);
-  const proposal = requireProposal(next, sourceName);
+  const proposal = requireProposal(next, sourceName) as GenericPublication;
+  const kind = findSource(next, sourceName)!.kind;
   const operations = proposal.operations;
 
   if (request.allSupported) {
@@ -186,7 +205,7 @@ export function applySelection(lock: Lockfile, sourceName: string, request: Sele
     const supported = matches.filter((operation) => operation.status === 'supported');
     if (supported.length === 0 || !isGlob(pattern)) {
       const refused = matches.find((operation) => operation.status !== 'supported');
-      if (refused) throw unsupportedSelection(sourceName, refused);
+      if (refused) throw unsupportedSelection(kind, sourceName, refused);
     }
     for (const operation of supported) operation.selected = true;
   }
@@ -200,7 +219,8 @@ export function applySelection(lock: Lockfile, sourceName: string, request: Sele
 /** Sets the selection of a proposal to exactly `tools` (the interactive checklist's answer). */
 export function setSelection(lock: Lockfile, sourceName: string, tools: readonly string[]): Lockfile {
   const next = structuredClone(lock);
-  const proposal = requireProposal(next, sourceName);
+  const proposal = requireProposal(next, sourceName) as GenericPublication;
+  const kind = findSource(next, sourceName)!.kind;
   const wanted = new Set(tools);
   const known = new Set(proposal.operations.map((operation) => operation.tool));
   for (const tool of wanted) {
@@ -213,7 +233,7 @@ export function setSelection(lock: Lockfile, sourceName: string, tools: readonly
   }
   for (const operation of proposal.operations) {
     const isWanted = wanted.has(operation.tool);
-    if (isWanted && operation.status !== 'supported') throw unsupportedSelection(sourceName, operation);
+    if (isWanted && operation.status !== 'supported') throw unsupportedSelection(kind, sourceName, operation);
     operation.selected = isWanted;
   }
   proposal.toolCount = proposal.operations.filter((operation) => operation.selected).length;
@@ -228,8 +248,8 @@ export interface SelectionChange {
 
 /** Which tools a selection change turned on and off (sorted), for printing. */
 export function describeSelectionChange(before: Lockfile, after: Lockfile, sourceName: string): SelectionChange {
-  const previous = operationsByTool(requireProposal(before, sourceName));
-  const proposal = requireProposal(after, sourceName);
+  const previous = operationsByTool(requireProposal(before, sourceName) as GenericPublication);
+  const proposal = requireProposal(after, sourceName) as GenericPublication;
   const selected: string[] = [];
   const deselected: string[] = [];
   for (const operation of proposal.operations) {
@@ -241,7 +261,7 @@ export function describeSelectionChange(before: Lockfile, after: Lockfile, sourc
 }
 
 /** The proposed publication of a source, or PROPOSAL_NOT_FOUND. */
-export function requireProposal(lock: Lockfile, sourceName: string): Publication {
+export function requireProposal(lock: Lockfile, sourceName: string): LockedSource['publications'][number] {
   const source: LockedSource | undefined = findSource(lock, sourceName);
   const proposal = source ? proposedPublication(source) : undefined;
   if (!proposal) {
@@ -254,7 +274,7 @@ export function requireProposal(lock: Lockfile, sourceName: string): Publication
   return proposal;
 }
 
-function matchingOperations(operations: LockedOperation[], pattern: string, sourceName: string): LockedOperation[] {
+function matchingOperations(operations: LockedEntry[], pattern: string, sourceName: string): LockedEntry[] {
   const expression = globExpression(pattern);
   const matches = operations.filter((operation) => expression.test(operation.tool));
   if (matches.length === 0) {
@@ -266,12 +286,12 @@ function matchingOperations(operations: LockedOperation[], pattern: string, sour
   return matches;
 }
 
-function unsupportedSelection(sourceName: string, operation: LockedOperation): GatewayError {
+function unsupportedSelection(kind: SourceKind, sourceName: string, operation: LockedEntry): GatewayError {
   const code = operation.reason?.code ?? 'UNSUPPORTED';
   const sentence = operation.reason?.message ?? 'the operation is not supported';
   return new GatewayError(
     'SELECTION_UNSUPPORTED',
-    `cannot select '${operation.tool}' (${operation.method} ${operation.path}): ${code}: ${sentence}`,
+    `cannot select ${describeEntry(kind, operation)}: ${code}: ${sentence}`,
     { category: 'refused', details: { source: sourceName, tool: operation.tool, reason: operation.reason } },
   );
 }

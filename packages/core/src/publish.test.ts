@@ -15,6 +15,7 @@ import {
   type LockedOperation,
   type LiveDescription,
   type Lockfile,
+  type OpenApiLockedSource,
   type Operation,
   type PublishRequest,
 } from './index.js';
@@ -96,10 +97,10 @@ describe('publishProposal', () => {
     expect(publication).not.toHaveProperty('allowedStale');
     expect(publication.operations.map((entry) => entry.tool).sort()).toEqual(['get_order', 'list_orders']);
     expect(publication.operations.every((entry) => entry.selected)).toBe(true);
-    expect(result.lock.sources[0]!.publications).toEqual([publication]);
+    expect((result.lock.sources[0] as OpenApiLockedSource).publications).toEqual([publication]);
     expect((await verifyLock(result.lock, config, trustedKeys)).problems).toEqual([]);
     // The input lock is left untouched (a pure function).
-    expect(request.lock.sources[0]!.publications[0]!.status).toBe('proposed');
+    expect((request.lock.sources[0] as OpenApiLockedSource).publications[0]!.status).toBe('proposed');
   });
 
   it('retires the earlier in-use publication and numbers the new one higher', async () => {
@@ -107,7 +108,7 @@ describe('publishProposal', () => {
     const first = await publishProposal(request);
     const lock = structuredClone(first.lock);
     lock.lastPublication = 2;
-    lock.sources[0]!.publications.push({
+    (lock.sources[0] as OpenApiLockedSource).publications.push({
       id: 'publication-2',
       status: 'proposed',
       toolCount: 1,
@@ -116,7 +117,7 @@ describe('publishProposal', () => {
     });
     const second = await publishProposal({ ...request, lock });
     expect(second.retired).toBe('publication-1');
-    expect(second.lock.sources[0]!.publications.map((entry) => [entry.id, entry.status])).toEqual([['publication-2', 'in use']]);
+    expect((second.lock.sources[0] as OpenApiLockedSource).publications.map((entry) => [entry.id, entry.status])).toEqual([['publication-2', 'in use']]);
   });
 
   it('never publishes below the in-use number, even when the proposal carries a lower one', async () => {
@@ -124,8 +125,8 @@ describe('publishProposal', () => {
     const first = await publishProposal(request);
     const lock = structuredClone(first.lock);
     lock.lastPublication = 4;
-    lock.sources[0]!.publications[0]!.id = 'publication-4';
-    lock.sources[0]!.publications.push({
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.id = 'publication-4';
+    (lock.sources[0] as OpenApiLockedSource).publications.push({
       id: 'publication-3',
       status: 'proposed',
       toolCount: 1,
@@ -197,11 +198,11 @@ describe('publishProposal', () => {
   it('refuses to sign a hand-edited proposal or an unsupported selection', async () => {
     const { request } = await fixture();
     const edited = structuredClone(request.lock);
-    edited.sources[0]!.publications[0]!.operations[0]!.path = '/admin';
+    (edited.sources[0] as OpenApiLockedSource).publications[0]!.operations[0]!.path = '/admin';
     expect((await refusal(publishProposal({ ...request, lock: edited }))).code).toBe('LOCK_FINGERPRINT_MISMATCH');
 
     const unsupported = structuredClone(request.lock);
-    unsupported.sources[0]!.publications[0]!.operations.push(
+    (unsupported.sources[0] as OpenApiLockedSource).publications[0]!.operations.push(
       operation('upload', 'POST', '/upload', { status: 'unsupported', reason: { code: 'MEDIA_TYPE_UNSUPPORTED', message: 'multipart' } }),
     );
     expect((await refusal(publishProposal({ ...request, lock: unsupported }))).code).toBe('PUBLISH_UNSUPPORTED_SELECTED');

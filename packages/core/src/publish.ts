@@ -2,20 +2,20 @@
  * Publishing: a source's reviewed proposal becomes its signed, frozen, in-use publication.
  * A pure function over the lock; the caller reads the key, imports the live description and writes the file.
  */
-import { sourceConfig, type LoadedConfig } from './config/index.js';
+import { sourceConfig, sourceLocation, type LoadedConfig } from './config/index.js';
 import { GatewayError } from './errors.js';
 import type { PrivateKeyJwk } from './keys.js';
 import { publicJwkOf } from './keys.js';
 import { findSource, inUsePublication, publicationNumber } from './lockfile.js';
-import type { LockedOperation, Lockfile, Operation, Publication } from './model.js';
+import type { AnyPublication, LockedEntry, Lockfile, McpTool, Operation, Publication } from './model.js';
+import { describeEntry, entryFingerprint } from './source-kinds.js';
 import { requireProposal } from './proposal.js';
 import { signAndCheckPublication, type TrustedKey } from './signing.js';
-import { fingerprintOf } from './openapi/index.js';
 
 /** The live description, imported in memory (the shape `importOpenApi` returns). */
 export interface LiveDescription {
   documentDigest: string;
-  operations: Operation[];
+  operations: readonly Operation[] | readonly McpTool[];
 }
 
 /** One way the proposal no longer matches the live description. */
@@ -42,7 +42,7 @@ export interface PublishRequest {
 
 export interface PublishResult {
   lock: Lockfile;
-  publication: Publication;
+  publication: AnyPublication;
   /** The in-use publication this one replaced (removed from the lock; git keeps it), or null. */
   retired: string | null;
   /** What made the proposal stale (empty unless published with allowStale). */
@@ -51,7 +51,7 @@ export interface PublishResult {
 
 /** How the proposal differs from the live description: the document digest and every selected operation. */
 export function staleFindings(
-  proposal: Publication,
+  proposal: Publication<LockedEntry> | Publication,
   live: LiveDescription,
   locations: { lock: string; config: string },
 ): StaleFinding[] {
@@ -68,8 +68,8 @@ export function staleFindings(
       message: `the live document's digest is ${live.documentDigest}, the proposal was made from ${proposal.documentDigest}`,
     });
   }
-  const liveByTool = new Map(live.operations.map((operation) => [operation.tool, operation]));
-  for (const operation of proposal.operations.filter((candidate) => candidate.selected)) {
+  const liveByTool = new Map((live.operations as readonly (Operation | McpTool)[]).map((operation) => [operation.tool, operation]));
+  for (const operation of (proposal.operations as LockedEntry[]).filter((candidate) => candidate.selected)) {
     const current = liveByTool.get(operation.tool);
     if (!current) {
       findings.push({ kind: 'operation-removed', tool: operation.tool, message: `${operation.tool} is no longer in the live document` });
@@ -92,8 +92,9 @@ function refused(code: string, message: string, details: Record<string, unknown>
 export async function publishProposal(request: PublishRequest): Promise<PublishResult> {
   const { config, source: sourceName } = request;
   const configured = sourceConfig(config, sourceName);
-  const proposal = requireProposal(request.lock, sourceName);
+  const proposal = requireProposal(request.lock, sourceName) as Publication<LockedEntry>;
   const lockedSource = findSource(request.lock, sourceName)!;
+  const kind = lockedSource.kind;
 
   const selected = proposal.operations.filter((operation) => operation.selected);
   if (selected.length === 0) {
@@ -107,17 +108,17 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
   if (unsupported) {
     throw refused(
       'PUBLISH_UNSUPPORTED_SELECTED',
-      `${proposal.id} selects ${unsupported.tool} (${unsupported.method} ${unsupported.path}), which is unsupported: ` +
+      `${proposal.id} selects ${describeEntry(kind, unsupported)}, which is unsupported: ` +
         `${unsupported.reason?.message ?? 'no reason recorded'}; deselect it with \`gateway review ${sourceName}\``,
       { source: sourceName, tool: unsupported.tool },
     );
   }
   // A hand-edited proposal must not be signed: the signature would bless a request nobody imported.
-  const edited = selected.find((operation) => operation.fingerprint !== fingerprintOf(operation));
+  const edited = selected.find((operation) => operation.fingerprint !== entryFingerprint(kind, operation));
   if (edited) {
     throw new GatewayError(
       'LOCK_FINGERPRINT_MISMATCH',
-      `${proposal.id}: operation ${edited.tool} (${edited.method} ${edited.path}) does not match its fingerprint; ` +
+      `${proposal.id}: operation ${describeEntry(kind, edited)} does not match its fingerprint; ` +
         `run \`gateway import ${sourceName}\` again instead of editing the lock`,
       { category: 'verification', details: { source: sourceName, publication: proposal.id, tool: edited.tool } },
     );
@@ -136,7 +137,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
   // Tool names are the MCP tool names clients see: two sources must never offer the same one.
   for (const other of request.lock.sources) {
     if (other.name === sourceName) continue;
-    const otherInUse = inUsePublication(other);
+    const otherInUse = inUsePublication(other) as Publication<LockedEntry> | undefined;
     const clash = otherInUse?.operations.find((operation) => selected.some((mine) => mine.tool === operation.tool));
     if (clash) {
       throw refused(
@@ -148,7 +149,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
   }
 
   const live = typeof request.live === 'function' ? await request.live() : request.live;
-  const stale = staleFindings(proposal, live, { lock: lockedSource.document, config: configured.document });
+  const stale = staleFindings(proposal, live, { lock: lockedSource.document, config: sourceLocation(configured) });
   if (stale.length > 0 && !request.allowStale) {
     throw refused(
       'PUBLISH_STALE',
@@ -160,14 +161,14 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
 
   const next = structuredClone(request.lock);
   const source = findSource(next, sourceName)!;
-  const previous = inUsePublication(source);
+  const previous = inUsePublication(source) as Publication<LockedEntry> | undefined;
   // Numbers only grow: the proposal's number was allocated at import, but never publish below the current one.
   let number = publicationNumber(proposal.id);
   if (previous && number <= publicationNumber(previous.id)) number = next.lastPublication + 1;
   next.lastPublication = Math.max(next.lastPublication, number);
 
-  const operations: LockedOperation[] = structuredClone(selected).map((operation) => ({ ...operation, selected: true }));
-  const unsigned: Publication = {
+  const operations: LockedEntry[] = structuredClone(selected).map((operation) => ({ ...operation, selected: true }));
+  const unsigned: Publication<LockedEntry> = {
     id: `publication-${number}`,
     status: 'in use',
     toolCount: operations.length,
@@ -178,7 +179,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
     ...(stale.length > 0 ? { allowedStale: true } : {}),
     operations,
   };
-  const publication = await signAndCheckPublication(source, unsigned, request.privateJwk, publicJwk);
-  source.publications = [publication];
+  const publication = await signAndCheckPublication(source, unsigned as AnyPublication, request.privateJwk, publicJwk);
+  (source as { publications: Publication<LockedEntry>[] }).publications = [publication];
   return { lock: next, publication, retired: previous?.id ?? null, stale };
 }

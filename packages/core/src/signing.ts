@@ -25,7 +25,7 @@ import { canonicalJson, sha256Digest } from './canonical.js';
 import { GatewayError } from './errors.js';
 import { PUBLICATION_SIGNING_ALGORITHM, keyIdOf, type PrivateKeyJwk, type PublicKeyJwk } from './keys.js';
 import { normaliseLock } from './lockfile.js';
-import type { LockedSource, Publication } from './model.js';
+import type { AnyPublication, LockedSource } from './model.js';
 
 /** The JWS `typ` of a publication signature. */
 export const PUBLICATION_SIGNATURE_TYPE = 'gateway-publication+jws';
@@ -52,19 +52,19 @@ type PublicationSignatureHeader = {
 };
 
 /** The publication exactly as tools.lock writes it (field set and operation order), minus `signature`. */
-function writtenForm(source: SignedSourceIdentity, publication: Publication): Omit<Publication, 'signature'> {
+function writtenForm(source: SignedSourceIdentity, publication: AnyPublication): Omit<AnyPublication, 'signature'> {
   const normalised = normaliseLock({
     lockVersion: 1,
     lastPublication: 0,
-    sources: [{ ...source, kind: 'openapi', documentDigest: publication.documentDigest, publications: [publication] }],
+    sources: [{ ...source, documentDigest: publication.documentDigest, publications: [publication] } as LockedSource],
   }).sources[0]!.publications[0]!;
   const { signature: _signature, ...rest } = normalised;
   // A JSON round trip drops `undefined` members, which JSON (and so the lock) cannot hold.
-  return JSON.parse(JSON.stringify(rest)) as Omit<Publication, 'signature'>;
+  return JSON.parse(JSON.stringify(rest)) as Omit<AnyPublication, 'signature'>;
 }
 
 /** The exact bytes that are signed (see the module comment). */
-export function publicationSigningPayload(source: SignedSourceIdentity, publication: Publication): string {
+export function publicationSigningPayload(source: SignedSourceIdentity, publication: AnyPublication): string {
   return canonicalJson({
     publication: writtenForm(source, publication),
     source: { name: source.name, kind: source.kind, document: source.document },
@@ -77,7 +77,7 @@ function shortDigest(value: unknown): string {
 
 function diagnosticDigests(
   source: SignedSourceIdentity,
-  publication: Publication,
+  publication: AnyPublication,
 ): Pick<PublicationSignatureHeader, 'operationDigests' | 'publicationDigest'> {
   const { operations, ...fields } = writtenForm(source, publication);
   const operationDigests: Record<string, string> = {};
@@ -92,14 +92,14 @@ function diagnosticDigests(
  * Signs a publication with a private key and returns it with `keyId` and `signature` set. Every other
  * field must already hold its final value: changing any of them afterwards invalidates the signature.
  */
-export async function signPublication(
+export async function signPublication<P extends AnyPublication>(
   source: SignedSourceIdentity,
-  publication: Publication,
+  publication: P,
   privateJwk: PrivateKeyJwk,
-): Promise<Publication> {
+): Promise<P> {
   const keyId = await keyIdOf(privateJwk);
   const { signature: _previous, ...unsigned } = publication;
-  const toSign: Publication = { ...unsigned, keyId };
+  const toSign: AnyPublication = { ...unsigned, keyId };
   const payload = new TextEncoder().encode(publicationSigningPayload(source, toSign));
   const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: privateJwk.x, d: privateJwk.d }, PUBLICATION_SIGNING_ALGORITHM);
   const header: PublicationSignatureHeader = {
@@ -111,7 +111,7 @@ export async function signPublication(
   const attached = await new CompactSign(payload).setProtectedHeader(header).sign(key);
   const [protectedHeader, , signatureValue] = attached.split('.');
   // RFC 7515 Appendix F: a detached payload leaves the middle part empty.
-  return { ...toSign, signature: `${protectedHeader}..${signatureValue}` };
+  return { ...toSign, signature: `${protectedHeader}..${signatureValue}` } as P;
 }
 
 export type SignatureProblemCode = 'LOCK_SIGNATURE_MISSING' | 'LOCK_SIGNATURE_INVALID' | 'LOCK_KEY_UNTRUSTED';
@@ -132,7 +132,7 @@ function failure(code: SignatureProblemCode, message: string, extra: { keyId?: s
 }
 
 /** Compares the header's diagnostic digests with the publication as it is now. */
-function changesSinceSigning(header: Partial<PublicationSignatureHeader>, source: SignedSourceIdentity, publication: Publication): SignedContentChange[] {
+function changesSinceSigning(header: Partial<PublicationSignatureHeader>, source: SignedSourceIdentity, publication: AnyPublication): SignedContentChange[] {
   const now = diagnosticDigests(source, publication);
   const changes: SignedContentChange[] = [];
   if (typeof header.publicationDigest === 'string' && header.publicationDigest !== now.publicationDigest) {
@@ -172,7 +172,7 @@ function describeChanges(changes: SignedContentChange[]): string {
  */
 export async function checkPublicationSignature(
   source: SignedSourceIdentity,
-  publication: Publication,
+  publication: AnyPublication,
   trustedKeys: readonly TrustedKey[],
 ): Promise<SignatureCheck> {
   const label = `${source.name}/${publication.id}`;
@@ -228,12 +228,12 @@ export async function checkPublicationSignature(
 }
 
 /** Signs and immediately checks, so a broken key never produces a lock that fails verification later. */
-export async function signAndCheckPublication(
+export async function signAndCheckPublication<P extends AnyPublication>(
   source: SignedSourceIdentity,
-  publication: Publication,
+  publication: P,
   privateJwk: PrivateKeyJwk,
   publicJwk: PublicKeyJwk,
-): Promise<Publication> {
+): Promise<P> {
   const signed = await signPublication(source, publication, privateJwk);
   const check = await checkPublicationSignature(source, signed, [{ keyId: publicJwk.kid, publicJwk, path: '(signing key)' }]);
   if (!check.valid) {

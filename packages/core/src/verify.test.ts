@@ -18,6 +18,7 @@ import {
   type LoadedConfig,
   type LockedOperation,
   type Lockfile,
+  type OpenApiLockedSource,
   type Publication,
   type TrustedKey,
 } from './index.js';
@@ -102,7 +103,7 @@ describe('verifyLock', () => {
 
   it('names the operation whose path was edited: fingerprint mismatch and invalid signature', async () => {
     const { lock, config, trusted } = await fixture();
-    lock.sources[0]!.publications[0]!.operations[1]!.path = '/orders/{orderId}/admin';
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.operations[1]!.path = '/orders/{orderId}/admin';
     const report = await verifyLock(lock, config, trusted);
     expect(codes(report)).toEqual(['LOCK_FINGERPRINT_MISMATCH', 'LOCK_SIGNATURE_INVALID']);
     expect(report.problems.every((problem) => problem.tool === 'get_order' && problem.publication === 'publication-1')).toBe(true);
@@ -110,7 +111,7 @@ describe('verifyLock', () => {
 
   it('a renamed tool fails the signature, naming both the old and the new name', async () => {
     const { lock, config, trusted } = await fixture();
-    lock.sources[0]!.publications[0]!.operations[0]!.tool = 'all_orders';
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.operations[0]!.tool = 'all_orders';
     const report = await verifyLock(lock, config, trusted);
     expect(codes(report)).toEqual(['LOCK_SIGNATURE_INVALID']);
     expect(report.problems.map((problem) => problem.tool).sort()).toEqual(['all_orders', 'list_orders']);
@@ -118,25 +119,25 @@ describe('verifyLock', () => {
 
   it('an edited tool count fails with LOCK_TOOL_COUNT_MISMATCH', async () => {
     const { lock, config, trusted } = await fixture();
-    lock.sources[0]!.publications[0]!.toolCount = 3;
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.toolCount = 3;
     expect(codes(await verifyLock(lock, config, trusted))).toEqual(['LOCK_SIGNATURE_INVALID', 'LOCK_TOOL_COUNT_MISMATCH']);
   });
 
   it('an in-use publication edited to proposed keeps its signature, which no longer matches', async () => {
     const { lock, config, trusted } = await fixture();
-    lock.sources[0]!.publications[0]!.status = 'proposed';
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.status = 'proposed';
     expect(codes(await verifyLock(lock, config, trusted))).toEqual(['LOCK_SIGNATURE_INVALID']);
   });
 
   it('refuses unselected or unsupported operations in an in-use publication', async () => {
     const { lock, config, trusted, sign } = await fixture();
-    const publication = lock.sources[0]!.publications[0]!;
+    const publication = (lock.sources[0] as OpenApiLockedSource).publications[0]!;
     publication.operations.push(
       operation('delete_order', 'DELETE', '/orders/{orderId}', { selected: false }),
       operation('upload', 'POST', '/upload', { status: 'unsupported', reason: { code: 'MEDIA_TYPE_UNSUPPORTED', message: 'multipart' } }),
     );
     publication.toolCount = 3;
-    lock.sources[0]!.publications[0] = await sign('orders', './orders.yaml', publication);
+    (lock.sources[0] as OpenApiLockedSource).publications[0] = await sign('orders', './orders.yaml', publication);
     const report = await verifyLock(lock, config, trusted);
     expect(report.problems.map((problem) => [problem.code, problem.tool])).toEqual([
       ['LOCK_OPERATION_NOT_SELECTED', 'delete_order'],
@@ -146,7 +147,7 @@ describe('verifyLock', () => {
 
   it('requires a signature by a trusted key on every in-use publication', async () => {
     const { lock, config, trusted } = await fixture();
-    delete lock.sources[0]!.publications[0]!.signature;
+    delete (lock.sources[0] as OpenApiLockedSource).publications[0]!.signature;
     expect(codes(await verifyLock(lock, config, trusted))).toEqual(['LOCK_SIGNATURE_MISSING']);
     const { lock: other } = await fixture();
     expect(codes(await verifyLock(other, config, trusted))).toEqual(['LOCK_KEY_UNTRUSTED']);
@@ -154,9 +155,9 @@ describe('verifyLock', () => {
 
   it('keeps tool names unique across sources', async () => {
     const { lock, config, trusted, sign } = await fixture();
-    const billing = lock.sources[1]!.publications[0]!;
+    const billing = (lock.sources[1] as OpenApiLockedSource).publications[0]!;
     billing.operations = [operation('get_order', 'GET', '/invoices/{id}')];
-    lock.sources[1]!.publications[0] = await sign('billing', './billing.yaml', billing);
+    (lock.sources[1] as OpenApiLockedSource).publications[0] = await sign('billing', './billing.yaml', billing);
     const report = await verifyLock(lock, config, trusted);
     expect(report.problems.map((problem) => [problem.code, problem.tool, problem.source])).toEqual([
       ['LOCK_TOOL_NAME_DUPLICATE', 'get_order', 'billing'],
@@ -179,8 +180,8 @@ describe('verifyLock', () => {
 
   it('allows at most one in-use publication per source and never reuses a number', async () => {
     const { lock, config, trusted } = await fixture();
-    const copy = structuredClone(lock.sources[0]!.publications[0]!);
-    lock.sources[0]!.publications.push(copy);
+    const copy = structuredClone((lock.sources[0] as OpenApiLockedSource).publications[0]!);
+    (lock.sources[0] as OpenApiLockedSource).publications.push(copy);
     const report = await verifyLock(lock, config, trusted);
     expect(codes(report)).toContain('LOCK_PUBLICATION_CONFLICT');
     expect(codes(report)).toContain('LOCK_PUBLICATION_ID_INVALID');
@@ -196,7 +197,7 @@ describe('loadVerifiedLock', () => {
     expect(loaded.report.ok).toBe(true);
     expect(loaded.lock.sources).toHaveLength(2);
 
-    lock.sources[0]!.publications[0]!.operations[0]!.inputSchema = { type: 'object', properties: { x: { type: 'string' } } };
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.operations[0]!.inputSchema = { type: 'object', properties: { x: { type: 'string' } } };
     await writeFile(path, serialiseLock(lock));
     try {
       await loadVerifiedLock(path, config);

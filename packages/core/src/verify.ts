@@ -4,13 +4,13 @@
  * Every finding is collected into a report instead of thrown, so one run lists everything wrong. Only input
  * that cannot be read at all (a missing lock, a trust key file that is not a key) throws.
  */
-import { resolveConfigPath, type LoadedConfig } from './config/index.js';
+import { resolveConfigPath, sourceLocation, type LoadedConfig } from './config/index.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
 import { parseLock, publicationNumber } from './lockfile.js';
-import type { LockedOperation, Lockfile, Publication, RequestShape } from './model.js';
+import type { LockedEntry, Lockfile, Publication, SourceKind } from './model.js';
+import { describeEntry, entryFingerprint, fingerprintCoverage } from './source-kinds.js';
 import { checkPublicationSignature, type SignedContentChange, type TrustedKey } from './signing.js';
-import { fingerprintOf } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
 
 export type VerificationProblemCode =
@@ -65,9 +65,6 @@ export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[
   return keys;
 }
 
-function describeOperation(operation: LockedOperation): string {
-  return `${operation.tool} (${operation.method} ${operation.path})`;
-}
 
 /** Checks a parsed lock against the configuration and the trusted keys. */
 export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKeys: readonly TrustedKey[]): Promise<VerificationReport> {
@@ -93,18 +90,19 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
         source: source.name,
         message: `source '${source.name}' is in the lock but not in ${loaded.path}; remove it from the lock or add it to the configuration`,
       });
-    } else if (wanted.document !== source.document || wanted.kind !== source.kind) {
+    } else if (sourceLocation(wanted) !== source.document || wanted.kind !== source.kind) {
       problems.push({
         code: 'LOCK_SOURCE_MISMATCH',
         source: source.name,
         message:
           `source '${source.name}' was imported from ${source.kind} ${JSON.stringify(source.document)} but the configuration names ` +
-          `${wanted.kind} ${JSON.stringify(wanted.document)}; run \`gateway import ${source.name}\` and publish again`,
+          `${wanted.kind} ${JSON.stringify(sourceLocation(wanted))}; run \`gateway import ${source.name}\` and publish again`,
       });
     }
 
-    const inUse = source.publications.filter((publication) => publication.status === 'in use');
-    const proposed = source.publications.filter((publication) => publication.status === 'proposed');
+    const publications = source.publications as Publication<LockedEntry>[];
+    const inUse = publications.filter((publication) => publication.status === 'in use');
+    const proposed = publications.filter((publication) => publication.status === 'proposed');
     for (const [status, list] of [['in use', inUse], ['proposed', proposed]] as const) {
       if (list.length > 1) {
         problems.push({
@@ -115,7 +113,7 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
       }
     }
 
-    for (const publication of source.publications) {
+    for (const publication of publications) {
       const number = publicationNumber(publication.id);
       const earlier = seenIds.get(publication.id);
       if (earlier !== undefined) {
@@ -178,10 +176,12 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
 
 async function verifyPublication(
   source: Lockfile['sources'][number],
-  publication: Publication,
+  publication: Publication<LockedEntry>,
   trustedKeys: readonly TrustedKey[],
   problems: VerificationProblem[],
 ): Promise<void> {
+  const kind: SourceKind = source.kind;
+  const describeOperation = (operation: LockedEntry): string => describeEntry(kind, operation);
   const where = { source: source.name, publication: publication.id };
   const label = `${source.name}/${publication.id}`;
   const isInUse = publication.status === 'in use';
@@ -193,13 +193,13 @@ async function verifyPublication(
     }
     seenTools.add(operation.tool);
     // The fingerprint is what sessions approve and drift compares; it must describe this exact request.
-    const expected = fingerprintOf(operation);
+    const expected = entryFingerprint(kind, operation);
     if (operation.fingerprint !== expected) {
       problems.push({
         code: 'LOCK_FINGERPRINT_MISMATCH',
         ...where,
         tool: operation.tool,
-        message: `${label}: operation ${describeOperation(operation)} does not match its fingerprint (the method, path, server, parameters, body, security or input schema were edited)`,
+        message: `${label}: operation ${describeOperation(operation)} does not match its fingerprint (${fingerprintCoverage(kind)})`,
       });
     }
     if (isInUse && !operation.selected) {
@@ -232,7 +232,7 @@ async function verifyPublication(
   // Proposals are never signed; a proposal carrying a signature was an in-use publication whose status was
   // edited, and its signature (which covers the status) says so.
   if (isInUse || publication.signature !== undefined) {
-    const check = await checkPublicationSignature(source, publication, trustedKeys);
+    const check = await checkPublicationSignature(source, publication as Lockfile['sources'][number]['publications'][number], trustedKeys);
     if (!check.valid) {
       if (check.code !== 'LOCK_SIGNATURE_INVALID' || check.changes.length === 0) {
         problems.push({ code: check.code, ...where, message: check.message });

@@ -190,7 +190,7 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     for (const source of lock?.sources ?? []) {
       for (const publication of source.publications) {
         if (publication.status !== 'in use') continue;
-        for (const operation of publication.operations) if (operation.selected && operation.server) servers.add(operation.server);
+        for (const operation of publication.operations) if (operation.selected && 'server' in operation && operation.server) servers.add(operation.server);
       }
     }
     for (const server of [...servers].sort()) {

@@ -36,3 +36,13 @@ export {
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
 export { secretsEqual } from './constant-time.js';
 export { diagnose, NOBODY_CAN_SIGN_IN, signInMethods, type DiagnoseOptions, type DoctorFinding, type DoctorReport, type FindingLevel } from './doctor.js';
+export {
+  DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_TOTAL_TIMEOUT_MS,
+  connectMcpUpstream,
+  createMcpToolLister,
+  redactSecrets,
+  type McpTransportKind,
+  type McpUpstreamConnection,
+  type McpUpstreamOptions,
+} from './mcp/client.js';

@@ -20,6 +20,8 @@ import { authorizationMigrations, createAuthorization, type ConsentTool } from '
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
+import { McpUpstreamPool } from './execute/mcp-upstream.js';
+import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
@@ -327,10 +329,25 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
 
     const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
+    // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
+    const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
+    // The rug-pull defence is wired below, once the database and registry exist; the pool reports to it.
+    let onMcpToolsChanged: (sourceName: string) => void = () => undefined;
+    const mcpUpstreams = hasMcpSources
+      ? new McpUpstreamPool({
+          loaded,
+          vault,
+          agent: createGuardedAgent({ allowPrivateNetworks }),
+          logger,
+          onToolListChanged: (sourceName) => onMcpToolsChanged(sourceName),
+        })
+      : undefined;
+    if (mcpUpstreams) cleanups.push(() => mcpUpstreams.close());
     const executor = createExecutor({
       credentials,
       dispatcherFor,
       limitsFor: (sourceName) => sourceLimits(loaded, sourceName),
+      ...(mcpUpstreams ? { mcpUpstreams } : {}),
     });
 
     const fastifyLogger = logger as unknown as FastifyBaseLogger;
@@ -395,6 +412,34 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
     // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
     const guard = createOriginGuard({ mcpUrl, isLoopbackListener, listenPort: listen.port, allowedOrigins: config.gateway.allowedOrigins ?? [] });
+    // MCP sources: re-list on the upstream's list_changed and periodically while connected (docs/sources-mcp.md).
+    let mcpDrift: McpDriftMonitor | undefined;
+    if (mcpUpstreams) {
+      const monitor = startMcpDriftMonitor({
+        loaded,
+        database,
+        registry,
+        pool: mcpUpstreams,
+        logger,
+        intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
+      });
+      mcpDrift = monitor;
+      onMcpToolsChanged = (sourceName) => void monitor.check(sourceName);
+      cleanups.push(() => monitor.stop());
+    }
+    // What the admin API shows and re-checks on push (`gateway drift check`): OpenAPI and MCP sources alike.
+    const driftReports =
+      drift || mcpDrift
+        ? {
+            report: () => [...(drift?.report() ?? []), ...(mcpDrift?.report() ?? [])],
+            checkNow: async (sources?: readonly string[]) => {
+              await drift?.checkNow(sources);
+              const mcpSources = sources ?? Object.keys(config.sources).filter((name) => config.sources[name]!.kind === 'mcp');
+              for (const name of mcpSources) await mcpDrift?.check(name);
+            },
+          }
+        : undefined;
+
     const app = await buildApp({
       loaded,
       mcpUrl,
@@ -406,7 +451,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         database,
         registry,
         guard,
-        ...(drift ? { drift } : {}),
+        ...(driftReports ? { drift: driftReports } : {}),
         ...(receiptLog ? { receipts: receiptLog } : {}),
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
@@ -505,13 +550,13 @@ function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): Cons
     if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
     tools.push({
       name,
-      title: tool.operation.title,
-      description: tool.operation.description,
+      title: tool.entry.title,
+      description: tool.entry.description,
       source: tool.sourceName,
       readOnly: tool.annotations.readOnlyHint,
       destructive: tool.annotations.destructiveHint === true,
-      fingerprint: tool.operation.fingerprint,
-      logins: operationLogins(loaded, tool.sourceName, tool.operation),
+      fingerprint: tool.entry.fingerprint,
+      logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : [],
     });
   }
   return tools;

@@ -222,7 +222,7 @@ describe.each([
       expect(result.isError ?? false).toBe(false);
       const secondSession = (await sessionsOfStore()).at(-1)!;
       expect(secondSession.id).not.toBe(firstSession.id);
-      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(gateway.registry.snapshot().tools.get(search)!.operation.fingerprint);
+      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(gateway.registry.snapshot().tools.get(search)!.entry.fingerprint);
     } finally {
       await client.close().catch(() => undefined);
     }

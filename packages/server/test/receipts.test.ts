@@ -32,7 +32,7 @@ beforeAll(async () => {
     async authenticate() {
       const snapshot = registry.snapshot();
       const tools = new Map<string, string>();
-      for (const name of SESSION_TOOLS) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+      for (const name of SESSION_TOOLS) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
       const caller: McpCaller = {
         sessionId: 'session-7',
         subject: 'alice@example.com',
@@ -114,7 +114,7 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
       tool: 'get_order',
       source: 'orders',
       publication: tool.publicationId,
-      fingerprint: tool.operation.fingerprint,
+      fingerprint: tool.entry.fingerprint,
       login: 'orders/api_key',
       outcome: 'allowed',
       reason: null,

@@ -37,7 +37,7 @@ describe('hot reload of tools.lock', () => {
   it('a newly published, signed lock is swapped in while the server runs', async () => {
     await harness.republish((document) => document.replace('summary: Search orders', 'summary: Find orders'));
     // `import` rewrites the lock too (a new proposal, same publication in use); wait for the publish.
-    await until(() => harness.gateway.registry.snapshot().tools.get('search_orders')?.operation.title === 'Find orders', 'the reload');
+    await until(() => harness.gateway.registry.snapshot().tools.get('search_orders')?.entry.title === 'Find orders', 'the reload');
     const client = await connect(harness.mcpUrl);
     const { tools } = await client.listTools();
     expect(tools.find((tool) => tool.name === 'search_orders')?.title).toBe('Find orders');
@@ -73,9 +73,9 @@ describe('hot reload of tools.lock', () => {
   it('a request that took its snapshot before a swap finishes on the old snapshot', async () => {
     const before = harness.gateway.registry.snapshot();
     await harness.republish((document) => document.replace('summary: Get one order', 'summary: Read one order'));
-    await until(() => harness.gateway.registry.snapshot().tools.get('get_order')?.operation.title === 'Read one order', 'the reload');
-    expect(before.tools.get('get_order')?.operation.title).toBe('Get one order');
-    expect(harness.gateway.registry.snapshot().tools.get('get_order')?.operation.title).toBe('Read one order');
+    await until(() => harness.gateway.registry.snapshot().tools.get('get_order')?.entry.title === 'Read one order', 'the reload');
+    expect(before.tools.get('get_order')?.entry.title).toBe('Get one order');
+    expect(harness.gateway.registry.snapshot().tools.get('get_order')?.entry.title).toBe('Read one order');
   });
 });
 

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { parseLock, type Lockfile } from '@gateway/core';
+import { parseLock, type LockedOperation, type Lockfile } from '@gateway/core';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { NO_CREDENTIALS, createExecutor } from '../src/execute/index.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
@@ -89,7 +89,7 @@ describe('sources.<name>.server', () => {
     const { text, lock } = await readLock();
     const publication = lock.sources[0]!.publications[0]!;
     expect(publication.status).toBe('in use');
-    expect(publication.operations[0]!.server).toBe(`${upstream.url}/staging`);
+    expect((publication.operations[0] as LockedOperation).server).toBe(`${upstream.url}/staging`);
 
     // The server URL is covered by the signature: pointing the lock elsewhere by hand fails verification.
     const lockPath = join(directory.path, 'tools.lock');

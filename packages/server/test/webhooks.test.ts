@@ -56,7 +56,7 @@ beforeAll(async () => {
     async authenticate() {
       const snapshot = registry.snapshot();
       const tools = new Map<string, string>();
-      for (const name of SESSION_TOOLS) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+      for (const name of SESSION_TOOLS) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
       const caller: McpCaller = {
         sessionId: 'session-31',
         subject: 'alice@example.com',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { liveImportOptions } from '../live-source.js';
 import { GatewayError, diffSource, findSource, importLiveSource, loadConfig, readLockFile, sourceConfig } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
 import { withGuardedFetcher } from '../network.js';
@@ -41,7 +42,7 @@ export function registerDiff(program: Command): void {
       const diffs = await withGuardedFetcher(loaded, async (fetchText) => {
         const found = [];
         for (const name of names) {
-          const live = await importLiveSource(loaded, name, { fetchText });
+          const live = await importLiveSource(loaded, name, liveImportOptions(loaded, lock, name, fetchText));
           found.push(diffSource(name, findSource(lock, name), live));
         }
         return found;

@@ -5,16 +5,18 @@ import {
   loadConfig,
   readLockFile,
   sourceConfig,
+  sourceLocation,
   writeLockFile,
   type ImportSummary,
 } from '@gateway/core';
 import { contextFrom, printResult } from '../context.js';
 import { withGuardedFetcher } from '../network.js';
+import { liveImportOptions } from '../live-source.js';
 
 export function registerImport(program: Command): void {
   program
     .command('import')
-    .description("read a source's OpenAPI document and write it into tools.lock as a proposed publication")
+    .description("read a source's OpenAPI document (or list an MCP server's tools) and write it into tools.lock as a proposed publication")
     .argument('<source>', 'a source name from gateway.yaml (sources.<name>)')
     .addHelpText(
       'after',
@@ -22,6 +24,8 @@ export function registerImport(program: Command): void {
         'validated (OpenAPI 3.0, 3.1 or 3.2) and every operation normalised into a tool. The source\'s proposed\n' +
         'publication is written or replaced; nothing becomes callable until it is reviewed and published.\n' +
         'Operations unchanged since the publication in use keep their selection; changed ones start unselected.\n' +
+        'An MCP source (kind: mcp) is connected to (stdio or HTTP), every tool listed (following pagination)\n' +
+        'and normalised; its fingerprint covers name, title, description, schemas and annotations.\n' +
         'On any error the lock is left exactly as it was.\n' +
         '\nExamples:\n' +
         '  gateway import orders                    import and print a summary\n' +
@@ -37,10 +41,13 @@ export function registerImport(program: Command): void {
       // Read the lock before the (slow) import so a broken lock fails fast, and nothing is written until
       // the whole import succeeded: a failure at any step leaves the file byte for byte as it was.
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
-      const imported = await withGuardedFetcher(loaded, (fetchText) => importLiveSource(loaded, sourceName, { fetchText }));
-      const { lock: next, summary } = applyImport(lock, sourceName, source.document, imported);
+      const imported = await withGuardedFetcher(loaded, (fetchText) =>
+        importLiveSource(loaded, sourceName, liveImportOptions(loaded, lock, sourceName, fetchText)),
+      );
+      const location = sourceLocation(source);
+      const { lock: next, summary } = applyImport(lock, sourceName, location, imported);
       await writeLockFile(context.lockPath, next);
-      printResult(context, describeSummary(summary, source.document, context.lockPath), summary);
+      printResult(context, describeSummary(summary, location, context.lockPath), summary);
     });
 }
 

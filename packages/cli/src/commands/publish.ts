@@ -15,6 +15,7 @@ import {
   writeLockFile,
   type PrivateKeyJwk,
 } from '@gateway/core';
+import { liveImportOptions } from '../live-source.js';
 import { contextFrom, printResult } from '../context.js';
 import { withGuardedFetcher } from '../network.js';
 
@@ -92,7 +93,7 @@ export function registerPublish(program: Command): void {
         trustedKeys,
         publisher,
         allowStale: options.allowStale === true,
-        live: () => importLiveSource(loaded, sourceName, { fetchText }),
+        live: () => importLiveSource(loaded, sourceName, liveImportOptions(loaded, lock, sourceName, fetchText)),
       }));
       await writeLockFile(context.lockPath, result.lock);
       const publication = result.publication;

@@ -7,12 +7,13 @@ import {
   setSelection,
   writeLockFile,
   type Lockfile,
+  type LockedEntry,
   type Publication,
   type SelectionChange,
 } from '@gateway/core';
 import { askSelection } from '../checklist.js';
 import { contextFrom, printResult, type CliContext } from '../context.js';
-import { renderOperation } from '../render-schema.js';
+import { renderEntry } from '../render-schema.js';
 
 interface ReviewOptions {
   select?: string[];
@@ -49,7 +50,7 @@ export function registerReview(program: Command): void {
     .action(async (sourceName: string, options: ReviewOptions, command: Command) => {
       const context = contextFrom(command);
       const lock = await readLockFile(context.lockPath);
-      const proposal = requireProposal(lock, sourceName);
+      const proposal = requireProposal(lock, sourceName) as Publication<LockedEntry>;
       const hasSelectionFlags = options.allSupported === true || (options.select?.length ?? 0) > 0 || (options.deselect?.length ?? 0) > 0;
 
       if (hasSelectionFlags) {
@@ -76,7 +77,7 @@ export function registerReview(program: Command): void {
     });
 }
 
-async function saveAndReport(context: CliContext, before: Lockfile, after: Lockfile, sourceName: string, proposal: Publication): Promise<void> {
+async function saveAndReport(context: CliContext, before: Lockfile, after: Lockfile, sourceName: string, proposal: Publication<LockedEntry>): Promise<void> {
   const change = describeSelectionChange(before, after, sourceName);
   if (change.selected.length > 0 || change.deselected.length > 0) await writeLockFile(context.lockPath, after);
   printResult(context, describeChange(change, proposal.id), { source: sourceName, publication: proposal.id, ...change });
@@ -94,14 +95,14 @@ function describeChange(change: SelectionChange, publication: string): string[] 
   return lines;
 }
 
-function describeProposal(sourceName: string, proposal: Publication): string[] {
+function describeProposal(sourceName: string, proposal: Publication<LockedEntry>): string[] {
   const supported = proposal.operations.filter((operation) => operation.status === 'supported').length;
   const lines = [
     `${sourceName}: ${proposal.id} (proposed), ${proposal.operations.length} operations, ${supported} supported, ` +
       `${proposal.toolCount} selected`,
     '',
   ];
-  for (const operation of proposal.operations) lines.push(...renderOperation(operation), '');
+  for (const operation of proposal.operations) lines.push(...renderEntry(operation), '');
   if (proposal.operations.length === 0) lines.push('(the document has no operations)', '');
   lines.push(`choose with: gateway review ${sourceName} --select <names or globs…> | --deselect … | --all-supported`);
   return lines;

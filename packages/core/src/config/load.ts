@@ -12,7 +12,7 @@ export type CredentialConfig =
   | { type: 'basic'; username: string; secret: string }
   | { type: 'oauthClientCredentials'; clientId: string; secret: string; tokenUrl?: string; scopes?: string[] };
 
-export interface SourceConfig {
+export interface OpenApiSourceConfig {
   kind: 'openapi';
   document: string;
   allowRemoteRefs?: boolean;
@@ -22,6 +22,26 @@ export interface SourceConfig {
   timeouts?: { connectMs?: number; totalMs?: number };
   maxResponseBytes?: number;
 }
+
+export type McpCredentialConfig =
+  | { type: 'none' }
+  | { type: 'bearer'; secret: string }
+  | { type: 'apiKey'; header: string; secret: string }
+  | { type: 'oauthClientCredentials'; clientId: string; secret: string; tokenUrl: string; scopes?: string[] };
+
+/** An MCP server as a source: exactly one of `command` (stdio, connected) or `url` (HTTP, external). */
+export interface McpSourceConfig {
+  kind: 'mcp';
+  command?: string[];
+  env?: Record<string, { secret: string }>;
+  url?: string;
+  credentials?: McpCredentialConfig;
+  timeouts?: { connectMs?: number; totalMs?: number };
+  maxResponseBytes?: number;
+  relistIntervalSeconds?: number;
+}
+
+export type SourceConfig = OpenApiSourceConfig | McpSourceConfig;
 
 export interface GatewayConfig {
   gateway: {
@@ -117,6 +137,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
         error.keyword === 'const' || error.keyword === 'enum' || !mismatchedBranches.some((prefix) => error.schemaPath.startsWith(`${prefix}/`)),
     );
     const problems = relevant.flatMap((error) => {
+      if (error.keyword === 'if') return []; // its `then` branch reports the actual problem
       const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
       let key = segments.join('.');
       let message = error.message ?? 'is invalid';
@@ -157,6 +178,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   }
   const config = value as unknown as GatewayConfig;
   checkGatewayUrl(config.gateway.url, path);
+  for (const [name, source] of Object.entries(config.sources)) if (source.kind === 'mcp') checkMcpSource(name, source, path);
   return { path, directory: dirname(path), config };
 }
 
@@ -176,6 +198,53 @@ function checkGatewayUrl(url: string, path: string): void {
   }
   if (parsed.search || parsed.hash) {
     throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`, { category: 'config' });
+  }
+}
+
+/** The rules of an MCP source the schema cannot say well: one transport, http only on loopback. */
+function checkMcpSource(name: string, source: McpSourceConfig, path: string): void {
+  const where = `${path}: sources.${name}`;
+  if ((source.command === undefined) === (source.url === undefined)) {
+    throw new GatewayError(
+      'CONFIG_INVALID',
+      `${where}: an mcp source needs exactly one of 'command' (stdio) or 'url' (Streamable HTTP)`,
+      { category: 'config', details: { source: name } },
+    );
+  }
+  if (source.command !== undefined && source.credentials !== undefined) {
+    throw new GatewayError('CONFIG_INVALID', `${where}.credentials: only for 'url' sources; a stdio server gets secrets through 'env'`, {
+      category: 'config',
+      details: { source: name },
+    });
+  }
+  if (source.url !== undefined) {
+    if (source.env !== undefined) {
+      throw new GatewayError('CONFIG_INVALID', `${where}.env: only for 'command' (stdio) sources; an HTTP endpoint gets 'credentials'`, {
+        category: 'config',
+        details: { source: name },
+      });
+    }
+    let parsed: URL;
+    try {
+      parsed = new URL(source.url);
+    } catch {
+      throw new GatewayError('CONFIG_INVALID', `${where}.url: not an absolute URL: ${source.url}`, { category: 'config' });
+    }
+    if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
+      throw new GatewayError('CONFIG_INVALID', `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`, {
+        category: 'config',
+      });
+    }
+  }
+}
+
+/** The location a lock records for a source (its `document`): the document, the URL, or `stdio:` + the argv as JSON. */
+export function sourceLocation(source: SourceConfig): string {
+  switch (source.kind) {
+    case 'openapi':
+      return source.document;
+    case 'mcp':
+      return source.url ?? `stdio:${JSON.stringify(source.command ?? [])}`;
   }
 }
 

@@ -45,7 +45,13 @@ export const credentialSchema = {
   ],
 } as const;
 
-export const sourceSchema = {
+const timeoutsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { connectMs: duration, totalMs: duration },
+} as const;
+
+export const openApiSourceSchema = {
   type: 'object',
   required: ['kind', 'document'],
   additionalProperties: false,
@@ -82,13 +88,98 @@ export const sourceSchema = {
       description: 'security scheme name → credential',
       additionalProperties: credentialSchema,
     },
-    timeouts: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { connectMs: duration, totalMs: duration },
-    },
+    timeouts: timeoutsSchema,
     maxResponseBytes: { type: 'integer', minimum: 1 },
   },
+} as const;
+
+export const mcpCredentialSchema = {
+  description: 'How the gateway authenticates to an MCP endpoint. Secrets are names in the vault, never values.',
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: ['none', 'bearer', 'apiKey', 'oauthClientCredentials'] } },
+  allOf: [
+    {
+      if: { properties: { type: { const: 'none' } } },
+      then: { additionalProperties: false, properties: { type: true } },
+    },
+    {
+      if: { properties: { type: { const: 'bearer' } } },
+      then: { required: ['secret'], additionalProperties: false, properties: { type: true, secret: { type: 'string', minLength: 1 } } },
+    },
+    {
+      if: { properties: { type: { const: 'apiKey' } } },
+      then: {
+        required: ['secret', 'header'],
+        additionalProperties: false,
+        properties: {
+          type: true,
+          secret: { type: 'string', minLength: 1 },
+          header: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', description: 'the request header the key goes in' },
+        },
+      },
+    },
+    {
+      if: { properties: { type: { const: 'oauthClientCredentials' } } },
+      then: {
+        required: ['clientId', 'secret', 'tokenUrl'],
+        additionalProperties: false,
+        properties: {
+          type: true,
+          clientId: { type: 'string', minLength: 1 },
+          secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
+          tokenUrl: { type: 'string', format: 'uri' },
+          scopes: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
+  ],
+} as const;
+
+export const mcpSourceSchema = {
+  type: 'object',
+  required: ['kind'],
+  additionalProperties: false,
+  properties: {
+    kind: { const: 'mcp' },
+    command: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', minLength: 1 },
+      description: 'connected over stdio: argv of the server process (relative paths resolve against gateway.yaml)',
+    },
+    env: {
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+      additionalProperties: {
+        type: 'object',
+        required: ['secret'],
+        additionalProperties: false,
+        properties: { secret: { type: 'string', minLength: 1, description: 'vault name of the value' } },
+      },
+      description: 'environment of a stdio server: NAME → { secret: vault-name } (never an inline value)',
+    },
+    url: {
+      type: 'string',
+      minLength: 1,
+      description: 'Streamable HTTP (or HTTP+SSE) endpoint: https, or http only for loopback hosts',
+    },
+    credentials: mcpCredentialSchema,
+    timeouts: timeoutsSchema,
+    maxResponseBytes: { type: 'integer', minimum: 1 },
+    relistIntervalSeconds: { type: 'number', exclusiveMinimum: 0, description: 'how often the server re-lists tools (default drift.intervalSeconds)' },
+  },
+} as const;
+
+/** A source: `kind` picks the schema, so an unknown kind names the allowed ones. */
+export const sourceSchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: { kind: { enum: ['openapi', 'mcp'] } },
+  allOf: [
+    { if: { properties: { kind: { const: 'openapi' } } }, then: openApiSourceSchema },
+    { if: { properties: { kind: { const: 'mcp' } } }, then: mcpSourceSchema },
+  ],
 } as const;
 
 export const vaultSchema = {

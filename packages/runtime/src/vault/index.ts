@@ -31,8 +31,17 @@ export function fileVaultPaths(loaded: LoadedConfig): { path: string; keyFile: s
 export function referencedSecretNames(loaded: LoadedConfig): string[] {
   const names = new Set<string>([loaded.config.admin?.tokenSecret ?? 'admin-token']);
   for (const source of Object.values(loaded.config.sources)) {
-    for (const credential of Object.values(source.credentials ?? {})) {
-      if ('secret' in credential) names.add(credential.secret);
+    switch (source.kind) {
+      case 'openapi':
+        for (const credential of Object.values(source.credentials ?? {})) {
+          if ('secret' in credential) names.add(credential.secret);
+        }
+        break;
+      case 'mcp':
+        // One credential for an HTTP endpoint, and the env values of a stdio server.
+        if (source.credentials && 'secret' in source.credentials) names.add(source.credentials.secret);
+        for (const reference of Object.values(source.env ?? {})) names.add(reference.secret);
+        break;
     }
   }
   return [...names].sort();

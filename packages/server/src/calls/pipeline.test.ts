@@ -81,7 +81,7 @@ afterAll(async () => {
 function caller(): McpCaller {
   const snapshot = registry.snapshot();
   const tools = new Map<string, string>();
-  for (const name of ['ping', 'missing', 'drifted', 'secured']) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+  for (const name of ['ping', 'missing', 'drifted', 'secured']) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
   tools.set('changed', 'sha256:approved-before-it-changed');
   return { sessionId: 'session-4', subject: 'bob', clientId: 'client-9', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
 }

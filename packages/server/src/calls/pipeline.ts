@@ -81,9 +81,12 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
 
   function loginAlternatives(tool: IndexedTool): string[][] | undefined {
     if (!loaded) return undefined;
+    // An MCP source has one credential of the gateway's own (docs/sources-mcp.md), not logins a session picks.
+    if (tool.kind === 'mcp') return [[]];
     let alternatives = loginAlternativesCache.get(tool);
     if (!alternatives) {
-      const credentials = loaded.config.sources[tool.sourceName]?.credentials ?? {};
+      const source = loaded.config.sources[tool.sourceName];
+      const credentials = source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
       const security = tool.operation.security.length === 0 ? [{}] : tool.operation.security;
       alternatives = [];
       for (const alternative of security) {
@@ -106,7 +109,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       now: receivedAt,
       ...(tool
         ? {
-            tool: { fingerprint: tool.operation.fingerprint, operationName: tool.operation.tool },
+            tool: { fingerprint: tool.entry.fingerprint, operationName: tool.entry.tool },
             approvedFingerprint: caller.tools.get(name),
             driftReason: registry.blockedReason(tool.sourceName, name),
             loginAlternatives: loginAlternatives(tool),
@@ -136,7 +139,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         tool: decision.name,
         source: tool?.sourceName ?? null,
         publication: tool?.publicationId ?? null,
-        fingerprint: tool?.operation.fingerprint ?? null,
+        fingerprint: tool?.entry.fingerprint ?? null,
         login: extra.login ?? null,
         outcome,
         reason,

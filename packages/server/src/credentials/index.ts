@@ -71,9 +71,15 @@ export function listLogins(loaded: LoadedConfig): LoginSummary[] {
   return logins.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** An OpenAPI source's credentials by security scheme (an MCP source's credentials are not per scheme). */
+function openApiCredentials(loaded: LoadedConfig, sourceName: string): Record<string, CredentialConfig> {
+  const source = loaded.config.sources[sourceName];
+  return source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
+}
+
 /** The login ids any satisfiable alternative of an operation would use (for the consent page). */
 export function operationLogins(loaded: LoadedConfig, sourceName: string, operation: Pick<Operation, 'security'>): string[] {
-  const credentials = loaded.config.sources[sourceName]?.credentials ?? {};
+  const credentials = openApiCredentials(loaded, sourceName);
   const ids = new Set<string>();
   for (const alternative of operation.security) {
     const schemes = Object.keys(alternative);
@@ -269,7 +275,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
 
   return {
     async resolve(sourceName, operation, allowedLogins) {
-      const credentials = loaded.config.sources[sourceName]?.credentials ?? {};
+      const credentials = openApiCredentials(loaded, sourceName);
       // OpenAPI: an empty `security` array means no security; `{}` inside it makes security optional.
       const alternatives: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
       let notInSession: string[] | undefined;

@@ -1,4 +1,4 @@
-import type { Operation } from '@gateway/core';
+import type { McpTool, Operation } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 
 export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
@@ -128,7 +128,7 @@ export class DriftStore {
   /** Records a proposal the first time a digest is seen; later sightings only refresh `lastSeenAt` and the comparison. */
   recordProposal(
     proposal: Omit<DriftProposal, 'lastSeenAt'>,
-    operations: readonly Operation[],
+    operations: readonly Operation[] | readonly McpTool[],
   ): DriftProposal {
     const added = JSON.stringify(proposal.added);
     const changed = JSON.stringify(proposal.changed);

@@ -23,7 +23,8 @@ import { DriftStore, type DriftState, type DriftStatus } from './store.js';
 /** The part of the publication registry drift needs (publications/registry.ts). */
 export interface DriftRegistry {
   snapshot(): {
-    readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation: LockedOperation }>;
+    /** `operation` is absent for MCP tools: this watcher compares OpenAPI documents only. */
+    readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation?: LockedOperation }>;
     readonly publications: ReadonlyMap<string, string>;
   };
   setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void;
@@ -109,10 +110,15 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   const memory = new Map<string, SourceMemory>();
   const maxBytes = loaded.config.import?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const timeoutMs = loaded.config.import?.timeoutMs ?? 15_000;
-  const sourceNames = Object.keys(loaded.config.sources).sort();
+  // OpenAPI sources are watched here by re-reading their document; MCP sources are re-listed by their upstream
+  // connection (docs/sources-mcp.md), not by this watcher.
+  const openApiSources = new Map(
+    Object.entries(loaded.config.sources).flatMap(([name, source]) => (source.kind === 'openapi' ? [[name, source] as const] : [])),
+  );
+  const sourceNames = [...openApiSources.keys()].sort();
 
   for (const source of sourceNames) {
-    const document = loaded.config.sources[source]!.document;
+    const document = openApiSources.get(source)!.document;
     const saved = store.loadState(source);
     const state: DriftState = saved && saved.document === document ? saved : {
       source,
@@ -135,7 +141,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   }
 
   async function readDocument(source: string, previous: LiveDocument | undefined): Promise<{ text: string | null; etag: string | null; lastModified: string | null }> {
-    const location = loaded.config.sources[source]!.document;
+    const location = openApiSources.get(source)!.document;
     if (URL_LOCATION.test(location)) {
       const headers: Record<string, string> = {};
       // Validators only when the last document is in memory to fall back on after a 304.
@@ -165,7 +171,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   }
 
   async function normalise(source: string, text: string, read: { etag: string | null; lastModified: string | null }): Promise<LiveDocument> {
-    const settings = loaded.config.sources[source]!;
+    const settings = openApiSources.get(source)!;
     const imported = await importOpenApiText(text, settings.document, {
       baseDirectory: loaded.directory,
       allowRemoteRefs: settings.allowRemoteRefs ?? false,
@@ -183,7 +189,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     try {
       const lockSource = findSource(await readLockFile(options.lockPath), source);
       const publication = lockSource ? inUsePublication(lockSource) : undefined;
-      return publication?.id === publicationId ? publication.operations : undefined;
+      return publication?.id === publicationId && lockSource?.kind === 'openapi' ? (publication.operations as LockedOperation[]) : undefined;
     } catch {
       return undefined;
     }
@@ -198,7 +204,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     const publicationId = snapshot.publications.get(source) ?? null;
     let comparison: DriftComparison | undefined;
     if (publicationId) {
-      const offered = [...snapshot.tools.values()].filter((tool) => tool.sourceName === source).map((tool) => tool.operation);
+      const offered = [...snapshot.tools.values()].flatMap((tool) => (tool.sourceName === source && tool.operation ? [tool.operation] : []));
       comparison = compareWithPublication(offered, live.operations, (await knownOperations(source, publicationId)) ?? offered);
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];

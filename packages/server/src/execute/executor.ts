@@ -1,12 +1,16 @@
 import { isGatewayError, type LoadedConfig, type LockedOperation } from '@gateway/core';
 import { request, type Dispatcher } from 'undici';
-import type { IndexedTool } from '../publications/registry.js';
+import type { IndexedTool, OpenApiIndexedTool } from '../publications/registry.js';
+import { executeMcpTool } from './mcp-call.js';
+import type { McpUpstreamPool } from './mcp-upstream.js';
 import { buildUpstreamRequest, type ExecutorCredentials, type UpstreamRequest } from './request.js';
 
 /** A content block of a tool result (the MCP `ContentBlock` shapes the executor produces). */
 export type ToolContent =
   | { type: 'text'; text: string }
-  | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } };
+  | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } }
+  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through whole. */
+  | { type: string; [key: string]: unknown };
 
 /** A tool result, protocol-neutral: the MCP layer maps it per era. */
 export interface ToolResult {
@@ -49,6 +53,8 @@ export interface ExecutorOptions {
   maxBinaryBytes?: number;
   /** Same-origin redirects followed before giving up (default 3). */
   maxRedirects?: number;
+  /** The upstream MCP servers of `kind: mcp` sources (absent when there are none). */
+  mcpUpstreams?: McpUpstreamPool;
 }
 
 export interface ToolCallContext {
@@ -56,6 +62,8 @@ export interface ToolCallContext {
   logins: ReadonlySet<string>;
   /** Aborted when the MCP client goes away (2026-07-28: closing the stream cancels the request). */
   signal?: AbortSignal;
+  /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
 export interface Executor {
@@ -82,14 +90,34 @@ export function sourceLimits(loaded: LoadedConfig, sourceName: string): SourceLi
 class ResponseTooLarge extends Error {}
 
 /**
+ * The executor: one entry point, dispatching on the tool's source kind (the switch is exhaustive, so a new
+ * kind fails to compile until it has its module). OpenAPI tools run below; MCP tools in mcp-call.ts.
+ */
+export function createExecutor(options: ExecutorOptions): Executor {
+  const openApi = createOpenApiExecutor(options);
+  return {
+    execute(tool, argumentsValue, context) {
+      switch (tool.kind) {
+        case 'openapi':
+          return openApi(tool, argumentsValue, context);
+        case 'mcp':
+          return executeMcpTool(options.mcpUpstreams, tool, argumentsValue, context);
+      }
+    },
+  };
+}
+
+/**
  * Executes OpenAPI tools: validate, build the request from the frozen operation, call the upstream
  * through the source's pool, and turn the response into a tool result.
  */
-export function createExecutor(options: ExecutorOptions): Executor {
+function createOpenApiExecutor(
+  options: ExecutorOptions,
+): (tool: OpenApiIndexedTool, argumentsValue: unknown, context: ToolCallContext) => Promise<ToolCallOutcome> {
   const maxBinaryBytes = options.maxBinaryBytes ?? DEFAULT_MAX_BINARY_BYTES;
   const maxRedirects = options.maxRedirects ?? 3;
 
-  async function execute(tool: IndexedTool, argumentsValue: unknown, context: ToolCallContext): Promise<ToolCallOutcome> {
+  async function execute(tool: OpenApiIndexedTool, argumentsValue: unknown, context: ToolCallContext): Promise<ToolCallOutcome> {
     const started = performance.now();
     const finish = (
       result: ToolResult,
@@ -231,7 +259,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
   }
 
-  return { execute };
+  return execute;
 }
 
 function errorResult(message: string): ToolResult {

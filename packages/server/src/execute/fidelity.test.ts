@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { importOpenApiText, type LockedOperation, type Operation } from '@gateway/core';
-import { PublicationRegistry, type IndexedTool } from '../publications/registry.js';
+import { PublicationRegistry, type OpenApiIndexedTool } from '../publications/registry.js';
 import { lockWith, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { NO_CREDENTIALS, buildUpstreamRequest, createExecutor } from './index.js';
 
@@ -32,9 +32,9 @@ async function importPaths(paths: Record<string, unknown>, components: Record<st
   return (await importOpenApiText(text, 'openapi.json', { baseDirectory: '/nonexistent' })).operations;
 }
 
-function tool(name: string): IndexedTool {
+function tool(name: string): OpenApiIndexedTool {
   const found = registry.snapshot().tools.get(name);
-  if (!found) throw new Error(`no tool ${name}`);
+  if (found?.kind !== 'openapi') throw new Error(`no OpenAPI tool ${name}`);
   return found;
 }
 

@@ -34,7 +34,7 @@ function sessionAuthorizer(): McpAuthorizer {
     async authenticate() {
       const snapshot = registry.snapshot();
       const tools = new Map<string, string>();
-      for (const name of snapshot.names) if (name !== 'not_in_session') tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+      for (const name of snapshot.names) if (name !== 'not_in_session') tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
       const caller: McpCaller = { sessionId: 'session-1', subject: 'alice', clientId: 'client', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
       return { ok: true, caller };
     },

@@ -30,7 +30,7 @@ function caller(tools: string[], overrides: Record<string, string> = {}): McpCal
     sessionId: 'session-1',
     subject: 's',
     clientId: 'c',
-    tools: new Map(tools.map((name) => [name, overrides[name] ?? snapshot.tools.get(name)?.operation.fingerprint ?? 'sha256:x'])),
+    tools: new Map(tools.map((name) => [name, overrides[name] ?? snapshot.tools.get(name)?.entry.fingerprint ?? 'sha256:x'])),
     logins: new Set(),
     expiresAt: Date.now() + 60_000,
   };

@@ -63,7 +63,7 @@ export function listToolsPage(
   for (; index < candidates.length; index += 1) {
     const name = candidates[index]!;
     const tool = snapshot.tools.get(name);
-    if (!tool || caller.tools.get(name) !== tool.operation.fingerprint) continue;
+    if (!tool || caller.tools.get(name) !== tool.entry.fingerprint) continue;
     if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
     if (tools.length === pageSize) {
       // There is at least one more visible tool: hand out a cursor.

@@ -1,4 +1,4 @@
-import type { LockedOperation } from '@gateway/core';
+import type { LockedMcpTool, LockedOperation } from '@gateway/core';
 
 /** MCP tool annotations (hints a client shows the person; never a security boundary). */
 export interface ToolAnnotations {
@@ -28,6 +28,25 @@ export function toolAnnotations(operation: Pick<LockedOperation, 'method' | 'tit
   if (!annotations.readOnlyHint) {
     annotations.destructiveHint = method === 'DELETE';
     annotations.idempotentHint = IDEMPOTENT_METHODS.has(method);
+  }
+  return annotations;
+}
+
+/**
+ * An MCP tool's annotations are the upstream's own claims: passed on for the client to show, but never
+ * trusted by the gateway (a missing hint takes MCP's cautious default: not read-only, open world).
+ */
+export function mcpToolAnnotations(tool: Pick<LockedMcpTool, 'annotations' | 'title'>): ToolAnnotations {
+  const upstream = tool.annotations ?? {};
+  const annotations: ToolAnnotations = {
+    readOnlyHint: upstream['readOnlyHint'] === true,
+    openWorldHint: upstream['openWorldHint'] !== false,
+  };
+  const title = tool.title ?? (typeof upstream['title'] === 'string' ? upstream['title'] : undefined);
+  if (title) annotations.title = title;
+  if (!annotations.readOnlyHint) {
+    annotations.destructiveHint = upstream['destructiveHint'] !== false;
+    annotations.idempotentHint = upstream['idempotentHint'] === true;
   }
   return annotations;
 }

@@ -5,11 +5,15 @@ import {
   describeSchemaErrors,
   inUsePublication,
   type JsonSchema,
+  type LockedEntry,
+  type LockedMcpTool,
   type LockedOperation,
   type Lockfile,
+  type LockedSource,
+  type Publication,
   type ValidateFunction,
 } from '@gateway/core';
-import { toolAnnotations, type ToolAnnotations } from './annotations.js';
+import { mcpToolAnnotations, toolAnnotations, type ToolAnnotations } from './annotations.js';
 
 /** The tool as `tools/list` shows it (built once per snapshot, shared by every request). */
 export interface ListedTool {
@@ -23,17 +27,32 @@ export interface ListedTool {
 /** Outcome of validating a call's arguments against the frozen inputSchema. */
 export type ArgumentCheck = { ok: true } | { ok: false; problems: string[] };
 
-/** One callable tool of an in-use publication. */
-export interface IndexedTool {
+interface IndexedToolBase {
   name: string;
   sourceName: string;
   publicationId: string;
-  operation: LockedOperation;
+  /** The lock entry, whatever the kind: title, description and fingerprint are read from here. */
+  entry: LockedEntry;
   annotations: ToolAnnotations;
   listed: ListedTool;
   /** Validates arguments with the publication's compiled validator (compiled on first use, then kept). */
   validate(argumentsValue: unknown): ArgumentCheck;
 }
+
+/** A tool of an OpenAPI source: an HTTP operation. */
+export interface OpenApiIndexedTool extends IndexedToolBase {
+  kind: 'openapi';
+  operation: LockedOperation;
+}
+
+/** A tool of an MCP source: forwarded to the upstream server under its upstream name. */
+export interface McpIndexedTool extends IndexedToolBase {
+  kind: 'mcp';
+  mcpTool: LockedMcpTool;
+}
+
+/** One callable tool of an in-use publication, tagged by its source's kind (the executor switches on it). */
+export type IndexedTool = OpenApiIndexedTool | McpIndexedTool;
 
 /** An immutable view of what may be served: swapped whole on reload, never mutated. */
 export interface PublicationSnapshot {
@@ -95,14 +114,14 @@ export class PublicationRegistry {
     // each reload. Validators carried over from the previous snapshot keep their own instance alive.
     const ajv = createAjv();
     for (const source of lock.sources) {
-      const publication = inUsePublication(source);
+      const publication = inUsePublication(source) as Publication<LockedEntry> | undefined;
       if (!publication) continue;
       publications.set(source.name, publication.id);
       const publicationKey = `${source.name}\u0000${publication.id}\u0000${publication.signature ?? ''}`;
       publicationKeys.push(publicationKey);
       for (const operation of publication.operations) {
         if (!operation.selected || operation.status !== 'supported') continue;
-        tools.set(operation.tool, this.indexTool(source.name, publication.id, operation, publicationKey, nextCache, ajv));
+        tools.set(operation.tool, this.indexTool(source.kind, source.name, publication.id, operation, publicationKey, nextCache, ajv));
       }
     }
     this.validatorCache = nextCache;
@@ -149,15 +168,16 @@ export class PublicationRegistry {
   }
 
   private indexTool(
+    kind: LockedSource['kind'],
     sourceName: string,
     publicationId: string,
-    operation: LockedOperation,
+    operation: LockedEntry,
     publicationKey: string,
     nextCache: Map<string, ValidateFunction>,
     ajv: ReturnType<typeof createAjv>,
   ): IndexedTool {
     const cacheKey = `${publicationKey}\u0000${operation.tool}\u0000${operation.fingerprint}`;
-    const annotations = toolAnnotations(operation);
+    const annotations = kind === 'openapi' ? toolAnnotations(operation as LockedOperation) : mcpToolAnnotations(operation as LockedMcpTool);
     const listed: ListedTool = {
       name: operation.tool,
       ...(operation.title ? { title: operation.title } : {}),
@@ -167,18 +187,23 @@ export class PublicationRegistry {
     };
     let compiled = this.validatorCache.get(cacheKey);
     if (compiled) nextCache.set(cacheKey, compiled);
+    const tagged =
+      kind === 'openapi'
+        ? { kind: 'openapi' as const, operation: operation as LockedOperation }
+        : { kind: 'mcp' as const, mcpTool: operation as LockedMcpTool };
     return {
+      ...tagged,
       name: operation.tool,
       sourceName,
       publicationId,
-      operation,
+      entry: operation,
       annotations,
       listed,
       validate(argumentsValue: unknown): ArgumentCheck {
         // Compiled lazily, once per publication: start-up with thousands of tools stays fast, and the
         // compiled function is carried into later snapshots while the publication is unchanged.
         if (!compiled) {
-          compiled = ajv.compile(validatableSchema(operation.inputSchema) as object);
+          compiled = ajv.compile(validatableSchema(kind === 'mcp' ? validationSchema(operation.inputSchema) : operation.inputSchema) as object);
           nextCache.set(cacheKey, compiled);
         }
         if (compiled(argumentsValue)) return { ok: true };
@@ -186,6 +211,17 @@ export class PublicationRegistry {
       },
     };
   }
+}
+
+/**
+ * An upstream MCP tool's schema as the validator compiles it: a `$schema` naming draft-07 or 2019-09 (what
+ * zod and many SDKs emit) is dropped, so the 2020-12 validator applies its own dialect, which reads the
+ * keywords such schemas use the same way. The schema the client is shown is unchanged.
+ */
+function validationSchema(schema: JsonSchema): object {
+  if (typeof schema === 'boolean') return { type: 'object' };
+  const { $schema: dialect, ...rest } = schema;
+  return typeof dialect === 'string' && !dialect.includes('2020-12') ? rest : schema;
 }
 
 /** MCP requires `inputSchema` to be an object schema (`type: "object"`); the importer always writes one. */

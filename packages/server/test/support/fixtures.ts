@@ -61,7 +61,7 @@ export function allowAllAuthorizer(registry: PublicationRegistry, logins: Readon
       const snapshot = registry.snapshot();
       if (!caller || cachedGeneration !== snapshot.generation) {
         const tools = new Map<string, string>();
-        for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+        for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
         caller = { sessionId: 'session-test', subject: 'tester', clientId: 'test-client', tools, logins, expiresAt: Date.now() + 3_600_000 };
         cachedGeneration = snapshot.generation;
       }

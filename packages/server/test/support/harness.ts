@@ -41,7 +41,7 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
         const snapshot = registry.snapshot();
         if (!caller || generation !== snapshot.generation) {
           const tools = new Map<string, string>();
-          for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.operation.fingerprint);
+          for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
           caller = { sessionId: 'session-1', subject: 'harness', clientId: 'harness', tools, logins, expiresAt: Date.now() + 3_600_000 };
           generation = snapshot.generation;
         }

@@ -1,0 +1,57 @@
+/**
+ * What differs between source kinds for the lock, in one place: each function switches exhaustively on the
+ * kind, so adding a kind fails to compile until every concern (fingerprint, order, description) handles it.
+ * The per-kind work lives in openapi/ and mcp/.
+ */
+import type { LockedEntry, LockedMcpTool, LockedOperation, SourceKind } from './model.js';
+import { fingerprintOf } from './openapi/normalise.js';
+import { mcpFingerprintOf } from './mcp/normalise.js';
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The fingerprint an entry must carry, recomputed from its fields. */
+export function entryFingerprint(kind: SourceKind, entry: LockedEntry): string {
+  switch (kind) {
+    case 'openapi':
+      return fingerprintOf(entry as LockedOperation);
+    case 'mcp':
+      return mcpFingerprintOf(entry as LockedMcpTool);
+  }
+}
+
+/** `tool (GET /orders)` or `tool (mcp tool name)`: how messages name an entry. */
+export function describeEntry(kind: SourceKind, entry: LockedEntry): string {
+  switch (kind) {
+    case 'openapi': {
+      const operation = entry as LockedOperation;
+      return `${operation.tool} (${operation.method} ${operation.path})`;
+    }
+    case 'mcp':
+      return `${entry.tool} (MCP tool ${(entry as LockedMcpTool).name})`;
+  }
+}
+
+/** Lock order of entries: operations by path, method, tool; MCP tools by tool name. */
+export function compareEntries(kind: SourceKind, a: LockedEntry, b: LockedEntry): number {
+  switch (kind) {
+    case 'openapi': {
+      const left = a as LockedOperation;
+      const right = b as LockedOperation;
+      return compareText(left.path, right.path) || compareText(left.method, right.method) || compareText(left.tool, right.tool);
+    }
+    case 'mcp':
+      return compareText(a.tool, b.tool);
+  }
+}
+
+/** What the fingerprint covers, for messages. */
+export function fingerprintCoverage(kind: SourceKind): string {
+  switch (kind) {
+    case 'openapi':
+      return 'the method, path, server, parameters, body, security or input schema were edited';
+    case 'mcp':
+      return 'the name, title, description, input or output schema or annotations were edited';
+  }
+}

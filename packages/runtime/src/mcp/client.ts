@@ -1,0 +1,238 @@
+/**
+ * A connection to an upstream MCP server, shared by the CLI (import, diff, publish list its tools) and the
+ * server (it forwards calls and re-lists for drift). Transports: stdio for a connected server (`command`),
+ * Streamable HTTP for an endpoint (`url`), falling back to the older HTTP+SSE transport when that is all the
+ * endpoint speaks. Every HTTP request goes through the SSRF-guarded agent; credentials come from the vault
+ * and are set by the gateway on each request, so nothing a client of the gateway sent can reach the upstream.
+ */
+import { Client, SSEClientTransport, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
+import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
+import type { Vault } from '../vault/index.js';
+
+export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MCP_TOTAL_TIMEOUT_MS = 30_000;
+/** tools/list pages followed before giving up (a server whose cursor never ends must not hang an import). */
+export const MAX_MCP_LIST_PAGES = 100;
+
+export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
+
+export interface McpUpstreamOptions {
+  sourceName: string;
+  source: McpSourceConfig;
+  /** Where a stdio server runs (relative paths in `command` resolve against it): gateway.yaml's directory. */
+  baseDirectory: string;
+  vault: Vault;
+  /** The guarded agent; one is made from allowPrivateNetworks when absent. */
+  agent?: Dispatcher;
+  allowPrivateNetworks?: readonly string[];
+  /** A stdio server's stderr, secrets already redacted. */
+  onStderr?: (text: string) => void;
+  /** The upstream sent notifications/tools/list_changed. */
+  onToolListChanged?: () => void;
+  /** The connection ended (process exit, stream closed). */
+  onClose?: () => void;
+}
+
+export interface McpUpstreamConnection {
+  readonly client: Client;
+  readonly transport: McpTransportKind;
+  /** The stdio server's process id (null over HTTP). */
+  readonly pid: number | null;
+  /** Every tool, following `nextCursor` until the server stops giving one. */
+  listAllTools(options?: { timeoutMs?: number }): Promise<ListedMcpTool[]>;
+  close(): Promise<void>;
+}
+
+async function requireSecret(vault: Vault, name: string, sourceName: string): Promise<string> {
+  const value = await vault.get(name);
+  if (value === undefined) {
+    throw new GatewayError(
+      'MCP_SECRET_MISSING',
+      `source '${sourceName}' needs the vault secret '${name}', which is not set; add it with \`gateway secrets set ${name}\``,
+      { category: 'config', details: { source: sourceName, secret: name } },
+    );
+  }
+  return value;
+}
+
+/** Replaces every occurrence of each secret value (longest first) by `[redacted]`. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of [...secrets].filter((value) => value.length >= 4).sort((a, b) => b.length - a.length)) {
+    result = result.split(secret).join('[redacted]');
+  }
+  return result;
+}
+
+/** The headers the gateway sends to an HTTP upstream: only its own credential, never a client's. */
+async function credentialHeaders(options: McpUpstreamOptions, fetchOnce: FetchLike): Promise<Record<string, string>> {
+  const credentials = options.source.credentials;
+  if (!credentials || credentials.type === 'none') return {};
+  const secret = await requireSecret(options.vault, credentials.secret, options.sourceName);
+  switch (credentials.type) {
+    case 'bearer':
+      return { authorization: `Bearer ${secret}` };
+    case 'apiKey':
+      return { [credentials.header.toLowerCase()]: secret };
+    case 'oauthClientCredentials': {
+      const body = new URLSearchParams({ grant_type: 'client_credentials' });
+      if (credentials.scopes?.length) body.set('scope', credentials.scopes.join(' '));
+      const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(secret)}`).toString('base64');
+      const response = await fetchOnce(credentials.tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
+        body: body.toString(),
+      });
+      const token = (await response.json().catch(() => ({}))) as { access_token?: unknown };
+      if (!response.ok || typeof token.access_token !== 'string') {
+        throw new GatewayError('MCP_UPSTREAM_AUTH_FAILED', `the token endpoint of source '${options.sourceName}' answered HTTP ${response.status} without an access token`, {
+          category: 'network',
+          details: { source: options.sourceName },
+        });
+      }
+      return { authorization: `Bearer ${token.access_token}` };
+    }
+  }
+}
+
+function guardedFetch(agent: Dispatcher, headers: () => Record<string, string>): FetchLike {
+  return (async (url: string | URL, init?: RequestInit) => {
+    const merged = new Headers(init?.headers as HeadersInit | undefined);
+    // Whatever the SDK put there, authorization is the gateway's own credential or nothing.
+    merged.delete('authorization');
+    for (const [name, value] of Object.entries(headers())) merged.set(name, value);
+    return (await undiciFetch(url, { ...(init as object), headers: merged, dispatcher: agent } as never)) as unknown as Response;
+  }) as FetchLike;
+}
+
+function newClient(onToolListChanged?: () => void): Client {
+  return new Client(
+    { name: 'governed-tool-gateway', version: '0.1.0' },
+    {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto' },
+      // `listChanged` works in both eras: a 2026-07-28 connection opens its subscription stream for it, a
+      // 2025-11-25 one takes the notification. No auto-refresh: the gateway re-lists and re-normalises itself.
+      ...(onToolListChanged ? { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolListChanged() } } } : {}),
+    },
+  );
+}
+
+function connectError(sourceName: string, target: string, error: unknown): GatewayError {
+  const refusal = findSsrfRefusal(error);
+  if (refusal) return refusal;
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('MCP_UPSTREAM_UNAVAILABLE', `cannot connect to the MCP server of source '${sourceName}' (${target}): ${(error as Error)?.message ?? String(error)}`, {
+    category: 'network',
+    details: { source: sourceName },
+    cause: error,
+  });
+}
+
+/** Connects to the source's MCP server (spawning it for stdio). */
+export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<McpUpstreamConnection> {
+  const { source, sourceName } = options;
+  const connectMs = source.timeouts?.connectMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
+  const totalMs = source.timeouts?.totalMs ?? DEFAULT_MCP_TOTAL_TIMEOUT_MS;
+
+  const wire = (client: Client, transport: Transport, kind: McpTransportKind, pid: () => number | null): McpUpstreamConnection => {
+    client.onclose = () => options.onClose?.();
+    void transport;
+    return {
+      client,
+      transport: kind,
+      get pid() {
+        return pid();
+      },
+      listAllTools: (listOptions) => listAllTools(client, sourceName, listOptions?.timeoutMs ?? totalMs),
+      close: () => client.close(),
+    };
+  };
+
+  if (source.command) {
+    const secrets: string[] = [];
+    const env: Record<string, string> = { ...getDefaultEnvironment() };
+    for (const [name, reference] of Object.entries(source.env ?? {})) {
+      const value = await requireSecret(options.vault, reference.secret, sourceName);
+      env[name] = value;
+      secrets.push(value);
+    }
+    const [command, ...args] = source.command;
+    const transport = new StdioClientTransport({ command: command!, args, env, cwd: options.baseDirectory, stderr: 'pipe' });
+    transport.stderr?.on('data', (chunk: Buffer) => options.onStderr?.(redactSecrets(chunk.toString('utf8'), secrets)));
+    const client = newClient(options.onToolListChanged);
+    try {
+      await client.connect(transport, { timeout: connectMs });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw connectError(sourceName, `stdio ${JSON.stringify(source.command)}`, error);
+    }
+    return wire(client, transport, 'stdio', () => transport.pid);
+  }
+
+  const url = new URL(source.url!);
+  const agent = options.agent ?? createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? [], connectTimeoutMs: connectMs });
+  let headers: Record<string, string> = {};
+  const plainFetch = guardedFetch(agent, () => ({}));
+  headers = await credentialHeaders(options, plainFetch);
+  const fetch = guardedFetch(agent, () => headers);
+
+  const streamable = new StreamableHTTPClientTransport(url, { fetch });
+  const client = newClient(options.onToolListChanged);
+  try {
+    await client.connect(streamable, { timeout: connectMs });
+    return wire(client, streamable, 'streamable-http', () => null);
+  } catch (firstError) {
+    await client.close().catch(() => undefined);
+    if (findSsrfRefusal(firstError)) throw findSsrfRefusal(firstError)!;
+    // A server that predates Streamable HTTP answers its POST with 4xx; the older HTTP+SSE transport may work.
+    const sse = new SSEClientTransport(url, { fetch });
+    const legacy = newClient(options.onToolListChanged);
+    try {
+      await legacy.connect(sse, { timeout: connectMs });
+      return wire(legacy, sse, 'sse', () => null);
+    } catch {
+      await legacy.close().catch(() => undefined);
+      throw connectError(sourceName, url.href, firstError);
+    }
+  }
+}
+
+async function listAllTools(client: Client, sourceName: string, timeoutMs: number): Promise<ListedMcpTool[]> {
+  const tools: ListedMcpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_MCP_LIST_PAGES; page += 1) {
+    const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    tools.push(...(result.tools as ListedMcpTool[]));
+    cursor = result.nextCursor;
+    if (!cursor) return tools;
+  }
+  throw new GatewayError('MCP_LIST_TOO_LONG', `source '${sourceName}' gave more than ${MAX_MCP_LIST_PAGES} pages of tools/list`, {
+    category: 'document',
+    details: { source: sourceName },
+  });
+}
+
+/** The lister core's import, diff and publish take: connect, list every tool, close. */
+export function createMcpToolLister(options: { vault: Vault; agent?: Dispatcher }): McpToolLister {
+  return async (source: McpSourceConfig, sourceName: string, loaded: LoadedConfig) => {
+    const connection = await connectMcpUpstream({
+      sourceName,
+      source,
+      baseDirectory: loaded.directory,
+      vault: options.vault,
+      ...(options.agent ? { agent: options.agent } : {}),
+      allowPrivateNetworks: loaded.config.network?.allowPrivateNetworks ?? [],
+    });
+    try {
+      return await connection.listAllTools();
+    } catch (error) {
+      throw connectError(sourceName, source.url ?? 'stdio', error);
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Executes a tool of an MCP source: validate the arguments against the frozen inputSchema, forward the call
+ * under the upstream's own tool name through the supervised pool, pass the result through whole.
+ */
+import { isGatewayError } from '@gateway/core';
+import type { McpIndexedTool } from '../publications/registry.js';
+import type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from './executor.js';
+import type { McpUpstreamPool } from './mcp-upstream.js';
+
+function errorResult(message: string): ToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+const OUTCOME_BY_CODE: Record<string, ToolCallOutcome['outcome']> = {
+  MCP_UPSTREAM_TIMEOUT: 'timeout',
+  MCP_RESPONSE_TOO_LARGE: 'too-large',
+  MCP_SECRET_MISSING: 'credentials',
+  SSRF_ADDRESS_REFUSED: 'refused',
+};
+
+export async function executeMcpTool(
+  pool: McpUpstreamPool | undefined,
+  tool: McpIndexedTool,
+  argumentsValue: unknown,
+  context: ToolCallContext,
+): Promise<ToolCallOutcome> {
+  const started = performance.now();
+  const finish = (result: ToolResult, outcome: ToolCallOutcome['outcome']): ToolCallOutcome => ({
+    result,
+    outcome,
+    loginId: null,
+    durationMs: performance.now() - started,
+  });
+  const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
+  const check = tool.validate(argumentsObject);
+  if (!check.ok) {
+    return finish(errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`), 'validation');
+  }
+  if (!pool) return finish(errorResult(`cannot call ${tool.name}: no MCP upstream is configured for source '${tool.sourceName}'`), 'network');
+  try {
+    const upstream = await pool.callTool(tool.sourceName, tool.mcpTool.name, argumentsObject, {
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+    });
+    const result: ToolResult = { content: upstream.content as ToolContent[] };
+    if (upstream.structuredContent !== undefined) result.structuredContent = upstream.structuredContent;
+    if (upstream.isError === true) result.isError = true;
+    return finish(result, upstream.isError === true ? 'upstream-error' : 'ok');
+  } catch (error) {
+    const code = isGatewayError(error) ? error.code : 'MCP_UPSTREAM_FAILED';
+    const message = (error as Error)?.message ?? String(error);
+    return finish(errorResult(`${tool.name} failed: ${code}: ${message}`), OUTCOME_BY_CODE[code] ?? 'network');
+  }
+}
