@@ -1,13 +1,99 @@
-export * from './errors.js';
-export * from './model.js';
-export * from './canonical.js';
-export * from './lockfile.js';
-export * from './json-schema-validator.js';
-export * from './config/index.js';
-export * from './proposal.js';
-export * from './keys.js';
-export * from './signing.js';
-export * from './verify.js';
-export * from './publish.js';
-export * from './diff.js';
-export * from './openapi/index.js';
+/**
+ * @gateway/core's public surface, spelled out: the domain (config, OpenAPI import, lock, proposals, signing,
+ * verification, publishing, diff), the error registry and the admin API's wire contract. Only what the other
+ * packages, the scripts and the benchmarks use is listed; add a name here when another package needs it.
+ */
+export { EXIT_CODES, GatewayError, isGatewayError } from './errors.js';
+export {
+  type JsonSchema,
+  type LockedOperation,
+  type LockedSource,
+  type Lockfile,
+  type Operation,
+  type OperationBody,
+  type OperationParameter,
+  type Publication,
+  type SecurityRequirement,
+  type SecuritySchemeSummary,
+} from './model.js';
+export { canonicalDigest, canonicalJson, sha256Digest } from './canonical.js';
+export {
+  emptyLock,
+  findSource,
+  inUsePublication,
+  parseLock,
+  readLockFile,
+  serialiseLock,
+  writeFileAtomically,
+  writeLockFile,
+} from './lockfile.js';
+export { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
+export {
+  canonicalMcpUrl,
+  configSchema,
+  isLoopbackHostname,
+  loadConfig,
+  parseConfig,
+  resolveConfigPath,
+  sourceConfig,
+  type AuthConfig,
+  type CredentialConfig,
+  type LoadedConfig,
+} from './config/index.js';
+export {
+  applyImport,
+  applySelection,
+  describeSelectionChange,
+  globExpression,
+  requireProposal,
+  setSelection,
+  type ImportSummary,
+  type SelectionChange,
+} from './proposal.js';
+export {
+  generatePublisherKeyPair,
+  keyFileText,
+  keyIdOf,
+  parsePrivateJwk,
+  parsePublicJwk,
+  publicJwkOf,
+  readPrivateKeyFile,
+  readPublicKeyFile,
+  type PrivateKeyJwk,
+} from './keys.js';
+export { checkPublicationSignature, publicationSigningPayload, signPublication, type TrustedKey } from './signing.js';
+export {
+  loadTrustedKeys,
+  loadVerifiedLock,
+  verifyLock,
+  verifyLockFile,
+  type VerificationProblem,
+  type VerificationReport,
+} from './verify.js';
+export { publishProposal, type LiveDescription, type PublishRequest } from './publish.js';
+export {
+  describeOperationChanges,
+  diffOperations,
+  diffSource,
+  importLiveSource,
+  schemaTypeLabel,
+  type ChangedOperation,
+  type OperationSummary,
+  type SourceDiff,
+} from './diff.js';
+export {
+  type AdminSession,
+  type AdminSessionAnswer,
+  type AdminSessionList,
+  type AdminStatus,
+  type DriftSourceReport,
+  type DriftStatus,
+} from './admin-api.js';
+export {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  fingerprintOf,
+  importOpenApi,
+  importOpenApiText,
+  UNSUPPORTED_REASON_CODES,
+  type ImportedDocument,
+} from './openapi/index.js';

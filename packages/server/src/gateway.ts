@@ -292,7 +292,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       authPlugin: authorization.plugin,
-      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, ...(drift ? { drift } : {}) }),
+      adminPlugin: createAdminPlugin({ vault, loaded, database, registry, sessions: authorization.sessions, ...(drift ? { drift } : {}) }),
       registry,
       executor,
       logger: fastifyLogger,

@@ -1,3 +1,4 @@
-export * from './schema.js';
-export * from './load.js';
-export * from './auth-schema.js';
+/** The config area: gateway.yaml's schema, loading and the helpers other modules need from it. */
+export { configSchema } from './schema.js';
+export { canonicalMcpUrl, isLoopbackHostname, loadConfig, parseConfig, resolveConfigPath, sourceConfig, type CredentialConfig, type LoadedConfig } from './load.js';
+export { type AuthConfig } from './auth-schema.js';

@@ -1,13 +1,21 @@
 /**
- * The admin API, read by `gateway status`: routes under `/admin/`, protected by a bearer token that lives
+ * The admin API, read by `gateway status` and `gateway sessions`: routes under `/admin/`, protected by a bearer token that lives
  * in the vault (`admin.tokenSecret`, default `admin-token`). The token is read from the vault on every
  * request, so `gateway secrets rotate admin-token` takes effect without a restart.
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
 import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { isGatewayError, type LoadedConfig } from '@gateway/core';
-import type { DriftSourceReport } from '../drift/watcher.js';
+import {
+  isGatewayError,
+  type AdminSession,
+  type AdminSessionAnswer,
+  type AdminSessionList,
+  type AdminStatus,
+  type DriftSourceReport,
+  type LoadedConfig,
+} from '@gateway/core';
+import { sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -29,13 +37,28 @@ export interface AdminPluginOptions {
   registry: AdminRegistry;
   /** The drift watcher; absent when drift checks are disabled. */
   drift?: { report(): DriftSourceReport[] };
+  /**
+   * The authorization area's session store (the same instance, so a revocation here also clears the /mcp
+   * authorizer's cache at once); absent when the gateway runs without its authorization server.
+   */
+  sessions?: SessionStore;
 }
 
-/** `GET /admin/status`. */
-export interface AdminStatus {
-  ready: boolean;
-  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
-  drift: DriftSourceReport[];
+/** The wire view of a session (core's admin-api.ts): ISO times, the state computed at `now`. */
+function sessionView(session: SessionRecord, now = Date.now()): AdminSession {
+  return {
+    id: session.id,
+    state: sessionState(session, now),
+    person: session.personName,
+    subject: session.subject,
+    client: session.clientName,
+    clientId: session.clientId,
+    tools: session.tools,
+    logins: session.logins,
+    createdAt: new Date(session.createdAt).toISOString(),
+    expiresAt: new Date(session.expiresAt).toISOString(),
+    ...(session.revokedAt !== null ? { revokedAt: new Date(session.revokedAt).toISOString(), revokedReason: session.revokedReason } : {}),
+  };
 }
 
 interface Problem {
@@ -116,11 +139,70 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };
     });
 
+    const sessionStore = (reply: FastifyReply): SessionStore | undefined => {
+      if (options.sessions) return options.sessions;
+      sendProblem(reply, {
+        status: 404,
+        code: 'ADMIN_SESSIONS_UNAVAILABLE',
+        title: 'No sessions here',
+        detail: 'this gateway runs without its authorization server, so it keeps no sessions',
+      });
+      return undefined;
+    };
+    const sessionNotFound = (reply: FastifyReply, id: string): FastifyReply =>
+      sendProblem(reply, {
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        title: 'No such session',
+        detail: `no session named '${id}'; \`gateway sessions list --all\` shows them`,
+      });
+
+    app.get('/sessions', async (_request, reply): Promise<AdminSessionList | FastifyReply> => {
+      const store = sessionStore(reply);
+      if (!store) return reply;
+      reply.header('cache-control', 'no-store');
+      const now = Date.now();
+      return { sessions: store.listSessions().map((session) => sessionView(session, now)) };
+    });
+
+    app.get<{ Params: { id: string } }>('/sessions/:id', async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
+      const store = sessionStore(reply);
+      if (!store) return reply;
+      const session = store.session(request.params.id);
+      if (!session) return sessionNotFound(reply, request.params.id);
+      reply.header('cache-control', 'no-store');
+      return { session: sessionView(session) };
+    });
+
+    app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      '/sessions/:id/revoke',
+      {
+        schema: {
+          body: {
+            type: 'object',
+            properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } },
+            additionalProperties: false,
+          },
+        },
+      },
+      async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
+        const store = sessionStore(reply);
+        if (!store) return reply;
+        if (!store.session(request.params.id)) return sessionNotFound(reply, request.params.id);
+        const session = store.revokeSession(request.params.id, request.body?.reason ?? 'revoked by an administrator');
+        reply.header('cache-control', 'no-store');
+        return { session: sessionView(session) };
+      },
+    );
+
     app.setNotFoundHandler((request, reply) =>
       sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),
     );
 
     app.setErrorHandler((error, request, reply) => {
+      if ((error as { validation?: unknown }).validation) {
+        return sendProblem(reply, { status: 400, code: 'ADMIN_REQUEST_INVALID', title: 'Bad request', detail: (error as Error).message });
+      }
       request.log.error({ code: isGatewayError(error) ? error.code : undefined, error: (error as Error).message }, 'admin request failed');
       return sendProblem(reply, {
         status: 500,

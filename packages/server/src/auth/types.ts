@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../mcp/caller.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -49,5 +50,7 @@ export interface AuthorizationComponents {
   /** OAuth endpoints, metadata, sign-in and consent pages. */
   plugin: FastifyPluginAsync;
   authorizer: McpAuthorizer;
+  /** The approved sessions (the admin API lists and revokes them through this same store). */
+  sessions: SessionStore;
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import {
   readLockFile,
   resolveConfigPath,
   sha256Digest,
+  type DriftSourceReport,
   type LoadedConfig,
   type LockedOperation,
   type Operation,
@@ -54,16 +55,7 @@ export interface DriftWatcherOptions {
 }
 
 /** One source's drift, as `GET /admin/status` reports it. */
-export interface DriftSourceReport {
-  source: string;
-  document: string;
-  checkedAt: string | null;
-  status: DriftStatus;
-  error?: { code: string; message: string };
-  publication: string | null;
-  blockedTools: Array<{ tool: string; reason: string }>;
-  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
-}
+export type { DriftSourceReport } from '@gateway/core';
 
 export interface DriftWatcher {
   /** Checks every source now (after any round in progress); resolves when done. Never rejects. */
