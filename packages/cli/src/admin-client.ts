@@ -3,7 +3,7 @@
  * read or change server state (`status`, `sessions`) go through here, never through the server's code or files.
  */
 import type { Command } from 'commander';
-import { GatewayError, loadConfig, type LoadedConfig } from '@gateway/core';
+import { GatewayError, isErrorCode, loadConfig, type LoadedConfig } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
 import type { CliContext } from './context.js';
 
@@ -41,7 +41,6 @@ async function tokenFromVault(loaded: LoadedConfig): Promise<string> {
     throw new GatewayError(
       'ADMIN_TOKEN_MISSING',
       `no admin token: set GATEWAY_ADMIN_TOKEN, or store one in the vault with \`gateway secrets set ${name}\``,
-      { category: 'auth' },
     );
   }
   return token;
@@ -64,9 +63,7 @@ async function send<T>(baseUrl: string, token: string, timeoutMs: number, method
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      category: 'network',
-    });
+    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
   }
   const text = await response.text();
   if (!response.ok) {
@@ -77,12 +74,13 @@ async function send<T>(baseUrl: string, token: string, timeoutMs: number, method
       // not problem+json: report the status alone
     }
     const message = `${url} answered ${response.status}${problem.detail ? `: ${problem.detail}` : ''}`;
-    const category = response.status === 401 || response.status === 403 ? 'auth' : response.status === 404 ? 'usage' : 'network';
-    throw new GatewayError(problem.code ?? 'ADMIN_REQUEST_FAILED', message, { category });
+    // The server's own code when it is one of ours (it then carries its category and exit code); else a generic one.
+    if (problem.code !== undefined && isErrorCode(problem.code)) throw new GatewayError(problem.code, message);
+    throw new GatewayError(response.status === 401 || response.status === 403 ? 'ADMIN_REQUEST_REFUSED' : 'ADMIN_REQUEST_FAILED', message);
   }
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new GatewayError('ADMIN_REQUEST_FAILED', `${url} did not answer JSON`, { category: 'network' });
+    throw new GatewayError('ADMIN_REQUEST_FAILED', `${url} did not answer JSON`);
   }
 }

@@ -46,7 +46,6 @@ export async function runCli(argv: string[]): Promise<number> {
     const gatewayError = isGatewayError(error)
       ? error
       : new GatewayError('INTERNAL_ERROR', `unexpected error: ${(error as Error)?.message ?? String(error)}`, {
-          category: 'internal',
           cause: error,
         });
     if (wantsJson) {

@@ -3,7 +3,20 @@
  * verification, publishing, diff), the error registry and the admin API's wire contract. Only what the other
  * packages, the scripts and the benchmarks use is listed; add a name here when another package needs it.
  */
-export { EXIT_CODES, GatewayError, isGatewayError } from './errors.js';
+export {
+  CATEGORY_MEANINGS,
+  ERROR_AREAS,
+  ERRORS,
+  EXIT_CODES,
+  GatewayError,
+  isErrorCode,
+  isGatewayError,
+  type ErrorArea,
+  type ErrorCategory,
+  type ErrorCode,
+  type ErrorSpec,
+} from './errors.js';
+export { renderErrorDocs } from './error-docs.js';
 export {
   type JsonSchema,
   type LockedOperation,

@@ -137,7 +137,6 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
     value = load(text, { maxAliases: 0 });
   } catch (error) {
     throw new GatewayError('LOCK_UNREADABLE', `${where} is not valid YAML: ${(error as Error).message}`, {
-      category: 'lock',
       cause: error,
     });
   }
@@ -145,7 +144,6 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
   if (validator.errors) {
     const problems = describeSchemaErrors(validator.errors).slice(0, 10);
     throw new GatewayError('LOCK_SCHEMA_INVALID', `${where} does not match the lockfile schema: ${problems.join('; ')}`, {
-      category: 'lock',
       details: { problems },
     });
   }
@@ -160,12 +158,9 @@ export async function readLockFile(path: string, options: { missingIsEmpty?: boo
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       if (options.missingIsEmpty) return emptyLock();
-      throw new GatewayError('LOCK_NOT_FOUND', `no lockfile at ${path}; run \`gateway import <source>\` first`, {
-        category: 'lock',
-      });
+      throw new GatewayError('LOCK_NOT_FOUND', `no lockfile at ${path}; run \`gateway import <source>\` first`);
     }
     throw new GatewayError('LOCK_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`, {
-      category: 'lock',
       cause: error,
     });
   }

@@ -206,7 +206,6 @@ export function setSelection(lock: Lockfile, sourceName: string, tools: readonly
   for (const tool of wanted) {
     if (!known.has(tool)) {
       throw new GatewayError('SELECTION_NO_MATCH', `source '${sourceName}' has no operation with tool name '${tool}'`, {
-        category: 'usage',
         details: { source: sourceName, pattern: tool },
       });
     }
@@ -248,7 +247,7 @@ export function requireProposal(lock: Lockfile, sourceName: string): Publication
     throw new GatewayError(
       'PROPOSAL_NOT_FOUND',
       `source '${sourceName}' has no proposed publication in the lock; run \`gateway import ${sourceName}\` first`,
-      { category: 'lock', details: { source: sourceName } },
+      { details: { source: sourceName } },
     );
   }
   return proposal;
@@ -259,7 +258,6 @@ function matchingOperations(operations: LockedOperation[], pattern: string, sour
   const matches = operations.filter((operation) => expression.test(operation.tool));
   if (matches.length === 0) {
     throw new GatewayError('SELECTION_NO_MATCH', `no tool name of source '${sourceName}' matches '${pattern}'`, {
-      category: 'usage',
       details: { source: sourceName, pattern },
     });
   }
@@ -272,7 +270,7 @@ function unsupportedSelection(sourceName: string, operation: LockedOperation): G
   return new GatewayError(
     'SELECTION_UNSUPPORTED',
     `cannot select '${operation.tool}' (${operation.method} ${operation.path}): ${code}: ${sentence}`,
-    { category: 'refused', details: { source: sourceName, tool: operation.tool, reason: operation.reason } },
+    { details: { source: sourceName, tool: operation.tool, reason: operation.reason } },
   );
 }
 

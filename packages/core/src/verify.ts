@@ -59,7 +59,7 @@ export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[
   const keys: TrustedKey[] = [];
   for (const listed of loaded.config.trust?.keys ?? []) {
     const path = resolveConfigPath(loaded, listed);
-    const publicJwk = await readPublicKeyFile(path, 'config');
+    const publicJwk = await readPublicKeyFile(path);
     if (!keys.some((key) => key.keyId === publicJwk.kid)) keys.push({ keyId: publicJwk.kid, publicJwk, path });
   }
   return keys;
@@ -261,6 +261,11 @@ function describeSignedChange(change: SignedContentChange): string {
       return `operation ${change.tool} was signed but is no longer in the publication (removed or renamed)`;
     case 'operation-unexpected':
       return `operation ${change.tool} is not one of the signed operations (added or renamed)`;
+    default: {
+      // A new kind of change must be described here before it compiles.
+      const unreachable: never = change.kind;
+      throw new GatewayError('INTERNAL_ERROR', `undescribed signed-content change ${JSON.stringify(unreachable)}`);
+    }
   }
 }
 
@@ -278,7 +283,6 @@ export async function verifyLockFile(
     throw new GatewayError(
       missing ? 'LOCK_NOT_FOUND' : 'LOCK_UNREADABLE',
       missing ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first` : `cannot read ${lockPath}: ${(error as Error).message}`,
-      { category: 'lock' },
     );
   }
   let lock: Lockfile;
@@ -309,7 +313,6 @@ export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): 
     const shown = report.problems.slice(0, 3).map(describeProblem).join('; ');
     const more = report.problems.length > 3 ? ` (and ${report.problems.length - 3} more; run \`gateway verify\`)` : '';
     throw new GatewayError('LOCK_VERIFICATION_FAILED', `${lockPath} failed verification: ${shown}${more}`, {
-      category: 'verification',
       details: { problems: report.problems },
     });
   }

@@ -160,9 +160,7 @@ export function parseListen(value: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[3]) : Number.NaN;
   if (!match || port > 65535) {
-    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`, {
-      category: 'usage',
-    });
+    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`);
   }
   return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
 }
@@ -173,10 +171,10 @@ function withUrl(loaded: LoadedConfig, url: string | undefined): LoadedConfig {
   try {
     parsed = new URL(url);
   } catch {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`, { category: 'usage' });
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`, { category: 'usage' });
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`);
   }
   return { ...loaded, config: { ...loaded.config, gateway: { ...loaded.config.gateway, url: url.replace(/\/+$/, '') } } };
 }
@@ -202,13 +200,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         key: await readFile(resolveConfigPath(loaded, config.gateway.tls.key)),
       };
     } catch (error) {
-      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`, { category: 'config' });
+      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`);
     }
   } else if (!isLoopbackListener) {
     throw new GatewayError(
       'LISTEN_INSECURE_REFUSED',
       `refusing to serve plain HTTP on ${listen.host}: set gateway.tls (cert and key) or listen on a loopback address such as 127.0.0.1`,
-      { category: 'config' },
     );
   }
 

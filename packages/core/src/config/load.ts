@@ -71,7 +71,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     throw new GatewayError(
       'CONFIG_INVALID_YAML',
       `${path}${line ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`,
-      { category: 'config', details: { line } },
+      { details: { line } },
     );
   }
   const value: unknown = document.toJS({ maxAliasCount: 50 });
@@ -103,7 +103,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
       'CONFIG_INVALID',
       `${path}${first.line ? `:${first.line}` : ''}: ${first.key}: ${first.message}` +
         (unique.length > 1 ? ` (and ${unique.length - 1} more problem${unique.length > 2 ? 's' : ''})` : ''),
-      { category: 'config', details: { problems: unique } },
+      { details: { problems: unique } },
     );
   }
   const config = value as unknown as GatewayConfig;
@@ -116,17 +116,16 @@ function checkGatewayUrl(url: string, path: string): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: not an absolute URL: ${url}`, { category: 'config' });
+    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
     throw new GatewayError(
       'CONFIG_INVALID',
       `${path}: gateway.url: must be https (plain http is allowed only for loopback hosts): ${url}`,
-      { category: 'config' },
     );
   }
   if (parsed.search || parsed.hash) {
-    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`, { category: 'config' });
+    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`);
   }
 }
 
@@ -143,11 +142,9 @@ export async function loadConfig(path: string): Promise<LoadedConfig> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new GatewayError('CONFIG_NOT_FOUND', `no configuration at ${path}; run \`gateway init\` or pass --config`, {
-        category: 'config',
-      });
+      throw new GatewayError('CONFIG_NOT_FOUND', `no configuration at ${path}; run \`gateway init\` or pass --config`);
     }
-    throw new GatewayError('CONFIG_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`, { category: 'config' });
+    throw new GatewayError('CONFIG_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`);
   }
   return parseConfig(text, path);
 }
@@ -169,7 +166,6 @@ export function sourceConfig(loaded: LoadedConfig, name: string): SourceConfig {
     throw new GatewayError(
       'SOURCE_UNKNOWN',
       `no source named '${name}' in ${loaded.path}` + (known.length ? ` (known: ${known.join(', ')})` : ''),
-      { category: 'usage' },
     );
   }
   return source;

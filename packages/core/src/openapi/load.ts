@@ -32,7 +32,7 @@ function tooLarge(where: string, maxBytes: number): GatewayError {
     'OPENAPI_TOO_LARGE',
     `${where} is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(1)} MiB); ` +
       'raise import.maxDocumentBytes in gateway.yaml if the document is genuine.',
-    { category: 'document', details: { maxBytes } },
+    { details: { maxBytes } },
   );
 }
 
@@ -55,14 +55,12 @@ export const fetchTextWithLimits: FetchText = async (url, limits) => {
   } catch (error) {
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${limits.timeoutMs} ms` : describeFetchError(error);
     throw new GatewayError('OPENAPI_UNREACHABLE', `${url} could not be fetched: ${reason}.`, {
-      category: 'network',
       cause: error,
     });
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
     throw new GatewayError('OPENAPI_UNREACHABLE', `${url} answered HTTP ${response.status}, not a document.`, {
-      category: 'network',
       details: { status: response.status },
     });
   }
@@ -89,7 +87,6 @@ export const fetchTextWithLimits: FetchText = async (url, limits) => {
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     throw new GatewayError('OPENAPI_UNREACHABLE', `${url} could not be read: ${describeFetchError(error)}.`, {
-      category: 'network',
       cause: error,
     });
   }
@@ -107,7 +104,7 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
   try {
     const info = await stat(path);
     if (!info.isFile()) {
-      throw new GatewayError('OPENAPI_NOT_FOUND', `${where} is not a file.`, { category: 'document' });
+      throw new GatewayError('OPENAPI_NOT_FOUND', `${where} is not a file.`);
     }
     size = info.size;
   } catch (error) {
@@ -118,7 +115,7 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
       code === 'ENOENT' || code === 'ENOTDIR'
         ? `${where} does not exist (looked for ${path}).`
         : `${where} cannot be read: ${(error as Error).message}.`,
-      { category: 'document', cause: error },
+      { cause: error },
     );
   }
   if (size > maxBytes) throw tooLarge(where, maxBytes);
@@ -126,7 +123,6 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
     return await readFile(path, 'utf8');
   } catch (error) {
     throw new GatewayError('OPENAPI_UNREADABLE', `${where} cannot be read: ${(error as Error).message}.`, {
-      category: 'document',
       cause: error,
     });
   }
@@ -152,7 +148,7 @@ export function parseDocumentText(text: string, where: string): unknown {
         'OPENAPI_ALIAS_LIMIT',
         `${where} expands YAML aliases beyond the limit of ${MAX_YAML_ALIAS_COUNT} nodes (a "billion laughs" ` +
           'document?); it is refused.',
-        { category: 'document', cause: error },
+        { cause: error },
       );
     }
     const line = (error as { linePos?: { line: number; col: number }[] }).linePos?.[0];
@@ -160,7 +156,7 @@ export function parseDocumentText(text: string, where: string): unknown {
       'OPENAPI_PARSE_ERROR',
       `${where} is neither valid JSON nor valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ''}: ` +
         `${message.split('\n')[0]}`,
-      { category: 'document', cause: error, details: line ? { line: line.line, column: line.col } : undefined },
+      { cause: error, details: line ? { line: line.line, column: line.col } : undefined },
     );
   }
 }
@@ -168,16 +164,14 @@ export function parseDocumentText(text: string, where: string): unknown {
 /** The supported version (`openapi` as written) or OPENAPI_UNSUPPORTED_VERSION naming what was found. */
 export function checkOpenApiVersion(value: unknown, where: string): string {
   if (!isObject(value)) {
-    throw new GatewayError('OPENAPI_INVALID', `${where} is not an OpenAPI document: its top level is not an object.`, {
-      category: 'document',
-    });
+    throw new GatewayError('OPENAPI_INVALID', `${where} is not an OpenAPI document: its top level is not an object.`);
   }
   if ('swagger' in value) {
     throw new GatewayError(
       'OPENAPI_UNSUPPORTED_VERSION',
       `${where} is Swagger ${String(value.swagger)}; only OpenAPI 3.0, 3.1 and 3.2 are supported. ` +
         'Convert it to OpenAPI 3 first (for example with swagger2openapi).',
-      { category: 'document', details: { version: `swagger ${String(value.swagger)}` } },
+      { details: { version: `swagger ${String(value.swagger)}` } },
     );
   }
   const version = value.openapi;
@@ -187,7 +181,7 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
       version === undefined
         ? `${where} has no "openapi" version field; only OpenAPI 3.0, 3.1 and 3.2 are supported.`
         : `${where} declares openapi: ${JSON.stringify(version)}, which is not a version string (write e.g. "3.1.0").`,
-      { category: 'document', details: { version: version ?? null } },
+      { details: { version: version ?? null } },
     );
   }
   // OAS 3.x §4.8.1: `openapi` is major.minor.patch; every patch release of a minor version is accepted.
@@ -195,7 +189,7 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
     throw new GatewayError(
       'OPENAPI_UNSUPPORTED_VERSION',
       `${where} is OpenAPI ${version}; only OpenAPI 3.0.x, 3.1.x and 3.2.x are supported.`,
-      { category: 'document', details: { version } },
+      { details: { version } },
     );
   }
   return version;
@@ -223,7 +217,7 @@ export function validateOpenApi(document: Record<string, unknown>, version: stri
   throw new GatewayError(
     'OPENAPI_INVALID',
     `${where} is not a valid OpenAPI ${minor} document: ${problems.join('; ')}`,
-    { category: 'document', details: { problems } },
+    { details: { problems } },
   );
 }
 
@@ -356,7 +350,7 @@ export async function bundleDocument(
       throw new GatewayError(
         'OPENAPI_REFERENCE_UNRESOLVABLE',
         `${where} references other files that cannot be joined: ${(error as Error).message}`,
-        { category: 'document', cause: error },
+        { cause: error },
       );
     }
   }
@@ -365,7 +359,7 @@ export async function bundleDocument(
       'OPENAPI_REMOTE_REF_REFUSED',
       `${where} references remote documents (${[...new Set(refusedRemote)].slice(0, 3).join(', ')}); remote ` +
         'references are refused unless allowRemoteRefs is set for this source.',
-      { category: 'document', details: { references: [...new Set(refusedRemote)].slice(0, 20) } },
+      { details: { references: [...new Set(refusedRemote)].slice(0, 20) } },
     );
   }
   if (refusedOutside.length > 0) {
@@ -373,11 +367,11 @@ export async function bundleDocument(
       'OPENAPI_FILE_REF_REFUSED',
       `${where} references files outside its own folder (${[...new Set(refusedOutside)].slice(0, 3).join(', ')}); ` +
         'only files beside the document or below its folder may be referenced.',
-      { category: 'document', details: { references: [...new Set(refusedOutside)].slice(0, 20) } },
+      { details: { references: [...new Set(refusedOutside)].slice(0, 20) } },
     );
   }
   if (!isObject(bundled)) {
-    throw new GatewayError('OPENAPI_INVALID', `${where} did not bundle into an OpenAPI document.`, { category: 'document' });
+    throw new GatewayError('OPENAPI_INVALID', `${where} did not bundle into an OpenAPI document.`);
   }
   encodeLocalReferences(bundled);
   inlineMisplacedReferences(bundled);

@@ -406,7 +406,7 @@ function remoteReferenceRefused(path: string, method: string, error: ExternalRef
     'OPENAPI_REMOTE_REF_REFUSED',
     `${method} ${path} needs the remote reference "${error.reference}"; remote references are refused unless ` +
       'allowRemoteRefs is set for this source.',
-    { category: 'document', details: { reference: error.reference, path, method } },
+    { details: { reference: error.reference, path, method } },
   );
 }
 
@@ -471,7 +471,7 @@ function pathItemAt(document: Record<string, unknown>, path: string, value: unkn
     throw new GatewayError(
       'OPENAPI_REFERENCE_UNRESOLVABLE',
       `The path item "${path}" cannot be read: ${(error as Error).message}. Its operations cannot be listed.`,
-      { category: 'document', details: { path, reference: value.$ref } },
+      { details: { path, reference: value.$ref } },
     );
   }
 }

@@ -62,13 +62,13 @@ export function localSubject(name: string): string {
 
 export function checkPersonName(name: string): void {
   if (!/^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$/.test(name)) {
-    throw new GatewayError('PERSON_NAME_INVALID', `'${name}' is not a valid name: use 1–64 letters, digits, '.', '_', '@' or '-'`, { category: 'usage' });
+    throw new GatewayError('PERSON_NAME_INVALID', `'${name}' is not a valid name: use 1–64 letters, digits, '.', '_', '@' or '-'`);
   }
 }
 
 export function checkPasswordStrength(password: string): void {
   if (password.length < MINIMUM_PASSWORD_LENGTH) {
-    throw new GatewayError('PERSON_PASSWORD_WEAK', `a password needs at least ${MINIMUM_PASSWORD_LENGTH} characters`, { category: 'usage' });
+    throw new GatewayError('PERSON_PASSWORD_WEAK', `a password needs at least ${MINIMUM_PASSWORD_LENGTH} characters`);
   }
 }
 
@@ -88,7 +88,7 @@ export class PeopleDirectory {
       if (!Array.isArray(parsed.people)) throw new Error('no people array');
       return parsed;
     } catch (error) {
-      throw new GatewayError('PEOPLE_FILE_INVALID', `${this.path} is not a people file: ${(error as Error).message}`, { category: 'config' });
+      throw new GatewayError('PEOPLE_FILE_INVALID', `${this.path} is not a people file: ${(error as Error).message}`);
     }
   }
 
@@ -115,7 +115,7 @@ export class PeopleDirectory {
     const file = await this.read();
     const existing = file.people.findIndex((person) => person.name === name);
     if (existing >= 0 && !options.replace) {
-      throw new GatewayError('PERSON_EXISTS', `'${name}' already has an account; remove it first or pass --replace to set a new password`, { category: 'refused' });
+      throw new GatewayError('PERSON_EXISTS', `'${name}' already has an account; remove it first or pass --replace to set a new password`);
     }
     const person: LocalPerson = {
       name,

@@ -10,7 +10,6 @@ export function readOnly(provider: string): GatewayError {
   return new GatewayError(
     'VAULT_READ_ONLY',
     `the ${provider} vault provider is read-only: store the secret where that provider reads it (docs/vault.md)`,
-    { category: 'refused' },
   );
 }
 

@@ -8,6 +8,7 @@ import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
   isGatewayError,
+  type ErrorCode,
   type AdminSession,
   type AdminSessionAnswer,
   type AdminSessionList,
@@ -63,7 +64,7 @@ function sessionView(session: SessionRecord, now = Date.now()): AdminSession {
 
 interface Problem {
   status: number;
-  code: string;
+  code: ErrorCode;
   title: string;
   detail: string;
 }

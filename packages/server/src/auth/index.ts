@@ -45,9 +45,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     try {
       caCertificates.push(await readFile(file, 'utf8'));
     } catch (error) {
-      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`, {
-        category: 'config',
-      });
+      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`);
     }
   }
   const metadataDocuments = createClientMetadataFetcher({

@@ -103,7 +103,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
       throw new GatewayError(
         'CREDENTIAL_SECRET_MISSING',
         `the login ${loginId} needs the secret '${name}', which the vault does not hold; store it with \`gateway secrets set ${name}\``,
-        { category: 'config', details: { login: loginId, secret: name } },
+        { details: { login: loginId, secret: name } },
       );
     }
     return value;
@@ -180,20 +180,20 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         throw new GatewayError(
           'OAUTH_TOKEN_REQUEST_FAILED',
           `the token endpoint ${tokenUrl} refused the client credentials of ${loginId}: ${error.error} (HTTP ${error.status})`,
-          { category: 'auth', details: { login: loginId, error: error.error } },
+          { details: { login: loginId, error: error.error } },
         );
       }
       throw new GatewayError(
-        'OAUTH_TOKEN_REQUEST_FAILED',
+        'OAUTH_TOKEN_ENDPOINT_UNREACHABLE',
         `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`,
-        { category: 'network', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     }
     if (result.token_type.toLowerCase() !== 'bearer') {
       throw new GatewayError(
         'OAUTH_TOKEN_REQUEST_FAILED',
         `the token endpoint ${tokenUrl} issued a '${result.token_type}' token for ${loginId}; only bearer tokens are supported`,
-        { category: 'auth', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     }
     const lifetime = typeof result.expires_in === 'number' && result.expires_in > 0 ? result.expires_in * 1000 : DEFAULT_TOKEN_LIFETIME_MS;
@@ -218,7 +218,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         'CREDENTIAL_SCHEME_MISMATCH',
         `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
           `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
-        { category: 'config', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     switch (credential.type) {
       case 'none':
@@ -243,7 +243,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           throw new GatewayError(
             'CREDENTIAL_INVALID',
             `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
-            { category: 'config', details: { login: loginId } },
+            { details: { login: loginId } },
           );
         }
         const password = await secretOf(loginId, credential.secret);
@@ -257,12 +257,18 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           throw new GatewayError(
             'CREDENTIAL_TOKEN_URL_MISSING',
             `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
-            { category: 'config', details: { login: loginId } },
+            { details: { login: loginId } },
           );
         }
         const scopes = credential.scopes ?? requiredScopes;
         target.headers.authorization = `Bearer ${await clientCredentialsToken(loginId, credential, tokenUrl, scopes)}`;
         return;
+      }
+      default: {
+        // A credential type added to the config schema must be applied here before it compiles; without this,
+        // requests would silently go out without credentials.
+        const unreachable: never = credential;
+        throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
       }
     }
   }
@@ -292,14 +298,14 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         throw new GatewayError(
           'LOGIN_NOT_IN_SESSION',
           `calling ${operation.tool} needs the login ${notInSession.join(' and ')}, which this session was not granted`,
-          { category: 'auth', details: { tool: operation.tool, logins: notInSession } },
+          { details: { tool: operation.tool, logins: notInSession } },
         );
       }
       const wanted = alternatives.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
       throw new GatewayError(
         'CREDENTIAL_NOT_AVAILABLE',
         `no credential is configured for ${operation.tool}: it needs ${wanted}; add one under sources.${sourceName}.credentials`,
-        { category: 'auth', details: { tool: operation.tool, source: sourceName } },
+        { details: { tool: operation.tool, source: sourceName } },
       );
     },
 

@@ -132,7 +132,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers });
       if (fetched.status === 304 && previous) return { text: null, etag: previous.etag, lastModified: previous.lastModified };
       if (fetched.status < 200 || fetched.status > 299) {
-        throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`, { category: 'network' });
+        throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`);
       }
       return { text: fetched.text, etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
     }
@@ -141,12 +141,10 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     try {
       size = (await stat(path)).size;
     } catch (error) {
-      throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-        category: 'document',
-      });
+      throw new GatewayError('DRIFT_DOCUMENT_UNREADABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
     if (size > maxBytes) {
-      throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`, { category: 'document' });
+      throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`);
     }
     return { text: await readFile(path, 'utf8'), etag: null, lastModified: null };
   }
@@ -161,7 +159,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       fetchText: async (url, limits) => {
         const fetched = await guardedFetchText(url, { agent: options.agent, maxBytes: limits.maxBytes, timeoutMs: limits.timeoutMs });
         if (fetched.status !== 200) {
-          throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${url} answered HTTP ${fetched.status}`, { category: 'network' });
+          throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${url} answered HTTP ${fetched.status}`);
         }
         return fetched.text;
       },
@@ -251,7 +249,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       // Nothing changes on a failed read: blocked tools stay blocked, callable ones stay callable.
       const gatewayError = isGatewayError(error)
         ? error
-        : new GatewayError('DRIFT_CHECK_FAILED', (error as Error)?.message ?? String(error), { category: 'internal' });
+        : new GatewayError('DRIFT_CHECK_FAILED', (error as Error)?.message ?? String(error));
       entry.state = { ...entry.state, checkedAt, status: 'error', error: { code: gatewayError.code, message: gatewayError.message } };
       store.saveState(entry.state);
       logger.warn({ source, code: gatewayError.code, error: gatewayError.message }, 'drift check failed; nothing changed');

@@ -46,7 +46,6 @@ export function buildUpstreamRequest(
     throw new GatewayError(
       'UPSTREAM_SERVER_MISSING',
       `tool ${operation.tool} has no server URL in the lock; set a server in the OpenAPI document and publish again`,
-      { category: 'refused' },
     );
   }
   let path = operation.path;
@@ -72,12 +71,15 @@ export function buildUpstreamRequest(
       case 'cookie':
         cookies.push(serialiseCookieValue(parameter, value));
         break;
+      default: {
+        // A parameter location added to the model must be serialised here before it compiles.
+        const unreachable: never = parameter.in;
+        throw new GatewayError('INTERNAL_ERROR', `tool ${operation.tool}: unhandled parameter location ${JSON.stringify(unreachable)}`);
+      }
     }
   }
   if (/\{[^}]*\}/.test(path)) {
-    throw new GatewayError('PATH_PARAMETER_MISSING', `tool ${operation.tool}: no value for a path parameter in ${operation.path}`, {
-      category: 'usage',
-    });
+    throw new GatewayError('PATH_PARAMETER_MISSING', `tool ${operation.tool}: no value for a path parameter in ${operation.path}`);
   }
   // Credentials last, so an argument can never replace them.
   for (const [name, value] of Object.entries(credentials.query)) queryPairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
