@@ -11,7 +11,7 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test-support/**/*.test.ts'],
     globalSetup: ['./test-support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
