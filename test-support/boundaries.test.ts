@@ -24,7 +24,8 @@ function sourceFiles(directory: string): string[] {
 
 /** Static imports, re-exports and dynamic `import('…')` of every source file under `directory`. */
 function importsUnder(directory: string): ImportStatement[] {
-  const pattern = /(?:^|[\s;])(?:import|export)\s(?:type\s)?[^'";]*?from\s*'([^']+)'|(?:^|[\s;])import\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
+  const pattern =
+    /(?:^|[\s;])(?:import|export)\s(?:type\s)?[^'";]*?from\s*'([^']+)'|(?:^|[\s;])import\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
   return sourceFiles(directory).flatMap((file) =>
     [...readFileSync(file, 'utf8').matchAll(pattern)].map((match) => ({ file, specifier: (match[1] ?? match[2] ?? match[3])! })),
   );
@@ -34,12 +35,12 @@ const packages = (name: string): string => join(repositoryRoot, 'packages', name
 const shown = (statement: ImportStatement): string => `${relative(repositoryRoot, statement.file)} imports '${statement.specifier}'`;
 
 /** The folder cycles among the server's folders, as `a → b → … → a` (each reported once, from its smallest folder). */
-export function folderCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+function folderCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   const cycles = new Set<string>();
   const visit = (start: string, current: string, path: string[]): void => {
     for (const next of edges.get(current) ?? []) {
       if (next === start) {
-        const smallest = path.reduce((a, b) => (a <= b ? a : b));
+        const smallest = [...path].sort()[0]!;
         const at = path.indexOf(smallest);
         const rotated = [...path.slice(at), ...path.slice(0, at)];
         cycles.add([...rotated, smallest].join(' → '));
@@ -101,12 +102,16 @@ describe('package boundaries', () => {
   });
 
   it('core imports no framework, database, network or process module', () => {
-    const offending = importsUnder(packages('core')).filter((statement) => FORBIDDEN_IN_CORE.some((pattern) => pattern.test(statement.specifier)));
+    const offending = importsUnder(packages('core')).filter((statement) =>
+      FORBIDDEN_IN_CORE.some((pattern) => pattern.test(statement.specifier)),
+    );
     expect(offending.map(shown)).toEqual([]);
   });
 
   it('the runtime package never imports the server or the CLI', () => {
-    const offending = importsUnder(packages('runtime')).filter((statement) => /^@gateway\/(server|cli)$|packages\/(server|cli)\//.test(statement.specifier));
+    const offending = importsUnder(packages('runtime')).filter((statement) =>
+      /^@gateway\/(server|cli)$|packages\/(server|cli)\//.test(statement.specifier),
+    );
     expect(offending.map(shown)).toEqual([]);
   });
 });
@@ -124,6 +129,13 @@ describe('folder cycles in packages/server/src', () => {
       ['d', new Set<string>()],
     ]);
     expect(folderCycles(edges)).toEqual(['a → b → c → a']);
-    expect(folderCycles(new Map([['a', new Set(['b'])], ['b', new Set<string>()]]))).toEqual([]);
+    expect(
+      folderCycles(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set<string>()],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

@@ -46,7 +46,14 @@ async function tokenFromVault(loaded: LoadedConfig): Promise<string> {
   return token;
 }
 
-async function send<T>(baseUrl: string, token: string, timeoutMs: number, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+async function send<T>(
+  baseUrl: string,
+  token: string,
+  timeoutMs: number,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const url = `${baseUrl}/admin/${path}`;
   let response: Response;
   try {
@@ -63,7 +70,10 @@ async function send<T>(baseUrl: string, token: string, timeoutMs: number, method
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    throw new GatewayError(
+      'GATEWAY_UNREACHABLE',
+      `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+    );
   }
   const text = await response.text();
   if (!response.ok) {

@@ -14,9 +14,13 @@ export const ERRORS = {
   ADMIN_REQUEST_INVALID: {
     category: 'usage',
     area: 'admin',
-    meaning: 'an admin request body that does not match the route\'s schema (e.g. an empty revocation reason)',
+    meaning: "an admin request body that does not match the route's schema (e.g. an empty revocation reason)",
   },
-  ADMIN_REQUEST_REFUSED: { category: 'auth', area: 'admin', meaning: 'CLI: the admin API refused the token (401/403) without one of our codes' },
+  ADMIN_REQUEST_REFUSED: {
+    category: 'auth',
+    area: 'admin',
+    meaning: 'CLI: the admin API refused the token (401/403) without one of our codes',
+  },
   ADMIN_ROUTE_NOT_FOUND: { category: 'usage', area: 'admin', meaning: 'an unknown `/admin/*` route' },
   ADMIN_SESSIONS_UNAVAILABLE: {
     category: 'usage',
@@ -73,7 +77,7 @@ export const ERRORS = {
     area: 'credentials',
     meaning: 'the credential type cannot satisfy the security scheme',
   },
-  CREDENTIAL_SECRET_MISSING: { category: 'config', area: 'credentials', meaning: 'the login\'s secret is not in the vault' },
+  CREDENTIAL_SECRET_MISSING: { category: 'config', area: 'credentials', meaning: "the login's secret is not in the vault" },
   CREDENTIAL_TOKEN_URL_MISSING: { category: 'config', area: 'credentials', meaning: 'OAuth client credentials without a token URL' },
   DRIFT_CHECK_FAILED: { category: 'internal', area: 'serving', meaning: '(drift report) an unexpected failure during a check' },
   DRIFT_DOCUMENT_UNAVAILABLE: {
@@ -123,7 +127,7 @@ export const ERRORS = {
   LOCK_FINGERPRINT_MISMATCH: {
     category: 'verification',
     area: 'verification',
-    meaning: 'an operation\'s request shape does not match its fingerprint (names the tool)',
+    meaning: "an operation's request shape does not match its fingerprint (names the tool)",
   },
   LOCK_KEY_UNTRUSTED: { category: 'verification', area: 'verification', meaning: 'the signer is not in `trust.keys`' },
   LOCK_NOT_FOUND: { category: 'lock', area: 'lock', meaning: 'no tools.lock; run `gateway import <source>` first' },
@@ -163,7 +167,7 @@ export const ERRORS = {
   LOCK_SOURCE_MISMATCH: {
     category: 'verification',
     area: 'verification',
-    meaning: 'the lock\'s document location or kind differs from gateway.yaml',
+    meaning: "the lock's document location or kind differs from gateway.yaml",
   },
   LOCK_SOURCE_MISSING: { category: 'verification', area: 'verification', meaning: 'a source of gateway.yaml is not in the lock' },
   LOCK_SOURCE_ORPHAN: { category: 'verification', area: 'verification', meaning: 'a source in the lock is not in gateway.yaml' },
@@ -200,17 +204,17 @@ export const ERRORS = {
     area: 'credentials',
     meaning: 'the upstream token endpoint refused the client credentials, or issued a token that is not a bearer token',
   },
-  OIDC_SIGN_IN_FAILED: { category: 'auth', area: 'authorization', meaning: 'sign-in through the company\'s OIDC provider failed' },
+  OIDC_SIGN_IN_FAILED: { category: 'auth', area: 'authorization', meaning: "sign-in through the company's OIDC provider failed" },
   OIDC_SIGN_IN_REFUSED: {
     category: 'auth',
     area: 'authorization',
-    meaning: 'the account\'s email domain is not in `auth.oidc.allowedDomains`',
+    meaning: "the account's email domain is not in `auth.oidc.allowedDomains`",
   },
   OPENAPI_ALIAS_LIMIT: { category: 'document', area: 'import', meaning: 'YAML aliases expand beyond 100 nodes (an alias bomb)' },
   OPENAPI_FILE_REF_REFUSED: {
     category: 'document',
     area: 'import',
-    meaning: 'a file `$ref` outside the document\'s folder, or in a document read from a URL',
+    meaning: "a file `$ref` outside the document's folder, or in a document read from a URL",
   },
   OPENAPI_INVALID: {
     category: 'document',
@@ -222,7 +226,7 @@ export const ERRORS = {
   OPENAPI_REFERENCE_UNRESOLVABLE: {
     category: 'document',
     area: 'import',
-    meaning: 'referenced files cannot be joined, or a path item\'s `$ref` cannot be followed',
+    meaning: "referenced files cannot be joined, or a path item's `$ref` cannot be followed",
   },
   OPENAPI_REMOTE_REF_REFUSED: { category: 'document', area: 'import', meaning: 'a remote `$ref` is needed but `allowRemoteRefs` is off' },
   OPENAPI_TOO_LARGE: {
@@ -255,7 +259,7 @@ export const ERRORS = {
   PUBLISH_TOOL_NAME_CONFLICT: {
     category: 'refused',
     area: 'lock',
-    meaning: 'another source\'s in-use publication already offers that tool name',
+    meaning: "another source's in-use publication already offers that tool name",
   },
   PUBLISH_UNSUPPORTED_SELECTED: { category: 'refused', area: 'lock', meaning: 'the proposal selects an unsupported operation' },
   REVIEW_CANCELLED: { category: 'usage', area: 'lock', meaning: 'the interactive checklist was cancelled; the lock is unchanged' },
@@ -290,7 +294,7 @@ export const ERRORS = {
     area: 'config',
     meaning: 'a flag or argument value is not acceptable (e.g. `--format`, an empty password on stdin)',
   },
-  VAULT_BUSY: { category: 'refused', area: 'credentials', meaning: 'the vault\'s write lock was held for more than 5 s' },
+  VAULT_BUSY: { category: 'refused', area: 'credentials', meaning: "the vault's write lock was held for more than 5 s" },
   VAULT_EXEC_FAILED: {
     category: 'config',
     area: 'credentials',

@@ -17,17 +17,17 @@ export {
   type ErrorSpec,
 } from './errors.js';
 export { renderErrorDocs } from './error-docs.js';
-export {
-  type JsonSchema,
-  type LockedOperation,
-  type LockedSource,
-  type Lockfile,
-  type Operation,
-  type OperationBody,
-  type OperationParameter,
-  type Publication,
-  type SecurityRequirement,
-  type SecuritySchemeSummary,
+export type {
+  JsonSchema,
+  LockedOperation,
+  LockedSource,
+  Lockfile,
+  Operation,
+  OperationBody,
+  OperationParameter,
+  Publication,
+  SecurityRequirement,
+  SecuritySchemeSummary,
 } from './model.js';
 export { canonicalDigest, canonicalJson, sha256Digest } from './canonical.js';
 export {
@@ -94,13 +94,13 @@ export {
   type OperationSummary,
   type SourceDiff,
 } from './diff.js';
-export {
-  type AdminSession,
-  type AdminSessionAnswer,
-  type AdminSessionList,
-  type AdminStatus,
-  type DriftSourceReport,
-  type DriftStatus,
+export type {
+  AdminSession,
+  AdminSessionAnswer,
+  AdminSessionList,
+  AdminStatus,
+  DriftSourceReport,
+  DriftStatus,
 } from './admin-api.js';
 export {
   DEFAULT_MAX_DOCUMENT_BYTES,

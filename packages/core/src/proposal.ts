@@ -110,7 +110,7 @@ function isCarriedForward(
   const previous = previousByTool.get(operation.tool);
   if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
   const published = inUseByTool.get(operation.tool);
-  return published !== undefined && published.selected && published.fingerprint === operation.fingerprint;
+  return published?.selected === true && published.fingerprint === operation.fingerprint;
 }
 
 function operationsByTool(publication: Publication | undefined): Map<string, LockedOperation> {

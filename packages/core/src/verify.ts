@@ -8,7 +8,7 @@ import { resolveConfigPath, type LoadedConfig } from './config/index.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
 import { parseLock, publicationNumber } from './lockfile.js';
-import type { LockedOperation, Lockfile, Publication, RequestShape } from './model.js';
+import type { LockedOperation, Lockfile, Publication, } from './model.js';
 import { checkPublicationSignature, type SignedContentChange, type TrustedKey } from './signing.js';
 import { fingerprintOf } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';

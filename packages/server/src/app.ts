@@ -32,7 +32,7 @@ export interface BuildAppOptions {
 }
 
 function isMcpPath(url: string | undefined): boolean {
-  return url === '/mcp' || (url !== undefined && url.startsWith('/mcp?'));
+  return url === '/mcp' || url?.startsWith('/mcp?') === true;
 }
 
 /**

@@ -42,7 +42,10 @@ beforeAll(async () => {
     logins: ['orders/api_key'],
     expiresAt: now + 3_600_000,
   });
-  store.openSession({ subject: 'local:bob', personName: 'bob', clientId: 'dcr-2', clientName: 'Agent', tools: [], logins: [], expiresAt: now - 1000 }, now - 5000);
+  store.openSession(
+    { subject: 'local:bob', personName: 'bob', clientId: 'dcr-2', clientName: 'Agent', tools: [], logins: [], expiresAt: now - 1000 },
+    now - 5000,
+  );
   app = Fastify({ logger: false });
   await app.register(createAdminPlugin({ vault, loaded, registry: new PublicationRegistry(), sessions: store }));
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -59,11 +62,15 @@ const sessions = (args: string[]) => runGateway(['sessions', ...args, '--url', u
 
 describe('gateway sessions (through the admin API)', () => {
   it('list shows open sessions; --all adds ended ones', async () => {
-    const open = JSON.parse(String((await runGateway(['--json', 'sessions', 'list', '--url', url], { cwd: directory.path, env })).stdout)) as {
+    const open = JSON.parse(
+      String((await runGateway(['--json', 'sessions', 'list', '--url', url], { cwd: directory.path, env })).stdout),
+    ) as {
       sessions: Array<{ id: string; state: string }>;
     };
     expect(open.sessions.map((session) => [session.id, session.state])).toEqual([['session-1', 'open']]);
-    const all = JSON.parse(String((await runGateway(['--json', 'sessions', 'list', '--all', '--url', url], { cwd: directory.path, env })).stdout)) as {
+    const all = JSON.parse(
+      String((await runGateway(['--json', 'sessions', 'list', '--all', '--url', url], { cwd: directory.path, env })).stdout),
+    ) as {
       sessions: Array<{ id: string; state: string }>;
     };
     expect(all.sessions.map((session) => [session.id, session.state])).toEqual([

@@ -129,9 +129,13 @@ function readFromTerminal(name: string): Promise<string> {
     };
     const onData = (text: string): void => {
       for (const character of text) {
-        if (character === '\r' || character === '\n' || character === '\u0004') return finish();
+        if (character === '\r' || character === '\n' || character === '\u0004') {
+          finish();
+          return;
+        }
         if (character === '\u0003') {
-          return finish(new GatewayError('SECRET_VALUE_EMPTY', 'cancelled'));
+          finish(new GatewayError('SECRET_VALUE_EMPTY', 'cancelled'));
+          return;
         }
         if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
         else value += character;

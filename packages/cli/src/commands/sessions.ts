@@ -51,7 +51,9 @@ export function registerSessions(program: Command): void {
     .action(async (id: string, options: AdminClientOptions & { reason: string }, command: Command) => {
       const context = contextFrom(command);
       const admin = await adminClient(context, options);
-      const { session } = await admin.request<AdminSessionAnswer>('POST', `sessions/${encodeURIComponent(id)}/revoke`, { reason: options.reason });
+      const { session } = await admin.request<AdminSessionAnswer>('POST', `sessions/${encodeURIComponent(id)}/revoke`, {
+        reason: options.reason,
+      });
       printResult(context, `revoked ${session.id} (${session.person} → ${session.client})`, { session });
     });
 }

@@ -165,7 +165,7 @@ export function sourceConfig(loaded: LoadedConfig, name: string): SourceConfig {
     const known = Object.keys(loaded.config.sources);
     throw new GatewayError(
       'SOURCE_UNKNOWN',
-      `no source named '${name}' in ${loaded.path}` + (known.length ? ` (known: ${known.join(', ')})` : ''),
+      `no source named '${name}' in ${loaded.path}${known.length ? ` (known: ${known.join(', ')})` : ''}`,
     );
   }
   return source;

@@ -48,7 +48,7 @@ interface VaultDocument {
 
 const KEY_CHECK_AAD = 'gateway-vault/v1/key-check';
 const KEY_CHECK_PLAINTEXT = 'gateway-vault key check';
-const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/;
+const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/;
 
 export function checkSecretName(name: string): void {
   if (!SECRET_NAME.test(name)) {
