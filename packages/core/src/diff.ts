@@ -15,6 +15,7 @@ import { sourceConfig, type LoadedConfig } from './config/index.js';
 import { inUsePublication, proposedPublication } from './lockfile.js';
 import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
 import type { JsonSchema, LockedSource, Operation, OperationParameter, Publication, SecuritySchemeSummary } from './model.js';
+import { compareText } from './compare-text.js';
 
 export type OperationChangeKind =
   | 'method-changed'
@@ -81,9 +82,6 @@ function summary(operation: Operation): OperationSummary {
   return { tool: operation.tool, method: operation.method, path: operation.path, status: operation.status };
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a ?? null) === canonicalJson(b ?? null);

@@ -30,6 +30,7 @@ export type {
   SecuritySchemeSummary,
 } from './model.js';
 export { canonicalDigest, canonicalJson, sha256Digest } from './canonical.js';
+export { compareText } from './compare-text.js';
 export {
   emptyLock,
   findSource,
@@ -78,10 +79,12 @@ export { checkPublicationSignature, publicationSigningPayload, signPublication, 
 export {
   loadTrustedKeys,
   loadVerifiedLock,
+  verifiedLockFrom,
   verifyLock,
   verifyLockFile,
   type VerificationProblem,
   type VerificationReport,
+  type VerifiedLock,
 } from './verify.js';
 export { publishProposal, type LiveDescription, type PublishRequest } from './publish.js';
 export {

@@ -7,6 +7,7 @@ import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' 
 import { GatewayError } from './errors.js';
 import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
 import { LOCK_VERSION, type LockedOperation, type Lockfile, type LockedSource, type Publication } from './model.js';
+import { compareText } from './compare-text.js';
 
 export { lockfileSchema };
 
@@ -36,9 +37,6 @@ export function compareOperations(a: LockedOperation, b: LockedOperation): numbe
   return compareText(a.path, b.path) || compareText(a.method, b.method) || compareText(a.tool, b.tool);
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Field order for every object kind, so the file reads the same way everywhere. */
 function orderOperation(operation: LockedOperation): LockedOperation {

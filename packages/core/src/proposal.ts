@@ -6,6 +6,7 @@
 import { GatewayError } from './errors.js';
 import { findSource, inUsePublication, proposedPublication } from './lockfile.js';
 import type { LockedOperation, LockedSource, Lockfile, Operation, Publication } from './model.js';
+import { compareText } from './compare-text.js';
 
 /** What an import produced: the part of `ImportedDocument` (openapi/) a proposal needs. */
 export interface ImportedOperations {
@@ -289,6 +290,3 @@ export function globExpression(pattern: string): RegExp {
   return new RegExp(`^${source}$`, 'u');
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -4,11 +4,12 @@
  * Every finding is collected into a report instead of thrown, so one run lists everything wrong. Only input
  * that cannot be read at all (a missing lock, a trust key file that is not a key) throws.
  */
+import { sha256Digest } from './canonical.js';
 import { resolveConfigPath, type LoadedConfig } from './config/index.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
 import { parseLock, publicationNumber } from './lockfile.js';
-import type { LockedOperation, Lockfile, Publication, } from './model.js';
+import type { LockedOperation, Lockfile, Publication } from './model.js';
 import { checkPublicationSignature, type SignedContentChange, type TrustedKey } from './signing.js';
 import { fingerprintOf } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
@@ -269,15 +270,10 @@ function describeSignedChange(change: SignedContentChange): string {
   }
 }
 
-/** The verdict for a lock file: schema problems become findings; a missing or unreadable file throws. */
-export async function verifyLockFile(
-  lockPath: string,
-  loaded: LoadedConfig,
-  trustedKeys?: readonly TrustedKey[],
-): Promise<{ lock: Lockfile | null; report: VerificationReport }> {
-  let text: string;
+/** The lock's bytes, read once: whoever verifies them also digests and parses these same bytes. */
+export async function readLockBytes(lockPath: string): Promise<Uint8Array> {
   try {
-    text = await readFile(lockPath, 'utf8');
+    return await readFile(lockPath);
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new GatewayError(
@@ -285,6 +281,26 @@ export async function verifyLockFile(
       missing ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first` : `cannot read ${lockPath}: ${(error as Error).message}`,
     );
   }
+}
+
+/** The verdict for a lock file: schema problems become findings; a missing or unreadable file throws. */
+export async function verifyLockFile(
+  lockPath: string,
+  loaded: LoadedConfig,
+  trustedKeys?: readonly TrustedKey[],
+): Promise<{ lock: Lockfile | null; report: VerificationReport }> {
+  return verifyLockBytes(await readLockBytes(lockPath), lockPath, loaded, trustedKeys);
+}
+
+/** The verdict for lock bytes already read (`lockPath` only names them in messages). */
+export async function verifyLockBytes(
+  bytes: Uint8Array,
+  lockPath: string,
+  loaded: LoadedConfig,
+  trustedKeys?: readonly TrustedKey[],
+): Promise<{ lock: Lockfile | null; report: VerificationReport }> {
+  // Decoded as `readFile(path, 'utf8')` would (malformed sequences become U+FFFD), so the verdict is unchanged.
+  const text = new TextDecoder('utf-8').decode(bytes);
   let lock: Lockfile;
   try {
     lock = parseLock(text, lockPath);
@@ -303,12 +319,24 @@ export function describeProblem(problem: VerificationProblem): string {
   return `${problem.code}: ${problem.message}`;
 }
 
+/** A lock that verified, with the digest of the very bytes that were verified (to tell later rewrites apart). */
+export interface VerifiedLock {
+  lock: Lockfile;
+  report: VerificationReport;
+  digest: string;
+}
+
 /**
  * Reads and verifies a lock; throws LOCK_VERIFICATION_FAILED (details.problems) unless it verifies.
  * The server calls this before loading a lock, so it never serves a publication CI would have refused.
  */
-export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): Promise<{ lock: Lockfile; report: VerificationReport }> {
-  const { lock, report } = await verifyLockFile(lockPath, loaded);
+export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): Promise<VerifiedLock> {
+  return verifiedLockFrom(await readLockBytes(lockPath), lockPath, loaded);
+}
+
+/** The same for bytes already read: parsed, verified and digested from those bytes alone. */
+export async function verifiedLockFrom(bytes: Uint8Array, lockPath: string, loaded: LoadedConfig): Promise<VerifiedLock> {
+  const { lock, report } = await verifyLockBytes(bytes, lockPath, loaded);
   if (!lock || !report.ok) {
     const shown = report.problems.slice(0, 3).map(describeProblem).join('; ');
     const more = report.problems.length > 3 ? ` (and ${report.problems.length - 3} more; run \`gateway verify\`)` : '';
@@ -316,7 +344,7 @@ export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): 
       details: { problems: report.problems },
     });
   }
-  return { lock, report };
+  return { lock, report, digest: sha256Digest(bytes) };
 }
 
 /** The same as verifyLock, under the name the server contract uses. */

@@ -11,7 +11,7 @@ export interface BuildAppOptions {
   /** The canonical `/mcp` URL. */
   mcpUrl: string;
   authorizer: McpAuthorizer;
-  /** OAuth endpoints, sign-in and consent (issue 12). */
+  /** The authorization server: OAuth endpoints, sign-in and consent (auth/index.ts). */
   authPlugin?: FastifyPluginAsync;
   /** The admin API (`gateway status`). */
   adminPlugin?: FastifyPluginAsync;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
 import {
@@ -9,8 +9,8 @@ import {
   isLoopbackHostname,
   loadConfig,
   loadVerifiedLock,
+  verifiedLockFrom,
   resolveConfigPath,
-  sha256Digest,
   type LoadedConfig,
 } from '@gateway/core';
 import { createAdminPlugin } from './admin/index.js';
@@ -19,6 +19,7 @@ import { authorizationMigrations, createAuthorization, type ConsentTool } from '
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
+import { createGatewayLogger } from './logger.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
@@ -30,88 +31,6 @@ import { createVault } from '@gateway/runtime';
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-
-/**
- * Header and field paths pino replaces with `[redacted]`: credentials of the client (Authorization,
- * cookies, API-key headers) and of the gateway (anything named like a secret or token).
- */
-export const REDACTED_LOG_PATHS = [
-  'req.headers.authorization',
-  'req.headers["proxy-authorization"]',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'req.headers["api-key"]',
-  'req.headers["x-auth-token"]',
-  'res.headers["set-cookie"]',
-  'headers.authorization',
-  'headers.cookie',
-  '*.authorization',
-  '*.password',
-  '*.secret',
-  '*.token',
-  '*.accessToken',
-  '*.access_token',
-  '*.refresh_token',
-  '*.client_secret',
-  '*.apiKey',
-];
-
-const REDACTED = '[redacted]';
-/** The names of the `*.<name>` paths: redacted by `redactNestedSecrets` rather than by pino (see there). */
-const NESTED_SECRET_NAMES = REDACTED_LOG_PATHS.filter((path) => path.startsWith('*.')).map((path) => path.slice(2));
-const DIRECT_REDACTED_PATHS = REDACTED_LOG_PATHS.filter((path) => !path.startsWith('*.'));
-
-/**
- * What pino's `*.<name>` redaction paths do — replace `<name>` in any object that is the value of a
- * top-level field — done with a look at each field instead of pino's wildcard redaction, which clones and
- * re-serialises every field of every line: ten wildcard paths cost about 60 µs and 35 KB of garbage per
- * line, as much as the rest of a tool call. Objects are copied (prototype and all own properties kept)
- * only when they hold a name to redact; the logged value itself is never changed.
- */
-export function redactNestedSecrets(object: Record<string, unknown>): Record<string, unknown> {
-  let copy: Record<string, unknown> | undefined;
-  for (const key in object) {
-    if (!Object.hasOwn(object, key)) continue;
-    const value = object[key];
-    if (value === null || typeof value !== 'object') continue;
-    let redacted: object | undefined;
-    for (const name of NESTED_SECRET_NAMES) {
-      if (!Object.hasOwn(value, name)) continue;
-      redacted ??= Object.create(Object.getPrototypeOf(value), Object.getOwnPropertyDescriptors(value)) as object;
-      Object.defineProperty(redacted, name, { value: REDACTED, enumerable: Object.getOwnPropertyDescriptor(value, name)!.enumerable, writable: true, configurable: true });
-    }
-    if (redacted) {
-      copy ??= { ...object };
-      copy[key] = redacted;
-    }
-  }
-  return copy ?? object;
-}
-
-/**
- * The gateway's structured logger: JSON lines, secrets redacted; `destination` 2 writes to stderr (a stream
- * object: tests).
- */
-export function createGatewayLogger(options: { level?: string; destination?: 1 | 2 | { write(line: string): void } } = {}): Logger {
-  const destination = options.destination ?? 1;
-  const logger = pino(
-    {
-      level: options.level ?? process.env.GATEWAY_LOG_LEVEL ?? 'info',
-      base: { service: 'gateway' },
-      // Named paths through pino (cheap); the `*.<name>` ones through redactNestedSecrets (same effect).
-      redact: { paths: DIRECT_REDACTED_PATHS, censor: REDACTED },
-      formatters: { log: redactNestedSecrets },
-    },
-    typeof destination === 'number' ? pino.destination({ dest: destination, sync: false }) : destination,
-  );
-  // pino applies no formatter to a child's bindings: redact them on the way in (children inherit this
-  // method from the root through their prototype, so grandchildren are covered too).
-  const child = logger.child;
-  logger.child = function redactedChild(this: Logger, bindings, childOptions) {
-    return child.call(this, redactNestedSecrets(bindings), childOptions);
-  } as typeof logger.child;
-  return logger;
-}
 
 export type AuthorizerOverride = McpAuthorizer | ((context: { registry: PublicationRegistry; loaded: LoadedConfig }) => McpAuthorizer);
 
@@ -228,9 +147,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
 
   try {
-    const initialBytes = await readFile(lockPath).catch(() => undefined);
-    const { lock } = await loadVerifiedLock(lockPath, loaded);
-    registry.replace(lock);
+    // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
+    const initial = await loadVerifiedLock(lockPath, loaded);
+    registry.replace(initial.lock);
 
     const agents = new Map<string, Dispatcher>();
     const allowPrivateNetworks = config.network?.allowPrivateNetworks ?? [];
@@ -278,7 +197,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         agent: tokenAgent,
         logger,
         intervalMs: Math.round((config.drift?.intervalSeconds ?? 300) * 1000),
-        lockPath,
       });
       const started = drift;
       cleanups.push(() => started.stop());
@@ -301,10 +219,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const watcher: LockWatcher = watchLock({
       lockPath,
       registry,
-      load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
+      load: async (bytes) => (await verifiedLockFrom(bytes, lockPath, loaded)).lock,
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
-      ...(initialBytes ? { initialDigest: sha256Digest(initialBytes) } : {}),
+      initialDigest: initial.digest,
     });
     cleanups.push(() => watcher.close());
 

@@ -2,4 +2,5 @@
  * @gateway/server's public surface: what `gateway serve` (and the benchmarks) need to start a gateway. Nothing
  * else leaves the package; the CLI reaches a running server through its admin API (admin/index.ts).
  */
-export { createGatewayLogger, startGateway, type RunningGateway, type StartGatewayOptions } from './gateway.js';
+export { startGateway, type RunningGateway, type StartGatewayOptions } from './gateway.js';
+export { createGatewayLogger } from './logger.js';

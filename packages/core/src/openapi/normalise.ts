@@ -27,6 +27,7 @@ import { SchemaConverter, ToolSchemaTooComplexError, type SchemaDialect } from '
 import { resolveSecurity } from './security.js';
 import { resolveServerUrl } from './servers.js';
 import { assignToolNames } from './tool-names.js';
+import { compareText } from '../compare-text.js';
 
 /** The fingerprint: `sha256:<hex>` of the RFC 8785 canonical JSON of exactly the RequestShape fields. */
 export function fingerprintOf(shape: RequestShape): string {
@@ -94,13 +95,10 @@ export function chooseRequestMediaType(mediaTypes: string[]): string | null {
   const ranked = mediaTypes
     .map((mediaType) => ({ mediaType, rank: mediaTypeRank(mediaType) }))
     .filter((entry) => Number.isFinite(entry.rank))
-    .sort((a, b) => a.rank - b.rank || (a.mediaType < b.mediaType ? -1 : a.mediaType > b.mediaType ? 1 : 0));
+    .sort((a, b) => a.rank - b.rank || compareText(a.mediaType, b.mediaType));
   return ranked[0]?.mediaType ?? null;
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;

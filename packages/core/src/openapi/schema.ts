@@ -19,6 +19,7 @@ import {
   pointerSegments,
   valueAtPointer,
 } from './references.js';
+import { compareText } from '../compare-text.js';
 
 export type SchemaDialect = '3.0' | '3.1';
 
@@ -186,7 +187,7 @@ export class SchemaConverter {
       if (collected.length > MAX_SCHEMA_DEFINITIONS) throw new ToolSchemaTooComplexError(collected.length);
       for (const next of definition.references) if (!seen.has(next)) pending.push(next);
     }
-    collected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    collected.sort((a, b) => compareText(a.name, b.name));
     return Object.fromEntries(collected.map((definition) => [definition.name, definition.schema]));
   }
 

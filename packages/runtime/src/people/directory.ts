@@ -1,7 +1,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { GatewayError, writeFileAtomically } from '@gateway/core';
+import { compareText, GatewayError, writeFileAtomically } from '@gateway/core';
 
 /**
  * Local accounts, the embedded default way to sign in: a small JSON file of names, optional emails and
@@ -94,7 +94,7 @@ export class PeopleDirectory {
 
   private async write(file: PeopleFile): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true });
-    file.people.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    file.people.sort((a, b) => compareText(a.name, b.name));
     // 0600: the hashes are slow to attack, not impossible.
     await writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, 0o600);
   }

@@ -12,7 +12,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { GatewayError, writeFileAtomically } from '@gateway/core';
+import { compareText, GatewayError, writeFileAtomically } from '@gateway/core';
 import type { SecretMetadata, Vault } from './vault.js';
 
 export interface FileVaultOptions {
@@ -236,7 +236,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
   async function writeDocument(document: VaultDocument): Promise<void> {
     const sorted: VaultDocument = {
       ...document,
-      secrets: Object.fromEntries(Object.entries(document.secrets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      secrets: Object.fromEntries(Object.entries(document.secrets).sort(([a], [b]) => compareText(a, b))),
     };
     await writeFileAtomically(options.path, `${JSON.stringify(sorted, null, 2)}\n`, 0o600);
     cache = undefined;
@@ -301,7 +301,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
       const document = await readDocument();
       return Object.entries(document.secrets)
         .map(([name, stored]) => metadataOf(name, stored))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        .sort((a, b) => compareText(a.name, b.name));
     },
   };
 }

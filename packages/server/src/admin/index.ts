@@ -7,13 +7,14 @@
 import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
+  compareText,
   isGatewayError,
-  type ErrorCode,
   type AdminSession,
   type AdminSessionAnswer,
   type AdminSessionList,
   type AdminStatus,
   type DriftSourceReport,
+  type ErrorCode,
   type LoadedConfig,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
@@ -134,7 +135,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         counts.set(tool.sourceName, count);
       }
       const publications = [...snapshot.publications]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .sort(([a], [b]) => compareText(a, b))
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
       return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [] };

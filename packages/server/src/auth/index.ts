@@ -16,7 +16,7 @@ import { SessionStore, sessionMigrations } from '../sessions/store.js';
 import type { Migration } from '../store/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
-export type { AuthorizationComponents, AuthorizationContext, ConsentLogin, ConsentTool } from './types.js';
+export type { AuthorizationComponents, AuthorizationContext, ConsentTool } from './types.js';
 export { bearerChallenge } from '../sessions/authorizer.js';
 export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { ConsentLogin, ConsentTool } from '../auth/types.js';
+import type { ConsentTool } from '../auth/types.js';
+import type { LoginSummary } from '../credentials/index.js';
+import { compareText } from '@gateway/core';
 
 /**
  * Server-rendered pages of the sign-in and consent flow. No external assets (fonts, scripts, images):
@@ -165,7 +167,7 @@ export interface ConsentPageInput {
   redirectFormTarget: string;
   isLocalhostOnly: boolean;
   tools: ConsentTool[];
-  logins: ConsentLogin[];
+  logins: LoginSummary[];
   lifetimes: Array<{ seconds: number; label: string }>;
   error?: string;
   status?: number;
@@ -193,7 +195,7 @@ export function consentPage(input: ConsentPageInput): RenderedPage {
   for (const tool of input.tools) bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool]);
   let index = 0;
   const toolGroups = [...bySource.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => compareText(a, b))
     .map(
       ([source, tools]) => `<fieldset>
 <legend>Source <code>${escapeHtml(source)}</code></legend>
@@ -201,7 +203,7 @@ ${tools.map((tool) => toolOption(tool, index++)).join('\n')}
 </fieldset>`,
     )
     .join('\n');
-  const usedBy = (login: ConsentLogin): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
+  const usedBy = (login: LoginSummary): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
   const logins = input.logins.length
     ? input.logins
         .map((login, position) => {

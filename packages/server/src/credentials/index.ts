@@ -8,6 +8,7 @@
 import * as oauth from 'oauth4webapi';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import {
+  compareText,
   GatewayError,
   isLoopbackHostname,
   type CredentialConfig,
@@ -18,14 +19,8 @@ import {
 } from '@gateway/core';
 import { findSsrfRefusal } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
+import type { ExecutorCredentials } from '../execute/request.js';
 
-export interface ResolvedCredentials {
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  cookies: Record<string, string>;
-  /** The login used (`<source>/<scheme>`; several joined with `+` when an alternative needs more than one), or null. */
-  loginId: string | null;
-}
 
 export interface CredentialResolver {
   /**
@@ -33,7 +28,7 @@ export interface CredentialResolver {
    * configured credential and whose logins are all in `allowedLogins`.
    * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth).
    */
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ResolvedCredentials>;
+  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
   /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
   forgetTokens(loginId: string): void;
 }
@@ -47,8 +42,9 @@ export interface CredentialResolverOptions {
   now?: () => number;
 }
 
-/** A login as the consent page lists it. */
+/** A login (a configured credential) as the consent page lists it, for a person to allow a session to use. */
 export interface LoginSummary {
+  /** `<source>/<securityScheme>`. */
   id: string;
   source: string;
   scheme: string;
@@ -68,7 +64,7 @@ export function listLogins(loaded: LoadedConfig): LoginSummary[] {
       logins.push({ id: loginIdOf(source, scheme), source, scheme, type: credential.type });
     }
   }
-  return logins.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return logins.sort((a, b) => compareText(a.id, b.id));
 }
 
 /** The login ids any satisfiable alternative of an operation would use (for the consent page). */
@@ -204,7 +200,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   }
 
   async function apply(
-    target: ResolvedCredentials,
+    target: ExecutorCredentials,
     sourceName: string,
     operation: LockedOperation,
     schemeName: string,
@@ -288,7 +284,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           notInSession ??= missing;
           continue;
         }
-        const resolved: ResolvedCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
+        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
         for (const scheme of schemes) {
           await apply(resolved, sourceName, operation, scheme, alternative[scheme] ?? [], credentials[scheme]!);
         }

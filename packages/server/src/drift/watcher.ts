@@ -7,12 +7,12 @@ import {
   importOpenApiText,
   inUsePublication,
   isGatewayError,
-  readLockFile,
   resolveConfigPath,
   sha256Digest,
   type DriftSourceReport,
   type LoadedConfig,
   type LockedOperation,
+  type Lockfile,
   type Operation,
 } from '@gateway/core';
 import { guardedFetchText } from '@gateway/runtime';
@@ -25,6 +25,8 @@ export interface DriftRegistry {
   snapshot(): {
     readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation: LockedOperation }>;
     readonly publications: ReadonlyMap<string, string>;
+    /** The verified lock in use (its unselected operations are not tools, yet drift must know them). */
+    readonly lock: Lockfile | null;
   };
   setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void;
   onChange?(listener: (change: { kind: string }) => void): () => void;
@@ -45,11 +47,6 @@ export interface DriftWatcherOptions {
   logger: DriftLogger;
   /** Time between the end of one round of checks and the start of the next. */
   intervalMs: number;
-  /**
-   * The lock file, read only to learn which operations the in-use publication holds without offering them,
-   * so they are not reported as `added`. Blocking never depends on it: that uses the verified registry.
-   */
-  lockPath?: string;
   /** False: no timer, checks run only on `checkNow()` (tests). Default true. */
   schedule?: boolean;
 }
@@ -167,15 +164,14 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     return { bytesDigest: sha256Digest(text), documentDigest: imported.documentDigest, operations: imported.operations, ...read };
   }
 
-  async function knownOperations(source: string, publicationId: string): Promise<LockedOperation[] | undefined> {
-    if (!options.lockPath) return undefined;
-    try {
-      const lockSource = findSource(await readLockFile(options.lockPath), source);
-      const publication = lockSource ? inUsePublication(lockSource) : undefined;
-      return publication?.id === publicationId ? publication.operations : undefined;
-    } catch {
-      return undefined;
-    }
+  /**
+   * Every operation of the in-use publication, offered or not, so an operation the publication holds without
+   * offering it is not reported as `added`. Taken from the verified lock the registry serves, never re-read.
+   */
+  function knownOperations(lock: Lockfile | null, source: string, publicationId: string): LockedOperation[] | undefined {
+    const lockSource = lock ? findSource(lock, source) : undefined;
+    const publication = lockSource ? inUsePublication(lockSource) : undefined;
+    return publication?.id === publicationId ? publication.operations : undefined;
   }
 
   /** Compares the live document in memory with the publication in use, and applies the outcome. */
@@ -188,7 +184,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     let comparison: DriftComparison | undefined;
     if (publicationId) {
       const offered = [...snapshot.tools.values()].filter((tool) => tool.sourceName === source).map((tool) => tool.operation);
-      comparison = compareWithPublication(offered, live.operations, (await knownOperations(source, publicationId)) ?? offered);
+      comparison = compareWithPublication(offered, live.operations, knownOperations(snapshot.lock, source, publicationId) ?? offered);
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];
     registry.setBlocked(source, comparison?.blocked ?? new Map());

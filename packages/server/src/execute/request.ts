@@ -14,7 +14,7 @@ export interface ExecutorCredentials {
   headers: Record<string, string>;
   query: Record<string, string>;
   cookies: Record<string, string>;
-  /** The login used (`<source>/<scheme>`), or null when the operation needs none. */
+  /** The login used (`<source>/<scheme>`; several joined with `+` when an alternative needs more than one), or null. */
   loginId: string | null;
 }
 
