@@ -1,7 +1,21 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * One project per package, so each can be run alone (`pnpm --filter @gateway/core test`, or
+ * `vitest run --project core`). Core and runtime tests import sources only and start at once; the server and
+ * CLI projects run the built `gateway` binary, so their global setup builds first (test-support/global-setup.ts).
+ */
+const shared = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+const build = ['./test-support/global-setup.ts'];
+
 export default defineConfig({
+  root,
   resolve: {
     // Tests import workspace packages from source; CLI subprocess tests run the built binary (see globalSetup).
     alias: {
@@ -11,11 +25,21 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-    globalSetup: ['./test-support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { ...shared, name: 'core', include: ['packages/core/src/**/*.test.ts', 'packages/core/test/**/*.test.ts'] } },
+      { extends: true, test: { ...shared, name: 'runtime', include: ['packages/runtime/src/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { ...shared, name: 'server', include: ['packages/server/src/**/*.test.ts', 'packages/server/test/**/*.test.ts'], globalSetup: build },
+      },
+      {
+        extends: true,
+        test: { ...shared, name: 'cli', include: ['packages/cli/src/**/*.test.ts', 'packages/cli/test/**/*.test.ts'], globalSetup: build },
+      },
+      // Checks over the whole repository (package boundaries, folder cycles): source text only, no build.
+      { extends: true, test: { ...shared, name: 'repository', include: ['test-support/**/*.test.ts'] } },
+    ],
   },
 });

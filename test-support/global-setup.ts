@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /**
- * CLI and server tests run the built binary as a user would. Build once before any test; type errors
- * are reported by `pnpm build` (which `pnpm test` runs first), so here a failed type check does not stop
- * the emit that tests need.
+ * CLI and server tests run the built binary as a user would, so the `server` and `cli` projects (vitest.config.ts)
+ * build before their tests; `core`, `runtime` and `repository` import sources only and do not wait for a build.
+ * Type errors are reported by `pnpm build` (which `pnpm test` runs first, then sets GATEWAY_SKIP_BUILD), so here a
+ * failed type check does not stop the emit that tests need.
  */
 export default function setup(): void {
   if (process.env.GATEWAY_SKIP_BUILD === '1') return;

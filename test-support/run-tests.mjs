@@ -33,6 +33,16 @@ if (testTypes.status !== 0) {
   process.exit(1);
 }
 
+// The linter (Biome, biome.jsonc) is part of the test: a lint error fails `pnpm test` like a failing test.
+const lint = spawnSync('node', ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', 'packages', 'bench', 'scripts', 'test-support'], {
+  stdio: 'inherit',
+});
+if (lint.status !== 0) {
+  console.error('lint failed: fix the findings above (`pnpm lint`)');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
 const vitest = spawnSync(
   'node',
   ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`, ...process.argv.slice(2)],

@@ -46,7 +46,7 @@ export async function askSelection(
     );
   } catch (error) {
     if ((error as Error)?.name === 'ExitPromptError' || (error as Error)?.name === 'AbortPromptError') {
-      throw new GatewayError('REVIEW_CANCELLED', 'review cancelled; tools.lock was not changed', { category: 'usage' });
+      throw new GatewayError('REVIEW_CANCELLED', 'review cancelled; tools.lock was not changed');
     }
     throw error;
   }

@@ -44,7 +44,6 @@ export async function runCli(argv: string[]): Promise<number> {
       // Commander already wrote its message on stderr; a script that asked for --json gets the same error as JSON.
       if (wantsJson) {
         const usage = new GatewayError('USAGE_INVALID', error.message.replace(/^error: /, ''), {
-          category: 'usage',
           details: { parserCode: error.code },
         });
         process.stdout.write(`${JSON.stringify({ error: usage.toJSON() }, null, 2)}\n`);
@@ -54,7 +53,6 @@ export async function runCli(argv: string[]): Promise<number> {
     const gatewayError = isGatewayError(error)
       ? error
       : new GatewayError('INTERNAL_ERROR', `unexpected error: ${(error as Error)?.message ?? String(error)}`, {
-          category: 'internal',
           cause: error,
         });
     if (wantsJson) {

@@ -159,11 +159,11 @@ describe('gateway import', () => {
     proposal.status = 'in use';
     proposal.operations = proposal.operations.filter((operation) => operation.selected);
     await workspace.write('tools.lock', serialiseLock(lock));
-    const published = new Map(proposal.operations.map((operation) => [operation.path + ' ' + operation.method, operation.tool]));
+    const published = new Map(proposal.operations.map((operation) => [`${operation.path} ${operation.method}`, operation.tool]));
 
     // Remove POST /pets, change GET /pets/{petId}, add DELETE /pets/{petId}.
     const modified = original
-      .replace(/\n    post:\n[\s\S]*?(?=\n  \/pets\/\{petId\}:)/, '')
+      .replace(/\n {4}post:\n[\s\S]*?(?=\n {2}\/pets\/\{petId\}:)/, '')
       .replace(
         /(- name: petId\s+in: path\s+required: true\s+description: [^\n]*\n\s+schema:\n\s+type: )string/,
         '$1integer',

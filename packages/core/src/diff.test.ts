@@ -4,7 +4,6 @@ import {
   describeOperationChanges,
   diffOperations,
   diffSource,
-  fingerprintOf,
   schemaTypeLabel,
   type LockedOperation,
   type LockedSource,

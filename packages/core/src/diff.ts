@@ -18,6 +18,7 @@ import { normaliseMcpTools, type ListedMcpTool } from './mcp/normalise.js';
 import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
 import type { AnyPublication, JsonSchema, LockedSource, Lockfile, McpTool, Operation, OperationParameter, SecuritySchemeSummary, SourceKind } from './model.js';
 import type { ImportedOperations } from './proposal.js';
+import { compareText } from './compare-text.js';
 
 export type OperationChangeKind =
   | 'method-changed'
@@ -94,9 +95,6 @@ function summary(operation: Operation): OperationSummary {
   return { tool: operation.tool, method: operation.method, path: operation.path, status: operation.status };
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a ?? null) === canonicalJson(b ?? null);
@@ -481,9 +479,7 @@ export async function importLiveSource(
     }
     case 'mcp': {
       if (!options.listMcpTools) {
-        throw new GatewayError('MCP_LISTER_MISSING', `source '${sourceName}' is an MCP server; this command cannot connect to one`, {
-          category: 'usage',
-        });
+        throw new GatewayError('MCP_LISTER_MISSING', `source '${sourceName}' is an MCP server; this command cannot connect to one`);
       }
       const listed = await options.listMcpTools(source, sourceName, loaded);
       return { kind: 'mcp', ...normaliseMcpTools(sourceName, listed, options.otherToolNames ?? new Set()) };

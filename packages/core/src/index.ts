@@ -1,20 +1,184 @@
-export * from './errors.js';
-export * from './model.js';
-export * from './canonical.js';
-export * from './lockfile.js';
-export * from './json-schema-validator.js';
-export * from './config/index.js';
-export * from './proposal.js';
-export * from './keys.js';
-export * from './signing.js';
-export * from './verify.js';
-export * from './publish.js';
-export * from './diff.js';
-export * from './openapi/index.js';
-export * from './receipt.js';
-export * from './merkle.js';
-export * from './checkpoint.js';
-export * from './policy.js';
-export * from './receipt-log-verify.js';
-export * from './mcp/index.js';
-export * from './source-kinds.js';
+/**
+ * @gateway/core's public surface, spelled out: the domain (config, OpenAPI import, lock, proposals, signing,
+ * verification, publishing, diff), the error registry and the admin API's wire contract. Only what the other
+ * packages, the scripts and the benchmarks use is listed; add a name here when another package needs it.
+ */
+export {
+  CATEGORY_MEANINGS,
+  ERROR_AREAS,
+  ERRORS,
+  EXIT_CODES,
+  GatewayError,
+  isErrorCode,
+  isGatewayError,
+  type ErrorArea,
+  type ErrorCategory,
+  type ErrorCode,
+  type ErrorSpec,
+} from './errors.js';
+export { renderErrorDocs } from './error-docs.js';
+export type {
+  JsonSchema,
+  LockedOperation,
+  LockedSource,
+  Lockfile,
+  Operation,
+  OperationBody,
+  OperationParameter,
+  Publication,
+  SecurityRequirement,
+  SecuritySchemeSummary,
+} from './model.js';
+export { canonicalDigest, canonicalJson, sha256Digest } from './canonical.js';
+export { compareText } from './compare-text.js';
+export {
+  emptyLock,
+  findSource,
+  inUsePublication,
+  parseLock,
+  readLockFile,
+  serialiseLock,
+  writeFileAtomically,
+  writeLockFile,
+} from './lockfile.js';
+export { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
+export {
+  canonicalMcpUrl,
+  configSchema,
+  isLoopbackHostname,
+  loadConfig,
+  parseConfig,
+  resolveConfigPath,
+  sourceConfig,
+  type AuthConfig,
+  type CredentialConfig,
+  type LoadedConfig,
+} from './config/index.js';
+export {
+  applyImport,
+  applySelection,
+  describeSelectionChange,
+  globExpression,
+  requireProposal,
+  setSelection,
+  type ImportSummary,
+  type SelectionChange,
+} from './proposal.js';
+export {
+  generatePublisherKeyPair,
+  keyFileText,
+  keyIdOf,
+  parsePrivateJwk,
+  parsePublicJwk,
+  publicJwkOf,
+  readPrivateKeyFile,
+  readPublicKeyFile,
+  type PrivateKeyJwk,
+} from './keys.js';
+export { checkPublicationSignature, publicationSigningPayload, signPublication, type TrustedKey } from './signing.js';
+export {
+  loadTrustedKeys,
+  loadVerifiedLock,
+  verifiedLockFrom,
+  verifyLock,
+  verifyLockFile,
+  type VerificationProblem,
+  type VerificationReport,
+  type VerifiedLock,
+} from './verify.js';
+export { publishProposal, type LiveDescription, type PublishRequest } from './publish.js';
+export {
+  describeOperationChanges,
+  diffOperations,
+  diffSource,
+  importLiveSource,
+  schemaTypeLabel,
+  type ChangedOperation,
+  type OperationSummary,
+  type SourceDiff,
+} from './diff.js';
+export type {
+  AdminSession,
+  AdminSessionAnswer,
+  AdminSessionList,
+  AdminStatus,
+  DriftSourceReport,
+  DriftStatus,
+  LockReloadStatus,
+} from './admin-api.js';
+export {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  fingerprintOf,
+  importOpenApi,
+  importOpenApiText,
+  UNSUPPORTED_REASON_CODES,
+  type ImportedDocument,
+} from './openapi/index.js';
+export {
+  keyedDigest,
+  receiptCanonicalJson,
+  receiptLeafBytes,
+  type Receipt,
+  type ReceiptOutcome,
+} from './receipt.js';
+export {
+  appendToEdge,
+  consistencyProof,
+  inclusionProof,
+  leafHash,
+  nodeHash,
+  rootOf,
+  rootOfEdge,
+  verifyConsistency,
+  verifyInclusion,
+} from './merkle.js';
+export {
+  formatCheckpoint,
+  noteKeyId,
+  parseCheckpoint,
+  parseVerifierKey,
+  privateKeyFromPem,
+  publicKeyFromRaw,
+  rawPublicKey,
+  signNote,
+  verifierKey,
+  verifyNote,
+  type Checkpoint,
+} from './checkpoint.js';
+export {
+  decideCall,
+  type CallDenialReason,
+  type CallFacts,
+  type CallVerdict,
+} from './policy.js';
+export {
+  verifyReceiptLog,
+  type LogEntryCheckpoint,
+  type LogEntryReceipt,
+  type LogVerification,
+} from './receipt-log-verify.js';
+export {
+  MCP_TOOL_NAME_PATTERN,
+  MCP_TOOL_PREFIX_SEPARATOR,
+  mcpFingerprintOf,
+  mcpGatewayToolName,
+  normaliseMcpTool,
+  normaliseMcpTools,
+  type ImportedMcpTools,
+  type ListedMcpTool,
+  type McpToolShape,
+} from './mcp/index.js';
+export {
+  compareEntries,
+  describeEntry,
+  entryFingerprint,
+  fingerprintCoverage,
+} from './source-kinds.js';
+export { type McpSourceConfig, sourceLocation } from './config/load.js';
+export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
+export { WEBHOOK_RETRY_DEFAULTS, type WebhookEndpointConfig } from './config/webhooks-schema.js';
+export { type LiveImportOptions, type McpToolLister, otherSourcesToolNames } from './diff.js';
+export { validatableSchema } from './json-schema-validator.js';
+export { STALE_TEMPORARY_MS, nestingDepth } from './lockfile.js';
+export { type BodyEncoding, type LockedEntry, type LockedMcpTool, type McpLockedSource, type McpTool, type OpenApiLockedSource } from './model.js';
+export { type FetchText, MAX_DOCUMENT_DEPTH, decodeDocumentBytes, parseDocumentText } from './openapi/load.js';

@@ -48,7 +48,9 @@ describe('publisher keys', () => {
     await writeFile(join(directory, 'p.pub.jwk'), keyFileText(pair.publicJwk));
     expect(await readPrivateKeyFile(join(directory, 'p.private.jwk'))).toEqual(pair.privateJwk);
     expect(await readPublicKeyFile(join(directory, 'p.pub.jwk'))).toEqual(pair.publicJwk);
-    expect(await codeOf(readPublicKeyFile(join(directory, 'missing.jwk')))).toBe('KEY_UNREADABLE');
+    // A missing trust.keys file is a configuration error; a missing signing key a usage error (own codes, own exits).
+    expect(await codeOf(readPublicKeyFile(join(directory, 'missing.jwk')))).toBe('TRUST_KEY_UNREADABLE');
+    expect(await codeOf(readPrivateKeyFile(join(directory, 'missing.jwk')))).toBe('KEY_UNREADABLE');
   });
 
   it('refuses a private key where a public one is trusted, and a public one where a private one signs', async () => {
@@ -59,10 +61,11 @@ describe('publisher keys', () => {
 
   it('refuses text that is not an Ed25519 JWK, and a kid that is not the thumbprint, without echoing key material', async () => {
     const pair = await generatePublisherKeyPair();
-    expect(await codeOf(parsePublicJwk('not json', { where: 'k' }))).toBe('KEY_INVALID');
-    expect(await codeOf(parsePublicJwk('[]', { where: 'k' }))).toBe('KEY_INVALID');
-    expect(await codeOf(parsePublicJwk(JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'a', y: 'b' }), { where: 'k' }))).toBe('KEY_INVALID');
-    expect(await codeOf(parsePublicJwk(JSON.stringify({ ...pair.publicJwk, kid: 'chosen-by-attacker' }), { where: 'k' }))).toBe('KEY_INVALID');
+    expect(await codeOf(parsePublicJwk('not json', { where: 'k' }))).toBe('TRUST_KEY_INVALID');
+    expect(await codeOf(parsePublicJwk('[]', { where: 'k' }))).toBe('TRUST_KEY_INVALID');
+    expect(await codeOf(parsePublicJwk(JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'a', y: 'b' }), { where: 'k' }))).toBe('TRUST_KEY_INVALID');
+    expect(await codeOf(parsePublicJwk(JSON.stringify({ ...pair.publicJwk, kid: 'chosen-by-attacker' }), { where: 'k' }))).toBe('TRUST_KEY_INVALID');
+    expect(await codeOf(parsePrivateJwk('not json', { where: 'k' }))).toBe('KEY_INVALID');
     try {
       await parsePrivateJwk(JSON.stringify({ ...pair.privateJwk, kid: 'x' }), { where: 'k' });
     } catch (error) {

@@ -5,8 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { lockedOperation } from '../test/fixtures.js';
 import {
   GatewayError,
-  LOCK_MAX_DEPTH,
-  MAX_INPUT_SCHEMA_DEPTH,
   emptyLock,
   nestingDepth,
   parseLock,
@@ -16,6 +14,7 @@ import {
   type JsonSchema,
   type Lockfile,
 } from './index.js';
+import { LOCK_MAX_DEPTH, MAX_INPUT_SCHEMA_DEPTH } from './lockfile.js';
 
 describe('lockfile', () => {
   it('serialises an empty lock deterministically and reads it back', () => {

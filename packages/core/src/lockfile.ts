@@ -8,6 +8,7 @@ import { GatewayError } from './errors.js';
 import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
 import { LOCK_VERSION, type AnyPublication, type LockedEntry, type LockedMcpTool, type LockedOperation, type Lockfile, type LockedSource, type Publication, type SourceKind } from './model.js';
 import { compareEntries } from './source-kinds.js';
+import { compareText } from './compare-text.js';
 
 export { lockfileSchema };
 
@@ -71,9 +72,6 @@ export function compareOperations(a: LockedOperation, b: LockedOperation): numbe
   return compareEntries('openapi', a, b);
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Field order for every object kind, so the file reads the same way everywhere. */
 function orderOperation(operation: LockedOperation): LockedOperation {
@@ -200,7 +198,6 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
     value = load(text, { maxAliases: 0, maxDepth: LOCK_MAX_DEPTH + 1 });
   } catch (error) {
     throw new GatewayError('LOCK_UNREADABLE', `${where} is not valid YAML: ${(error as Error).message}`, {
-      category: 'lock',
       cause: error,
     });
   }
@@ -208,7 +205,6 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
   if (validator.errors) {
     const problems = describeSchemaErrors(validator.errors).slice(0, 10);
     throw new GatewayError('LOCK_SCHEMA_INVALID', `${where} does not match the lockfile schema: ${problems.join('; ')}`, {
-      category: 'lock',
       details: { problems },
     });
   }
@@ -223,12 +219,9 @@ export async function readLockFile(path: string, options: { missingIsEmpty?: boo
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       if (options.missingIsEmpty) return emptyLock();
-      throw new GatewayError('LOCK_NOT_FOUND', `no lockfile at ${path}; run \`gateway import <source>\` first`, {
-        category: 'lock',
-      });
+      throw new GatewayError('LOCK_NOT_FOUND', `no lockfile at ${path}; run \`gateway import <source>\` first`);
     }
     throw new GatewayError('LOCK_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`, {
-      category: 'lock',
       cause: error,
     });
   }
@@ -299,9 +292,8 @@ export async function writeLockFile(path: string, lock: Lockfile): Promise<void>
     throw new GatewayError(
       'LOCK_NESTING_TOO_DEEP',
       `the lock would nest more than ${LOCK_MAX_DEPTH} levels deep, more than tools.lock may hold; ` +
-        'a schema of the document is nested too deeply. Nothing was written.',
-      { category: 'document' },
-    );
+        'a schema of the document is nested too deeply. Nothing was written.'
+      );
   }
   const text = serialiseLock(lock);
   parseLock(text, path); // never write a lock we could not read back

@@ -11,6 +11,7 @@ import { describeEntry } from './source-kinds.js';
 /** Selection works the same for every kind: on the fields every entry has. */
 type AnyEntry = Operation | McpTool;
 type GenericPublication = Publication<LockedEntry>;
+import { compareText } from './compare-text.js';
 
 /** What an import produced: the part of `ImportedDocument` (openapi/) a proposal needs. */
 export type ImportedOperations =
@@ -125,7 +126,7 @@ function isCarriedForward(
   const previous = previousByTool.get(operation.tool);
   if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
   const published = inUseByTool.get(operation.tool);
-  return published !== undefined && published.selected && published.fingerprint === operation.fingerprint;
+  return published?.selected === true && published.fingerprint === operation.fingerprint;
 }
 
 function operationsByTool(publication: GenericPublication | undefined): Map<string, LockedEntry> {
@@ -226,7 +227,6 @@ export function setSelection(lock: Lockfile, sourceName: string, tools: readonly
   for (const tool of wanted) {
     if (!known.has(tool)) {
       throw new GatewayError('SELECTION_NO_MATCH', `source '${sourceName}' has no operation with tool name '${tool}'`, {
-        category: 'usage',
         details: { source: sourceName, pattern: tool },
       });
     }
@@ -268,7 +268,7 @@ export function requireProposal(lock: Lockfile, sourceName: string): LockedSourc
     throw new GatewayError(
       'PROPOSAL_NOT_FOUND',
       `source '${sourceName}' has no proposed publication in the lock; run \`gateway import ${sourceName}\` first`,
-      { category: 'lock', details: { source: sourceName } },
+      { details: { source: sourceName } },
     );
   }
   return proposal;
@@ -279,7 +279,6 @@ function matchingOperations(operations: LockedEntry[], pattern: string, sourceNa
   const matches = operations.filter((operation) => expression.test(operation.tool));
   if (matches.length === 0) {
     throw new GatewayError('SELECTION_NO_MATCH', `no tool name of source '${sourceName}' matches '${pattern}'`, {
-      category: 'usage',
       details: { source: sourceName, pattern },
     });
   }
@@ -292,7 +291,7 @@ function unsupportedSelection(kind: SourceKind, sourceName: string, operation: L
   return new GatewayError(
     'SELECTION_UNSUPPORTED',
     `cannot select ${describeEntry(kind, operation)}: ${code}: ${sentence}`,
-    { category: 'refused', details: { source: sourceName, tool: operation.tool, reason: operation.reason } },
+    { details: { source: sourceName, tool: operation.tool, reason: operation.reason } }
   );
 }
 
@@ -311,6 +310,3 @@ export function globExpression(pattern: string): RegExp {
   return new RegExp(`^${source}$`, 'u');
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -10,7 +10,6 @@ import {
   loadTrustedKeys,
   parseConfig,
   publishProposal,
-  fingerprintOf,
   verifyLock,
   type LockedOperation,
   type LiveDescription,

@@ -3,7 +3,7 @@
  * A pure function over the lock; the caller reads the key, imports the live description and writes the file.
  */
 import { sourceConfig, sourceLocation, type LoadedConfig } from './config/index.js';
-import { GatewayError } from './errors.js';
+import { GatewayError, type ErrorCode } from './errors.js';
 import type { PrivateKeyJwk } from './keys.js';
 import { publicJwkOf } from './keys.js';
 import { findSource, inUsePublication, publicationNumber } from './lockfile.js';
@@ -84,8 +84,8 @@ export function staleFindings(
   return findings;
 }
 
-function refused(code: string, message: string, details: Record<string, unknown>): GatewayError {
-  return new GatewayError(code, message, { category: 'refused', details });
+function refused(code: ErrorCode, message: string, details: Record<string, unknown>): GatewayError {
+  return new GatewayError(code, message, { details });
 }
 
 /** Turns a source's proposal into its signed in-use publication; refuses anything CI would not accept. */
@@ -120,7 +120,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
       'LOCK_FINGERPRINT_MISMATCH',
       `${proposal.id}: operation ${describeEntry(kind, edited)} does not match its fingerprint; ` +
         `run \`gateway import ${sourceName}\` again instead of editing the lock`,
-      { category: 'verification', details: { source: sourceName, publication: proposal.id, tool: edited.tool } },
+      { details: { source: sourceName, publication: proposal.id, tool: edited.tool } },
     );
   }
 

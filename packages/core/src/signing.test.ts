@@ -4,7 +4,6 @@ import {
   checkPublicationSignature,
   generatePublisherKeyPair,
   publicationSigningPayload,
-  fingerprintOf,
   signPublication,
   type LockedOperation,
   type Publication,

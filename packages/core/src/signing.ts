@@ -161,6 +161,10 @@ function describeChanges(changes: SignedContentChange[]): string {
         return `operation ${change.tool} was removed or renamed`;
       case 'operation-unexpected':
         return `operation ${change.tool} was not in the signed set`;
+      default: {
+        const unreachable: never = change.kind;
+        throw new GatewayError('INTERNAL_ERROR', `undescribed signed-content change ${JSON.stringify(unreachable)}`);
+      }
     }
   });
   return ` (since signing: ${parts.join('; ')})`;
@@ -237,7 +241,7 @@ export async function signAndCheckPublication<P extends AnyPublication>(
   const signed = await signPublication(source, publication, privateJwk);
   const check = await checkPublicationSignature(source, signed, [{ keyId: publicJwk.kid, publicJwk, path: '(signing key)' }]);
   if (!check.valid) {
-    throw new GatewayError('PUBLISH_SIGNATURE_FAILED', `the new signature did not verify: ${check.message}`, { category: 'internal' });
+    throw new GatewayError('PUBLISH_SIGNATURE_FAILED', `the new signature did not verify: ${check.message}`);
   }
   return signed;
 }

@@ -4,6 +4,7 @@
  * Every finding is collected into a report instead of thrown, so one run lists everything wrong. Only input
  * that cannot be read at all (a missing lock, a trust key file that is not a key) throws.
  */
+import { sha256Digest } from './canonical.js';
 import { resolveConfigPath, sourceLocation, type LoadedConfig } from './config/index.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { readPublicKeyFile } from './keys.js';
@@ -59,7 +60,7 @@ export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[
   const keys: TrustedKey[] = [];
   for (const listed of loaded.config.trust?.keys ?? []) {
     const path = resolveConfigPath(loaded, listed);
-    const publicJwk = await readPublicKeyFile(path, 'config');
+    const publicJwk = await readPublicKeyFile(path);
     if (!keys.some((key) => key.keyId === publicJwk.kid)) keys.push({ keyId: publicJwk.kid, publicJwk, path });
   }
   return keys;
@@ -261,6 +262,24 @@ function describeSignedChange(change: SignedContentChange): string {
       return `operation ${change.tool} was signed but is no longer in the publication (removed or renamed)`;
     case 'operation-unexpected':
       return `operation ${change.tool} is not one of the signed operations (added or renamed)`;
+    default: {
+      // A new kind of change must be described here before it compiles.
+      const unreachable: never = change.kind;
+      throw new GatewayError('INTERNAL_ERROR', `undescribed signed-content change ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** The lock's bytes, read once: whoever verifies them also digests and parses these same bytes. */
+export async function readLockBytes(lockPath: string): Promise<Uint8Array> {
+  try {
+    return await readFile(lockPath);
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new GatewayError(
+      missing ? 'LOCK_NOT_FOUND' : 'LOCK_UNREADABLE',
+      missing ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first` : `cannot read ${lockPath}: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -270,17 +289,18 @@ export async function verifyLockFile(
   loaded: LoadedConfig,
   trustedKeys?: readonly TrustedKey[],
 ): Promise<{ lock: Lockfile | null; report: VerificationReport }> {
-  let text: string;
-  try {
-    text = await readFile(lockPath, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new GatewayError(
-      missing ? 'LOCK_NOT_FOUND' : 'LOCK_UNREADABLE',
-      missing ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first` : `cannot read ${lockPath}: ${(error as Error).message}`,
-      { category: 'lock' },
-    );
-  }
+  return verifyLockBytes(await readLockBytes(lockPath), lockPath, loaded, trustedKeys);
+}
+
+/** The verdict for lock bytes already read (`lockPath` only names them in messages). */
+export async function verifyLockBytes(
+  bytes: Uint8Array,
+  lockPath: string,
+  loaded: LoadedConfig,
+  trustedKeys?: readonly TrustedKey[],
+): Promise<{ lock: Lockfile | null; report: VerificationReport }> {
+  // Decoded as `readFile(path, 'utf8')` would (malformed sequences become U+FFFD), so the verdict is unchanged.
+  const text = new TextDecoder('utf-8').decode(bytes);
   let lock: Lockfile;
   try {
     lock = parseLock(text, lockPath);
@@ -299,21 +319,32 @@ export function describeProblem(problem: VerificationProblem): string {
   return `${problem.code}: ${problem.message}`;
 }
 
+/** A lock that verified, with the digest of the very bytes that were verified (to tell later rewrites apart). */
+export interface VerifiedLock {
+  lock: Lockfile;
+  report: VerificationReport;
+  digest: string;
+}
+
 /**
  * Reads and verifies a lock; throws LOCK_VERIFICATION_FAILED (details.problems) unless it verifies.
  * The server calls this before loading a lock, so it never serves a publication CI would have refused.
  */
-export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): Promise<{ lock: Lockfile; report: VerificationReport }> {
-  const { lock, report } = await verifyLockFile(lockPath, loaded);
+export async function loadVerifiedLock(lockPath: string, loaded: LoadedConfig): Promise<VerifiedLock> {
+  return verifiedLockFrom(await readLockBytes(lockPath), lockPath, loaded);
+}
+
+/** The same for bytes already read: parsed, verified and digested from those bytes alone. */
+export async function verifiedLockFrom(bytes: Uint8Array, lockPath: string, loaded: LoadedConfig): Promise<VerifiedLock> {
+  const { lock, report } = await verifyLockBytes(bytes, lockPath, loaded);
   if (!lock || !report.ok) {
     const shown = report.problems.slice(0, 3).map(describeProblem).join('; ');
     const more = report.problems.length > 3 ? ` (and ${report.problems.length - 3} more; run \`gateway verify\`)` : '';
     throw new GatewayError('LOCK_VERIFICATION_FAILED', `${lockPath} failed verification: ${shown}${more}`, {
-      category: 'verification',
       details: { problems: report.problems },
     });
   }
-  return { lock, report };
+  return { lock, report, digest: sha256Digest(bytes) };
 }
 
 /** The same as verifyLock, under the name the server contract uses. */

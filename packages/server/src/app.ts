@@ -12,7 +12,7 @@ export interface BuildAppOptions {
   /** The canonical `/mcp` URL. */
   mcpUrl: string;
   authorizer: McpAuthorizer;
-  /** OAuth endpoints, sign-in and consent (issue 12). */
+  /** The authorization server: OAuth endpoints, sign-in and consent (auth/index.ts). */
   authPlugin?: FastifyPluginAsync;
   /** The admin API (`gateway status`). */
   adminPlugin?: FastifyPluginAsync;
@@ -37,7 +37,7 @@ export interface BuildAppOptions {
 }
 
 function isMcpPath(url: string | undefined): boolean {
-  return url === '/mcp' || (url !== undefined && url.startsWith('/mcp?'));
+  return url === '/mcp' || url?.startsWith('/mcp?') === true;
 }
 
 /**

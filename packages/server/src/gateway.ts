@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
 import {
@@ -9,11 +9,12 @@ import {
   isLoopbackHostname,
   loadConfig,
   loadVerifiedLock,
+  verifiedLockFrom,
   resolveConfigPath,
-  sha256Digest,
   type LoadedConfig,
+  type LockReloadStatus,
 } from '@gateway/core';
-import { createAdminPlugin, type LockReloadStatus } from './admin/index.js';
+import { createAdminPlugin } from './admin/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
@@ -22,6 +23,7 @@ import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/i
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
+import { createGatewayLogger } from './logger.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
@@ -44,136 +46,6 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
  * push trigger (`gateway drift check`) closes the window entirely for owners who deploy the API.
  */
 export const DEFAULT_DRIFT_INTERVAL_SECONDS = 60;
-
-/**
- * Header and field paths pino replaces with `[redacted]`: credentials of the client (Authorization,
- * cookies, API-key headers) and of the gateway (anything named like a secret or token).
- */
-export const REDACTED_LOG_PATHS = [
-  'req.headers.authorization',
-  'req.headers["proxy-authorization"]',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'req.headers["api-key"]',
-  'req.headers["x-auth-token"]',
-  'res.headers["set-cookie"]',
-  'headers.authorization',
-  'headers.cookie',
-  '*.authorization',
-  '*.password',
-  '*.secret',
-  '*.token',
-  '*.accessToken',
-  '*.access_token',
-  '*.refresh_token',
-  '*.client_secret',
-  '*.apiKey',
-];
-
-const REDACTED = '[redacted]';
-/** The names of the `*.<name>` paths: redacted by `redactNestedSecrets` rather than by pino (see there). */
-const NESTED_SECRET_NAMES = REDACTED_LOG_PATHS.filter((path) => path.startsWith('*.')).map((path) => path.slice(2));
-const DIRECT_REDACTED_PATHS = REDACTED_LOG_PATHS.filter((path) => !path.startsWith('*.'));
-
-/**
- * What pino's `*.<name>` redaction paths do — replace `<name>` in any object that is the value of a
- * top-level field — done with a look at each field instead of pino's wildcard redaction, which clones and
- * re-serialises every field of every line: ten wildcard paths cost about 60 µs and 35 KB of garbage per
- * line, as much as the rest of a tool call. Objects are copied (prototype and all own properties kept)
- * only when they hold a name to redact; the logged value itself is never changed.
- */
-export function redactNestedSecrets(object: Record<string, unknown>): Record<string, unknown> {
-  let copy: Record<string, unknown> | undefined;
-  for (const key in object) {
-    if (!Object.hasOwn(object, key)) continue;
-    const value = object[key];
-    if (value === null || typeof value !== 'object') continue;
-    let redacted: object | undefined;
-    for (const name of NESTED_SECRET_NAMES) {
-      if (!Object.hasOwn(value, name)) continue;
-      redacted ??= Object.create(Object.getPrototypeOf(value), Object.getOwnPropertyDescriptors(value)) as object;
-      Object.defineProperty(redacted, name, { value: REDACTED, enumerable: Object.getOwnPropertyDescriptor(value, name)!.enumerable, writable: true, configurable: true });
-    }
-    if (redacted) {
-      copy ??= { ...object };
-      copy[key] = redacted;
-    }
-  }
-  return copy ?? object;
-}
-
-/**
- * Query parameters whose values never reach a log line: the id of a pending authorization (a handle on
- * someone's approval in progress), authorization codes, `state`, PKCE values and tokens.
- */
-const UNLOGGED_QUERY_PARAMETERS = new Set(['request', 'code', 'state', 'code_challenge', 'code_verifier', 'token', 'access_token', 'refresh_token', 'client_secret']);
-
-/** A request URL as logged: the values of UNLOGGED_QUERY_PARAMETERS replaced by `[redacted]`. */
-export function urlForLog(url: string): string {
-  const question = url.indexOf('?');
-  if (question < 0) return url;
-  const query = url
-    .slice(question + 1)
-    .split('&')
-    .map((pair) => {
-      const equals = pair.indexOf('=');
-      const name = equals < 0 ? pair : pair.slice(0, equals);
-      let decoded = name;
-      try {
-        decoded = decodeURIComponent(name.replace(/\+/g, ' '));
-      } catch {
-        // A malformed name is logged as sent; it names nothing we redact.
-      }
-      return equals >= 0 && UNLOGGED_QUERY_PARAMETERS.has(decoded) ? `${name}=${REDACTED}` : pair;
-    });
-  return `${url.slice(0, question)}?${query.join('&')}`;
-}
-
-/**
- * Fastify's request serializer with the URL passed through urlForLog. A plain object logged under `req`
- * (not a Fastify request) is kept as it is, apart from its `url`.
- */
-function requestForLog(request: unknown): unknown {
-  if (request === null || typeof request !== 'object') return request;
-  const fields = request as { raw?: unknown; method?: string; url?: unknown; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } };
-  const url = typeof fields.url === 'string' ? urlForLog(fields.url) : fields.url;
-  if (fields.raw === undefined) return typeof fields.url === 'string' ? { ...fields, url } : request;
-  return {
-    method: fields.method,
-    url,
-    version: fields.headers?.['accept-version'],
-    host: fields.host,
-    remoteAddress: fields.ip,
-    remotePort: fields.socket?.remotePort,
-  };
-}
-
-/**
- * The gateway's structured logger: JSON lines, secrets redacted; `destination` 2 writes to stderr (a stream
- * object: tests).
- */
-export function createGatewayLogger(options: { level?: string; destination?: 1 | 2 | { write(line: string): void } } = {}): Logger {
-  const destination = options.destination ?? 1;
-  const logger = pino(
-    {
-      level: options.level ?? process.env.GATEWAY_LOG_LEVEL ?? 'info',
-      base: { service: 'gateway' },
-      // Named paths through pino (cheap); the `*.<name>` ones through redactNestedSecrets (same effect).
-      redact: { paths: DIRECT_REDACTED_PATHS, censor: REDACTED },
-      formatters: { log: redactNestedSecrets },
-      // Overrides Fastify's `req` serializer (Fastify merges the instance's own over its defaults).
-      serializers: { req: requestForLog },
-    },
-    typeof destination === 'number' ? pino.destination({ dest: destination, sync: false }) : destination,
-  );
-  // pino applies no formatter to a child's bindings: redact them on the way in (children inherit this
-  // method from the root through their prototype, so grandchildren are covered too).
-  const child = logger.child;
-  logger.child = function redactedChild(this: Logger, bindings, childOptions) {
-    return child.call(this, redactNestedSecrets(bindings), childOptions);
-  } as typeof logger.child;
-  return logger;
-}
 
 export type AuthorizerOverride = McpAuthorizer | ((context: { registry: PublicationRegistry; loaded: LoadedConfig }) => McpAuthorizer);
 
@@ -238,9 +110,7 @@ export function parseListen(value: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[3]) : Number.NaN;
   if (!match || port > 65535) {
-    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`, {
-      category: 'usage',
-    });
+    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`);
   }
   return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
 }
@@ -251,10 +121,10 @@ function withUrl(loaded: LoadedConfig, url: string | undefined): LoadedConfig {
   try {
     parsed = new URL(url);
   } catch {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`, { category: 'usage' });
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`, { category: 'usage' });
+    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`);
   }
   return { ...loaded, config: { ...loaded.config, gateway: { ...loaded.config.gateway, url: url.replace(/\/+$/, '') } } };
 }
@@ -280,13 +150,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         key: await readFile(resolveConfigPath(loaded, config.gateway.tls.key)),
       };
     } catch (error) {
-      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`, { category: 'config' });
+      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`);
     }
   } else if (!isLoopbackListener) {
     throw new GatewayError(
       'LISTEN_INSECURE_REFUSED',
       `refusing to serve plain HTTP on ${listen.host}: set gateway.tls (cert and key) or listen on a loopback address such as 127.0.0.1`,
-      { category: 'config' },
     );
   }
 
@@ -309,9 +178,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
 
   try {
-    const initialBytes = await readFile(lockPath).catch(() => undefined);
-    const { lock } = await loadVerifiedLock(lockPath, loaded);
-    registry.replace(lock);
+    // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
+    const initial = await loadVerifiedLock(lockPath, loaded);
+    registry.replace(initial.lock);
 
     const agents = new Map<string, Dispatcher>();
     const allowPrivateNetworks = config.network?.allowPrivateNetworks ?? [];
@@ -361,9 +230,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let webhooks: Webhooks | undefined;
     if (Object.keys(config.webhooks ?? {}).length > 0) {
       if (!receiptLog) {
-        throw new GatewayError('WEBHOOKS_REQUIRE_RECEIPTS', 'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section', {
-          category: 'config',
-        });
+        throw new GatewayError('WEBHOOKS_REQUIRE_RECEIPTS', 'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section');
       }
       const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
       cleanups.push(() => webhookAgent.close());
@@ -404,7 +271,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         agent: tokenAgent,
         logger,
         intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
-        lockPath,
       });
       const started = drift;
       cleanups.push(() => started.stop());
@@ -455,6 +321,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(receiptLog ? { receipts: receiptLog } : {}),
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
+        sessions: authorization.sessions,
       }),
       guard,
       registry,
@@ -474,10 +341,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         const at = new Date().toISOString();
         lastLockReload = outcome.status === 'refused' ? { status: 'refused', at, code: outcome.code, message: outcome.message } : { status: outcome.status, at };
       },
-      load: async () => (await loadVerifiedLock(lockPath, loaded)).lock,
+      load: async (bytes) => (await verifiedLockFrom(bytes, lockPath, loaded)).lock,
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
-      ...(initialBytes ? { initialDigest: sha256Digest(initialBytes) } : {}),
+      initialDigest: initial.digest,
     });
     cleanups.push(() => watcher.close());
 
@@ -494,7 +361,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
               ? `${address} needs privileges this process does not have`
               : `${address} is not an address of this machine`;
         throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`, {
-          category: 'config',
           details: { address, reason: code },
         });
       }

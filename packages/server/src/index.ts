@@ -1,10 +1,6 @@
-export {};
-export * from './credentials/index.js';
-export * from './publications/index.js';
-export * from './execute/index.js';
-export * from './mcp/index.js';
-export * from './app.js';
-export * from './gateway.js';
-export * from './auth/index.js';
-export * from './drift/index.js';
-export * from './admin/index.js';
+/**
+ * @gateway/server's public surface: what `gateway serve` (and the benchmarks) need to start a gateway. Nothing
+ * else leaves the package; the CLI reaches a running server through its admin API (admin/index.ts).
+ */
+export { startGateway, type RunningGateway, type StartGatewayOptions } from './gateway.js';
+export { createGatewayLogger } from './logger.js';

@@ -13,7 +13,7 @@ import { OpenAPIBackend } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import { createAjv, importOpenApi, isGatewayError, parseDocumentText, type LockedOperation, type Operation } from '@gateway/core';
 import { corpusDirectory } from '../../../test-support/cli.js';
-import { NO_CREDENTIALS, buildUpstreamRequest, type UpstreamRequest } from '../src/execute/index.js';
+import { NO_CREDENTIALS, buildUpstreamRequest, type UpstreamRequest } from '../src/execute/request.js';
 
 /** Operations tried per document (evenly spread), samples per operation, requests checked independently. */
 const OPERATIONS_PER_DOCUMENT = 40;

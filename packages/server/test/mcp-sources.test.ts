@@ -13,7 +13,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
-import { REDACTED_LOG_PATHS, startGateway, type RunningGateway } from '../src/gateway.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { REDACTED_LOG_PATHS } from '../src/logger.js';
 import { allowAll } from './support/harness.js';
 import { startFixtureMcpServer, type FixtureMcpServer } from './support/mcp-fixture-server.js';
 import { freePort } from './support/net.js';

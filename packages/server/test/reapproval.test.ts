@@ -17,7 +17,10 @@ import type { OAuthClientProvider as LegacyOAuthClientProvider } from '@modelcon
 import { loadConfig, readLockFile } from '@gateway/core';
 import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { markStaleTools, openSessionStore, publishedFingerprints } from '../src/auth/index.js';
+import { markStaleTools, publishedFingerprints } from '../src/auth/index.js';
+import { SessionStore, sessionMigrations } from '../src/sessions/store.js';
+import { openDatabase } from '../src/store/database.js';
+import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 
 const PASSWORD = 'a long and careful passphrase';
@@ -165,11 +168,12 @@ function legacyClient(): ClientUnderTest {
 }
 
 async function sessionsOfStore() {
-  const opened = openSessionStore(await loadConfig(workspace.configPath));
+  // The running gateway's own database, read beside it (SQLite WAL).
+  const database = openDatabase(gatewayDatabasePath(await loadConfig(workspace.configPath)), sessionMigrations);
   try {
-    return opened.store.listSessions();
+    return new SessionStore(database).listSessions();
   } finally {
-    opened.close();
+    database.close();
   }
 }
 

@@ -33,7 +33,7 @@ export function registerDiff(program: Command): void {
     .action(async (sourceName: string | undefined, options: DiffOptions, command: Command) => {
       const context = contextFrom(command);
       if (options.format !== 'text' && options.format !== 'markdown') {
-        throw new GatewayError('USAGE_INVALID', `--format must be text or markdown, not ${JSON.stringify(options.format)}`, { category: 'usage' });
+        throw new GatewayError('USAGE_INVALID', `--format must be text or markdown, not ${JSON.stringify(options.format)}`);
       }
       const loaded = await loadConfig(context.configPath);
       const names = sourceName ? [sourceName] : Object.keys(loaded.config.sources).sort();

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { AdminStatus } from '@gateway/server';
-import { adminRequest, adminTarget } from '../admin-api.js';
+import type { AdminStatus } from '@gateway/core';
+import { adminClient, type AdminClientOptions } from '../admin-client.js';
 import { contextFrom, printResult } from '../context.js';
 import { describeDrift } from './status.js';
 
@@ -25,10 +25,10 @@ export function registerDrift(program: Command): void {
         '  gateway drift check\n' +
         '  gateway drift check orders --json',
     )
-    .action(async (source: string | undefined, options: { url?: string; timeout: string }, command: Command) => {
+    .action(async (source: string | undefined, options: AdminClientOptions, command: Command) => {
       const context = contextFrom(command);
-      const target = await adminTarget(context, options);
-      const answer = await adminRequest<{ drift: AdminStatus['drift'] }>(target, 'POST', '/drift/check', source === undefined ? {} : { source });
+      const admin = await adminClient(context, options);
+      const answer = await admin.request<{ drift: AdminStatus['drift'] }>('POST', 'drift/check', source === undefined ? {} : { source });
       printResult(context, describeDrift(answer.drift), answer);
     });
 }

@@ -27,7 +27,6 @@ export function registerInit(program: Command): void {
       );
       if (exists && !options.force) {
         throw new GatewayError('CONFIG_EXISTS', `${context.configPath} already exists; pass --force to overwrite it`, {
-          category: 'refused',
           details: { path: context.configPath },
         });
       }

@@ -31,9 +31,7 @@ export function registerKeys(program: Command): void {
     .action(async (options: { out: string; name: string; force?: boolean }, command: Command) => {
       const context = contextFrom(command);
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(options.name)) {
-        throw new GatewayError('USAGE_INVALID', `--name must be a plain file name stem (letters, digits, . _ -), not ${JSON.stringify(options.name)}`, {
-          category: 'usage',
-        });
+        throw new GatewayError('USAGE_INVALID', `--name must be a plain file name stem (letters, digits, . _ -), not ${JSON.stringify(options.name)}`);
       }
       const directory = resolve(options.out);
       const privatePath = join(directory, `${options.name}.private.jwk`);
@@ -41,7 +39,6 @@ export function registerKeys(program: Command): void {
       for (const path of [privatePath, publicPath]) {
         if (!options.force && (await exists(path))) {
           throw new GatewayError('KEY_EXISTS', `${path} already exists; a key is never overwritten silently (pass --force to replace it)`, {
-            category: 'refused',
             details: { path },
           });
         }

@@ -11,9 +11,9 @@ async function readPassword(): Promise<string> {
   // One line: the trailing newline of `echo` / a here-string is not part of the password.
   const password = text.replace(/\r?\n$/, '');
   if (password.includes('\n')) {
-    throw new GatewayError('USAGE_INVALID', 'give the password as a single line on stdin', { category: 'usage' });
+    throw new GatewayError('USAGE_INVALID', 'give the password as a single line on stdin');
   }
-  if (password === '') throw new GatewayError('USAGE_INVALID', 'no password on stdin (pipe it in: `gateway people add alice < password.txt`)', { category: 'usage' });
+  if (password === '') throw new GatewayError('USAGE_INVALID', 'no password on stdin (pipe it in: `gateway people add alice < password.txt`)');
   return password;
 }
 
@@ -44,7 +44,7 @@ export function registerPeople(program: Command): void {
       const context = contextFrom(command);
       const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
       if (!(await directory.remove(name))) {
-        throw new GatewayError('PERSON_NOT_FOUND', `no person named '${name}' in ${directory.path}`, { category: 'usage' });
+        throw new GatewayError('PERSON_NOT_FOUND', `no person named '${name}' in ${directory.path}`);
       }
       printResult(context, `removed ${name}`, { removed: name });
     });

@@ -35,14 +35,13 @@ async function signingKey(options: PublishOptions): Promise<PrivateKeyJwk> {
   throw new GatewayError(
     'KEY_REQUIRED',
     'no signing key: pass --key <file.private.jwk>, or set GATEWAY_PUBLISH_KEY (the private JWK) or GATEWAY_PUBLISH_KEY_FILE',
-    { category: 'usage' },
   );
 }
 
 /** Who publishes: --publisher, else `git config user.email`, else the login name. */
 async function publisherName(options: PublishOptions, directory: string): Promise<string> {
   if (options.publisher !== undefined) {
-    if (options.publisher.trim() === '') throw new GatewayError('USAGE_INVALID', '--publisher must not be empty', { category: 'usage' });
+    if (options.publisher.trim() === '') throw new GatewayError('USAGE_INVALID', '--publisher must not be empty');
     return options.publisher.trim();
   }
   try {

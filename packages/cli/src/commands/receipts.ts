@@ -4,80 +4,17 @@ import {
   EXIT_CODES,
   GatewayError,
   leafHash,
-  loadConfig,
   parseCheckpoint,
   parseVerifierKey,
   receiptLeafBytes,
   verifyInclusion,
   verifyNote,
   verifyReceiptLog,
-  type LoadedConfig,
   type LogVerification,
   type Receipt,
 } from '@gateway/core';
-import { createVault } from '@gateway/runtime';
-import { contextFrom, printResult, type CliContext } from '../context.js';
-
-interface AdminOptions {
-  url?: string;
-  timeout: string;
-}
-
-/** A GET on the running gateway's admin API (the token from GATEWAY_ADMIN_TOKEN or the vault). */
-async function adminGet(context: CliContext, options: AdminOptions, path: string): Promise<string> {
-  let loaded: LoadedConfig | undefined;
-  const config = async (): Promise<LoadedConfig> => (loaded ??= await loadConfig(context.configPath));
-  const baseUrl = (options.url ?? (await config()).config.gateway.url).replace(/\/+$/, '');
-  let token = process.env.GATEWAY_ADMIN_TOKEN;
-  if (!token) {
-    const name = (await config()).config.admin?.tokenSecret ?? 'admin-token';
-    token = await (await createVault(await config())).get(name);
-    if (!token) {
-      throw new GatewayError('ADMIN_TOKEN_MISSING', `no admin token: set GATEWAY_ADMIN_TOKEN, or store one in the vault with \`gateway secrets set ${name}\``, {
-        category: 'auth',
-      });
-    }
-  }
-  let response: Response;
-  try {
-    response = await fetch(`${baseUrl}/admin${path}`, {
-      headers: { authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(Number(options.timeout) || 10_000),
-      redirect: 'error', // never carry the admin token to wherever a redirect points
-    });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      category: 'network',
-    });
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    let problem: { code?: string; detail?: string } = {};
-    try {
-      problem = JSON.parse(text) as typeof problem;
-    } catch {
-      // not problem+json: report the status alone
-    }
-    const category = response.status === 401 || response.status === 403 ? 'auth' : response.status === 404 || response.status === 400 ? 'usage' : 'network';
-    throw new GatewayError(problem.code ?? 'ADMIN_REQUEST_FAILED', `${baseUrl}/admin${path} answered ${response.status}${problem.detail ? `: ${problem.detail}` : ''}`, { category });
-  }
-  return text;
-}
-
-function adminJson<T>(text: string): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new GatewayError('ADMIN_REQUEST_FAILED', 'the admin API did not answer JSON', { category: 'network' });
-  }
-}
-
-function withAdminOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'the gateway base URL (default: gateway.url from the config)')
-    .option('--timeout <ms>', 'how long to wait for the gateway', '10000');
-}
+import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
+import { contextFrom, printResult } from '../context.js';
 
 function describeReceipt(receipt: Receipt): string {
   const reason = receipt.reason ? ` ${receipt.reason}` : '';
@@ -99,7 +36,7 @@ export function parseExport(text: string): {
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
-      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not JSON`, { category: 'usage' });
+      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not JSON`);
     }
     if (entry.type === 'key' && typeof entry.verifierKey === 'string') keys.push(entry.verifierKey);
     else if (entry.type === 'receipt' && entry.receipt && typeof entry.receipt === 'object') {
@@ -110,7 +47,7 @@ export function parseExport(text: string): {
     } else if (entry.type === 'checkpoint' && typeof entry.note === 'string' && typeof entry.verifierKey === 'string') {
       checkpoints.push({ note: entry.note, verifierKey: entry.verifierKey });
     } else {
-      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not a key, receipt or checkpoint line`, { category: 'usage' });
+      throw new GatewayError('RECEIPTS_EXPORT_INVALID', `line ${number + 1} of the export is not a key, receipt or checkpoint line`);
     }
   }
   return { keys, receipts, checkpoints };
@@ -158,7 +95,7 @@ export function registerReceipts(program: Command): void {
     for (const name of ['session', 'tool', 'person', 'outcome', 'since', 'until', 'after', 'limit']) {
       if (options[name] !== undefined) query.set(name, options[name]!);
     }
-    const page = adminJson<{ receipts: Receipt[]; next?: string }>(await adminGet(context, options, `/receipts?${query.toString()}`));
+    const page = await (await adminClient(context, options)).request<{ receipts: Receipt[]; next?: string }>('GET', `receipts?${query.toString()}`);
     const lines = page.receipts.length === 0 ? ['no receipts'] : page.receipts.map(describeReceipt);
     if (page.next) lines.push(`more: --after ${page.next}`);
     printResult(context, lines, page);
@@ -168,7 +105,7 @@ export function registerReceipts(program: Command): void {
     .addHelpText('after', '\nExamples:\n  gateway receipts show receipt-42')).action(
     async (id: string, options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
-      const receipt = adminJson<Receipt>(await adminGet(context, options, `/receipts/${encodeURIComponent(id)}`));
+      const receipt = await (await adminClient(context, options)).request<Receipt>('GET', `receipts/${encodeURIComponent(id)}`);
       printResult(context, JSON.stringify(receipt, null, 2), receipt);
     },
   );
@@ -181,7 +118,7 @@ export function registerReceipts(program: Command): void {
       .option('--out <file>', 'write to this file instead of stdout'),
   ).action(async (options: AdminOptions & { out?: string }, command: Command) => {
     const context = contextFrom(command);
-    const text = await adminGet(context, options, '/receipts/export');
+    const text = await (await adminClient(context, options)).text('receipts/export');
     if (options.out) {
       await writeFile(options.out, text);
       context.stderr.write(`wrote ${text.split('\n').filter(Boolean).length} lines to ${options.out}\n`);
@@ -194,12 +131,12 @@ export function registerReceipts(program: Command): void {
     .addHelpText('after', '\nExamples:\n  gateway receipts prove receipt-42 --json')).action(
     async (id: string, options: AdminOptions, command: Command) => {
       const context = contextFrom(command);
-      const proof = adminJson<{
+      const proof = await (await adminClient(context, options)).request<{
         receipt: Receipt;
         leafHash: string;
         checkpoint: { treeSize: number; note: string; verifierKey: string };
         inclusionPath: string[];
-      }>(await adminGet(context, options, `/receipts/${encodeURIComponent(id)}/proof`));
+      }>('GET', `receipts/${encodeURIComponent(id)}/proof`);
       // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
       const key = parseVerifierKey(proof.checkpoint.verifierKey);
       const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;
@@ -239,13 +176,13 @@ export function registerReceipts(program: Command): void {
       try {
         text = await readFile(options.file, 'utf8');
       } catch (error) {
-        throw new GatewayError('RECEIPTS_EXPORT_INVALID', `cannot read ${options.file}: ${(error as Error).message}`, { category: 'usage' });
+        throw new GatewayError('RECEIPTS_EXPORT_INVALID', `cannot read ${options.file}: ${(error as Error).message}`);
       }
       const parsed = parseExport(text);
       report = verifyReceiptLog({ receipts: parsed.receipts, checkpoints: parsed.checkpoints, ...(options.key ? { trustedKeys: options.key } : {}) });
       source = options.file;
     } else {
-      report = adminJson<LogVerification>(await adminGet(context, options, '/receipts/verify'));
+      report = await (await adminClient(context, options)).request<LogVerification>('GET', 'receipts/verify');
       source = 'the gateway database';
     }
     printResult(context, describeVerification(source, report), report);

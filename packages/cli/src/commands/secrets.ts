@@ -80,9 +80,7 @@ async function requireExisting(vault: Vault, name: string): Promise<void> {
 }
 
 function notFound(name: string): GatewayError {
-  return new GatewayError('VAULT_SECRET_NOT_FOUND', `the vault holds no secret named '${name}' (see \`gateway secrets list\`)`, {
-    category: 'usage',
-  });
+  return new GatewayError('VAULT_SECRET_NOT_FOUND', `the vault holds no secret named '${name}' (see \`gateway secrets list\`)`);
 }
 
 function describeList(provider: string, entries: SecretMetadata[]): string[] {
@@ -106,9 +104,7 @@ async function readSecretValue(name: string): Promise<string> {
   const raw = stdin.isTTY ? await readFromTerminal(name) : await readAll(stdin);
   const value = raw.replace(/\r?\n$/, '');
   if (value.length === 0) {
-    throw new GatewayError('SECRET_VALUE_EMPTY', `no value for ${name} on stdin; pipe it in, e.g. printf %s "$VALUE" | gateway secrets set ${name}`, {
-      category: 'usage',
-    });
+    throw new GatewayError('SECRET_VALUE_EMPTY', `no value for ${name} on stdin; pipe it in, e.g. printf %s "$VALUE" | gateway secrets set ${name}`);
   }
   return value;
 }
@@ -137,9 +133,13 @@ function readFromTerminal(name: string): Promise<string> {
     };
     const onData = (text: string): void => {
       for (const character of text) {
-        if (character === '\r' || character === '\n' || character === '\u0004') return finish();
+        if (character === '\r' || character === '\n' || character === '\u0004') {
+          finish();
+          return;
+        }
         if (character === '\u0003') {
-          return finish(new GatewayError('SECRET_VALUE_EMPTY', 'cancelled', { category: 'usage' }));
+          finish(new GatewayError('SECRET_VALUE_EMPTY', 'cancelled'));
+          return;
         }
         if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
         else value += character;

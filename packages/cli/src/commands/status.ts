@@ -1,14 +1,10 @@
 import type { Command } from 'commander';
-import type { AdminStatus } from '@gateway/server';
-import { adminRequest, adminTarget } from '../admin-api.js';
+import type { AdminStatus } from '@gateway/core';
+import { adminClient, withAdminOptions, type AdminClientOptions } from '../admin-client.js';
 import { contextFrom, printResult } from '../context.js';
 
 export function registerStatus(program: Command): void {
-  program
-    .command('status')
-    .description("show a running gateway's publications and drift (reads its admin API)")
-    .option('--url <url>', 'the gateway base URL (default: gateway.url from the config)')
-    .option('--timeout <ms>', 'how long to wait for the gateway', '10000')
+  withAdminOptions(program.command('status').description("show a running gateway's publications and drift (reads its admin API)"))
     .addHelpText(
       'after',
       '\nThe admin token comes from GATEWAY_ADMIN_TOKEN, else from the vault (admin.tokenSecret, default\n' +
@@ -17,11 +13,11 @@ export function registerStatus(program: Command): void {
         '  gateway status\n' +
         '  gateway status --url https://gateway.example.com --json',
     )
-    .action(async (options: { url?: string; timeout: string }, command: Command) => {
+    .action(async (options: AdminClientOptions, command: Command) => {
       const context = contextFrom(command);
-      const target = await adminTarget(context, options);
-      const status = await adminRequest<AdminStatus>(target, 'GET', '/status');
-      printResult(context, describeStatus(target.baseUrl, status), status);
+      const admin = await adminClient(context, options);
+      const status = await admin.request<AdminStatus>('GET', 'status');
+      printResult(context, describeStatus(admin.baseUrl, status), status);
     });
 }
 

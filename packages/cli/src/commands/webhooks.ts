@@ -1,12 +1,8 @@
 import type { Command } from 'commander';
-import { GatewayError, loadConfig, type LoadedConfig } from '@gateway/core';
-import { createVault } from '@gateway/runtime';
+import { GatewayError } from '@gateway/core';
+import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
 import { contextFrom, printResult, type CliContext } from '../context.js';
 
-interface AdminOptions {
-  url?: string;
-  timeout: string;
-}
 
 /** What `GET /admin/webhooks` answers (packages/server/src/webhooks/admin-routes.ts). */
 interface EndpointSummary {
@@ -34,59 +30,9 @@ interface Delivery {
   deliveredAt: string | null;
 }
 
-/** One request to the running gateway's admin API (the token from GATEWAY_ADMIN_TOKEN or the vault). */
+/** One request to the running gateway's admin API (admin-client.ts: the token from GATEWAY_ADMIN_TOKEN or the vault). */
 async function adminRequest<T>(context: CliContext, options: AdminOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  let loaded: LoadedConfig | undefined;
-  const config = async (): Promise<LoadedConfig> => (loaded ??= await loadConfig(context.configPath));
-  const baseUrl = (options.url ?? (await config()).config.gateway.url).replace(/\/+$/, '');
-  let token = process.env.GATEWAY_ADMIN_TOKEN;
-  if (!token) {
-    const name = (await config()).config.admin?.tokenSecret ?? 'admin-token';
-    token = await (await createVault(await config())).get(name);
-    if (!token) {
-      throw new GatewayError('ADMIN_TOKEN_MISSING', `no admin token: set GATEWAY_ADMIN_TOKEN, or store one in the vault with \`gateway secrets set ${name}\``, {
-        category: 'auth',
-      });
-    }
-  }
-  let response: Response;
-  try {
-    response = await fetch(`${baseUrl}/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      // A test event waits for the receiver: allow its timeout on top of ours.
-      signal: AbortSignal.timeout(Number(options.timeout) || 30_000),
-      redirect: 'error', // never carry the admin token to wherever a redirect points
-    });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new GatewayError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      category: 'network',
-    });
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    let problem: { code?: string; detail?: string } = {};
-    try {
-      problem = JSON.parse(text) as typeof problem;
-    } catch {
-      // not problem+json: report the status alone
-    }
-    const category = response.status === 401 || response.status === 403 ? 'auth' : response.status === 404 || response.status === 400 ? 'usage' : 'network';
-    throw new GatewayError(problem.code ?? 'ADMIN_REQUEST_FAILED', `${baseUrl}/admin${path} answered ${response.status}${problem.detail ? `: ${problem.detail}` : ''}`, { category });
-  }
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new GatewayError('ADMIN_REQUEST_FAILED', 'the admin API did not answer JSON', { category: 'network' });
-  }
-}
-
-function withAdminOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'the gateway base URL (default: gateway.url from the config)')
-    .option('--timeout <ms>', 'how long to wait for the gateway', '30000');
+  return (await adminClient(context, options)).request<T>(method, path.replace(/^\//, ''), body);
 }
 
 function table(rows: string[][], indent = '  '): string[] {
@@ -97,7 +43,7 @@ function table(rows: string[][], indent = '  '): string[] {
 function parseSequence(value: string, flag: string): number {
   const number = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1) {
-    throw new GatewayError('WEBHOOK_REQUEST_INVALID', `${flag} takes a sequence number (1 or more), not '${value}'`, { category: 'usage' });
+    throw new GatewayError('WEBHOOK_REQUEST_INVALID', `${flag} takes a sequence number (1 or more), not '${value}'`);
   }
   return number;
 }
@@ -189,7 +135,7 @@ export function registerWebhooks(program: Command): void {
   ).action(async (endpoint: string, options: AdminOptions & { failed?: boolean; from?: string }, command: Command) => {
     const context = contextFrom(command);
     if (Boolean(options.failed) === (options.from !== undefined)) {
-      throw new GatewayError('WEBHOOK_REQUEST_INVALID', 'give exactly one of --failed or --from <sequence>', { category: 'usage' });
+      throw new GatewayError('WEBHOOK_REQUEST_INVALID', 'give exactly one of --failed or --from <sequence>');
     }
     const body = options.failed ? { failed: true } : { from: parseSequence(options.from!, '--from') };
     const result = await adminRequest<{ endpoint: string; replayed: number }>(
@@ -215,7 +161,6 @@ export function registerWebhooks(program: Command): void {
       );
       if (!result.acknowledged) {
         throw new GatewayError('WEBHOOK_TEST_FAILED', `${endpoint} did not acknowledge test event ${result.eventId}: ${result.error ?? `HTTP ${result.status}`}`, {
-          category: 'network',
           details: { eventId: result.eventId, status: result.status },
         });
       }

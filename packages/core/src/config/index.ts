@@ -1,5 +1,43 @@
-export * from './schema.js';
-export * from './load.js';
-export * from './auth-schema.js';
-export * from './receipts-schema.js';
-export * from './webhooks-schema.js';
+/** The config area: gateway.yaml's schema, loading and the helpers other modules need from it. */
+export {
+  configSchema,
+  credentialSchema,
+  mcpCredentialSchema,
+  mcpSourceSchema,
+  openApiSourceSchema,
+  sourceSchema,
+  vaultSchema,
+} from './schema.js';
+export {
+  canonicalMcpUrl,
+  isLoopbackHostname,
+  loadConfig,
+  parseConfig,
+  resolveConfigPath,
+  sourceConfig,
+  sourceLocation,
+  type CredentialConfig,
+  type GatewayConfig,
+  type LoadedConfig,
+  type McpCredentialConfig,
+  type McpSourceConfig,
+  type OpenApiSourceConfig,
+  type SourceConfig,
+} from './load.js';
+export {
+  authSchema,
+  type AuthConfig,
+} from './auth-schema.js';
+export {
+  DEFAULT_CHECKPOINT_EVERY_RECEIPTS,
+  DEFAULT_CHECKPOINT_EVERY_SECONDS,
+  receiptsSchema,
+  type ReceiptsConfig,
+} from './receipts-schema.js';
+export {
+  WEBHOOK_RETRY_DEFAULTS,
+  webhooksSchema,
+  type WebhookEndpointConfig,
+  type WebhookOutcome,
+  type WebhooksConfig,
+} from './webhooks-schema.js';

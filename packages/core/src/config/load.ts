@@ -120,7 +120,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     throw new GatewayError(
       'CONFIG_INVALID_YAML',
       `${path}${line ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`,
-      { category: 'config', details: { line } },
+      { details: { line } },
     );
   }
   const value: unknown = document.toJS({ maxAliasCount: 50 });
@@ -173,7 +173,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
       'CONFIG_INVALID',
       `${path}${first.line ? `:${first.line}` : ''}: ${first.key}: ${first.message}` +
         (unique.length > 1 ? ` (and ${unique.length - 1} more problem${unique.length > 2 ? 's' : ''})` : ''),
-      { category: 'config', details: { problems: unique } },
+      { details: { problems: unique } },
     );
   }
   const config = value as unknown as GatewayConfig;
@@ -187,17 +187,16 @@ function checkGatewayUrl(url: string, path: string): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: not an absolute URL: ${url}`, { category: 'config' });
+    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
     throw new GatewayError(
       'CONFIG_INVALID',
       `${path}: gateway.url: must be https (plain http is allowed only for loopback hosts): ${url}`,
-      { category: 'config' },
     );
   }
   if (parsed.search || parsed.hash) {
-    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`, { category: 'config' });
+    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`);
   }
 }
 
@@ -208,19 +207,17 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
     throw new GatewayError(
       'CONFIG_INVALID',
       `${where}: an mcp source needs exactly one of 'command' (stdio) or 'url' (Streamable HTTP)`,
-      { category: 'config', details: { source: name } },
+      { details: { source: name } }
     );
   }
   if (source.command !== undefined && source.credentials !== undefined) {
     throw new GatewayError('CONFIG_INVALID', `${where}.credentials: only for 'url' sources; a stdio server gets secrets through 'env'`, {
-      category: 'config',
       details: { source: name },
     });
   }
   if (source.url !== undefined) {
     if (source.env !== undefined) {
       throw new GatewayError('CONFIG_INVALID', `${where}.env: only for 'command' (stdio) sources; an HTTP endpoint gets 'credentials'`, {
-        category: 'config',
         details: { source: name },
       });
     }
@@ -228,12 +225,10 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
     try {
       parsed = new URL(source.url);
     } catch {
-      throw new GatewayError('CONFIG_INVALID', `${where}.url: not an absolute URL: ${source.url}`, { category: 'config' });
+      throw new GatewayError('CONFIG_INVALID', `${where}.url: not an absolute URL: ${source.url}`);
     }
     if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-      throw new GatewayError('CONFIG_INVALID', `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`, {
-        category: 'config',
-      });
+      throw new GatewayError('CONFIG_INVALID', `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`);
     }
   }
 }
@@ -261,11 +256,9 @@ export async function loadConfig(path: string): Promise<LoadedConfig> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new GatewayError('CONFIG_NOT_FOUND', `no configuration at ${path}; run \`gateway init\` or pass --config`, {
-        category: 'config',
-      });
+      throw new GatewayError('CONFIG_NOT_FOUND', `no configuration at ${path}; run \`gateway init\` or pass --config`);
     }
-    throw new GatewayError('CONFIG_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`, { category: 'config' });
+    throw new GatewayError('CONFIG_UNREADABLE', `cannot read ${path}: ${(error as Error).message}`);
   }
   return parseConfig(text, path);
 }
@@ -286,8 +279,7 @@ export function sourceConfig(loaded: LoadedConfig, name: string): SourceConfig {
     const known = Object.keys(loaded.config.sources);
     throw new GatewayError(
       'SOURCE_UNKNOWN',
-      `no source named '${name}' in ${loaded.path}` + (known.length ? ` (known: ${known.join(', ')})` : ''),
-      { category: 'usage' },
+      `no source named '${name}' in ${loaded.path}${known.length ? ` (known: ${known.join(', ')})` : ''}`,
     );
   }
   return source;

@@ -1,2 +1,12 @@
 /** MCP sources in core: normalisation and fingerprints (docs/sources-mcp.md). */
-export * from './normalise.js';
+export {
+  MCP_TOOL_NAME_PATTERN,
+  MCP_TOOL_PREFIX_SEPARATOR,
+  mcpFingerprintOf,
+  mcpGatewayToolName,
+  normaliseMcpTool,
+  normaliseMcpTools,
+  type ImportedMcpTools,
+  type ListedMcpTool,
+  type McpToolShape,
+} from './normalise.js';

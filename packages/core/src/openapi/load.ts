@@ -42,7 +42,7 @@ function tooLarge(where: string, maxBytes: number): GatewayError {
     'OPENAPI_TOO_LARGE',
     `${where} is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(1)} MiB); ` +
       'raise import.maxDocumentBytes in gateway.yaml if the document is genuine.',
-    { category: 'document', details: { maxBytes } },
+    { details: { maxBytes } },
   );
 }
 
@@ -61,9 +61,8 @@ export function checkDocumentSize(text: string, where: string, maxBytes: number)
 export const noFetcher: FetchText = async (url) => {
   throw new GatewayError(
     'OPENAPI_FETCHER_MISSING',
-    `${url} is a URL, but no guarded fetcher was given to the importer; nothing was fetched.`,
-    { category: 'internal' },
-  );
+    `${url} is a URL, but no guarded fetcher was given to the importer; nothing was fetched.`
+    );
 };
 
 /**
@@ -78,7 +77,7 @@ export function decodeDocumentBytes(bytes: Uint8Array, where: string): string {
     throw new GatewayError(
       'OPENAPI_NOT_UTF8',
       `${where} is not valid UTF-8 text; save it as UTF-8 (it was not read, nothing was replaced).`,
-      { category: 'document', cause: error },
+      { cause: error }
     );
   }
 }
@@ -89,7 +88,7 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
   try {
     const info = await stat(path);
     if (!info.isFile()) {
-      throw new GatewayError('OPENAPI_NOT_FOUND', `${where} is not a file.`, { category: 'document' });
+      throw new GatewayError('OPENAPI_NOT_FOUND', `${where} is not a file.`);
     }
     size = info.size;
   } catch (error) {
@@ -100,7 +99,7 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
       code === 'ENOENT' || code === 'ENOTDIR'
         ? `${where} does not exist (looked for ${path}).`
         : `${where} cannot be read: ${(error as Error).message}.`,
-      { category: 'document', cause: error },
+      { cause: error },
     );
   }
   if (size > maxBytes) throw tooLarge(where, maxBytes);
@@ -109,7 +108,6 @@ export async function readDocumentFile(path: string, where: string, maxBytes: nu
     bytes = await readFile(path);
   } catch (error) {
     throw new GatewayError('OPENAPI_UNREADABLE', `${where} cannot be read: ${(error as Error).message}.`, {
-      category: 'document',
       cause: error,
     });
   }
@@ -120,7 +118,7 @@ function tooDeep(where: string, cause?: unknown): GatewayError {
   return new GatewayError(
     'OPENAPI_TOO_DEEP',
     `${where} nests objects or arrays deeper than the limit of ${MAX_DOCUMENT_DEPTH} levels; it is refused.`,
-    { category: 'document', details: { maxDepth: MAX_DOCUMENT_DEPTH }, ...(cause === undefined ? {} : { cause }) },
+    { details: { maxDepth: MAX_DOCUMENT_DEPTH }, ...(cause === undefined ? {} : { cause }) }
   );
 }
 
@@ -132,7 +130,7 @@ function nameWithNul(where: string, pointer: string, name: string): GatewayError
     'OPENAPI_NAME_INVALID',
     `${where}: the name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} at ${pointer || '/'} contains a NUL character (U+0000); names ` +
       '(paths, operationIds, parameter and property names) must not contain one.',
-    { category: 'document', details: { pointer: pointer || '/' } },
+    { details: { pointer: pointer || '/' } }
   );
 }
 
@@ -197,7 +195,7 @@ function parseDocumentTree(text: string, where: string): unknown {
         'OPENAPI_ALIAS_LIMIT',
         `${where} expands YAML aliases beyond the limit of ${MAX_YAML_ALIAS_COUNT} nodes (a "billion laughs" ` +
           'document?); it is refused.',
-        { category: 'document', cause: error },
+        { cause: error },
       );
     }
     const line = (error as { linePos?: { line: number; col: number }[] }).linePos?.[0];
@@ -205,7 +203,7 @@ function parseDocumentTree(text: string, where: string): unknown {
       'OPENAPI_PARSE_ERROR',
       `${where} is neither valid JSON nor valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ''}: ` +
         `${message.split('\n')[0]}`,
-      { category: 'document', cause: error, details: line ? { line: line.line, column: line.col } : undefined },
+      { cause: error, details: line ? { line: line.line, column: line.col } : undefined },
     );
   }
 }
@@ -213,16 +211,14 @@ function parseDocumentTree(text: string, where: string): unknown {
 /** The supported version (`openapi` as written) or OPENAPI_UNSUPPORTED_VERSION naming what was found. */
 export function checkOpenApiVersion(value: unknown, where: string): string {
   if (!isObject(value)) {
-    throw new GatewayError('OPENAPI_INVALID', `${where} is not an OpenAPI document: its top level is not an object.`, {
-      category: 'document',
-    });
+    throw new GatewayError('OPENAPI_INVALID', `${where} is not an OpenAPI document: its top level is not an object.`);
   }
   if ('swagger' in value) {
     throw new GatewayError(
       'OPENAPI_UNSUPPORTED_VERSION',
       `${where} is Swagger ${String(value.swagger)}; only OpenAPI 3.0, 3.1 and 3.2 are supported. ` +
         'Convert it to OpenAPI 3 first (for example with swagger2openapi).',
-      { category: 'document', details: { version: `swagger ${String(value.swagger)}` } },
+      { details: { version: `swagger ${String(value.swagger)}` } },
     );
   }
   const version = value.openapi;
@@ -232,7 +228,7 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
       version === undefined
         ? `${where} has no "openapi" version field; only OpenAPI 3.0, 3.1 and 3.2 are supported.`
         : `${where} declares openapi: ${JSON.stringify(version)}, which is not a version string (write e.g. "3.1.0").`,
-      { category: 'document', details: { version: version ?? null } },
+      { details: { version: version ?? null } },
     );
   }
   // OAS 3.x §4.8.1: `openapi` is major.minor.patch; every patch release of a minor version is accepted.
@@ -240,7 +236,7 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
     throw new GatewayError(
       'OPENAPI_UNSUPPORTED_VERSION',
       `${where} is OpenAPI ${version}; only OpenAPI 3.0.x, 3.1.x and 3.2.x are supported.`,
-      { category: 'document', details: { version } },
+      { details: { version } },
     );
   }
   return version;
@@ -268,7 +264,7 @@ export function validateOpenApi(document: Record<string, unknown>, version: stri
   throw new GatewayError(
     'OPENAPI_INVALID',
     `${where} is not a valid OpenAPI ${minor} document: ${problems.join('; ')}`,
-    { category: 'document', details: { problems } },
+    { details: { problems } },
   );
 }
 
@@ -407,7 +403,7 @@ export async function bundleDocument(
       throw new GatewayError(
         'OPENAPI_REFERENCE_UNRESOLVABLE',
         `${where} references other files that cannot be joined: ${(error as Error).message}`,
-        { category: 'document', cause: error },
+        { cause: error },
       );
     }
   }
@@ -416,7 +412,7 @@ export async function bundleDocument(
       'OPENAPI_REMOTE_REF_REFUSED',
       `${where} references remote documents (${[...new Set(refusedRemote)].slice(0, 3).join(', ')}); remote ` +
         'references are refused unless allowRemoteRefs is set for this source.',
-      { category: 'document', details: { references: [...new Set(refusedRemote)].slice(0, 20) } },
+      { details: { references: [...new Set(refusedRemote)].slice(0, 20) } },
     );
   }
   if (refusedOutside.length > 0) {
@@ -425,11 +421,11 @@ export async function bundleDocument(
       `${where} references files outside its own folder or that are not regular files ` +
         `(${[...new Set(refusedOutside)].slice(0, 3).join(', ')}); only regular files beside the document or below ` +
         'its folder may be referenced, and symbolic links must stay inside it. Refused files are not read.',
-      { category: 'document', details: { references: [...new Set(refusedOutside)].slice(0, 20) } },
+      { details: { references: [...new Set(refusedOutside)].slice(0, 20) } }
     );
   }
   if (!isObject(bundled)) {
-    throw new GatewayError('OPENAPI_INVALID', `${where} did not bundle into an OpenAPI document.`, { category: 'document' });
+    throw new GatewayError('OPENAPI_INVALID', `${where} did not bundle into an OpenAPI document.`);
   }
   encodeLocalReferences(bundled);
   inlineMisplacedReferences(bundled);
@@ -465,7 +461,7 @@ async function readReferencedFile(
     throw new GatewayError(
       missing ? 'OPENAPI_NOT_FOUND' : 'OPENAPI_UNREADABLE',
       missing ? `${path} does not exist (a $ref names it).` : `${path} cannot be read (${code ?? 'error'}).`,
-      { category: 'document', cause: error },
+      { cause: error }
     );
   }
   if (!isInside(rootFolderReal, real)) return { refused: 'a symbolic link to a file outside the folder' };
@@ -475,7 +471,6 @@ async function readReferencedFile(
   // O_NONBLOCK: should a FIFO appear at this path after the check, opening it must not wait for a writer.
   const handle = await open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK).catch((error: unknown) => {
     throw new GatewayError('OPENAPI_UNREADABLE', `${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-      category: 'document',
       cause: error,
     });
   });

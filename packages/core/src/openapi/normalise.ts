@@ -31,6 +31,7 @@ import { SchemaConverter, ToolSchemaTooComplexError, type SchemaDialect } from '
 import { resolveSecurity } from './security.js';
 import { resolveServerUrl } from './servers.js';
 import { assignToolNames } from './tool-names.js';
+import { compareText } from '../compare-text.js';
 
 /** The fingerprint: `sha256:<hex>` of the RFC 8785 canonical JSON of exactly the RequestShape fields. */
 export function fingerprintOf(shape: RequestShape): string {
@@ -123,13 +124,10 @@ export function chooseRequestMediaType(mediaTypes: string[], choice: MediaTypeCh
   const ranked = mediaTypes
     .map((mediaType) => ({ mediaType, rank: mediaTypeRank(mediaType, choice) }))
     .filter((entry) => Number.isFinite(entry.rank))
-    .sort((a, b) => a.rank - b.rank || (a.mediaType < b.mediaType ? -1 : a.mediaType > b.mediaType ? 1 : 0));
+    .sort((a, b) => a.rank - b.rank || compareText(a.mediaType, b.mediaType));
   return ranked[0]?.mediaType ?? null;
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
@@ -621,9 +619,7 @@ function checkServerOverride(document: Record<string, unknown>, server: ServerOv
   if (typeof server === 'string') {
     const resolved = resolveServerUrl({ operation: undefined, pathItem: undefined, document: [{ url: server }] }, null);
     if (resolved.url === null) {
-      throw new GatewayError('SERVER_OVERRIDE_INVALID', `The configured server "${server}" cannot be used: ${resolved.problem}.`, {
-        category: 'config',
-      });
+      throw new GatewayError('SERVER_OVERRIDE_INVALID', `The configured server "${server}" cannot be used: ${resolved.problem}.`);
     }
     return;
   }
@@ -645,7 +641,7 @@ function checkServerOverride(document: Record<string, unknown>, server: ServerOv
       'SERVER_OVERRIDE_INVALID',
       `The configured server variables ${unknown.map((name) => `"${name}"`).join(', ')} are not declared by any server of the document` +
         (declared.size > 0 ? ` (it declares ${[...declared].sort(compareText).join(', ')}).` : ' (it declares none).'),
-      { category: 'config', details: { unknown } },
+      { details: { unknown } }
     );
   }
 }
@@ -655,7 +651,7 @@ function remoteReferenceRefused(path: string, method: string, error: ExternalRef
     'OPENAPI_REMOTE_REF_REFUSED',
     `${method} ${path} needs the remote reference "${error.reference}"; remote references are refused unless ` +
       'allowRemoteRefs is set for this source.',
-    { category: 'document', details: { reference: error.reference, path, method } },
+    { details: { reference: error.reference, path, method } },
   );
 }
 
@@ -720,7 +716,7 @@ function pathItemAt(document: Record<string, unknown>, path: string, value: unkn
     throw new GatewayError(
       'OPENAPI_REFERENCE_UNRESOLVABLE',
       `The path item "${path}" cannot be read: ${(error as Error).message}. Its operations cannot be listed.`,
-      { category: 'document', details: { path, reference: value.$ref } },
+      { details: { path, reference: value.$ref } },
     );
   }
 }

@@ -72,7 +72,7 @@ export function valueAtPointer(document: unknown, pointer: string): unknown {
       if (!/^(0|[1-9][0-9]*)$/.test(segment)) return undefined;
       current = current[Number(segment)];
     } else if (isObject(current)) {
-      if (!Object.prototype.hasOwnProperty.call(current, segment)) return undefined;
+      if (!Object.hasOwn(current, segment)) return undefined;
       current = current[segment];
     } else {
       return undefined;

@@ -20,6 +20,7 @@ import {
   pointerSegments,
   valueAtPointer,
 } from './references.js';
+import { compareText } from '../compare-text.js';
 
 export type SchemaDialect = '3.0' | '3.1';
 
@@ -197,7 +198,7 @@ export class SchemaConverter {
         );
       for (const next of definition.references) if (!seen.has(next)) pending.push(next);
     }
-    collected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    collected.sort((a, b) => compareText(a.name, b.name));
     return Object.fromEntries(collected.map((definition) => [definition.name, definition.schema]));
   }
 
@@ -265,7 +266,7 @@ export class SchemaConverter {
       throw new GatewayError(
         'OPENAPI_TOO_DEEP',
         `schemas nest (through $ref) deeper than the limit of ${MAX_SCHEMA_NESTING} levels; the document is refused.`,
-        { category: 'document', details: { maxSchemaNesting: MAX_SCHEMA_NESTING } },
+        { details: { maxSchemaNesting: MAX_SCHEMA_NESTING } }
       );
     }
     this.nesting += 1;

@@ -89,7 +89,7 @@ export function resolveSecurity(
   const securitySchemes = new Map<string, SecuritySchemeSummary>();
   const problems = new Map<string, string | null>();
   for (const name of [...new Set(security.flatMap((requirement) => Object.keys(requirement)))].sort()) {
-    if (!Object.prototype.hasOwnProperty.call(declared, name)) {
+    if (!Object.hasOwn(declared, name)) {
       throw new UnresolvableReferenceError(
         `#/components/securitySchemes/${name}`,
         `the security scheme "${name}" is not declared in components.securitySchemes`,

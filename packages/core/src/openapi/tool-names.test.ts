@@ -18,12 +18,12 @@ describe('tool names', () => {
   });
 
   it('cuts names longer than 64 to 55 characters, an underscore and 8 hex digits of their sha256', () => {
-    const long = 'a'.repeat(30) + '_' + 'b'.repeat(40);
+    const long = `${'a'.repeat(30)}_${'b'.repeat(40)}`;
     const fitted = fitToolName(long);
     expect(fitted).toHaveLength(64);
     expect(fitted).toMatch(/^a{30}_b{24}_[0-9a-f]{8}$/);
     expect(fitToolName(long)).toBe(fitted);
-    expect(fitToolName(long + 'c')).not.toBe(fitted);
+    expect(fitToolName(`${long}c`)).not.toBe(fitted);
     expect(fitToolName('short_name')).toBe('short_name');
   });
 
@@ -47,7 +47,7 @@ describe('tool names', () => {
       { operationId: name, method: 'GET', path: '/b' },
     ]);
     expect(names[0]).toBe(name);
-    expect(names[1]).toBe('x'.repeat(62) + '_2');
+    expect(names[1]).toBe(`${'x'.repeat(62)}_2`);
     for (const entry of names) expect(entry).toMatch(TOOL_NAME_PATTERN);
   });
 });

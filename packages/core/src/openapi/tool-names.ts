@@ -3,6 +3,7 @@
  * docs/lockfile.md ("Tool names"); any change to it renames tools, so change both together.
  */
 import { createHash } from 'node:crypto';
+import { compareText } from '../compare-text.js';
 
 export const MAX_TOOL_NAME_LENGTH = 64;
 export const TOOL_NAME_PATTERN = /^[a-z0-9_]{1,64}$/;
@@ -48,9 +49,6 @@ function withSuffix(base: string, suffix: string): string {
     : base.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) + suffix;
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /**
  * Unique names for a list of operations (returned in the same order). Operations sharing a base name are ordered

@@ -52,7 +52,7 @@ async function requireSecret(vault: Vault, name: string, sourceName: string): Pr
     throw new GatewayError(
       'MCP_SECRET_MISSING',
       `source '${sourceName}' needs the vault secret '${name}', which is not set; add it with \`gateway secrets set ${name}\``,
-      { category: 'config', details: { source: sourceName, secret: name } },
+      { details: { source: sourceName, secret: name } }
     );
   }
   return value;
@@ -89,7 +89,6 @@ async function credentialHeaders(options: McpUpstreamOptions, fetchOnce: FetchLi
       const token = (await response.json().catch(() => ({}))) as { access_token?: unknown };
       if (!response.ok || typeof token.access_token !== 'string') {
         throw new GatewayError('MCP_UPSTREAM_AUTH_FAILED', `the token endpoint of source '${options.sourceName}' answered HTTP ${response.status} without an access token`, {
-          category: 'network',
           details: { source: options.sourceName },
         });
       }
@@ -126,7 +125,6 @@ function connectError(sourceName: string, target: string, error: unknown): Gatew
   if (refusal) return refusal;
   if (error instanceof GatewayError) return error;
   return new GatewayError('MCP_UPSTREAM_UNAVAILABLE', `cannot connect to the MCP server of source '${sourceName}' (${target}): ${(error as Error)?.message ?? String(error)}`, {
-    category: 'network',
     details: { source: sourceName },
     cause: error,
   });
@@ -211,7 +209,6 @@ async function listAllTools(client: Client, sourceName: string, timeoutMs: numbe
     if (!cursor) return tools;
   }
   throw new GatewayError('MCP_LIST_TOO_LONG', `source '${sourceName}' gave more than ${MAX_MCP_LIST_PAGES} pages of tools/list`, {
-    category: 'document',
     details: { source: sourceName },
   });
 }

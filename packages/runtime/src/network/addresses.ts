@@ -96,7 +96,6 @@ export function parseCidr(text: string): Cidr {
     throw new GatewayError(
       'NETWORK_ALLOWLIST_INVALID',
       `network.allowPrivateNetworks: '${text}' is not a CIDR range such as 127.0.0.1/32 or fd00::/8`,
-      { category: 'config' },
     );
   }
   return { ...address, prefix };
@@ -169,7 +168,7 @@ function embeddedIpv4(address: ParsedAddress): ParsedAddress | undefined {
 export function classifyAddress(text: string): AddressCategory {
   const address = parseAddress(text);
   if (!address) {
-    throw new GatewayError('NETWORK_ADDRESS_INVALID', `'${text}' is not an IP address`, { category: 'internal' });
+    throw new GatewayError('NETWORK_ADDRESS_INVALID', `'${text}' is not an IP address`);
   }
   return classifyParsed(address);
 }

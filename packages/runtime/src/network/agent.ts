@@ -28,7 +28,7 @@ export function ssrfRefusal(host: string, address: string): GatewayError {
     'SSRF_ADDRESS_REFUSED',
     `refused to connect to ${host} at ${address} (${category} address); ` +
       'list its range in network.allowPrivateNetworks if this gateway is meant to reach it',
-    { category: 'refused', details: { host, address, addressCategory: category } },
+    { details: { host, address, addressCategory: category } },
   );
 }
 

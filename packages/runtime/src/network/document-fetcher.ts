@@ -35,12 +35,11 @@ export function guardedDocumentFetcher(agent: Dispatcher): DocumentFetcher {
           'OPENAPI_TOO_LARGE',
           `${url} is larger than the limit of ${limits.maxBytes} bytes; raise import.maxDocumentBytes in gateway.yaml ` +
             'if the document is genuine.',
-          { category: 'document', details: { maxBytes: limits.maxBytes }, cause: error },
+          { details: { maxBytes: limits.maxBytes }, cause: error }
         );
       }
       if (error instanceof GatewayError && (error.code === 'FETCH_FAILED' || error.code === 'FETCH_TIMEOUT')) {
         throw new GatewayError('OPENAPI_UNREACHABLE', `${url} could not be fetched: ${error.message}`, {
-          category: 'network',
           cause: error,
         });
       }
@@ -48,7 +47,6 @@ export function guardedDocumentFetcher(agent: Dispatcher): DocumentFetcher {
     }
     if (fetched.status < 200 || fetched.status > 299) {
       throw new GatewayError('OPENAPI_UNREACHABLE', `${url} answered HTTP ${fetched.status}, not a document.`, {
-        category: 'network',
         details: { status: fetched.status },
       });
     }

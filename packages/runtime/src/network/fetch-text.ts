@@ -52,7 +52,7 @@ export async function guardedFetchText(url: string, options: GuardedFetchOptions
     if (REDIRECT_STATUSES.has(response.statusCode) && headers.location) {
       await response.body.dump().catch(() => undefined);
       if (hop >= maxRedirects) {
-        throw new GatewayError('FETCH_REDIRECT_REFUSED', `${url}: more than ${maxRedirects} redirects`, { category: 'network' });
+        throw new GatewayError('FETCH_TOO_MANY_REDIRECTS', `${url}: more than ${maxRedirects} redirects`);
       }
       current = checkedUrl(new URL(headers.location, current).toString());
       continue;
@@ -87,17 +87,16 @@ function checkedUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new GatewayError('FETCH_FAILED', `not an absolute URL: ${url}`, { category: 'network' });
+    throw new GatewayError('FETCH_FAILED', `not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new GatewayError('FETCH_REDIRECT_REFUSED', `${url}: only http and https URLs are fetched`, { category: 'refused' });
+    throw new GatewayError('FETCH_REDIRECT_REFUSED', `${url}: only http and https URLs are fetched`);
   }
   return parsed.toString();
 }
 
 function tooLarge(url: string, maxBytes: number): GatewayError {
   return new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${url}: the response is larger than ${maxBytes} bytes`, {
-    category: 'document',
     details: { maxBytes },
   });
 }
@@ -106,11 +105,10 @@ function fetchError(error: unknown, url: string, signal: AbortSignal, timeoutMs:
   const refusal = findSsrfRefusal(error);
   if (refusal) return refusal;
   if (signal.aborted) {
-    return new GatewayError('FETCH_TIMEOUT', `${url}: no complete answer within ${timeoutMs} ms`, { category: 'network' });
+    return new GatewayError('FETCH_TIMEOUT', `${url}: no complete answer within ${timeoutMs} ms`);
   }
   const code = (error as { code?: string })?.code;
   return new GatewayError('FETCH_FAILED', `${url}: ${(error as Error)?.message ?? String(error)}${code ? ` (${code})` : ''}`, {
-    category: 'network',
     cause: error,
   });
 }

@@ -1,7 +1,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { GatewayError, writeFileAtomically } from '@gateway/core';
+import { compareText, GatewayError, writeFileAtomically } from '@gateway/core';
 
 /**
  * Local accounts, the embedded default way to sign in: a small JSON file of names, optional emails and
@@ -62,13 +62,13 @@ export function localSubject(name: string): string {
 
 export function checkPersonName(name: string): void {
   if (!/^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$/.test(name)) {
-    throw new GatewayError('PERSON_NAME_INVALID', `'${name}' is not a valid name: use 1–64 letters, digits, '.', '_', '@' or '-'`, { category: 'usage' });
+    throw new GatewayError('PERSON_NAME_INVALID', `'${name}' is not a valid name: use 1–64 letters, digits, '.', '_', '@' or '-'`);
   }
 }
 
 export function checkPasswordStrength(password: string): void {
   if (password.length < MINIMUM_PASSWORD_LENGTH) {
-    throw new GatewayError('PERSON_PASSWORD_WEAK', `a password needs at least ${MINIMUM_PASSWORD_LENGTH} characters`, { category: 'usage' });
+    throw new GatewayError('PERSON_PASSWORD_WEAK', `a password needs at least ${MINIMUM_PASSWORD_LENGTH} characters`);
   }
 }
 
@@ -88,13 +88,13 @@ export class PeopleDirectory {
       if (!Array.isArray(parsed.people)) throw new Error('no people array');
       return parsed;
     } catch (error) {
-      throw new GatewayError('PEOPLE_FILE_INVALID', `${this.path} is not a people file: ${(error as Error).message}`, { category: 'config' });
+      throw new GatewayError('PEOPLE_FILE_INVALID', `${this.path} is not a people file: ${(error as Error).message}`);
     }
   }
 
   private async write(file: PeopleFile): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true });
-    file.people.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    file.people.sort((a, b) => compareText(a.name, b.name));
     // 0600: the hashes are slow to attack, not impossible.
     await writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, 0o600);
   }
@@ -115,7 +115,7 @@ export class PeopleDirectory {
     const file = await this.read();
     const existing = file.people.findIndex((person) => person.name === name);
     if (existing >= 0 && !options.replace) {
-      throw new GatewayError('PERSON_EXISTS', `'${name}' already has an account; remove it first or pass --replace to set a new password`, { category: 'refused' });
+      throw new GatewayError('PERSON_EXISTS', `'${name}' already has an account; remove it first or pass --replace to set a new password`);
     }
     const person: LocalPerson = {
       name,

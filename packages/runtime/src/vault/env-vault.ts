@@ -10,7 +10,6 @@ export function readOnly(provider: string): GatewayError {
   return new GatewayError(
     'VAULT_READ_ONLY',
     `the ${provider} vault provider is read-only: store the secret where that provider reads it (docs/vault.md)`,
-    { category: 'refused' },
   );
 }
 
@@ -19,14 +18,14 @@ export function readOnly(provider: string): GatewayError {
  * Read on every call, so a restart with new variables is the rotation. Read-only.
  */
 export function createEnvVault(options: { prefix: string; env: NodeJS.ProcessEnv; referencedNames: readonly string[] }): Vault {
-  const valueOf = (name: string): string | undefined => {
+  const secretValue = (name: string): string | undefined => {
     const value = options.env[environmentVariableFor(options.prefix, name)];
     return value === undefined || value === '' ? undefined : value;
   };
   return {
     provider: 'env',
     async get(name) {
-      return valueOf(name);
+      return secretValue(name);
     },
     async set() {
       throw readOnly('env');
@@ -37,7 +36,7 @@ export function createEnvVault(options: { prefix: string; env: NodeJS.ProcessEnv
     // Environment variables carry no history: list the names the config refers to that are set.
     async list(): Promise<SecretMetadata[]> {
       return options.referencedNames
-        .filter((name) => valueOf(name) !== undefined)
+        .filter((name) => secretValue(name) !== undefined)
         .map((name) => ({ name, createdAt: '', updatedAt: '', version: 1 }));
     },
   };

@@ -69,15 +69,12 @@ export function createExecVault(options: ExecVaultOptions): Vault {
       throw readOnly('exec');
     },
     async list() {
-      throw new GatewayError('VAULT_LIST_UNSUPPORTED', 'the exec vault provider cannot list secrets: list them with the secret manager itself', {
-        category: 'refused',
-      });
+      throw new GatewayError('VAULT_LIST_UNSUPPORTED', 'the exec vault provider cannot list secrets: list them with the secret manager itself');
     },
   };
 
   function failed(name: string, reason: string): GatewayError {
     return new GatewayError('VAULT_EXEC_FAILED', `the vault command ${executable} ${reason} while reading '${name}'`, {
-      category: 'config',
       details: { secret: name },
     });
   }

@@ -12,7 +12,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { GatewayError, writeFileAtomically } from '@gateway/core';
+import { compareText, GatewayError, writeFileAtomically } from '@gateway/core';
 import type { SecretMetadata, Vault } from './vault.js';
 
 export interface FileVaultOptions {
@@ -48,14 +48,13 @@ interface VaultDocument {
 
 const KEY_CHECK_AAD = 'gateway-vault/v1/key-check';
 const KEY_CHECK_PLAINTEXT = 'gateway-vault key check';
-const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/;
+const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/;
 
 export function checkSecretName(name: string): void {
   if (!SECRET_NAME.test(name)) {
     throw new GatewayError(
       'VAULT_SECRET_NAME_INVALID',
       `'${name}' is not a valid secret name: use letters, digits, '.', '_', '/' and '-', starting with a letter or digit (at most 128)`,
-      { category: 'usage' },
     );
   }
 }
@@ -93,7 +92,7 @@ export function decodeKey(text: string, where: string): Buffer {
   const key = Buffer.from(trimmed, 'base64');
   // Buffer.from ignores junk silently: round-trip to be sure the text really was base64.
   if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== trimmed.replace(/=+$/, '')) {
-    throw new GatewayError('VAULT_KEY_INVALID', `${where} is not a base64-encoded 256-bit key (32 bytes)`, { category: 'config' });
+    throw new GatewayError('VAULT_KEY_INVALID', `${where} is not a base64-encoded 256-bit key (32 bytes)`);
   }
   return key;
 }
@@ -126,17 +125,17 @@ export function createFileVault(options: FileVaultOptions): Vault {
     try {
       document = JSON.parse(text) as VaultDocument;
     } catch {
-      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a vault file (not JSON)`, { category: 'config' });
+      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a vault file (not JSON)`);
     }
     if (document?.vaultVersion !== 1 || document.cipher !== 'aes-256-gcm' || typeof document.secrets !== 'object' || !document.secrets) {
-      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a version 1 vault file`, { category: 'config' });
+      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a version 1 vault file`);
     }
     cache = { identity, document };
     return document;
   }
 
   function unreadable(error: unknown): GatewayError {
-    return new GatewayError('VAULT_FILE_INVALID', `cannot read ${options.path}: ${(error as Error).message}`, { category: 'config' });
+    return new GatewayError('VAULT_FILE_INVALID', `cannot read ${options.path}: ${(error as Error).message}`);
   }
 
   /** The key from the environment or the key file; created (0600) when `create` and none exists yet. */
@@ -148,15 +147,13 @@ export function createFileVault(options: FileVaultOptions): Vault {
       return cachedKey;
     }
     if (options.keyEnvRequired) {
-      throw new GatewayError('VAULT_KEY_MISSING', `the vault key variable ${options.keyEnv} (vault.file.keyEnv) is not set`, {
-        category: 'config',
-      });
+      throw new GatewayError('VAULT_KEY_MISSING', `the vault key variable ${options.keyEnv} (vault.file.keyEnv) is not set`);
     }
     let mode: number;
     try {
       const info = await stat(options.keyFile);
       if (!info.isFile()) {
-        throw new GatewayError('VAULT_KEY_INVALID', `the vault key file ${options.keyFile} is not a regular file`, { category: 'config' });
+        throw new GatewayError('VAULT_KEY_INVALID', `the vault key file ${options.keyFile} is not a regular file`);
       }
       mode = info.mode;
     } catch (error) {
@@ -182,7 +179,6 @@ export function createFileVault(options: FileVaultOptions): Vault {
       throw new GatewayError(
         'VAULT_KEY_PERMISSIONS',
         `the vault key file ${options.keyFile} is readable by others (mode ${(mode & 0o777).toString(8)}); run chmod 600 on it`,
-        { category: 'config' },
       );
     }
     cachedKey = decodeKey(await readFile(options.keyFile, 'utf8'), `the vault key file ${options.keyFile}`);
@@ -193,7 +189,6 @@ export function createFileVault(options: FileVaultOptions): Vault {
     return new GatewayError(
       'VAULT_KEY_MISSING',
       `the vault ${options.path} holds secrets but no key was found: set ${options.keyEnv} or restore ${options.keyFile}`,
-      { category: 'config' },
     );
   }
 
@@ -209,7 +204,6 @@ export function createFileVault(options: FileVaultOptions): Vault {
     return new GatewayError(
       'VAULT_KEY_INVALID',
       `the vault key does not open ${options.path} (wrong key, or the file was altered)`,
-      { category: 'config' },
     );
   }
 
@@ -227,9 +221,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
         // A writer holds the lock for milliseconds; one older than 30 s belongs to a crashed process.
         if (info && Date.now() - info.mtimeMs > 30_000) await unlink(lockPath).catch(() => undefined);
         if (Date.now() > deadline) {
-          throw new GatewayError('VAULT_BUSY', `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`, {
-            category: 'refused',
-          });
+          throw new GatewayError('VAULT_BUSY', `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`);
         }
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
@@ -244,7 +236,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
   async function writeDocument(document: VaultDocument): Promise<void> {
     const sorted: VaultDocument = {
       ...document,
-      secrets: Object.fromEntries(Object.entries(document.secrets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      secrets: Object.fromEntries(Object.entries(document.secrets).sort(([a], [b]) => compareText(a, b))),
     };
     await writeFileAtomically(options.path, `${JSON.stringify(sorted, null, 2)}\n`, 0o600);
     cache = undefined;
@@ -272,7 +264,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
     async set(name, value) {
       checkSecretName(name);
       if (value.length === 0) {
-        throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`, { category: 'usage' });
+        throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`);
       }
       return withLock(async () => {
         cache = undefined;
@@ -309,7 +301,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
       const document = await readDocument();
       return Object.entries(document.secrets)
         .map(([name, stored]) => metadataOf(name, stored))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        .sort((a, b) => compareText(a.name, b.name));
     },
   };
 }

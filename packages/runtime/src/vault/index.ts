@@ -3,7 +3,7 @@
  * docs/vault.md documents the providers, key handling, rotation and the exec contract.
  */
 import { join } from 'node:path';
-import { resolveConfigPath, type LoadedConfig } from '@gateway/core';
+import { GatewayError, resolveConfigPath, type LoadedConfig } from '@gateway/core';
 import { createEnvVault } from './env-vault.js';
 import { createExecVault } from './exec-vault.js';
 import { createFileVault } from './file-vault.js';
@@ -50,7 +50,8 @@ export function referencedSecretNames(loaded: LoadedConfig): string[] {
 export async function createVault(loaded: LoadedConfig, options: CreateVaultOptions = {}): Promise<Vault> {
   const env = options.env ?? process.env;
   const settings = loaded.config.vault ?? {};
-  switch (settings.provider ?? 'file') {
+  const provider = settings.provider ?? 'file';
+  switch (provider) {
     case 'env':
       return createEnvVault({
         prefix: settings.env?.prefix ?? 'GATEWAY_SECRET_',
@@ -72,6 +73,11 @@ export async function createVault(loaded: LoadedConfig, options: CreateVaultOpti
         keyEnvRequired: settings.file?.keyEnv !== undefined && settings.file.keyFile === undefined,
         env,
       });
+    }
+    default: {
+      // A provider added to the config schema must be created here before it compiles.
+      const unreachable: never = provider;
+      throw new GatewayError('INTERNAL_ERROR', `unknown vault provider ${JSON.stringify(unreachable)}`);
     }
   }
 }

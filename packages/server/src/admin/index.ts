@@ -1,18 +1,30 @@
 /**
- * The admin API, read by `gateway status`: routes under `/admin/`, protected by a bearer token that lives
+ * The admin API, read by `gateway status` and `gateway sessions`: routes under `/admin/`, protected by a bearer token that lives
  * in the vault (`admin.tokenSecret`, default `admin-token`). The token is read from the vault on every
  * request, so `gateway secrets rotate admin-token` takes effect without a restart.
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
 import { secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { isGatewayError, type LoadedConfig } from '@gateway/core';
-import type { DriftSourceReport } from '../drift/watcher.js';
+import {
+  compareText,
+  isGatewayError,
+  type AdminSession,
+  type AdminSessionAnswer,
+  type AdminSessionList,
+  type AdminStatus,
+  type DriftSourceReport,
+  type ErrorCode,
+  type LoadedConfig,
+  type LockReloadStatus,
+} from '@gateway/core';
+import { sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
+import { markStaleTools } from '../sessions/stale.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -20,7 +32,7 @@ import type { Vault } from '@gateway/runtime';
 export interface AdminRegistry {
   readonly isReady: boolean;
   snapshot(): {
-    readonly tools: ReadonlyMap<string, { sourceName: string }>;
+    readonly tools: ReadonlyMap<string, { sourceName: string; entry: { fingerprint: string } }>;
     readonly publications: ReadonlyMap<string, string>;
   };
   blockedReason(sourceName: string, toolName: string): string | undefined;
@@ -45,28 +57,40 @@ export interface AdminPluginOptions {
   webhooks?: Webhooks;
   /** The last reload of tools.lock that did not leave the served lock as it was (a swap or a refusal). */
   lastLockReload?: () => LockReloadStatus | undefined;
+  /**
+   * The authorization area's session store (the same instance, so a revocation here also clears the /mcp
+   * authorizer's cache at once); absent when the gateway runs without its authorization server.
+   */
+  sessions?: SessionStore;
 }
 
-/** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
-export interface LockReloadStatus {
-  status: 'swapped' | 'refused' | 'missing';
-  at: string;
-  code?: string;
-  message?: string;
-}
-
-/** `GET /admin/status`. */
-export interface AdminStatus {
-  ready: boolean;
-  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
-  drift: DriftSourceReport[];
-  /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
-  lockReload?: LockReloadStatus;
+/**
+ * The wire view of a session (core's admin-api.ts): ISO times, the state computed at `now`, and each tool
+ * marked stale when the in-use publication no longer offers the fingerprint the person approved
+ * (docs/authorization.md › Re-approval).
+ */
+function sessionView(session: SessionRecord, published: ReadonlyMap<string, string>, now = Date.now()): AdminSession {
+  return {
+    id: session.id,
+    state: sessionState(session, now),
+    person: session.personName,
+    subject: session.subject,
+    client: session.clientName,
+    clientId: session.clientId,
+    tools: markStaleTools(session.tools, published),
+    logins: session.logins,
+    createdAt: new Date(session.createdAt).toISOString(),
+    expiresAt: new Date(session.expiresAt).toISOString(),
+    ...(session.revokedAt !== null ? { revokedAt: new Date(session.revokedAt).toISOString(), revokedReason: session.revokedReason } : {}),
+    ...(session.reapprovalRequestedAt !== null
+      ? { reapprovalRequestedAt: new Date(session.reapprovalRequestedAt).toISOString(), reapprovalTools: session.reapprovalTools }
+      : {}),
+  };
 }
 
 interface Problem {
   status: number;
-  code: string;
+  code: ErrorCode;
   title: string;
   detail: string;
 }
@@ -140,7 +164,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         counts.set(tool.sourceName, count);
       }
       const publications = [...snapshot.publications]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .sort(([a], [b]) => compareText(a, b))
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
@@ -165,12 +189,74 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
 
     if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);
     if (options.webhooks) registerWebhookRoutes(app, options.webhooks, sendProblem);
+    // Tool name → fingerprint of every tool the in-use publications offer now (what approvals are compared with).
+    const publishedFingerprints = (): Map<string, string> =>
+      new Map([...options.registry.snapshot().tools].map(([name, tool]) => [name, tool.entry.fingerprint]));
+    const sessionStore = (reply: FastifyReply): SessionStore | undefined => {
+      if (options.sessions) return options.sessions;
+      sendProblem(reply, {
+        status: 404,
+        code: 'ADMIN_SESSIONS_UNAVAILABLE',
+        title: 'No sessions here',
+        detail: 'this gateway runs without its authorization server, so it keeps no sessions',
+      });
+      return undefined;
+    };
+    const sessionNotFound = (reply: FastifyReply, id: string): FastifyReply =>
+      sendProblem(reply, {
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        title: 'No such session',
+        detail: `no session named '${id}'; \`gateway sessions list --all\` shows them`,
+      });
+
+    app.get('/sessions', async (_request, reply): Promise<AdminSessionList | FastifyReply> => {
+      const store = sessionStore(reply);
+      if (!store) return reply;
+      reply.header('cache-control', 'no-store');
+      const now = Date.now();
+      const published = publishedFingerprints();
+      return { sessions: store.listSessions().map((session) => sessionView(session, published, now)) };
+    });
+
+    app.get<{ Params: { id: string } }>('/sessions/:id', async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
+      const store = sessionStore(reply);
+      if (!store) return reply;
+      const session = store.session(request.params.id);
+      if (!session) return sessionNotFound(reply, request.params.id);
+      reply.header('cache-control', 'no-store');
+      return { session: sessionView(session, publishedFingerprints()) };
+    });
+
+    app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      '/sessions/:id/revoke',
+      {
+        schema: {
+          body: {
+            type: 'object',
+            properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } },
+            additionalProperties: false,
+          },
+        },
+      },
+      async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
+        const store = sessionStore(reply);
+        if (!store) return reply;
+        if (!store.session(request.params.id)) return sessionNotFound(reply, request.params.id);
+        const session = store.revokeSession(request.params.id, request.body?.reason ?? 'revoked by an administrator');
+        reply.header('cache-control', 'no-store');
+        return { session: sessionView(session, publishedFingerprints()) };
+      },
+    );
 
     app.setNotFoundHandler((request, reply) =>
       sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),
     );
 
     app.setErrorHandler((error, request, reply) => {
+      if ((error as { validation?: unknown }).validation) {
+        return sendProblem(reply, { status: 400, code: 'ADMIN_REQUEST_INVALID', title: 'Bad request', detail: (error as Error).message });
+      }
       request.log.error({ code: isGatewayError(error) ? error.code : undefined, error: (error as Error).message }, 'admin request failed');
       return sendProblem(reply, {
         status: 500,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
-import { GatewayError, type LoadedConfig } from '@gateway/core';
+import { GatewayError } from '@gateway/core';
 import { registerConsentRoutes } from '../consent/routes.js';
 import { createClientMetadataFetcher } from '../oauth/client-metadata-document.js';
 import { createClientRegistry } from '../oauth/clients.js';
@@ -13,11 +13,10 @@ import { BrowserSessions } from '../people/browser-sessions.js';
 import { createOidcSignIn } from '../people/oidc.js';
 import { createMcpAuthorizer } from '../sessions/authorizer.js';
 import { SessionStore, sessionMigrations } from '../sessions/store.js';
-import { openDatabase, type Migration } from '../store/database.js';
-import { gatewayDatabasePath } from '@gateway/runtime';
+import type { Migration } from '../store/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
-export type { AuthorizationComponents, AuthorizationContext, ConsentLogin, ConsentTool } from './types.js';
+export type { AuthorizationComponents, AuthorizationContext, ConsentTool } from './types.js';
 export { bearerChallenge } from '../sessions/authorizer.js';
 export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
 export { markStaleTools, publishedFingerprints, toolScope, TOOL_SCOPE_PREFIX, type SessionToolStatus } from '../sessions/stale.js';
@@ -27,12 +26,6 @@ export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';
 
 /** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */
 export const authorizationMigrations: Migration[] = sessionMigrations;
-
-/** Opens the gateway database's session tables (what `gateway sessions` uses beside a running server). */
-export function openSessionStore(loaded: LoadedConfig): { store: SessionStore; close(): void } {
-  const database = openDatabase(gatewayDatabasePath(loaded), authorizationMigrations);
-  return { store: new SessionStore(database), close: () => database.close() };
-}
 
 const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -53,9 +46,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     try {
       caCertificates.push(await readFile(file, 'utf8'));
     } catch (error) {
-      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`, {
-        category: 'config',
-      });
+      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`);
     }
   }
   const metadataDocuments = createClientMetadataFetcher({
@@ -90,6 +81,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   return {
     plugin,
     authorizer,
+    sessions: store,
     async close() {
       clearInterval(purgeTimer);
       await metadataDocuments.close();

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
+import type { LoginSummary } from '../credentials/index.js';
 import type { McpAuthorizer } from '../mcp/caller.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
@@ -17,15 +19,6 @@ export interface ConsentTool {
   logins: string[];
 }
 
-/** A login (a configured credential) the person can allow a session to use. */
-export interface ConsentLogin {
-  /** `<source>/<securityScheme>`. */
-  id: string;
-  source: string;
-  scheme: string;
-  /** Credential type, e.g. apiKey, bearer, basic, oauthClientCredentials. */
-  type: string;
-}
 
 /** What the composition root gives the authorization area. */
 export interface AuthorizationContext {
@@ -37,7 +30,8 @@ export interface AuthorizationContext {
   mcpUrl: string;
   /** The tools currently callable (in-use, not drifted), for the consent page. */
   listTools(): ConsentTool[];
-  listLogins(): ConsentLogin[];
+  /** The logins (configured credentials) the person can allow a session to use. */
+  listLogins(): LoginSummary[];
   /**
    * Optional: PEM certificates trusted (besides the system roots and `auth.clientMetadata.caCertificates`)
    * when fetching Client ID Metadata Documents. For tests and embedders; operators use the config key.
@@ -49,5 +43,7 @@ export interface AuthorizationComponents {
   /** OAuth endpoints, metadata, sign-in and consent pages. */
   plugin: FastifyPluginAsync;
   authorizer: McpAuthorizer;
+  /** The approved sessions (the admin API lists and revokes them through this same store). */
+  sessions: SessionStore;
   close(): Promise<void>;
 }

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { ConsentLogin, ConsentTool } from '../auth/types.js';
+import type { ConsentTool } from '../auth/types.js';
+import type { LoginSummary } from '../credentials/index.js';
+import { compareText } from '@gateway/core';
 
 /**
  * Server-rendered pages of the sign-in and consent flow. No external assets (fonts, scripts, images):
@@ -170,7 +172,7 @@ export interface ConsentPageInput {
   redirectFormTarget: string;
   isLocalhostOnly: boolean;
   tools: ConsentTool[];
-  logins: ConsentLogin[];
+  logins: LoginSummary[];
   lifetimes: Array<{ seconds: number; label: string }>;
   /**
    * What is ticked when the page is drawn: the person's own choices when a submit was refused (nothing
@@ -227,7 +229,7 @@ export function consentPage(input: ConsentPageInput): RenderedPage {
   const reapproval = new Set(input.reapproval ?? []);
   let index = 0;
   const toolGroups = [...bySource.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => compareText(a, b))
     .map(
       ([source, tools]) => `<fieldset>
 <legend>Source <code>${escapeHtml(source)}</code></legend>
@@ -235,7 +237,7 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
 </fieldset>`,
     )
     .join('\n');
-  const usedBy = (login: ConsentLogin): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
+  const usedBy = (login: LoginSummary): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
   const logins = input.logins.length
     ? input.logins
         .map((login, position) => {

@@ -7,7 +7,8 @@ import { parseConfig, type LoadedConfig, type LockedOperation, type SecuritySche
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { createVault, type Vault } from '@gateway/runtime';
-import { createCredentialResolver, listLogins, operationLogins, type ResolvedCredentials } from './index.js';
+import type { ExecutorCredentials } from '../execute/request.js';
+import { createCredentialResolver, listLogins, operationLogins } from './index.js';
 
 const schemes: Record<string, SecuritySchemeSummary> = {
   headerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
@@ -116,7 +117,7 @@ afterAll(async () => {
 });
 
 /** Sends what the resolver produced to the echo server the way the executor would, and returns what arrived. */
-async function sendThroughEcho(resolved: ResolvedCredentials): Promise<{ url: string; headers: Record<string, string> }> {
+async function sendThroughEcho(resolved: ExecutorCredentials): Promise<{ url: string; headers: Record<string, string> }> {
   const url = new URL(`${echoUrl}/thing`);
   for (const [name, value] of Object.entries(resolved.query)) url.searchParams.set(name, value);
   const headers: Record<string, string> = { ...resolved.headers };

@@ -8,6 +8,7 @@
 import * as oauth from 'oauth4webapi';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import {
+  compareText,
   GatewayError,
   isLoopbackHostname,
   type CredentialConfig,
@@ -18,14 +19,8 @@ import {
 } from '@gateway/core';
 import { findSsrfRefusal } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
+import type { ExecutorCredentials } from '../execute/request.js';
 
-export interface ResolvedCredentials {
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  cookies: Record<string, string>;
-  /** The login used (`<source>/<scheme>`; several joined with `+` when an alternative needs more than one), or null. */
-  loginId: string | null;
-}
 
 export interface CredentialResolver {
   /**
@@ -33,7 +28,7 @@ export interface CredentialResolver {
    * configured credential and whose logins are all in `allowedLogins`.
    * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth).
    */
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ResolvedCredentials>;
+  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
   /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
   forgetTokens(loginId: string): void;
 }
@@ -47,8 +42,9 @@ export interface CredentialResolverOptions {
   now?: () => number;
 }
 
-/** A login as the consent page lists it. */
+/** A login (a configured credential) as the consent page lists it, for a person to allow a session to use. */
 export interface LoginSummary {
+  /** `<source>/<securityScheme>`. */
   id: string;
   source: string;
   scheme: string;
@@ -68,7 +64,7 @@ export function listLogins(loaded: LoadedConfig): LoginSummary[] {
       logins.push({ id: loginIdOf(source, scheme), source, scheme, type: credential.type });
     }
   }
-  return logins.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return logins.sort((a, b) => compareText(a.id, b.id));
 }
 
 /** An OpenAPI source's credentials by security scheme (an MCP source's credentials are not per scheme). */
@@ -109,7 +105,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
       throw new GatewayError(
         'CREDENTIAL_SECRET_MISSING',
         `the login ${loginId} needs the secret '${name}', which the vault does not hold; store it with \`gateway secrets set ${name}\``,
-        { category: 'config', details: { login: loginId, secret: name } },
+        { details: { login: loginId, secret: name } },
       );
     }
     return value;
@@ -186,20 +182,20 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         throw new GatewayError(
           'OAUTH_TOKEN_REQUEST_FAILED',
           `the token endpoint ${tokenUrl} refused the client credentials of ${loginId}: ${error.error} (HTTP ${error.status})`,
-          { category: 'auth', details: { login: loginId, error: error.error } },
+          { details: { login: loginId, error: error.error } },
         );
       }
       throw new GatewayError(
-        'OAUTH_TOKEN_REQUEST_FAILED',
+        'OAUTH_TOKEN_ENDPOINT_UNREACHABLE',
         `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`,
-        { category: 'network', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     }
     if (result.token_type.toLowerCase() !== 'bearer') {
       throw new GatewayError(
         'OAUTH_TOKEN_REQUEST_FAILED',
         `the token endpoint ${tokenUrl} issued a '${result.token_type}' token for ${loginId}; only bearer tokens are supported`,
-        { category: 'auth', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     }
     const lifetime = typeof result.expires_in === 'number' && result.expires_in > 0 ? result.expires_in * 1000 : DEFAULT_TOKEN_LIFETIME_MS;
@@ -210,7 +206,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   }
 
   async function apply(
-    target: ResolvedCredentials,
+    target: ExecutorCredentials,
     sourceName: string,
     operation: LockedOperation,
     schemeName: string,
@@ -224,7 +220,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         'CREDENTIAL_SCHEME_MISMATCH',
         `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
           `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
-        { category: 'config', details: { login: loginId } },
+        { details: { login: loginId } },
       );
     switch (credential.type) {
       case 'none':
@@ -249,7 +245,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           throw new GatewayError(
             'CREDENTIAL_INVALID',
             `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
-            { category: 'config', details: { login: loginId } },
+            { details: { login: loginId } },
           );
         }
         const password = await secretOf(loginId, credential.secret);
@@ -263,12 +259,18 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           throw new GatewayError(
             'CREDENTIAL_TOKEN_URL_MISSING',
             `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
-            { category: 'config', details: { login: loginId } },
+            { details: { login: loginId } },
           );
         }
         const scopes = credential.scopes ?? requiredScopes;
         target.headers.authorization = `Bearer ${await clientCredentialsToken(loginId, credential, tokenUrl, scopes)}`;
         return;
+      }
+      default: {
+        // A credential type added to the config schema must be applied here before it compiles; without this,
+        // requests would silently go out without credentials.
+        const unreachable: never = credential;
+        throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
       }
     }
   }
@@ -288,7 +290,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           notInSession ??= missing;
           continue;
         }
-        const resolved: ResolvedCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
+        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
         for (const scheme of schemes) {
           await apply(resolved, sourceName, operation, scheme, alternative[scheme] ?? [], credentials[scheme]!);
         }
@@ -298,14 +300,14 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         throw new GatewayError(
           'LOGIN_NOT_IN_SESSION',
           `calling ${operation.tool} needs the login ${notInSession.join(' and ')}, which this session was not granted`,
-          { category: 'auth', details: { tool: operation.tool, logins: notInSession } },
+          { details: { tool: operation.tool, logins: notInSession } },
         );
       }
       const wanted = alternatives.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
       throw new GatewayError(
         'CREDENTIAL_NOT_AVAILABLE',
         `no credential is configured for ${operation.tool}: it needs ${wanted}; add one under sources.${sourceName}.credentials`,
-        { category: 'auth', details: { tool: operation.tool, source: sourceName } },
+        { details: { tool: operation.tool, source: sourceName } },
       );
     },
 

@@ -1,4 +1,5 @@
 import type { Operation } from '@gateway/core';
+import { compareText } from '@gateway/core';
 
 /** What the live description does to the tools of the publication in use. */
 export interface DriftComparison {
@@ -63,6 +64,3 @@ export function compareWithPublication(
   return { blocked, added, changed, removed };
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -76,7 +76,7 @@ paths:
 const DRIFTED = ORIGINAL.replace(
   "parameters: [{ name: id, in: path, required: true, schema: { type: string } }]\n      responses: { '200'",
   "parameters: [{ name: id, in: path, required: true, schema: { type: string } }, { name: expand, in: query, required: true, schema: { type: string } }]\n      responses: { '200'",
-).replace(/    delete:\n(.*\n){3}/, '');
+).replace(/ {4}delete:\n(.*\n){3}/, '');
 
 describe('the drift watcher', () => {
   let directory: { path: string; cleanup: () => Promise<void> };

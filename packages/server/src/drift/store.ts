@@ -1,7 +1,7 @@
-import type { McpTool, Operation } from '@gateway/core';
+import type { DriftStatus, McpTool, Operation } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 
-export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
+export type { DriftStatus } from '@gateway/core';
 
 /** The persisted state of one source's drift checks. */
 export interface DriftState {

@@ -8,11 +8,12 @@ import {
   importOpenApiText,
   inUsePublication,
   isGatewayError,
-  readLockFile,
   resolveConfigPath,
   sha256Digest,
+  type DriftSourceReport,
   type LoadedConfig,
   type LockedOperation,
+  type Lockfile,
   type Operation,
 } from '@gateway/core';
 import { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, guardedFetchText } from '@gateway/runtime';
@@ -26,6 +27,8 @@ export interface DriftRegistry {
     /** `operation` is absent for MCP tools: this watcher compares OpenAPI documents only. */
     readonly tools: ReadonlyMap<string, { sourceName: string; publicationId: string; operation?: LockedOperation }>;
     readonly publications: ReadonlyMap<string, string>;
+    /** The verified lock in use (its unselected operations are not tools, yet drift must know them). */
+    readonly lock: Lockfile | null;
   };
   setBlocked(sourceName: string, reasons: ReadonlyMap<string, string>): void;
   onChange?(listener: (change: { kind: string }) => void): () => void;
@@ -46,26 +49,12 @@ export interface DriftWatcherOptions {
   logger: DriftLogger;
   /** Time between the end of one round of checks and the start of the next. */
   intervalMs: number;
-  /**
-   * The lock file, read only to learn which operations the in-use publication holds without offering them,
-   * so they are not reported as `added`. Blocking never depends on it: that uses the verified registry.
-   */
-  lockPath?: string;
   /** False: no timer, checks run only on `checkNow()` (tests). Default true. */
   schedule?: boolean;
 }
 
 /** One source's drift, as `GET /admin/status` reports it. */
-export interface DriftSourceReport {
-  source: string;
-  document: string;
-  checkedAt: string | null;
-  status: DriftStatus;
-  error?: { code: string; message: string };
-  publication: string | null;
-  blockedTools: Array<{ tool: string; reason: string }>;
-  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
-}
+export type { DriftSourceReport } from '@gateway/core';
 
 export interface DriftWatcher {
   /**
@@ -151,7 +140,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers, maxRedirects: DOCUMENT_MAX_REDIRECTS });
       if (fetched.status === 304 && previous) return { text: null, etag: previous.etag, lastModified: previous.lastModified };
       if (fetched.status < 200 || fetched.status > 299) {
-        throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`, { category: 'network' });
+        throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`);
       }
       return { text: decodeDocumentBytes(fetched.bytes, location), etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
     }
@@ -160,12 +149,10 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     try {
       size = (await stat(path)).size;
     } catch (error) {
-      throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-        category: 'document',
-      });
+      throw new GatewayError('DRIFT_DOCUMENT_UNREADABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
     if (size > maxBytes) {
-      throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`, { category: 'document' });
+      throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`);
     }
     return { text: decodeDocumentBytes(await readFile(path), location), etag: null, lastModified: null };
   }
@@ -184,15 +171,14 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     return { bytesDigest: sha256Digest(text), documentDigest: imported.documentDigest, operations: imported.operations, ...read };
   }
 
-  async function knownOperations(source: string, publicationId: string): Promise<LockedOperation[] | undefined> {
-    if (!options.lockPath) return undefined;
-    try {
-      const lockSource = findSource(await readLockFile(options.lockPath), source);
-      const publication = lockSource ? inUsePublication(lockSource) : undefined;
-      return publication?.id === publicationId && lockSource?.kind === 'openapi' ? (publication.operations as LockedOperation[]) : undefined;
-    } catch {
-      return undefined;
-    }
+  /**
+   * Every operation of the in-use publication, offered or not, so an operation the publication holds without
+   * offering it is not reported as `added`. Taken from the verified lock the registry serves, never re-read.
+   */
+  function knownOperations(lock: Lockfile | null, source: string, publicationId: string): LockedOperation[] | undefined {
+    const lockSource = lock ? findSource(lock, source) : undefined;
+    const publication = lockSource ? inUsePublication(lockSource) : undefined;
+    return publication?.id === publicationId && lockSource?.kind === 'openapi' ? (publication.operations as LockedOperation[]) : undefined;
   }
 
   /** Compares the live document in memory with the publication in use, and applies the outcome. */
@@ -205,7 +191,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     let comparison: DriftComparison | undefined;
     if (publicationId) {
       const offered = [...snapshot.tools.values()].flatMap((tool) => (tool.sourceName === source && tool.operation ? [tool.operation] : []));
-      comparison = compareWithPublication(offered, live.operations, (await knownOperations(source, publicationId)) ?? offered);
+      comparison = compareWithPublication(offered, live.operations, knownOperations(snapshot.lock, source, publicationId) ?? offered);
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];
     registry.setBlocked(source, comparison?.blocked ?? new Map());
@@ -266,7 +252,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       // Nothing changes on a failed read: blocked tools stay blocked, callable ones stay callable.
       const gatewayError = isGatewayError(error)
         ? error
-        : new GatewayError('DRIFT_CHECK_FAILED', (error as Error)?.message ?? String(error), { category: 'internal' });
+        : new GatewayError('DRIFT_CHECK_FAILED', (error as Error)?.message ?? String(error));
       entry.state = { ...entry.state, checkedAt, status: 'error', error: { code: gatewayError.code, message: gatewayError.message } };
       store.saveState(entry.state);
       logger.warn({ source, code: gatewayError.code, error: gatewayError.message }, 'drift check failed; nothing changed');

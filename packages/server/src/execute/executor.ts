@@ -31,7 +31,10 @@ export interface ToolCallOutcome {
   durationMs: number;
 }
 
-/** Resolves the credential material for one call (H5's CredentialResolver fits this shape). */
+/**
+ * Resolves the credential material for one call. Declared here, by the executor that needs it, so the executor
+ * does not depend on how credentials are found (credentials/index.ts's resolver fits this shape).
+ */
 export interface CredentialSource {
   resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
   /** Drops cached tokens of a login after the upstream refused them (401), so the next call fetches new ones. */

@@ -8,7 +8,8 @@ import { Agent } from 'undici';
 import { importOpenApiText, type LockedOperation, type Operation } from '@gateway/core';
 import { PublicationRegistry, type OpenApiIndexedTool } from '../publications/registry.js';
 import { lockWith, startRecordingUpstream } from '../../test/support/fixtures.js';
-import { NO_CREDENTIALS, buildUpstreamRequest, createExecutor } from './index.js';
+import { createExecutor } from './index.js';
+import { NO_CREDENTIALS, buildUpstreamRequest } from './request.js';
 
 let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
 const agent = new Agent({ connect: { timeout: 1_000 } });

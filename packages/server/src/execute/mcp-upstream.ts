@@ -86,7 +86,7 @@ export class McpUpstreamPool {
   private state(sourceName: string): SourceState {
     const state = this.sources.get(sourceName);
     if (!state) {
-      throw new GatewayError('MCP_SOURCE_UNKNOWN', `'${sourceName}' is not an MCP source of this gateway`, { category: 'internal' });
+      throw new GatewayError('MCP_SOURCE_UNKNOWN', `'${sourceName}' is not an MCP source of this gateway`);
     }
     return state;
   }
@@ -100,7 +100,7 @@ export class McpUpstreamPool {
   /** The live connection, connecting (or waiting for a restart in progress) when there is none. */
   connection(sourceName: string): Promise<McpUpstreamConnection> {
     if (this.closed) {
-      return Promise.reject(new GatewayError('MCP_UPSTREAM_CLOSED', 'the gateway is shutting down', { category: 'network' }));
+      return Promise.reject(new GatewayError('MCP_UPSTREAM_CLOSED', 'the gateway is shutting down'));
     }
     const state = this.state(sourceName);
     if (state.connection) return Promise.resolve(state.connection);
@@ -131,7 +131,7 @@ export class McpUpstreamPool {
     }
     if (this.closed) {
       await connection.close().catch(() => undefined);
-      throw new GatewayError('MCP_UPSTREAM_CLOSED', 'the gateway is shutting down', { category: 'network' });
+      throw new GatewayError('MCP_UPSTREAM_CLOSED', 'the gateway is shutting down');
     }
     state.connection = connection;
     state.connectedAt = Date.now();
@@ -146,7 +146,7 @@ export class McpUpstreamPool {
     const crash = new GatewayError(
       'MCP_UPSTREAM_CRASHED',
       `the MCP server of source '${state.name}' stopped during the call (${connection.transport}); it is being restarted, try again`,
-      { category: 'network', details: { source: state.name } },
+      { details: { source: state.name } }
     );
     for (const reject of state.inFlight) reject(crash);
     state.inFlight.clear();
@@ -183,7 +183,6 @@ export class McpUpstreamPool {
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     const timedOut = (): GatewayError =>
       new GatewayError('MCP_UPSTREAM_TIMEOUT', `the MCP server of source '${sourceName}' did not answer within ${timeoutMs} ms`, {
-        category: 'network',
         details: { source: sourceName, timeoutMs },
       });
 
@@ -193,7 +192,7 @@ export class McpUpstreamPool {
     });
     crashed.catch(() => undefined);
     const aborted = new Promise<never>((_resolve, reject) => {
-      const onAbort = () => reject(deadline.aborted ? timedOut() : new GatewayError('MCP_CALL_CANCELLED', 'the call was cancelled', { category: 'network' }));
+      const onAbort = () => reject(deadline.aborted ? timedOut() : new GatewayError('MCP_CALL_CANCELLED', 'the call was cancelled'));
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -215,7 +214,6 @@ export class McpUpstreamPool {
       const size = Buffer.byteLength(JSON.stringify(result));
       if (size > maxBytes) {
         throw new GatewayError('MCP_RESPONSE_TOO_LARGE', `the result of ${upstreamName} (${size} bytes) is larger than maxResponseBytes (${maxBytes})`, {
-          category: 'refused',
           details: { source: sourceName, bytes: size, maxBytes },
         });
       }
@@ -224,7 +222,6 @@ export class McpUpstreamPool {
       if (error instanceof GatewayError) throw error;
       if (deadline.aborted) throw timedOut();
       throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed the call: ${(error as Error)?.message ?? String(error)}`, {
-        category: 'network',
         details: { source: sourceName },
         cause: error,
       });

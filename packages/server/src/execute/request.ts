@@ -14,7 +14,7 @@ export interface ExecutorCredentials {
   headers: Record<string, string>;
   query: Record<string, string>;
   cookies: Record<string, string>;
-  /** The login used (`<source>/<scheme>`), or null when the operation needs none. */
+  /** The login used (`<source>/<scheme>`; several joined with `+` when an alternative needs more than one), or null. */
   loginId: string | null;
 }
 
@@ -46,7 +46,6 @@ export function buildUpstreamRequest(
     throw new GatewayError(
       'UPSTREAM_SERVER_MISSING',
       `tool ${operation.tool} has no server URL in the lock; set a server in the OpenAPI document and publish again`,
-      { category: 'refused' },
     );
   }
   let path = operation.path;
@@ -76,12 +75,15 @@ export function buildUpstreamRequest(
       case 'cookie':
         cookies.push(serialiseCookieValue(parameter, value));
         break;
+      default: {
+        // A parameter location added to the model must be serialised here before it compiles.
+        const unreachable: never = parameter.in;
+        throw new GatewayError('INTERNAL_ERROR', `tool ${operation.tool}: unhandled parameter location ${JSON.stringify(unreachable)}`);
+      }
     }
   }
   if (/\{[^}]*\}/.test(path)) {
-    throw new GatewayError('PATH_PARAMETER_MISSING', `tool ${operation.tool}: no value for a path parameter in ${operation.path}`, {
-      category: 'usage',
-    });
+    throw new GatewayError('PATH_PARAMETER_MISSING', `tool ${operation.tool}: no value for a path parameter in ${operation.path}`);
   }
   checkPathKeepsTemplate(operation, path);
   // Credentials last, so an argument can never replace them.
@@ -128,7 +130,7 @@ function pathValueRefused(operation: LockedOperation, argument: string, serialis
     'PATH_PARAMETER_INVALID',
     `argument '${argument}' is ${shown}, which a path segment cannot carry: it would take the request out of the path ` +
       `template ${operation.path}`,
-    { category: 'usage', details: { argument, template: operation.path } },
+    { details: { argument, template: operation.path } }
   );
 }
 
@@ -168,6 +170,6 @@ function pathLeftTemplate(operation: LockedOperation): GatewayError {
   return new GatewayError(
     'PATH_PARAMETER_INVALID',
     `the arguments would take the request out of the path template ${operation.path}; nothing was sent`,
-    { category: 'usage', details: { template: operation.path } },
+    { details: { template: operation.path } }
   );
 }

@@ -181,7 +181,7 @@ export function serialiseHeaderValue(parameter: OperationParameter, value: unkno
     throw new GatewayError(
       'HEADER_VALUE_INVALID',
       `header parameter '${parameter.name}' contains characters an HTTP header cannot carry (control or non-ASCII characters)`,
-      { category: 'usage', details: { parameter: parameter.name } },
+      { details: { parameter: parameter.name } },
     );
   }
   return serialised;
@@ -232,7 +232,7 @@ export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
   }
   if (mediaType === 'application/x-www-form-urlencoded') {
     if (!isPlainObject(value)) {
-      throw new GatewayError('BODY_ENCODING_FAILED', 'a form-urlencoded body needs an object argument', { category: 'usage' });
+      throw new GatewayError('BODY_ENCODING_FAILED', 'a form-urlencoded body needs an object argument');
     }
     if (body.encoding) return { contentType: body.mediaType, payload: encodedFormPairs(value, body.encoding).join('&') };
     const form = new URLSearchParams();
@@ -245,7 +245,7 @@ export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
   throw new GatewayError(
     'BODY_MEDIA_TYPE_UNSUPPORTED',
     `request bodies of type ${body.mediaType} cannot be sent (supported: JSON, form-urlencoded, text)`,
-    { category: 'refused', details: { mediaType: body.mediaType } },
+    { details: { mediaType: body.mediaType } },
   );
 }
 
@@ -281,6 +281,6 @@ function unsupportedStyle(parameter: OperationParameter, why?: string): GatewayE
   return new GatewayError(
     'PARAMETER_STYLE_UNSUPPORTED',
     `parameter '${parameter.name}' (in ${parameter.in}) uses style '${parameter.style}'${why ? `: ${why}` : ''}, which cannot be serialised here`,
-    { category: 'refused', details: { parameter: parameter.name, in: parameter.in, style: parameter.style } },
+    { details: { parameter: parameter.name, in: parameter.in, style: parameter.style } },
   );
 }

@@ -1,4 +1,4 @@
-export * from './caller.js';
-export * from './origin.js';
-export * from './tools.js';
-export * from './plugin.js';
+/** The /mcp area: the Fastify plugin, the Origin guard in front of it, and the authorizer contract it calls. */
+export type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
+export { createOriginGuard } from './origin.js';
+export { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './plugin.js';

@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { ListedTool, PublicationRegistry, PublicationSnapshot } from '../publications/registry.js';
 import type { McpCaller } from './caller.js';
+import { compareText } from '@gateway/core';
 
 /** Default page size of `tools/list`. */
 export const DEFAULT_TOOLS_PAGE_SIZE = 1000;
@@ -10,7 +11,7 @@ const sortedKeysCache = new WeakMap<ReadonlyMap<string, string>, string[]>();
 function sortedKeys(map: ReadonlyMap<string, string>): string[] {
   let keys = sortedKeysCache.get(map);
   if (!keys) {
-    keys = [...map.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    keys = [...map.keys()].sort(compareText);
     sortedKeysCache.set(map, keys);
   }
   return keys;

@@ -49,7 +49,6 @@ function checkClientIdUrl(clientId: string): URL {
 
 function invalidDocument(clientId: string, reason: string): GatewayError {
   return new GatewayError('CLIENT_METADATA_INVALID', `client metadata document ${clientId}: ${reason}`, {
-    category: 'refused',
     details: { clientId },
   });
 }
@@ -128,7 +127,6 @@ export function createClientMetadataFetcher(options: ClientMetadataFetcherOption
     } catch (error) {
       const reason = error instanceof GatewayError ? error.message : String(error);
       throw new GatewayError('CLIENT_METADATA_UNAVAILABLE', `client metadata document ${clientId} could not be fetched: ${reason}`, {
-        category: 'network',
         details: { clientId },
         cause: error,
       });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
 import { GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthProblem } from './clients.js';
+import type { OAuthProblem } from './clients.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 

@@ -63,9 +63,7 @@ export async function loadSigningKeys(vault: Vault, options: { maxAgeDays: numbe
       const parsed = JSON.parse(text) as { keys?: StoredKey[] };
       stored = Array.isArray(parsed.keys) ? parsed.keys : [];
     } catch {
-      throw new GatewayError('AUTH_SIGNING_KEYS_INVALID', `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`, {
-        category: 'config',
-      });
+      throw new GatewayError('AUTH_SIGNING_KEYS_INVALID', `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`);
     }
   }
   const newest = stored[0];

@@ -94,7 +94,7 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
       if (config.allowedDomains && config.allowedDomains.length > 0) {
         const domain = email?.split('@')[1]?.toLowerCase();
         if (!domain || !config.allowedDomains.some((allowed) => allowed.toLowerCase() === domain)) {
-          throw new GatewayError('OIDC_SIGN_IN_REFUSED', 'this account is not in a domain allowed to sign in here', { category: 'auth' });
+          throw new GatewayError('OIDC_SIGN_IN_REFUSED', 'this account is not in a domain allowed to sign in here');
         }
       }
       const name =
@@ -108,5 +108,5 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
 }
 
 function failure(message: string, cause?: unknown): GatewayError {
-  return new GatewayError('OIDC_SIGN_IN_FAILED', `sign-in through the identity provider failed: ${message}`, { category: 'auth', cause });
+  return new GatewayError('OIDC_SIGN_IN_FAILED', `sign-in through the identity provider failed: ${message}`, { cause });
 }

@@ -18,8 +18,9 @@ const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'QUERY']);
 const IDEMPOTENT_METHODS = new Set(['PUT', 'DELETE']);
 
 /**
- * Annotations derived from the HTTP method alone (issue 11, item 3). `destructiveHint` and `idempotentHint`
- * are only meaningful when `readOnlyHint` is false (MCP Tools › ToolAnnotations), so read-only tools omit them.
+ * Annotations derived from the HTTP method alone: the one fact about side effects an OpenAPI document states
+ * reliably. `destructiveHint` and `idempotentHint` are only meaningful when `readOnlyHint` is false
+ * (MCP Tools › ToolAnnotations), so read-only tools omit them.
  */
 export function toolAnnotations(operation: Pick<LockedOperation, 'method' | 'title'>): ToolAnnotations {
   const method = operation.method.toUpperCase();

@@ -1,3 +1,3 @@
-export * from './annotations.js';
-export * from './registry.js';
-export * from './lock-watcher.js';
+/** The publications in use: the verified lock indexed for /mcp, and the watcher that swaps in each new one. */
+export { PublicationRegistry, type IndexedTool } from './registry.js';
+export { watchLock, type LockWatcher } from './lock-watcher.js';

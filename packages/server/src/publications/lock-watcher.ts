@@ -14,8 +14,11 @@ export interface WatcherLogger {
 export interface LockWatcherOptions {
   lockPath: string;
   registry: PublicationRegistry;
-  /** Reads and verifies the lock (core `loadVerifiedLock`); throws when it does not verify. */
-  load: () => Promise<Lockfile>;
+  /**
+   * Verifies the bytes the watcher read (core `verifiedLockFrom`); throws when they do not verify. The watcher
+   * reads the file once per change and hands those bytes over, so what is verified is what was digested.
+   */
+  load: (bytes: Uint8Array) => Promise<Lockfile>;
   logger: WatcherLogger;
   /** Quiet period after the last file event before reloading (editors and `git checkout` write in bursts). */
   debounceMs?: number;
@@ -65,7 +68,7 @@ export function watchLock(options: LockWatcherOptions): LockWatcher {
     const digest = sha256Digest(bytes);
     if (digest === servedDigest) return { status: 'unchanged', digest };
     try {
-      const lock = await options.load();
+      const lock = await options.load(bytes);
       const snapshot = options.registry.replace(lock);
       servedDigest = digest;
       options.logger.info(

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import {
+  compareText,
   createAjv,
   validatableSchema,
   describeSchemaErrors,
@@ -63,9 +64,11 @@ export interface PublicationSnapshot {
   readonly names: readonly string[];
   /** Publication id per source name (in use only). */
   readonly publications: ReadonlyMap<string, string>;
+  /** The verified lock this snapshot was built from (null before the first), for readers that need all of it. */
+  readonly lock: Lockfile | null;
 }
 
-/** Why a tool is blocked by drift (H5's drift watcher supplies the sentence). */
+/** Why a tool is blocked by drift: the sentence the drift watcher (drift/watcher.ts) wrote for a person to read. */
 export type BlockedReasons = ReadonlyMap<string, string>;
 
 export type RegistryChange = { kind: 'snapshot'; generation: number } | { kind: 'blocked'; sourceName: string };
@@ -75,6 +78,7 @@ const EMPTY_SNAPSHOT: PublicationSnapshot = {
   tools: new Map(),
   names: [],
   publications: new Map(),
+  lock: null,
 };
 
 /**
@@ -128,8 +132,8 @@ export class PublicationRegistry {
     const servedKey = [...publicationKeys].sort().join('\n');
     const isNewPublication = servedKey !== this.servedKey;
     this.servedKey = servedKey;
-    const names = [...tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    this.current = Object.freeze({ generation: this.current.generation + 1, tools, names, publications });
+    const names = [...tools.keys()].sort(compareText);
+    this.current = Object.freeze({ generation: this.current.generation + 1, tools, names, publications, lock });
     this.loaded = true;
     // A lock rewrite that only touched a proposal changes nothing a client sees: no list-changed event.
     if (isNewPublication) {

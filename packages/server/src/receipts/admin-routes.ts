@@ -3,6 +3,7 @@
  * bearer token: list, show, export (JSON lines), prove (inclusion proof against the latest checkpoint),
  * verify (the database, server side). docs/receipts.md documents the answers.
  */
+import type { ErrorCode } from '@gateway/core';
 import { inclusionProof, verifyReceiptLog, type LogVerification, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ReceiptLog } from './log.js';
@@ -10,7 +11,7 @@ import type { StoredCheckpoint } from './store.js';
 
 export interface ReceiptRoutesProblem {
   status: number;
-  code: string;
+  code: ErrorCode;
   title: string;
   detail: string;
 }

@@ -87,9 +87,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     'base64url',
   );
   if (digestKey.length < 16) {
-    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`, {
-      category: 'config',
-    });
+    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`);
   }
   const signingPem = await vaultSecret(
     vault,
@@ -102,9 +100,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     signingKey = privateKeyFromPem(signingPem);
     if (signingKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
   } catch {
-    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`, {
-      category: 'config',
-    });
+    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`);
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
   const hooks = [...(options.hooks ?? [])];

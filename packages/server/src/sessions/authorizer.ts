@@ -64,7 +64,7 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
       if (!value) return refuse(401, undefined, 'this endpoint needs an access token from the gateway (see resource_metadata)');
       const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)$/i.exec(value.trim());
       if (!match) return refuse(401, 'invalid_request', 'the Authorization header must be "Bearer <token>"');
-      let claims;
+      let claims: Awaited<ReturnType<AccessTokens['verify']>>;
       try {
         claims = await tokens.verify(match[1]!);
       } catch (error) {

@@ -306,9 +306,7 @@ export class SessionStore {
     const number = sessionNumber(id);
     const existing = this.session(id);
     if (number === undefined || !existing) {
-      throw new GatewayError('SESSION_NOT_FOUND', `no session named '${id}'; \`gateway sessions list\` shows them`, {
-        category: 'usage',
-      });
+      throw new GatewayError('SESSION_NOT_FOUND', `no session named '${id}'; \`gateway sessions list\` shows them`);
     }
     this.statements.revoke.run(now, reason, number);
     for (const listener of this.revocationListeners) listener(id);

@@ -6,7 +6,9 @@ import { openDatabase } from './database.js';
 
 describe('store database', () => {
   const directories: string[] = [];
-  afterEach(() => directories.splice(0).forEach((directory) => rmSync(directory, { recursive: true, force: true })));
+  afterEach(() => {
+    for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+  });
 
   it('applies each migration once, in id order, in WAL mode', () => {
     const directory = mkdtempSync(join(tmpdir(), 'gateway-db-'));

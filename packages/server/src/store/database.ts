@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { compareText } from '@gateway/core';
 
 export type SqliteDatabase = Database.Database;
 
@@ -26,7 +27,7 @@ export function openDatabase(path: string, migrations: readonly Migration[]): Sq
     (database.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: string }>).map((row) => row.id),
   );
   const record = database.prepare('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)');
-  for (const migration of [...migrations].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+  for (const migration of [...migrations].sort((a, b) => compareText(a.id, b.id))) {
     if (applied.has(migration.id)) continue;
     database.transaction(() => {
       database.exec(migration.sql);

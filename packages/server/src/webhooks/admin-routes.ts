@@ -2,13 +2,14 @@
  * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | test` read and do. Registered
  * inside the admin plugin, behind its bearer token.
  */
+import type { ErrorCode } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { OutboxEvent, OutboxStatus } from '../outbox/store.js';
 import type { Webhooks } from './service.js';
 
 export interface WebhookRoutesProblem {
   status: number;
-  code: string;
+  code: ErrorCode;
   title: string;
   detail: string;
 }

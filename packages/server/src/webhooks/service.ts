@@ -35,7 +35,7 @@ export interface CreateWebhooksOptions {
 async function readSecret(vault: Vault, endpoint: string, name: string, key: string): Promise<string> {
   const value = await vault.get(name);
   if (value === undefined) {
-    throw new GatewayError('WEBHOOK_SECRET_MISSING', `webhooks.${endpoint}.${key}: the vault has no secret named '${name}'`, { category: 'config' });
+    throw new GatewayError('WEBHOOK_SECRET_MISSING', `webhooks.${endpoint}.${key}: the vault has no secret named '${name}'`);
   }
   try {
     new Webhook(value);
@@ -43,9 +43,8 @@ async function readSecret(vault: Vault, endpoint: string, name: string, key: str
     // Never echo the value: it is a secret even when malformed.
     throw new GatewayError(
       'WEBHOOK_SECRET_INVALID',
-      `webhooks.${endpoint}.${key}: the vault secret '${name}' is not a Standard Webhooks secret (whsec_ followed by base64)`,
-      { category: 'config' },
-    );
+      `webhooks.${endpoint}.${key}: the vault secret '${name}' is not a Standard Webhooks secret (whsec_ followed by base64)`
+      );
   }
   return value;
 }
@@ -122,7 +121,6 @@ export function unknownEndpoint(name: string, configured: ReadonlyMap<string, un
   const known = [...configured.keys()];
   return new GatewayError(
     'WEBHOOK_ENDPOINT_UNKNOWN',
-    `no webhook endpoint named '${name}' in gateway.yaml` + (known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)'),
-    { category: 'usage' },
-  );
+    `no webhook endpoint named '${name}' in gateway.yaml` + (known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)')
+    );
 }

@@ -9,10 +9,12 @@ import { createServer, type Server } from 'node:https';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { createGatewayLogger } from '../../src/gateway.js';
+import { createGatewayLogger } from '../../src/logger.js';
 import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { authorizationMigrations, createAuthorization, type AuthorizationComponents, type ConsentLogin, type ConsentTool } from '../../src/auth/index.js';
+import { authorizationMigrations, createAuthorization, type AuthorizationComponents, type ConsentTool } from '../../src/auth/index.js';
+import type { LoginSummary as ConsentLogin } from '../../src/credentials/index.js';
+import type { LoginSummary } from '../../src/credentials/index.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { SessionStore } from '../../src/sessions/store.js';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database.js';
@@ -28,7 +30,7 @@ export const TOOLS: ConsentTool[] = [
   { name: 'create_order', title: 'Create an order', description: 'Places an order.', source: 'orders', readOnly: false, destructive: false, fingerprint: 'sha256:ccc', logins: ['orders/api_key'] },
   { name: 'delete_order', title: 'Delete an order', description: 'Deletes an order for good.', source: 'orders', readOnly: false, destructive: true, fingerprint: 'sha256:ddd', logins: ['orders/api_key'] },
 ];
-export const LOGINS: ConsentLogin[] = [{ id: 'orders/api_key', source: 'orders', scheme: 'api_key', type: 'apiKey' }];
+export const LOGINS: LoginSummary[] = [{ id: 'orders/api_key', source: 'orders', scheme: 'api_key', type: 'apiKey' }];
 
 export interface TestAuthorizationServer {
   issuer: string;

@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { runGateway } from '../../../test-support/cli.js';
-import { REDACTED_LOG_PATHS, startGateway, type RunningGateway } from '../src/gateway.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { REDACTED_LOG_PATHS } from '../src/logger.js';
 import { ORDERS_API_KEY, allowAll, prepareWorkspace, type Workspace } from './support/harness.js';
 
 // The example API accepts exactly this key; here it lives only in the encrypted file vault.

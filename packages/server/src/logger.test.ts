@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createGatewayLogger, REDACTED_LOG_PATHS } from './gateway.js';
+import { createGatewayLogger, REDACTED_LOG_PATHS } from './logger.js';
 
 /** Lines of the gateway's logger and of pino redacting every REDACTED_LOG_PATHS path itself, side by side. */
 function bothLoggers(): { gateway: ReturnType<typeof createGatewayLogger>; reference: pino.Logger<never>; lines: { gateway: string[]; reference: string[] } } {

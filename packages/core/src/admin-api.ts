@@ -1,0 +1,71 @@
+/**
+ * The admin API's wire contract (`/admin/*` on a running gateway, docs/cli.md): the server answers with these
+ * shapes and the CLI reads them, so neither package imports the other. Plain JSON data only.
+ */
+
+/** How a source's live description compares with the publication in use (docs/drift.md). */
+export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
+
+/** One source as the drift watcher last saw it. */
+export interface DriftSourceReport {
+  source: string;
+  document: string;
+  checkedAt: string | null;
+  status: DriftStatus;
+  error?: { code: string; message: string };
+  publication: string | null;
+  blockedTools: Array<{ tool: string; reason: string }>;
+  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
+}
+
+/** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
+export interface LockReloadStatus {
+  status: 'swapped' | 'refused' | 'missing';
+  at: string;
+  code?: string;
+  message?: string;
+}
+
+/** `GET /admin/status`. */
+export interface AdminStatus {
+  ready: boolean;
+  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
+  drift: DriftSourceReport[];
+  /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
+  lockReload?: LockReloadStatus;
+}
+
+export type AdminSessionState = 'open' | 'expired' | 'revoked';
+
+/** One approved session as `GET /admin/sessions` lists it (times as ISO 8601). */
+export interface AdminSession {
+  id: string;
+  state: AdminSessionState;
+  person: string;
+  subject: string;
+  client: string;
+  clientId: string;
+  /**
+   * The tools with the fingerprints the person approved; `stale` when the in-use publication no longer offers
+   * that fingerprint (changed: `currentFingerprint` says what it is now; or no longer published).
+   */
+  tools: Array<{ name: string; fingerprint: string; stale?: true; staleReason?: string; currentFingerprint?: string }>;
+  logins: string[];
+  createdAt: string;
+  expiresAt: string;
+  revokedAt?: string;
+  revokedReason?: string | null;
+  /** When the gateway last challenged the client to have changed tools approved again, and which. */
+  reapprovalRequestedAt?: string;
+  reapprovalTools?: string[];
+}
+
+/** `GET /admin/sessions` (every session, open or ended, oldest first). */
+export interface AdminSessionList {
+  sessions: AdminSession[];
+}
+
+/** `GET /admin/sessions/:id` and `POST /admin/sessions/:id/revoke` (body `{ "reason": "…" }`). */
+export interface AdminSessionAnswer {
+  session: AdminSession;
+}
