@@ -180,5 +180,5 @@ export { WEBHOOK_RETRY_DEFAULTS, type WebhookEndpointConfig } from './config/web
 export { type LiveImportOptions, type McpToolLister, otherSourcesToolNames } from './diff.js';
 export { validatableSchema } from './json-schema-validator.js';
 export { STALE_TEMPORARY_MS, nestingDepth } from './lockfile.js';
-export { type BodyEncoding, type LockedEntry, type LockedMcpTool, type McpLockedSource, type McpTool, type OpenApiLockedSource } from './model.js';
+export type { BodyEncoding, LockedEntry, LockedMcpTool, McpLockedSource, McpTool, OpenApiLockedSource } from './model.js';
 export { type FetchText, MAX_DOCUMENT_DEPTH, decodeDocumentBytes, parseDocumentText } from './openapi/load.js';

@@ -201,7 +201,7 @@ describe('the tamper-evident log', () => {
   it('an inclusion proof and a checkpoint verify from an export with the public key alone (RFC 9162, C2SP signed-note, node:crypto)', async () => {
     const exported = await cli(['receipts', 'export']);
     expect(exported.exitCode, exported.stderr).toBe(0);
-    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     const keyLine = lines.find((line) => line.type === 'key')!;
     const receipts = lines.filter((line) => line.type === 'receipt').map((line) => line.receipt as Record<string, unknown>);
     const checkpointLine = lines.filter((line) => line.type === 'checkpoint').at(-1)!;

@@ -101,14 +101,17 @@ export const mcpCredentialSchema = {
   allOf: [
     {
       if: { properties: { type: { const: 'none' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
       then: { additionalProperties: false, properties: { type: true } },
     },
     {
       if: { properties: { type: { const: 'bearer' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
       then: { required: ['secret'], additionalProperties: false, properties: { type: true, secret: { type: 'string', minLength: 1 } } },
     },
     {
       if: { properties: { type: { const: 'apiKey' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
       then: {
         required: ['secret', 'header'],
         additionalProperties: false,
@@ -121,6 +124,7 @@ export const mcpCredentialSchema = {
     },
     {
       if: { properties: { type: { const: 'oauthClientCredentials' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
       then: {
         required: ['clientId', 'secret', 'tokenUrl'],
         additionalProperties: false,
@@ -177,7 +181,9 @@ export const sourceSchema = {
   required: ['kind'],
   properties: { kind: { enum: ['openapi', 'mcp'] } },
   allOf: [
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
     { if: { properties: { kind: { const: 'openapi' } } }, then: openApiSourceSchema },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
     { if: { properties: { kind: { const: 'mcp' } } }, then: mcpSourceSchema },
   ],
 } as const;

@@ -64,8 +64,8 @@ describe('MCP source configuration', () => {
         '    timeouts: { totalMs: 5000 }\n    maxResponseBytes: 100000\n',
       '/tmp/gateway.yaml',
     );
-    expect(sourceLocation(loaded.config.sources['everything']!)).toBe('stdio:["node","./server.js","stdio"]');
-    expect(sourceLocation(loaded.config.sources['tracker']!)).toBe('https://mcp.tracker.example.com/mcp');
+    expect(sourceLocation(loaded.config.sources.everything!)).toBe('stdio:["node","./server.js","stdio"]');
+    expect(sourceLocation(loaded.config.sources.tracker!)).toBe('https://mcp.tracker.example.com/mcp');
   });
 
   it('an unknown kind names the allowed kinds', () => {
@@ -90,7 +90,7 @@ describe('MCP source configuration', () => {
 
   it('plain http only for loopback hosts', () => {
     expectConfigError('  x:\n    kind: mcp\n    url: http://mcp.example.com/mcp\n', /must be https/);
-    expect(() => parseConfig(CONFIG_HEAD + '  x:\n    kind: mcp\n    url: http://127.0.0.1:3001/mcp\n', '/tmp/g.yaml')).not.toThrow();
+    expect(() => parseConfig(`${CONFIG_HEAD}  x:\n    kind: mcp\n    url: http://127.0.0.1:3001/mcp\n`, '/tmp/g.yaml')).not.toThrow();
   });
 });
 
@@ -129,10 +129,10 @@ async function mcpFixture() {
   const pair = await generatePublisherKeyPair();
   await writeFile(join(directory, 'demo.pub.jwk'), keyFileText(pair.publicJwk));
   const config = parseConfig(
-    CONFIG_HEAD + '  everything:\n    kind: mcp\n    command: [node, ./server.js, stdio]\ntrust:\n  keys: [./demo.pub.jwk]\n',
+    `${CONFIG_HEAD}  everything:\n    kind: mcp\n    command: [node, ./server.js, stdio]\ntrust:\n  keys: [./demo.pub.jwk]\n`,
     join(directory, 'gateway.yaml'),
   );
-  const location = sourceLocation(config.config.sources['everything']!);
+  const location = sourceLocation(config.config.sources.everything!);
   const imported = { kind: 'mcp' as const, ...normaliseMcpTools('everything', listed) };
   const { lock } = applyImport(emptyLock(), 'everything', location, imported);
   return { config, pair, lock, imported, trustedKeys: await loadTrustedKeys(config) };

@@ -67,7 +67,7 @@ export function normaliseMcpTool(sourceName: string, listed: ListedMcpTool, take
     reason = { code: 'MCP_TOOL_NAME_INVALID', message: `the upstream tool name ${JSON.stringify(name)} is not a valid MCP tool name (A-Z a-z 0-9 _ . -, 1 to 128)` };
   } else if (!MCP_TOOL_NAME_PATTERN.test(tool)) {
     reason = { code: 'MCP_TOOL_NAME_TOO_LONG', message: `the prefixed tool name ${tool} is longer than 128 characters` };
-  } else if (!isObject(listed.inputSchema) || listed.inputSchema['type'] !== 'object') {
+  } else if (!isObject(listed.inputSchema) || listed.inputSchema.type !== 'object') {
     reason = { code: 'MCP_INPUT_SCHEMA_INVALID', message: 'the tool has no inputSchema of type object' };
   }
   return {

@@ -519,7 +519,7 @@ describe('names that shadow Object.prototype are carried, never dropped', () => 
     expect(Object.keys(schema.properties.body!.properties!)).toEqual(names);
     expect(operation.parameters.map((parameter) => [parameter.name, parameter.argument])).toEqual(names.map((name) => [name, name]));
     // A `__proto__` keyword inside a schema is copied as a key, never turned into the object's prototype.
-    const inner = schema.properties.body!.properties!['constructor'] as unknown as Record<string, unknown>;
+    const inner = schema.properties.body!.properties!.constructor as unknown as Record<string, unknown>;
     expect(Object.getPrototypeOf(inner)).toBe(Object.prototype);
     expect(Object.hasOwn(inner, '__proto__')).toBe(true);
   });

@@ -577,7 +577,7 @@ export function inputSchemaProblem(schema: JsonSchema): string | null {
           stack.push([child, `${where}/${key}/${name}`]);
         }
       } else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
-        value.forEach((child, index) => stack.push([child, `${where}/${key}/${index}`]));
+        for (const [index, child] of value.entries()) stack.push([child, `${where}/${key}/${index}`]);
       } else if (SUBSCHEMAS.has(key)) {
         stack.push([value, `${where}/${key}`]);
       }

@@ -19,7 +19,7 @@ export type DocumentFetcher = (url: string, limits: { maxBytes: number; timeoutM
  */
 export function guardedDocumentFetcher(agent: Dispatcher): DocumentFetcher {
   return async (url, limits) => {
-    let fetched;
+    let fetched: Awaited<ReturnType<typeof guardedFetchText>>;
     try {
       fetched = await guardedFetchText(url, {
         agent,

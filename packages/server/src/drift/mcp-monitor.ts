@@ -50,7 +50,7 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
 
   async function evaluate(sourceName: string): Promise<void> {
     const report = reports.get(sourceName)!;
-    let live;
+    let live: ReturnType<typeof normaliseMcpTools>;
     try {
       live = normaliseMcpTools(sourceName, await pool.listTools(sourceName));
     } catch (error) {

@@ -318,7 +318,7 @@ describe('credentials an upstream echoes are redacted in their common encodings'
       hex: bytes.toString('hex'),
       hexUpper: bytes.toString('hex').toUpperCase(),
       percent: encodeURIComponent(key),
-      percentLower: encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      percentLower: encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escaped) => escaped.toLowerCase()),
       percentForm: new URLSearchParams({ k: key }).toString().slice(2),
       percentEveryByte: [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`).join(''),
       // Inside longer encoded texts, at each byte alignment.

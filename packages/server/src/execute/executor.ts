@@ -480,7 +480,7 @@ export function encodedForms(secret: string): string[] {
   forms.add(JSON.stringify(secret).slice(1, -1).replace(/\//g, '\\/'));
   const percent = encodeURIComponent(secret);
   forms.add(percent);
-  forms.add(percent.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+  forms.add(percent.replace(/%[0-9A-F]{2}/g, (escaped) => escaped.toLowerCase()));
   forms.add(percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`));
   forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
   const everyByte = [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');

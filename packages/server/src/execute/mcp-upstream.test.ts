@@ -19,7 +19,7 @@ const logger = {
 };
 
 async function pool(totalMs = 8_000): Promise<McpUpstreamPool> {
-  process.env['MCPTEST_SECRET_EVERYTHING_TOKEN'] = TOKEN;
+  process.env.MCPTEST_SECRET_EVERYTHING_TOKEN = TOKEN;
   const loaded = parseConfig(
     'gateway:\n  url: http://127.0.0.1:8080\nvault:\n  provider: env\n  env: { prefix: MCPTEST_SECRET_ }\nsources:\n' +
       `  everything:\n    kind: mcp\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(everything)}, stdio]\n` +

@@ -75,7 +75,9 @@ describe('webhook outbox and delivery', () => {
 
   /** Appends receipts the way the receipt log does: the hook inside a transaction on the same handle. */
   function receiptTransaction(db: SqliteDatabase, outbox: { onReceipt(receipt: Receipt): void }, receipts: Receipt[]): void {
-    db.transaction(() => receipts.forEach((receipt) => outbox.onReceipt(receipt)))();
+    db.transaction(() => {
+      for (const receipt of receipts) outbox.onReceipt(receipt);
+    })();
   }
 
   const delivered = (target: WebhookReceiver) => target.requests.filter((request) => request.status >= 200 && request.status < 300);

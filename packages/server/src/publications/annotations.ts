@@ -40,14 +40,14 @@ export function toolAnnotations(operation: Pick<LockedOperation, 'method' | 'tit
 export function mcpToolAnnotations(tool: Pick<LockedMcpTool, 'annotations' | 'title'>): ToolAnnotations {
   const upstream = tool.annotations ?? {};
   const annotations: ToolAnnotations = {
-    readOnlyHint: upstream['readOnlyHint'] === true,
-    openWorldHint: upstream['openWorldHint'] !== false,
+    readOnlyHint: upstream.readOnlyHint === true,
+    openWorldHint: upstream.openWorldHint !== false,
   };
-  const title = tool.title ?? (typeof upstream['title'] === 'string' ? upstream['title'] : undefined);
+  const title = tool.title ?? (typeof upstream.title === 'string' ? upstream.title : undefined);
   if (title) annotations.title = title;
   if (!annotations.readOnlyHint) {
-    annotations.destructiveHint = upstream['destructiveHint'] !== false;
-    annotations.idempotentHint = upstream['idempotentHint'] === true;
+    annotations.destructiveHint = upstream.destructiveHint !== false;
+    annotations.idempotentHint = upstream.idempotentHint === true;
   }
   return annotations;
 }

@@ -140,7 +140,7 @@ export function registerReceiptRoutes(
     log.checkpoint();
     const lines = exportLinesOf(log);
     reply.header('cache-control', 'no-store').header('content-type', 'application/jsonl; charset=utf-8');
-    return reply.send(lines.join('\n') + '\n');
+    return reply.send(`${lines.join('\n')}\n`);
   });
 
   app.get('/receipts/verify', async (_request, reply) => {

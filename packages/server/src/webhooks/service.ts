@@ -121,6 +121,6 @@ export function unknownEndpoint(name: string, configured: ReadonlyMap<string, un
   const known = [...configured.keys()];
   return new GatewayError(
     'WEBHOOK_ENDPOINT_UNKNOWN',
-    `no webhook endpoint named '${name}' in gateway.yaml` + (known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)')
+    `no webhook endpoint named '${name}' in gateway.yaml${known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)'}`
     );
 }

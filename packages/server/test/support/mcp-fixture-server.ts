@@ -31,7 +31,7 @@ export async function startFixtureMcpServer(options: { token?: string; tls?: { k
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
     server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
       if (request.params.name === 'stable') {
-        const n = Number((request.params.arguments ?? {})['n']);
+        const n = Number(request.params.arguments?.n);
         return { content: [{ type: 'text', text: String(n + 1) }], structuredContent: { result: n + 1 } };
       }
       return { content: [{ type: 'text', text: 'hello' }] };
