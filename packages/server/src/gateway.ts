@@ -18,7 +18,7 @@ import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
-import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
+import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
@@ -187,6 +187,12 @@ export interface StartGatewayOptions {
    * any CLI flag — the product has no unauthenticated mode.
    */
   authorizerOverride?: AuthorizerOverride;
+  /**
+   * This process is worker `id` of `gateway serve --workers N` (cluster.ts): the database is shared with the
+   * other workers, so signing keys must be shared through the vault, and only the worker with
+   * `checksDrift` fetches descriptions; the others follow the drift state it records (drift/follower.ts).
+   */
+  worker?: { id: number; checksDrift: boolean };
 }
 
 export interface RunningGateway {
@@ -315,6 +321,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
+      ...(options.worker ? { requireSharedSigningKeys: true } : {}),
     });
     cleanups.push(() => authorization.close());
     const override = options.authorizerOverride;
@@ -322,7 +329,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
     // Drift: re-read each live description and block changed operations (docs/drift.md).
     let drift: DriftWatcher | undefined;
-    if (config.drift?.enabled !== false) {
+    if (config.drift?.enabled !== false && options.worker && !options.worker.checksDrift) {
+      const following = followDrift({ loaded, database, registry });
+      drift = following;
+      cleanups.push(() => following.stop());
+    } else if (config.drift?.enabled !== false) {
       drift = startDriftWatcher({
         loaded,
         database,
@@ -364,7 +375,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     cleanups.push(() => watcher.close());
 
     await app.listen({ host: listen.host, port: listen.port });
-    logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
+    logger.info(
+      { mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length, ...(options.worker ? { worker: options.worker.id, pid: process.pid } : {}) },
+      'gateway listening',
+    );
 
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     let closing: Promise<void> | undefined;

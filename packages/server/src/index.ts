@@ -8,3 +8,4 @@ export * from './gateway.js';
 export * from './auth/index.js';
 export * from './drift/index.js';
 export * from './admin/index.js';
+export * from './cluster.js';

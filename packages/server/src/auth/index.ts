@@ -46,6 +46,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   const keys = await loadSigningKeys(context.vault, {
     maxAgeDays: settings.signingKeyMaxAgeDays,
     warn: (message) => context.logger.warn(message),
+    ...(context.requireSharedSigningKeys ? { requireShared: true } : {}),
   });
   const caCertificates = [...(context.clientMetadataCaCertificates ?? [])];
   for (const file of settings.clientMetadata.caCertificateFiles) {

@@ -43,6 +43,8 @@ export interface AuthorizationContext {
    * when fetching Client ID Metadata Documents. For tests and embedders; operators use the config key.
    */
   clientMetadataCaCertificates?: string[];
+  /** Several worker processes share this database: signing keys must come from (or go to) the vault. */
+  requireSharedSigningKeys?: boolean;
 }
 
 export interface AuthorizationComponents {
