@@ -1,17 +1,16 @@
 /**
- * `gateway serve --workers 2` as a subprocess: two worker processes behind one port, one database. A session
- * approved by a person works through both workers; revoking it (the CLI, on the shared database) is refused
+ * `gateway serve --workers 2` as a subprocess: two worker processes behind one port, one database. A person
+ * signs in and approves a session with every step on a new connection (so on both workers); the session
+ * works through both workers; revoking it (the CLI, on the shared database) is refused
  * by every worker at once; a killed worker is restarted; SIGTERM stops them all.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Agent, request } from 'undici';
+import { Agent, fetch as undiciFetch, request } from 'undici';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
-import { startGateway } from '../src/gateway.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
 
@@ -119,11 +118,19 @@ beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
   env = { ...workspace.env, GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet() };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
-  // A person approves a session with a single gateway on the same database and vault; the workers then
-  // serve that session (it lives in SQLite, its token is signed with the shared key).
-  const single = await startGateway({ configPath: workspace.configPath, lockPath: workspace.lockPath, env, logger: pino({ level: 'silent' }), shutdownGraceMs: 500 });
+  workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
+}, 90_000);
+
+/**
+ * A person approves a session through the cluster with every request on a new connection (no keep-alive),
+ * so the steps of one sign-in land on different workers: the page state they share is in the database.
+ */
+async function approveThroughCluster(): Promise<void> {
+  const fresh = new Agent({ pipelining: 0 });
+  const originalFetch = globalThis.fetch;
+  globalThis.fetch = ((input: string, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
   try {
-    const server = { issuer: single.url, mcpUrl: single.mcpUrl };
+    const server = { issuer: `http://127.0.0.1:${workspace.port}`, mcpUrl: workspace.env.MCP_URL! };
     const registered = await registerClient(server.issuer, { client_name: 'workers test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] });
     const clientId = registered.body.client_id as string;
     const { verifier, challenge } = pkce();
@@ -132,11 +139,11 @@ beforeAll(async () => {
     expect(tokens.status).toBe(200);
     token = tokens.body.access_token as string;
     sessionId = decodeJwt(token).sid as string;
-    workspace.env.MCP_URL = single.mcpUrl;
   } finally {
-    await single.close();
+    globalThis.fetch = originalFetch;
+    await fresh.close();
   }
-}, 90_000);
+}
 
 afterAll(async () => {
   await workspace?.cleanup();
@@ -150,13 +157,19 @@ describe('gateway serve --workers', () => {
     expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
   }, 30_000);
 
-  it('serves one approved session through every worker, refuses it in every worker once revoked, restarts a killed worker and stops all on SIGTERM', async () => {
+  it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, restarts a killed worker and stops all on SIGTERM', async () => {
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
       const listening = cluster.lines.filter((line) => line.msg === 'worker listening');
       const pids = listening.map((line) => line.pid as number);
       expect(new Set(pids).size).toBe(2);
+
+      // Sign-in and consent with each step on a new connection: both workers take part, the approval holds.
+      const beforeApproval = cluster.lines.length;
+      await approveThroughCluster();
+      const pageWorkers = workerPids(cluster, beforeApproval, (line) => typeof line.msg === 'string' && /request completed/.test(line.msg as string));
+      expect(pageWorkers.size).toBe(2);
 
       // Calls on new connections reach both workers; every one is answered with the order.
       const before = cluster.lines.length;

@@ -43,7 +43,10 @@ export interface AuthorizationContext {
    * when fetching Client ID Metadata Documents. For tests and embedders; operators use the config key.
    */
   clientMetadataCaCertificates?: string[];
-  /** Several worker processes share this database: signing keys must come from (or go to) the vault. */
+  /**
+   * Several worker processes share this database (`gateway serve --workers N`): signing keys must come from
+   * (or go to) the vault, and the sign-in and consent pages keep their state in the database.
+   */
   requireSharedSigningKeys?: boolean;
 }
 
