@@ -227,13 +227,14 @@ try {
   }
 
   const direct = rows[0];
+  const signed = (ms) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(3)} ms`;
   const table = [
     ['target', 'p50 ms', 'added p50', 'added p99', `c=${CONCURRENCY} calls/s`, 'vs direct', 'CPU ms/call: target', 'upstream', 'client', 'RSS MB'],
     ...rows.map((row) => [
       row.name,
       row.c1.p50.toFixed(3),
-      row === direct ? '—' : `+${(row.c1.p50 - direct.c1.p50).toFixed(3)} ms`,
-      row === direct ? '—' : `+${(row.c1.p99 - direct.c1.p99).toFixed(3)} ms`,
+      row === direct ? '—' : signed(row.c1.p50 - direct.c1.p50),
+      row === direct ? '—' : signed(row.c1.p99 - direct.c1.p99),
       String(Math.round(row.c16.callsPerSecond)),
       `${Math.round((row.c16.callsPerSecond / direct.c16.callsPerSecond) * 100)} %`,
       row.cpuMsPerCall.target.toFixed(3),
