@@ -9,7 +9,7 @@ import { Agent, fetch as undiciFetch, request } from 'undici';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayBinary } from '../../../test-support/cli.js';
+import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
@@ -150,6 +150,14 @@ afterAll(async () => {
 });
 
 describe('gateway serve --workers', () => {
+  it('refuses a worker count that is not a whole number from 1 to 64 (WORKERS_INVALID, usage exit 2)', async () => {
+    for (const count of ['0', '65', '1.5', 'two']) {
+      const run = await runGateway(['serve', '--workers', count], { cwd: workspace.directory, env });
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain('error WORKERS_INVALID');
+    }
+  }, 30_000);
+
   it('refuses to start workers when the vault cannot share the signing keys (WORKERS_SIGNING_KEYS_NOT_SHARED)', async () => {
     const cluster = startCluster({ GATEWAY_SECRET_OAUTH_SIGNING_KEYS: '' });
     const code = await cluster.exited;
