@@ -6,8 +6,9 @@ import { GatewayError } from '@gateway/core';
  * socket; each runs the whole gateway on the same SQLite database (WAL mode, busy_timeout: database.ts).
  *
  * What is single and why:
- * - Worker 1 starts alone first: it applies migrations and, on a fresh vault, generates the signing keys;
- *   the others start once it is listening, so they all load the same keys.
+ * - Worker 1 starts alone first: it applies migrations and, on a fresh vault, generates the signing keys
+ *   (or rotates them when due); the others start once it is listening, so they all load the same keys. A
+ *   restarted worker never rotates: the others, which keep their keys in memory, would refuse its tokens.
  * - Drift checks run in worker 1 only (it keeps that role across restarts); the others apply the blocks it
  *   records (drift/follower.ts). The lock watcher runs in every worker: each verifies and swaps its own copy.
  * - Sessions, codes and refresh tokens are in the database; revocation is read from it on every /mcp
@@ -19,6 +20,8 @@ import { GatewayError } from '@gateway/core';
 
 /** The environment variable that tells a forked process which worker it is (1-based). */
 export const WORKER_ID_VARIABLE = 'GATEWAY_WORKER_ID';
+/** Set for a worker forked to replace one that died (not part of the cluster's first start). */
+export const WORKER_RESTARTED_VARIABLE = 'GATEWAY_WORKER_RESTARTED';
 export const MAX_WORKERS = 64;
 const RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -48,6 +51,11 @@ export function currentWorkerId(): number | undefined {
   return Number.isInteger(id) && id > 0 ? id : undefined;
 }
 
+/** True when this worker replaces one that died. */
+export function isRestartedWorker(): boolean {
+  return cluster.isWorker && process.env[WORKER_RESTARTED_VARIABLE] === '1';
+}
+
 export interface SupervisorLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
@@ -75,8 +83,8 @@ export async function superviseWorkers(options: { count: number; log: Supervisor
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
 
-  function fork(id: number): Promise<WorkerMessage> {
-    const worker = cluster.fork({ [WORKER_ID_VARIABLE]: String(id) });
+  function fork(id: number, isRestart = false): Promise<WorkerMessage> {
+    const worker = cluster.fork({ [WORKER_ID_VARIABLE]: String(id), ...(isRestart ? { [WORKER_RESTARTED_VARIABLE]: '1' } : {}) });
     workers.set(id, worker);
     const startedAt = Date.now();
     const previous = failures.get(id);
@@ -110,7 +118,7 @@ export async function superviseWorkers(options: { count: number; log: Supervisor
         log.error({ worker: id, pid: worker.process.pid, code, signal, restartInMs: delayMs }, 'worker stopped unexpectedly; restarting');
         setTimeout(() => {
           if (stopping) return;
-          fork(id).catch((error: Error) => log.error({ worker: id, error: error.message }, 'worker restart failed'));
+          fork(id, true).catch((error: Error) => log.error({ worker: id, error: error.message }, 'worker restart failed'));
         }, delayMs).unref();
       });
     });

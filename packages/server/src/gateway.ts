@@ -192,7 +192,7 @@ export interface StartGatewayOptions {
    * other workers, so signing keys must be shared through the vault, and only the worker with
    * `checksDrift` fetches descriptions; the others follow the drift state it records (drift/follower.ts).
    */
-  worker?: { id: number; checksDrift: boolean };
+  worker?: { id: number; checksDrift: boolean; mayRotateSigningKeys: boolean };
 }
 
 export interface RunningGateway {
@@ -321,7 +321,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
-      ...(options.worker ? { requireSharedSigningKeys: true } : {}),
+      ...(options.worker ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
     });
     cleanups.push(() => authorization.close());
     const override = options.authorizerOverride;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createGatewayLogger, currentWorkerId, parseWorkers, startGateway, superviseWorkers, type WorkerMessage } from '@gateway/server';
+import { createGatewayLogger, currentWorkerId, isRestartedWorker, parseWorkers, startGateway, superviseWorkers, type WorkerMessage } from '@gateway/server';
 import { contextFrom, printResult } from '../context.js';
 
 export function registerServe(program: Command): void {
@@ -45,7 +45,7 @@ export function registerServe(program: Command): void {
           ...(options.listen ? { listen: options.listen } : {}),
           ...(options.url ? { url: options.url } : {}),
           logger,
-          ...(workerId === undefined ? {} : { worker: { id: workerId, checksDrift: workerId === 1 } }),
+          ...(workerId === undefined ? {} : { worker: { id: workerId, checksDrift: workerId === 1, mayRotateSigningKeys: workerId === 1 && !isRestartedWorker() } }),
         });
       } catch (error) {
         if (workerId !== undefined) {

@@ -45,7 +45,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   const settings = authSettings(context.loaded, context.mcpUrl);
   const store = new SessionStore(context.database);
   const keys = await loadSigningKeys(context.vault, {
-    maxAgeDays: settings.signingKeyMaxAgeDays,
+    maxAgeDays: context.rotateSigningKeys === false ? Number.POSITIVE_INFINITY : settings.signingKeyMaxAgeDays,
     warn: (message) => context.logger.warn(message),
     ...(context.requireSharedSigningKeys ? { requireShared: true } : {}),
   });

@@ -48,6 +48,8 @@ export interface AuthorizationContext {
    * (or go to) the vault, and the sign-in and consent pages keep their state in the database.
    */
   requireSharedSigningKeys?: boolean;
+  /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
+  rotateSigningKeys?: boolean;
 }
 
 export interface AuthorizationComponents {
