@@ -102,14 +102,12 @@ export async function superviseWorkers(options: { count: number; log: Supervisor
       });
       worker.on('exit', (code, signal) => {
         if (workers.get(id) === worker) workers.delete(id);
-        if (!isReady) {
-          reject(new GatewayError('WORKER_START_FAILED', `worker ${id} exited before listening (code ${code ?? signal})`, { category: 'internal' }));
-          return;
-        }
+        if (!isReady) reject(new GatewayError('WORKER_START_FAILED', `worker ${id} exited before listening (code ${code ?? signal})`, { category: 'internal' }));
         if (stopping) {
           if (workers.size === 0) resolveStopped();
           return;
         }
+        if (!isReady) return;
         const record = failures.get(id)!;
         const ranMs = Date.now() - record.startedAt;
         const failuresInARow = ranMs >= HEALTHY_RUN_MS ? 0 : record.count + 1;

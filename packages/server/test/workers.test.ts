@@ -169,7 +169,11 @@ describe('gateway serve --workers', () => {
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
-      const listening = cluster.lines.filter((line) => line.msg === 'worker listening');
+      // Log lines come asynchronously on another pipe than stdout: wait for both.
+      const listening = await waitFor('both workers to be reported', () => {
+        const lines = cluster.lines.filter((line) => line.msg === 'worker listening');
+        return lines.length === 2 ? lines : undefined;
+      });
       const pids = listening.map((line) => line.pid as number);
       expect(new Set(pids).size).toBe(2);
 
