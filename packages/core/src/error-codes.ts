@@ -363,4 +363,7 @@ export const ERRORS = {
   WEBHOOK_SECRET_INVALID: { category: 'config', area: 'webhooks', meaning: "start-up: that vault secret is not a Standard Webhooks secret (`whsec_` + base64)" },
   WEBHOOK_SECRET_MISSING: { category: 'config', area: 'webhooks', meaning: "start-up: the vault has no secret under a `webhooks.<name>.secret` / `previousSecret` name" },
   WEBHOOK_TEST_FAILED: { category: 'network', area: 'webhooks', meaning: "`webhooks test`: the receiver did not answer 2xx" },
+  WORKERS_INVALID: { category: 'usage', area: 'serving', meaning: "`gateway serve --workers` is not a whole number from 1 to 64" },
+  WORKERS_SIGNING_KEYS_NOT_SHARED: { category: 'config', area: 'serving', meaning: "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; use the file vault or provide the entry" },
+  WORKER_START_FAILED: { category: 'internal', area: 'serving', meaning: "a worker of `gateway serve --workers N` exited before it was listening (its own error is logged above)" },
 } as const satisfies Record<string, ErrorSpec>;

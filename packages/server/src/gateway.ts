@@ -19,7 +19,7 @@ import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
-import { driftMigrations, startDriftWatcher, type DriftWatcher } from './drift/index.js';
+import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
@@ -74,6 +74,12 @@ export interface StartGatewayOptions {
   authorizerOverride?: AuthorizerOverride;
   /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
   webhookLeaseMs?: number;
+  /**
+   * This process is worker `id` of `gateway serve --workers N` (cluster.ts): the database is shared with the
+   * other workers, so signing keys must be shared through the vault, and only the worker with
+   * `checksDrift` fetches descriptions; the others follow the drift state it records (drift/follower.ts).
+   */
+  worker?: { id: number; checksDrift: boolean; mayRotateSigningKeys: boolean };
 }
 
 export interface RunningGateway {
@@ -255,6 +261,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
+      ...(options.worker ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
     });
     cleanups.push(() => authorization.close());
     const override = options.authorizerOverride;
@@ -263,7 +270,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // Drift: re-read each live description and block changed operations (docs/drift.md).
     let drift: DriftWatcher | undefined;
     let lastLockReload: LockReloadStatus | undefined;
-    if (config.drift?.enabled !== false) {
+    if (config.drift?.enabled !== false && options.worker && !options.worker.checksDrift) {
+      const following = followDrift({ loaded, database, registry });
+      drift = following;
+      cleanups.push(() => following.stop());
+    } else if (config.drift?.enabled !== false) {
       drift = startDriftWatcher({
         loaded,
         database,
@@ -367,7 +378,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       throw error;
     }
     webhooks?.start();
-    logger.info({ mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length }, 'gateway listening');
+    logger.info(
+      { mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length, ...(options.worker ? { worker: options.worker.id, pid: process.pid } : {}) },
+      'gateway listening',
+    );
 
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     let closing: Promise<void> | undefined;

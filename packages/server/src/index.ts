@@ -4,3 +4,10 @@
  */
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './gateway.js';
 export { createGatewayLogger } from './logger.js';
+export {
+  currentWorkerId,
+  isRestartedWorker,
+  parseWorkers,
+  superviseWorkers,
+  type WorkerMessage,
+} from './cluster.js';

@@ -13,7 +13,9 @@ import { BrowserSessions } from '../people/browser-sessions.js';
 import { createOidcSignIn } from '../people/oidc.js';
 import { createMcpAuthorizer } from '../sessions/authorizer.js';
 import { SessionStore, sessionMigrations } from '../sessions/store.js';
-import type { Migration } from '../store/database.js';
+import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
+import { openDatabase, type Migration } from '../store/database.js';
+import { gatewayDatabasePath } from '@gateway/runtime';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
 export type { AuthorizationComponents, AuthorizationContext, ConsentTool } from './types.js';
@@ -25,7 +27,7 @@ export { authSettings, type AuthSettings } from '../oauth/settings.js';
 export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';
 
 /** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */
-export const authorizationMigrations: Migration[] = sessionMigrations;
+export const authorizationMigrations: Migration[] = [...sessionMigrations, ...sharedStateMigrations];
 
 const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -38,8 +40,9 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   const settings = authSettings(context.loaded, context.mcpUrl);
   const store = new SessionStore(context.database);
   const keys = await loadSigningKeys(context.vault, {
-    maxAgeDays: settings.signingKeyMaxAgeDays,
+    maxAgeDays: context.rotateSigningKeys === false ? Number.POSITIVE_INFINITY : settings.signingKeyMaxAgeDays,
     warn: (message) => context.logger.warn(message),
+    ...(context.requireSharedSigningKeys ? { requireShared: true } : {}),
   });
   const caCertificates = [...(context.clientMetadataCaCertificates ?? [])];
   for (const file of settings.clientMetadata.caCertificateFiles) {
@@ -60,7 +63,14 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   const tokens = new AccessTokens(keys, settings.issuer, settings.mcpUrl, settings.accessTokenSeconds);
   const authorizer = createMcpAuthorizer({ tokens, store, resourceMetadataUrl: settings.endpoints.protectedResourceMetadata });
   const people = new PeopleDirectory(settings.peopleFile);
-  const browserSessions = new BrowserSessions({ isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds });
+  // With workers, a browser's next page may reach another process: page state goes through the database.
+  const isShared = context.requireSharedSigningKeys === true;
+  const browserSessions = new BrowserSessions(
+    { isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds },
+    undefined,
+    isShared ? new SharedEphemeralStore(context.database, 'browser-session') : undefined,
+  );
+  const sharedPending = isShared ? new SharedEphemeralStore(context.database, 'pending-authorization') : undefined;
   const oidc = settings.oidc ? createOidcSignIn(settings.oidc, context.vault) : undefined;
 
   store.purge();
@@ -75,7 +85,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
 
   const plugin: FastifyPluginAsync = async (instance) => {
     registerOAuthRoutes(instance, { settings, clients, store, keys, tokens, logger: context.logger });
-    registerConsentRoutes(instance, { settings, context, clients, store, people, browserSessions, ...(oidc ? { oidc } : {}) });
+    registerConsentRoutes(instance, { settings, context, clients, store, people, browserSessions, ...(oidc ? { oidc } : {}), ...(sharedPending ? { sharedPending } : {}) });
   };
 
   return {

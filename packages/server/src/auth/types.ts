@@ -37,6 +37,13 @@ export interface AuthorizationContext {
    * when fetching Client ID Metadata Documents. For tests and embedders; operators use the config key.
    */
   clientMetadataCaCertificates?: string[];
+  /**
+   * Several worker processes share this database (`gateway serve --workers N`): signing keys must come from
+   * (or go to) the vault, and the sign-in and consent pages keep their state in the database.
+   */
+  requireSharedSigningKeys?: boolean;
+  /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
+  rotateSigningKeys?: boolean;
 }
 
 export interface AuthorizationComponents {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ConsentTool } from '../auth/types.js';
 import type { OAuthClient } from '../oauth/clients.js';
+import type { SharedEphemeralStore } from '../store/shared-state.js';
 
 /** A validated /authorize request waiting for sign-in and a decision. */
 export interface PendingAuthorization {
@@ -51,7 +52,18 @@ export class PendingAuthorizations {
   constructor(
     private readonly lifetimeSeconds: number,
     private readonly limits: PendingLimits = { maxRequests: 10_000, maxPerClient: 1_000 },
+    /**
+     * Several worker processes (`gateway serve --workers N`): requests are also written to the database and
+     * read from there, so the sign-in and consent steps may reach any worker. They carry nothing secret (see
+     * above). The limits above then hold per worker.
+     */
+    private readonly shared?: SharedEphemeralStore,
   ) {}
+
+  /** Writes a changed request through to the shared store (no-op for a single process). */
+  save(pending: PendingAuthorization): void {
+    this.shared?.put(pending.id, JSON.stringify(pending), pending.expiresAt);
+  }
 
   add(request: Omit<PendingAuthorization, 'id' | 'expiresAt' | 'isEngaged'>, now = Date.now()): PendingAuthorization | PendingRefusal {
     const clientId = request.client.clientId;
@@ -66,12 +78,24 @@ export class PendingAuthorizations {
     const pending: PendingAuthorization = { ...request, id: randomBytes(24).toString('base64url'), isEngaged: false, expiresAt: now + this.lifetimeSeconds * 1000 };
     this.requests.set(pending.id, pending);
     this.perClient.set(clientId, (this.perClient.get(clientId) ?? 0) + 1);
+    this.save(pending);
     return pending;
   }
 
   find(id: string | null | undefined, now = Date.now()): PendingAuthorization | undefined {
     if (!id) return undefined;
-    const pending = this.requests.get(id);
+    let pending = this.requests.get(id);
+    if (this.shared) {
+      // The database is the truth: another worker may have changed or decided this request.
+      const text = this.shared.get(id, now);
+      if (text === undefined) {
+        this.remove(id);
+        return undefined;
+      }
+      const stored = JSON.parse(text) as PendingAuthorization;
+      if (pending) Object.assign(pending, stored);
+      else pending = stored;
+    }
     if (!pending) return undefined;
     if (pending.expiresAt <= now) {
       this.remove(id);
@@ -80,9 +104,14 @@ export class PendingAuthorizations {
     return pending;
   }
 
-  /** Single use: a decision removes the request. */
-  take(id: string): void {
+  /**
+   * Single use: a decision removes the request. False when it was already gone (with workers: another
+   * worker decided it first), so a request is decided once.
+   */
+  take(id: string): boolean {
+    const wasHere = this.requests.has(id);
     this.remove(id);
+    return this.shared ? this.shared.delete(id) : wasHere;
   }
 
   get size(): number {

@@ -14,6 +14,7 @@ import { TOOL_SCOPE_PREFIX } from '../sessions/stale.js';
 import { consentPage, errorPage, lifetimeLabel, signInPage, type RenderedPage } from './pages.js';
 import { RateLimiter } from '../oauth/rate-limit.js';
 import { PendingAuthorizations, type PendingAuthorization } from './pending.js';
+import type { SharedEphemeralStore } from '../store/shared-state.js';
 
 export interface ConsentRoutesOptions {
   settings: AuthSettings;
@@ -23,6 +24,8 @@ export interface ConsentRoutesOptions {
   people: PeopleDirectory;
   browserSessions: BrowserSessions;
   oidc?: OidcSignIn;
+  /** Workers share pending requests through the database (`gateway serve --workers N`). */
+  sharedPending?: SharedEphemeralStore;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters. */
@@ -65,10 +68,10 @@ export function completeLogins(chosen: readonly ConsentTool[], ticked: readonly 
 }
 
 export function registerConsentRoutes(instance: FastifyInstance, options: ConsentRoutesOptions): void {
-  const { settings, context, clients, store, people, browserSessions, oidc } = options;
+  const { settings, context, clients, store, people, browserSessions, oidc, sharedPending } = options;
   const base = settings.basePath;
   const limits = settings.authorize;
-  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient });
+  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient }, sharedPending);
   // Issue 15: /authorize is unauthenticated and each request holds memory for minutes; both limits apply.
   const perAddress = new RateLimiter(limits.perAddressPerMinute);
   const perClient = new RateLimiter(limits.perClientPerMinute);
@@ -218,6 +221,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
+    pending.save(pendingRequest);
     if (browser.person) return reply.status(303).header('location', consentUrl(pendingRequest.id)).send();
     return signInFor(browser, reply, pendingRequest);
   });
@@ -257,6 +261,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       if ('page' in own) return send(reply, own.page);
       const { pendingRequest, browser } = own;
       pendingRequest.isEngaged = true;
+      pending.save(pendingRequest);
       const attempt = {
         state: randomBytes(24).toString('base64url'),
         nonce: randomBytes(24).toString('base64url'),
@@ -265,6 +270,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
         startedAt: Date.now(),
       };
       browser.oidc = attempt;
+      browserSessions.save(browser);
       try {
         const location = await oidc.start({ redirectUri: oidcCallback, ...attempt });
         return reply.status(303).header('cache-control', 'no-store').header('location', location).send();
@@ -281,6 +287,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
         return send(reply, errorPage('This sign-in has expired', 'Start again from the application that sent you here.', 400));
       }
       delete browser.oidc;
+      browserSessions.save(browser);
       const own = ownRequest(request, attempt.requestId);
       if ('page' in own) return send(reply, own.page);
       const { pendingRequest } = own;
@@ -334,6 +341,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
   ): RenderedPage {
     const tools = [...context.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
     pendingRequest.shownTools = tools;
+    pending.save(pendingRequest);
     const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
     const logins = context.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
@@ -372,6 +380,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
+    pending.save(pendingRequest);
     if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     return send(reply, renderConsent(browser, pendingRequest));
   });
@@ -388,7 +397,8 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     if (!browser!.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     const decision = form.get('decision');
     if (decision === 'deny') {
-      pending.take(pendingRequest.id);
+      // Single use: another worker may have decided it a moment ago.
+      if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
       return redirectBack(reply, pendingRequest, { error: 'access_denied', error_description: 'the person denied the request' });
     }
     // A refused form is drawn again with exactly what the person submitted: nothing they picked is lost.
@@ -419,7 +429,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
     const lifetime = submitted.lifetime ?? Number.NaN;
     if (!settings.lifetimeChoicesSeconds.includes(lifetime)) return refuse('Choose one of the offered time limits.');
 
-    pending.take(pendingRequest.id);
+    if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
     const now = Date.now();
     const opened = store.openSession(
       {

@@ -9,7 +9,7 @@ import { lockWith } from '../../test/support/fixtures.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { PublicationRegistry } from '../publications/registry.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
-import { compareWithPublication, driftMigrations, startDriftWatcher, type DriftWatcher } from './index.js';
+import { compareWithPublication, driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './index.js';
 
 function op(tool: string, fingerprint: string): Pick<Operation, 'tool' | 'fingerprint'> {
   return { tool, fingerprint };
@@ -145,6 +145,35 @@ describe('the drift watcher', () => {
   function callable(tool: string): boolean {
     return registry.snapshot().tools.has(tool) && registry.blockedReason('orders', tool) === undefined;
   }
+
+  it('a worker that does not check drift applies the blocks the checking worker records in the database, and lifts them', async () => {
+    const loaded = config(`${baseUrl}/openapi.yaml`);
+    watcher = startDriftWatcher({ loaded, database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    // Another worker: its own connection to the same database file, its own registry with the same lock.
+    const otherDatabase = openDatabase(join(directory.path, 'gateway.db'), driftMigrations);
+    const otherRegistry = new PublicationRegistry();
+    otherRegistry.replace(lockWith(registry.snapshot().names.map((name) => ({ ...(registry.snapshot().tools.get(name)!.entry as LockedOperation), selected: true })), { source: 'orders' }));
+    const follower = followDrift({ loaded, database: otherDatabase, registry: otherRegistry, intervalMs: 60_000 });
+    try {
+      served = DRIFTED;
+      await watcher.checkNow();
+      expect(otherRegistry.blockedReason('orders', 'get_order')).toBeUndefined();
+      await follower.checkNow();
+      expect(otherRegistry.blockedReason('orders', 'get_order')).toBe(registry.blockedReason('orders', 'get_order'));
+      expect(otherRegistry.blockedReason('orders', 'delete_order')).toBe('operation removed from the live description');
+      expect(otherRegistry.blockedReason('orders', 'list_orders')).toBeUndefined();
+      expect(follower.report()[0]).toMatchObject({ status: 'drifted', proposal: { changed: ['get_order'], removed: ['delete_order'] } });
+
+      served = ORIGINAL;
+      await watcher.checkNow();
+      await follower.checkNow();
+      expect(otherRegistry.blockedReason('orders', 'get_order')).toBeUndefined();
+      expect(follower.report()[0]).toMatchObject({ status: 'in-sync', blockedTools: [] });
+    } finally {
+      await follower.stop();
+      otherDatabase.close();
+    }
+  });
 
   it('a changed or removed operation is blocked, an unchanged one stays callable, restoring unblocks', async () => {
     watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });

@@ -10,3 +10,4 @@ export {
   type DriftWatcher,
   type DriftWatcherOptions,
 } from './watcher.js';
+export { followDrift, DRIFT_FOLLOW_INTERVAL_MS } from './follower.js';

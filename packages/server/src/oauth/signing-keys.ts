@@ -54,7 +54,10 @@ async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
  * current key is older than `maxAgeDays`. After a rotation the previous key stays in the JWKS (it
  * verifies the access tokens it signed, which live minutes); the one before it is dropped.
  */
-export async function loadSigningKeys(vault: Vault, options: { maxAgeDays: number; now?: Date; warn?: (message: string) => void }): Promise<SigningKeySet> {
+export async function loadSigningKeys(
+  vault: Vault,
+  options: { maxAgeDays: number; now?: Date; warn?: (message: string) => void; requireShared?: boolean },
+): Promise<SigningKeySet> {
   const now = options.now ?? new Date();
   const text = await vault.get(SIGNING_KEYS_SECRET);
   let stored: StoredKey[] = [];
@@ -74,6 +77,15 @@ export async function loadSigningKeys(vault: Vault, options: { maxAgeDays: numbe
       await vault.set(SIGNING_KEYS_SECRET, JSON.stringify({ keys: next }));
       stored = next;
     } catch {
+      if (newest === undefined && options.requireShared) {
+        // Several worker processes (`gateway serve --workers N`) must sign and verify with the same key: a
+        // key of this process alone would make every other worker refuse the tokens it issues.
+        throw new GatewayError(
+          'WORKERS_SIGNING_KEYS_NOT_SHARED',
+          `--workers needs the signing keys in the vault, but the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
+            `use the file vault, or provide '${SIGNING_KEYS_SECRET}' (docs/authorization.md › Signing keys)`
+          );
+      }
       if (newest === undefined) {
         // A read-only vault (env, exec) without the entry: sign with a key that lives as long as this process.
         // Sessions and refresh tokens are in the database, so after a restart clients simply refresh; several

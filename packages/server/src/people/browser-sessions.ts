@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
+import { seal, sealedKey, unseal, type SharedEphemeralStore } from '../store/shared-state.js';
 
 /** Who signed in to the gateway's pages, and how. */
 export interface SignedInPerson {
@@ -55,20 +56,48 @@ export class BrowserSessions {
   constructor(
     private readonly options: CookieOptions,
     private readonly maxSessions = 10_000,
+    /**
+     * Several worker processes (`gateway serve --workers N`): sessions also live in the database, sealed
+     * with the cookie (store/shared-state.ts), and are read from there, so any worker can continue them.
+     */
+    private readonly shared?: SharedEphemeralStore,
   ) {
     this.cookieName = options.isHttps ? '__Host-gateway-session' : 'gateway-session';
+  }
+
+  /** Writes a changed session through to the shared store (no-op for a single process). */
+  save(session: BrowserSession): void {
+    if (!this.shared) return;
+    const { id, ...rest } = session;
+    this.shared.put(sealedKey(id), seal(id, JSON.stringify(rest)), session.expiresAt);
+  }
+
+  private load(id: string, now: number): BrowserSession | undefined {
+    if (!this.shared) return this.sessions.get(id);
+    const sealed = this.shared.get(sealedKey(id), now);
+    const text = sealed === undefined ? undefined : unseal(id, sealed);
+    if (text === undefined) {
+      this.sessions.delete(id);
+      return undefined;
+    }
+    const session = { ...(JSON.parse(text) as Omit<BrowserSession, 'id'>), id };
+    this.sessions.set(id, session);
+    return session;
   }
 
   find(cookieHeader: string | undefined, now = Date.now()): BrowserSession | undefined {
     const id = readCookie(cookieHeader, this.cookieName);
     if (!id) return undefined;
-    const session = this.sessions.get(id);
+    const session = this.load(id, now);
     if (!session) return undefined;
     if (session.expiresAt <= now) {
       this.sessions.delete(id);
       return undefined;
     }
-    session.isSeen = true;
+    if (!session.isSeen) {
+      session.isSeen = true;
+      this.save(session);
+    }
     return session;
   }
 
@@ -84,6 +113,7 @@ export class BrowserSessions {
       ...(person ? { person } : {}),
     };
     this.sessions.set(session.id, session);
+    this.save(session);
     return session;
   }
 
@@ -92,14 +122,16 @@ export class BrowserSessions {
    * browser id is kept, so the requests this browser started stay its own.
    */
   signIn(previous: BrowserSession | undefined, person: SignedInPerson): BrowserSession {
-    if (previous) this.sessions.delete(previous.id);
+    if (previous) this.signOut(previous);
     const session = this.create(person, Date.now(), previous?.browserId);
     session.isSeen = true;
+    this.save(session);
     return session;
   }
 
   signOut(session: BrowserSession): void {
     this.sessions.delete(session.id);
+    this.shared?.delete(sealedKey(session.id));
   }
 
   isCsrfTokenValid(session: BrowserSession | undefined, token: string | undefined): boolean {

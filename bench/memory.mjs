@@ -1,0 +1,115 @@
+// bench/memory: resident memory of the gateway over many tool calls, printed as a curve so growth shows.
+//
+//   pnpm bench:memory                               (builds, then 30,000 calls of the 2026-07-28 era)
+//   node bench/memory.mjs --era 2025 --calls 30000 --every 1000 --concurrency 8
+//
+// The gateway runs in its own process (bench/gateway-child.mjs, as `gateway serve`) over the example upstream,
+// with a real OAuth session. --era 2025: the MCP SDK 1.x client over Streamable HTTP (2025-11-25, what most
+// deployed clients negotiate); --era 2026: raw 2026-07-28 requests (undici). Every `--every` calls it prints
+// RSS, V8 heap used and external memory of the gateway process, after a full garbage collection. Flat means the last rows stay within the
+// noise of the first after warm-up; a steady climb of heap used is a leak.
+import { rm, mkdir, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { modernRequest, ordersWorkspace, root, sessionToken, startGatewayChild, startUpstream } from './support.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    era: { type: 'string', default: '2026' },
+    calls: { type: 'string', default: '30000' },
+    every: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '8' },
+    // --no-gc: sample without forcing a collection first (what an operator's RSS graph shows).
+    gc: { type: 'boolean', default: true },
+  },
+  allowNegative: true,
+});
+const CALLS = Number(options.calls);
+const EVERY = Number(options.every);
+const CONCURRENCY = Number(options.concurrency);
+if (!['2025', '2026'].includes(options.era)) throw new Error('--era must be 2025 or 2026');
+if (!(CALLS > 0 && CALLS <= 100_000) || !(EVERY > 0) || !(CONCURRENCY > 0)) throw new Error('--calls 1..100000, --every > 0, --concurrency > 0');
+
+const serverRequire = createRequire(join(root, 'packages/server/package.json'));
+const { Agent, request } = await import(pathToFileURL(serverRequire.resolve('undici')).href);
+const rootRequire = createRequire(join(root, 'package.json'));
+const { Client } = await import(pathToFileURL(rootRequire.resolve('@modelcontextprotocol/sdk/client/index.js')).href);
+const { StreamableHTTPClientTransport } = await import(pathToFileURL(rootRequire.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js')).href);
+
+const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+const cleanups = [];
+const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+try {
+  const upstream = await startUpstream();
+  cleanups.push(() => upstream.child.kill());
+  const workspace = await ordersWorkspace(upstream.url);
+  cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
+  const gateway = startGatewayChild(workspace.configPath, { execArgv: ['--expose-gc'] });
+  cleanups.push(() => gateway.stop());
+  const ready = await gateway.ready;
+  const token = await sessionToken(ready, ['get_order']);
+  const memory = () =>
+    new Promise((resolve) => {
+      gateway.child.once('message', (message) => resolve(message.memory));
+      gateway.child.send({ type: 'rss', gc: options.gc });
+    });
+
+  let call;
+  let close = async () => undefined;
+  if (options.era === '2025') {
+    const client = new Client({ name: 'gateway-bench-memory', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    call = async () => {
+      const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } });
+      if (result.isError) throw new Error(JSON.stringify(result.content).slice(0, 300));
+    };
+    close = () => client.close();
+  } else {
+    const target = modernRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order');
+    call = async () => {
+      const response = await request(target.url, { method: 'POST', headers: target.headers, body: target.body, dispatcher: agent });
+      const text = await response.body.text();
+      if (response.statusCode !== 200 || !text.includes('Ada Lovelace')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 300)}`);
+    };
+  }
+
+  const curve = [];
+  const sample = async (calls) => {
+    const usage = await memory();
+    curve.push({ calls, rssMb: Number(mb(usage.rss)), heapUsedMb: Number(mb(usage.heapUsed)), externalMb: Number(mb(usage.external)) });
+    console.log(`${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`);
+  };
+  console.log(`era ${options.era}, ${CALLS} calls at concurrency ${CONCURRENCY}, gateway pid ${gateway.pid}`);
+  await sample(0);
+  const started = performance.now();
+  let done = 0;
+  while (done < CALLS) {
+    const batch = Math.min(EVERY, CALLS - done);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < batch) {
+          next += 1;
+          await call();
+        }
+      }),
+    );
+    done += batch;
+    await sample(done);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await close();
+  const afterWarmup = curve.find((point) => point.calls >= Math.min(CALLS, 5 * EVERY)) ?? curve[1];
+  const last = curve.at(-1);
+  console.log(
+    `\n${CALLS} calls in ${seconds.toFixed(1)} s. RSS ${afterWarmup.rssMb} MB at ${afterWarmup.calls} calls → ${last.rssMb} MB at ${last.calls}; ` +
+      `heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
+  );
+  await mkdir(join(root, 'bench', 'results'), { recursive: true });
+  await writeFile(join(root, 'bench', 'results', `memory-${options.era}.json`), `${JSON.stringify({ era: options.era, calls: CALLS, concurrency: CONCURRENCY, curve }, null, 2)}\n`);
+} finally {
+  for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+  await agent.close();
+}

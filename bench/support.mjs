@@ -1,0 +1,241 @@
+// Shared pieces of bench/peers/run.mjs and bench/memory.mjs: a workspace with a signed lock made by the real
+// CLI, the example upstream in its own process, a gateway process (bench/gateway-child.mjs, or `gateway serve
+// --workers N`), a real OAuth session (bench/oauth-session.mjs), raw 2026-07-28 requests, and per-process CPU
+// and RSS read from /proc (so every process is measured the same way, whoever started it).
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { obtainAccessToken } from './oauth-session.mjs';
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+export const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
+export const API_KEY = 'bench-orders-key';
+export const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
+const SESSION_SECONDS = 3600;
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitForHttp(url, deadlineMs = 15_000) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU time (user + system, ms) and resident memory (bytes) of a process, from /proc. */
+export function processStats(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+  return { cpuMs, rss };
+}
+
+/** The pid and every descendant's pid (a `gateway serve --workers N` primary and its workers). */
+export function processTree(pid) {
+  const parents = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!parents.has(ppid)) parents.set(ppid, []);
+      parents.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const all = [pid];
+  for (let index = 0; index < all.length; index += 1) all.push(...(parents.get(all[index]) ?? []));
+  return all;
+}
+
+/** Summed CPU and RSS of a set of processes. */
+export function treeStats(pids) {
+  let cpuMs = 0;
+  let rss = 0;
+  for (const pid of pids) {
+    try {
+      const stats = processStats(pid);
+      cpuMs += stats.cpuMs;
+      rss += stats.rss;
+    } catch {
+      // Gone.
+    }
+  }
+  return { cpuMs, rss };
+}
+
+export function gateway(args, cwd, input) {
+  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], input });
+}
+
+/** The example upstream in its own process. */
+export async function startUpstream() {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/orders`);
+  return { child, url, pid: child.pid };
+}
+
+/**
+ * A workspace for the example orders API with a signed lock made by the real CLI (import → review
+ * --all-supported → publish) and a local account. `vault: file` when several workers must share the
+ * signing keys (the env vault cannot store them).
+ */
+export async function ordersWorkspace(upstreamUrl, { vault = 'env' } = {}) {
+  const directory = await mkdtemp(join(tmpdir(), 'gateway-bench-orders-'));
+  const port = await freePort();
+  const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
+  await writeFile(join(directory, 'openapi.yaml'), example.replace('http://127.0.0.1:4010', upstreamUrl));
+  await writeFile(
+    join(directory, 'gateway.yaml'),
+    [
+      'gateway:',
+      `  url: http://127.0.0.1:${port}`,
+      `  listen: 127.0.0.1:${port}`,
+      'sources:',
+      '  orders:',
+      '    kind: openapi',
+      '    document: openapi.yaml',
+      '    credentials:',
+      '      api_key: { type: apiKey, secret: orders-api-key }',
+      'trust:',
+      '  keys: [keys/publisher.pub.jwk]',
+      'network:',
+      '  allowPrivateNetworks: [127.0.0.1/32]',
+      'vault:',
+      `  provider: ${vault}`,
+      'drift:',
+      '  enabled: false',
+      'auth:',
+      '  sessions:',
+      `    lifetimeChoicesSeconds: [900, ${SESSION_SECONDS}]`,
+      '  tokens:',
+      `    accessTokenSeconds: ${SESSION_SECONDS}`,
+      '',
+    ].join('\n'),
+  );
+  gateway(['keys', 'generate', '--out', 'keys'], directory);
+  if (vault === 'file') gateway(['secrets', 'set', 'orders-api-key'], directory, API_KEY);
+  gateway(['import', 'orders'], directory);
+  gateway(['review', 'orders', '--all-supported', '--no-interactive'], directory);
+  gateway(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
+  gateway(['people', 'add', PERSON.name], directory, PERSON.password);
+  return { directory, configPath: join(directory, 'gateway.yaml'), port };
+}
+
+/** A gateway in its own process (bench/gateway-child.mjs: startGateway as `gateway serve` runs it). */
+export function startGatewayChild(configPath, { execArgv = [] } = {}) {
+  const log = openSync(join(configPath, '..', 'gateway.log'), 'a');
+  const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+    env: { ...ENV, BENCH_CONFIG: configPath },
+    stdio: ['ignore', 'inherit', log, 'ipc'],
+    execArgv,
+  });
+  closeSync(log);
+  const ready = new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`gateway child exited ${code}`)));
+    child.on('message', (message) => {
+      if (message.type === 'ready') resolve(message);
+    });
+  });
+  return {
+    child,
+    pid: child.pid,
+    ready,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.removeAllListeners('exit');
+        child.once('exit', () => resolve());
+        child.send({ type: 'stop' });
+      }),
+  };
+}
+
+/** `gateway serve --workers N` as an operator runs it; resolves once it prints that it is serving. */
+export async function startGatewayWorkers(workspace, workers) {
+  const log = openSync(join(workspace.directory, 'gateway-workers.log'), 'a');
+  const child = spawn(process.execPath, [cli, 'serve', '--workers', String(workers)], { cwd: workspace.directory, env: ENV, stdio: ['ignore', 'pipe', log] });
+  closeSync(log);
+  let output = '';
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('serving')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`gateway serve --workers exited ${code}; see ${workspace.directory}/gateway-workers.log`)));
+  });
+  child.removeAllListeners('exit');
+  const url = `http://127.0.0.1:${workspace.port}`;
+  return {
+    child,
+    pid: child.pid,
+    url,
+    mcpUrl: `${url}/mcp`,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A real session for `tools`, approved over plain HTTP (DCR, sign-in, consent, token). */
+export async function sessionToken({ url, mcpUrl }, tools, logins = ['orders/api_key']) {
+  const { accessToken } = await obtainAccessToken({ issuer: url, mcpUrl, person: PERSON.name, password: PERSON.password, tools, logins, lifetimeSeconds: SESSION_SECONDS });
+  return accessToken;
+}
+
+/** A 2026-07-28 request (bench/server.mjs's form): `_meta` envelope plus the standard headers. */
+export function modernRequest(mcpUrl, token, method, params, name) {
+  return {
+    url: mcpUrl,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    }),
+  };
+}
+
+export function percentile(sorted, fraction) {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
+}

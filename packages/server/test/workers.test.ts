@@ -1,0 +1,229 @@
+/**
+ * `gateway serve --workers 2` as a subprocess: two worker processes behind one port, one database. A person
+ * signs in and approves a session with every step on a new connection (so on both workers); the session
+ * works through both workers; revoking it (the CLI, on the shared database) is refused
+ * by every worker at once; a killed worker is restarted; SIGTERM stops them all.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, fetch as undiciFetch, request } from 'undici';
+import { join } from 'node:path';
+import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
+import { PeopleDirectory } from '@gateway/runtime';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+let workspace: Workspace;
+let env: Record<string, string>;
+let token: string;
+let sessionId: string;
+
+/** The env vault cannot store signing keys: the operator provides one key set that every worker reads. */
+async function signingKeySet(): Promise<string> {
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
+  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
+}
+
+interface Cluster {
+  child: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  stdout: string;
+  stderr: string;
+  exited: Promise<number | null>;
+}
+
+function startCluster(extraEnv: Record<string, string> = {}): Cluster {
+  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--workers', '2'], {
+    cwd: workspace.directory,
+    env: { ...process.env, ...env, ...extraEnv, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const cluster: Cluster = { child, lines: [], stdout: '', stderr: '', exited: new Promise((resolve) => child.once('close', (code) => resolve(code))) };
+  let pending = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    cluster.stderr += chunk.toString('utf8');
+    pending += chunk.toString('utf8');
+    const parts = pending.split('\n');
+    pending = parts.pop()!;
+    for (const line of parts) {
+      try {
+        cluster.lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        cluster.lines.push({ msg: line });
+      }
+    }
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (cluster.stdout += chunk.toString('utf8')));
+  return cluster;
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One tools/call on a new connection (the cluster spreads connections over the workers). */
+async function callOnNewConnection(): Promise<{ status: number; text: string }> {
+  const agent = new Agent({ connections: 1 });
+  try {
+    const response = await request(`${workspace.env.MCP_URL}`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'get_order',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_order', arguments: { orderId: 'ord_1001' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    });
+    return { status: response.statusCode, text: await response.body.text() };
+  } finally {
+    await agent.close();
+  }
+}
+
+/** The pids of the workers that logged a line matching `filter` after line `from`. */
+function workerPids(cluster: Cluster, from: number, filter: (line: Record<string, unknown>) => boolean): Set<number> {
+  return new Set(cluster.lines.slice(from).filter((line) => typeof line.worker === 'number' && filter(line)).map((line) => line.pid as number));
+}
+
+beforeAll(async () => {
+  workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
+  env = { ...workspace.env, GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet() };
+  await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
+  workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
+}, 90_000);
+
+/**
+ * A person approves a session through the cluster with every request on a new connection (no keep-alive),
+ * so the steps of one sign-in land on different workers: the page state they share is in the database.
+ */
+async function approveThroughCluster(): Promise<void> {
+  const fresh = new Agent({ pipelining: 0 });
+  const originalFetch = globalThis.fetch;
+  globalThis.fetch = ((input: string, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
+  try {
+    const server = { issuer: `http://127.0.0.1:${workspace.port}`, mcpUrl: workspace.env.MCP_URL! };
+    const registered = await registerClient(server.issuer, { client_name: 'workers test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] });
+    const clientId = registered.body.client_id as string;
+    const { verifier, challenge } = pkce();
+    const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 });
+    const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource: server.mcpUrl });
+    expect(tokens.status).toBe(200);
+    token = tokens.body.access_token as string;
+    sessionId = decodeJwt(token).sid as string;
+  } finally {
+    globalThis.fetch = originalFetch;
+    await fresh.close();
+  }
+}
+
+afterAll(async () => {
+  await workspace?.cleanup();
+});
+
+describe('gateway serve --workers', () => {
+  it('refuses a worker count that is not a whole number from 1 to 64 (WORKERS_INVALID, usage exit 2)', async () => {
+    for (const count of ['0', '65', '1.5', 'two']) {
+      const run = await runGateway(['serve', '--workers', count], { cwd: workspace.directory, env });
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain('error WORKERS_INVALID');
+    }
+  }, 30_000);
+
+  it('refuses to start workers when the vault cannot share the signing keys (WORKERS_SIGNING_KEYS_NOT_SHARED)', async () => {
+    const cluster = startCluster({ GATEWAY_SECRET_OAUTH_SIGNING_KEYS: '' });
+    const code = await cluster.exited;
+    expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
+    expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
+  }, 30_000);
+
+  it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, restarts a killed worker and stops all on SIGTERM', async () => {
+    const cluster = startCluster();
+    try {
+      await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      // Log lines come asynchronously on another pipe than stdout: wait for both.
+      const listening = await waitFor('both workers to be reported', () => {
+        const lines = cluster.lines.filter((line) => line.msg === 'worker listening');
+        return lines.length === 2 ? lines : undefined;
+      });
+      const pids = listening.map((line) => line.pid as number);
+      expect(new Set(pids).size).toBe(2);
+
+      // Sign-in and consent with each step on a new connection: both workers take part, the approval holds.
+      const beforeApproval = cluster.lines.length;
+      await approveThroughCluster();
+      const pageWorkers = workerPids(cluster, beforeApproval, (line) => typeof line.msg === 'string' && /request completed/.test(line.msg as string));
+      expect(pageWorkers.size).toBe(2);
+
+      // Calls on new connections reach both workers; every one is answered with the order.
+      const before = cluster.lines.length;
+      for (let index = 0; index < 8; index += 1) {
+        const answer = await callOnNewConnection();
+        expect(answer.status).toBe(200);
+        expect(answer.text).toContain('Ada Lovelace');
+      }
+      const served = await waitFor('both workers to log calls', () => {
+        const seen = workerPids(cluster, before, (line) => line.msg === 'tool call' && line.outcome === 'ok');
+        return seen.size === 2 ? seen : undefined;
+      });
+      expect([...served].sort()).toEqual([...pids].sort());
+
+      // Revoked through the CLI (the shared database, not a worker): both workers refuse at once.
+      await workspace.cli(['sessions', 'revoke', sessionId]);
+      const afterRevoke = cluster.lines.length;
+      for (let index = 0; index < 8; index += 1) {
+        const answer = await callOnNewConnection();
+        expect(answer.status).toBe(401);
+        expect(answer.text).toContain('revoked');
+      }
+      const refused = await waitFor('both workers to refuse', () => {
+        const seen = workerPids(cluster, afterRevoke, (line) => line.msg === 'mcp request refused' && line.reason === 'authentication');
+        return seen.size === 2 ? seen : undefined;
+      });
+      expect([...refused].sort()).toEqual([...pids].sort());
+
+      // A worker that dies is replaced (same worker number, new process).
+      const victim = listening.find((line) => line.worker === 2)!.pid as number;
+      process.kill(victim, 'SIGKILL');
+      const replacement = await waitFor('worker 2 to restart', () =>
+        cluster.lines.find((line) => line.msg === 'worker listening' && line.worker === 2 && line.pid !== victim),
+      );
+      const live = [pids.find((pid) => pid !== victim)!, replacement.pid as number];
+
+      // SIGTERM to the primary stops every worker, then the primary.
+      cluster.child.kill('SIGTERM');
+      expect(await cluster.exited).toBe(0);
+      for (const pid of live) expect(isAlive(pid)).toBe(false);
+    } finally {
+      if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
