@@ -26,7 +26,7 @@ for (const file of (await readdir(directory)).filter((name) => name.endsWith('.c
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMicros = new Map();
   // timeDeltas[i] is the time before sample i; attribute it to that sample's node.
-  profile.samples.forEach((id, index) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  for (const [index, id] of profile.samples.entries()) selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
   const total = [...selfMicros.values()].reduce((sum, value) => sum + value, 0);
   const functions = new Map();
   const areas = new Map();

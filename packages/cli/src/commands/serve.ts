@@ -39,7 +39,7 @@ export function registerServe(program: Command): void {
       }
       // Each line a worker logs names it, so an operator can tell them apart.
       const logger = workerId === undefined ? rootLogger : rootLogger.child({ worker: workerId, pid: process.pid });
-      let gateway;
+      let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
         gateway = await startGateway({
           configPath: context.configPath,
