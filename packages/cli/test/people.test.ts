@@ -1,7 +1,33 @@
+import { spawn } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+import { PeopleDirectory } from '@gateway/runtime';
+import { gatewayBinary, runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+
+/**
+ * Runs `gateway people add <name>` on a real pseudo-terminal (util-linux `script`), typing each line only
+ * once the prompt for it is on screen, as a person would; returns everything the terminal showed.
+ */
+async function addOnTerminal(name: string, typed: string[]): Promise<{ exitCode: number | null; screen: string }> {
+  const child = spawn('script', ['-qec', `"${process.execPath}" "${gatewayBinary}" people add ${name}`, '/dev/null'], { cwd: directory, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let screen = '';
+  const prompts = ['password (not echoed): ', 'the same password again: '];
+  let answered = 0;
+  let from = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    screen += chunk.toString();
+    for (let at = screen.indexOf(prompts[answered] ?? '\u0000', from); answered < typed.length && at >= 0; at = screen.indexOf(prompts[answered] ?? '\u0000', from)) {
+      from = at + prompts[answered]!.length;
+      child.stdin.write(`${typed[answered]!}\r`);
+      answered += 1;
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const exitCode = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  return { exitCode, screen };
+}
 
 let directory: string;
 let cleanup: () => Promise<void>;
@@ -56,5 +82,20 @@ describe('gateway people', () => {
     const unknown = await runGateway(['people', 'remove', 'nobody'], { cwd: directory });
     expect(unknown.exitCode).toBe(2);
     expect(String(unknown.stderr)).toContain('PERSON_NOT_FOUND');
+  });
+
+  it('on a terminal, add asks for the password twice without echoing it; two different ones change nothing', async () => {
+    const typed = await addOnTerminal('carol', ['a long careful phrase', 'a long careful phrase']);
+    expect(typed.exitCode, typed.screen).toBe(0);
+    expect(typed.screen).toContain('password (not echoed): ');
+    expect(typed.screen).toContain('added carol');
+    expect(typed.screen).not.toContain('a long careful phrase');
+    const people = new PeopleDirectory(join(directory, '.gateway', 'people.json'));
+    expect(await people.verify('carol', 'a long careful phrase')).toBeDefined();
+
+    const mismatch = await addOnTerminal('dave', ['a long careful phrase', 'a different long phrase']);
+    expect(mismatch.exitCode, mismatch.screen).toBe(2);
+    expect(mismatch.screen).toContain('USAGE_INVALID: the two passwords differ');
+    expect((await people.list()).map((person) => person.name)).not.toContain('dave');
   });
 });

@@ -2,9 +2,19 @@ import type { Command } from 'commander';
 import { GatewayError, loadConfig } from '@gateway/core';
 import { PeopleDirectory, peopleFilePath } from '@gateway/runtime';
 import { contextFrom, printResult } from '../context.js';
+import { readHiddenLines } from '../terminal.js';
 
-/** Reads the password from stdin (piped, or typed with echo off is up to the shell): never from argv. */
+/**
+ * The password: never from argv. On a terminal it is typed twice with echo off (a typo in a hidden password
+ * would otherwise lock the person out); piped input is read to the end.
+ */
 async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) {
+    const [first, second] = await readHiddenLines(['password (not echoed): ', 'the same password again: '], 'USAGE_INVALID');
+    if (first !== second) throw new GatewayError('USAGE_INVALID', 'the two passwords differ; nothing was changed', { category: 'usage' });
+    if (first === '') throw new GatewayError('USAGE_INVALID', 'no password typed', { category: 'usage' });
+    return first!;
+  }
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
@@ -25,7 +35,7 @@ export function registerPeople(program: Command): void {
 
   people
     .command('add <name>')
-    .description('add a person; the password is read from stdin, never from the command line')
+    .description('add a person; the password is typed twice (not echoed) or piped on stdin, never given on the command line')
     .option('--email <address>', 'shown on the consent page')
     .option('--replace', 'set a new password for an existing person')
     .addHelpText('after', '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < bob-password.txt')

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { GatewayError, loadConfig } from '@gateway/core';
 import { createVault, type SecretMetadata, type Vault } from '@gateway/runtime';
 import { contextFrom, printResult, type CliContext } from '../context.js';
+import { readHiddenLines } from '../terminal.js';
 
 export function registerSecrets(program: Command): void {
   const secrets = program
@@ -101,7 +102,7 @@ function describeList(provider: string, entries: SecretMetadata[]): string[] {
  */
 async function readSecretValue(name: string): Promise<string> {
   const stdin = process.stdin;
-  const raw = stdin.isTTY ? await readFromTerminal(name) : await readAll(stdin);
+  const raw = stdin.isTTY ? (await readHiddenLines([`value for ${name} (not echoed): `], 'SECRET_VALUE_EMPTY'))[0]! : await readAll(stdin);
   const value = raw.replace(/\r?\n$/, '');
   if (value.length === 0) {
     throw new GatewayError('SECRET_VALUE_EMPTY', `no value for ${name} on stdin; pipe it in, e.g. printf %s "$VALUE" | gateway secrets set ${name}`);
@@ -115,36 +116,3 @@ async function readAll(stream: NodeJS.ReadStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function readFromTerminal(name: string): Promise<string> {
-  const stdin = process.stdin;
-  process.stderr.write(`value for ${name} (not echoed): `);
-  return new Promise((resolve, reject) => {
-    let value = '';
-    stdin.setRawMode(true);
-    stdin.setEncoding('utf8');
-    stdin.resume();
-    const finish = (error?: Error): void => {
-      stdin.setRawMode(false);
-      stdin.pause();
-      stdin.removeListener('data', onData);
-      process.stderr.write('\n');
-      if (error) reject(error);
-      else resolve(value);
-    };
-    const onData = (text: string): void => {
-      for (const character of text) {
-        if (character === '\r' || character === '\n' || character === '\u0004') {
-          finish();
-          return;
-        }
-        if (character === '\u0003') {
-          finish(new GatewayError('SECRET_VALUE_EMPTY', 'cancelled'));
-          return;
-        }
-        if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
-        else value += character;
-      }
-    };
-    stdin.on('data', onData);
-  });
-}

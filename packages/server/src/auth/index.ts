@@ -14,8 +14,7 @@ import { createOidcSignIn } from '../people/oidc.js';
 import { createMcpAuthorizer } from '../sessions/authorizer.js';
 import { SessionStore, sessionMigrations } from '../sessions/store.js';
 import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
-import { openDatabase, type Migration } from '../store/database.js';
-import { gatewayDatabasePath } from '@gateway/runtime';
+import type { Migration } from '../store/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
 export type { AuthorizationComponents, AuthorizationContext, ConsentTool } from './types.js';
