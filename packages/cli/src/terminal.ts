@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/core';
+import { GatewayError, type ErrorCode } from '@gateway/core';
 
 /**
  * Reads one line per prompt from the terminal with echo off (raw mode: nothing is written back), so a
@@ -6,7 +6,7 @@ import { GatewayError } from '@gateway/core';
  * or several lines at once) is split on line ends, so no line is lost between prompts. Ctrl+C cancels with
  * `cancelCode`; Ctrl+D ends the current line early (as Enter does).
  */
-export function readHiddenLines(prompts: string[], cancelCode: string): Promise<string[]> {
+export function readHiddenLines(prompts: string[], cancelCode: ErrorCode): Promise<string[]> {
   const stdin = process.stdin;
   const lines: string[] = [];
   let value = '';
@@ -28,11 +28,15 @@ export function readHiddenLines(prompts: string[], cancelCode: string): Promise<
           process.stderr.write('\n');
           lines.push(value);
           value = '';
-          if (lines.length === prompts.length) return finish();
+          if (lines.length === prompts.length) {
+            finish();
+            return;
+          }
           process.stderr.write(prompts[lines.length]!);
         } else if (character === '\u0003') {
           process.stderr.write('\n');
-          return finish(new GatewayError(cancelCode, 'cancelled', { category: 'usage' }));
+          finish(new GatewayError(cancelCode, 'cancelled'));
+          return;
         } else if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
         else value += character;
       }

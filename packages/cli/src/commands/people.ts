@@ -11,8 +11,8 @@ import { readHiddenLines } from '../terminal.js';
 async function readPassword(): Promise<string> {
   if (process.stdin.isTTY) {
     const [first, second] = await readHiddenLines(['password (not echoed): ', 'the same password again: '], 'USAGE_INVALID');
-    if (first !== second) throw new GatewayError('USAGE_INVALID', 'the two passwords differ; nothing was changed', { category: 'usage' });
-    if (first === '') throw new GatewayError('USAGE_INVALID', 'no password typed', { category: 'usage' });
+    if (first !== second) throw new GatewayError('USAGE_INVALID', 'the two passwords differ; nothing was changed');
+    if (first === '') throw new GatewayError('USAGE_INVALID', 'no password typed');
     return first!;
   }
   const chunks: Buffer[] = [];
