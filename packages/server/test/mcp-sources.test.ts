@@ -53,7 +53,7 @@ async function startEverythingHttp(): Promise<string> {
 beforeAll(async () => {
   directory = await temporaryDirectory('gateway-mcp-sources-');
   const remoteUrl = await startEverythingHttp();
-  fixture = await startFixtureMcpServer({ token: UPSTREAM_TOKEN });
+  fixture = await startFixtureMcpServer({ token: UPSTREAM_TOKEN, slowTool: true });
   audit = await startWebhookReceiver();
   const port = await freePort();
   const env = { GATEWAY_SECRET_FIXTURE_TOKEN: UPSTREAM_TOKEN, GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: auditSecret };
@@ -99,7 +99,7 @@ beforeAll(async () => {
   for (const [source, ...tools] of [
     ['everything', 'echo', 'get-structured-content', 'get-tiny-image', 'get-sum', 'trigger-long-running-operation'],
     ['remote', 'remote__echo'],
-    ['fixture', 'stable', 'mutable'],
+    ['fixture', 'stable', 'mutable', 'slow'],
   ] as const) {
     await cli('import', source);
     await cli('review', source, '--select', ...tools);
@@ -164,7 +164,7 @@ describe.each([
     const client = await connect();
     try {
       const names = (await client.list()).map((tool) => tool.name).sort();
-      expect(names).toEqual(['echo', 'get-structured-content', 'get-sum', 'get-tiny-image', 'mutable', 'remote__echo', 'stable', 'trigger-long-running-operation']);
+      expect(names).toEqual(['echo', 'get-structured-content', 'get-sum', 'get-tiny-image', 'mutable', 'remote__echo', 'slow', 'stable', 'trigger-long-running-operation']);
     } finally {
       await client.close();
     }
@@ -245,6 +245,21 @@ describe.each([
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(cancelled()!.data.receipt).toMatchObject({ source: 'everything', outcome: 'error', reason: 'CALL_CANCELLED' });
   }, 60_000);
+
+  it('the cancellation reaches the upstream MCP server: its request is cancelled too', async () => {
+    const client = await connect();
+    const before = fixture.cancelled;
+    const cancel = new AbortController();
+    try {
+      const call = client.call('slow', {}, { signal: cancel.signal });
+      setTimeout(() => cancel.abort(), 300);
+      await expect(call).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+    await waitFor(() => fixture.cancelled > before, 'the upstream to see the call cancelled', 5_000);
+    expect(fixture.cancelled).toBe(before + 1);
+  }, 30_000);
 });
 
 describe('an external-style endpoint with a vault credential', () => {
