@@ -80,4 +80,38 @@ describe('gateway doctor', () => {
     expect(human.stdout).toContain('gateway secrets set admin-token');
     expect(human.stdout).toContain('ready:');
   });
+
+  it('checks MCP sources: a stdio command that does not exist, an endpoint the SSRF guard refuses, the env secret it names', async () => {
+    workspace = await createWorkspace();
+    const writeConfig = async (command: string, extra: Record<string, unknown>) =>
+      workspace!.write(
+        'gateway.yaml',
+        stringify({
+          gateway: { url: 'http://127.0.0.1:8080' },
+          sources: {
+            everything: { kind: 'mcp', command: [command, 'server.js', 'stdio'], env: { API_TOKEN: { secret: 'everything-token' } } },
+            tracker: { kind: 'mcp', url: 'http://127.0.0.1:9/mcp' },
+          },
+          ...extra,
+        }),
+      );
+    await writeConfig('./bin/no-such-mcp-server', {});
+    let report = await doctor();
+    const finding = (check: string, text: string) => report.findings.find((each) => each.check === check && each.message.includes(text));
+    expect(finding('mcp', 'everything')).toMatchObject({ level: 'error', message: expect.stringContaining("'./bin/no-such-mcp-server' is not an executable file") });
+    expect(finding('mcp', 'everything')!.fix).toContain('sources.everything.command');
+    expect(finding('network', 'tracker')).toMatchObject({ level: 'error', fix: expect.stringContaining('127.0.0.1/32') });
+    expect(finding('secret', "'everything-token'")).toMatchObject({ level: 'error', fix: expect.stringContaining('gateway secrets set everything-token') });
+    expect(report.ok).toBe(false);
+
+    // Each fix applied: the command exists (here: node itself, found on PATH by name), loopback is allowed,
+    // the secret is in the vault.
+    await writeConfig('node', { network: { allowPrivateNetworks: ['127.0.0.1/32'] } });
+    expect((await runGateway(['secrets', 'set', 'everything-token'], { cwd: workspace.path, input: 'a-token\n' })).exitCode).toBe(0);
+    report = await doctor();
+    expect(finding('mcp', 'everything')).toMatchObject({ level: 'ok', message: expect.stringMatching(/stdio command \/.*node$/) });
+    expect(finding('mcp', 'tracker')).toMatchObject({ level: 'ok' });
+    expect(report.findings.filter((each) => each.check === 'network')).toEqual([]);
+    expect(finding('secret', "'everything-token'")).toMatchObject({ level: 'ok' });
+  });
 });

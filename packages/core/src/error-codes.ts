@@ -48,6 +48,7 @@ export const ERRORS = {
   },
   BODY_ENCODING_FAILED: { category: 'usage', area: 'serving', meaning: 'a form-urlencoded body argument that is not an object' },
   BODY_MEDIA_TYPE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a request body that is not JSON, form or text' },
+  CALL_CANCELLED: { category: 'network', area: 'receipts', meaning: "(receipt reason) the client cancelled the call before it ended (closed its request or sent `notifications/cancelled`); the cancellation was forwarded upstream" },
   CLIENT_METADATA_INVALID: {
     category: 'refused',
     area: 'authorization',
@@ -198,6 +199,7 @@ export const ERRORS = {
     meaning: 'the login exists but the person did not allow this session to use it',
   },
   MCP_CALL_CANCELLED: { category: 'network', area: 'mcp', meaning: "the client cancelled the call; the cancellation was forwarded upstream" },
+  MCP_CA_CERTIFICATE_UNREADABLE: { category: 'config', area: 'mcp', meaning: "a file named in an MCP source's `caCertificates` cannot be read or holds no PEM certificate" },
   MCP_LISTER_MISSING: { category: 'usage', area: 'mcp', meaning: "an MCP source was imported by code that cannot connect to MCP servers (a bug in the caller)" },
   MCP_LIST_TOO_LONG: { category: 'document', area: 'mcp', meaning: "`tools/list` kept giving a `nextCursor` for more than 100 pages" },
   MCP_RESPONSE_TOO_LARGE: { category: 'refused', area: 'mcp', meaning: "the upstream's result is larger than the source's `maxResponseBytes`" },

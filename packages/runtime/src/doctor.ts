@@ -1,5 +1,8 @@
 import { lookup } from 'node:dns/promises';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import {
   canonicalMcpUrl,
   isGatewayError,
@@ -28,7 +31,7 @@ function asError(error: unknown): Error {
 export type FindingLevel = 'ok' | 'warning' | 'error';
 
 export interface DoctorFinding {
-  /** A stable name of the check: `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`, `sign-in`, `network`, `url`. */
+  /** A stable name of the check: `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`, `sign-in`, `network`, `url`, `mcp`. */
   check: string;
   level: FindingLevel;
   /** What was found, one sentence. */
@@ -159,7 +162,7 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
           level: isAdmin ? 'warning' : 'error',
           message: isAdmin
             ? `no admin token '${name}' in the vault: gateway status, sessions and receipts cannot reach the server`
-            : `the vault has no secret '${name}', which a credential in gateway.yaml names: calls that need it fail`,
+            : `the vault has no secret '${name}', which a credential or an MCP server's env in gateway.yaml names: calls that need it fail`,
           fix: isAdmin ? `openssl rand -hex 32 | gateway secrets set ${name}` : `gateway secrets set ${name} < value.txt`,
         });
       } else {
@@ -208,5 +211,83 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     }
   }
 
+  // 6. MCP sources: a stdio server's command must exist; an endpoint's address must pass the SSRF guard.
+  await checkMcpSources(loaded, options.env ?? process.env, options.resolveHost ?? systemResolve, add);
+
   return { ok: !findings.some((finding) => finding.level === 'error'), findings };
+}
+
+/** True when `file` is an executable regular file. */
+async function isExecutableFile(file: string): Promise<boolean> {
+  try {
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where a stdio server's command would be found, as spawn finds it: a name with a slash is a path (relative
+ * to gateway.yaml's directory, the server's working directory); a bare name is looked up on PATH.
+ */
+async function findCommand(command: string, directory: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (command.includes('/') || command.includes('\\')) {
+    const path = isAbsolute(command) ? command : resolvePath(directory, command);
+    return (await isExecutableFile(path)) ? path : undefined;
+  }
+  for (const entry of (env.PATH ?? process.env.PATH ?? '').split(delimiter)) {
+    if (entry && (await isExecutableFile(join(entry, command)))) return join(entry, command);
+  }
+  return undefined;
+}
+
+async function checkMcpSources(
+  loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv,
+  resolveHost: (hostname: string) => Promise<string[]>,
+  add: (finding: DoctorFinding) => void,
+): Promise<void> {
+  const allowList = loaded.config.network?.allowPrivateNetworks ?? [];
+  for (const [name, source] of Object.entries(loaded.config.sources).sort(([a], [b]) => a.localeCompare(b))) {
+    if (source.kind !== 'mcp') continue;
+    if (source.command) {
+      const command = source.command[0]!;
+      const found = await findCommand(command, loaded.directory, env);
+      if (found === undefined) {
+        add({
+          check: 'mcp',
+          level: 'error',
+          message: `source ${name}: the stdio command '${command}' is not an executable file${command.includes('/') ? '' : ' on PATH'}: the server cannot be started`,
+          fix: `install it, or fix sources.${name}.command in gateway.yaml (relative paths resolve against gateway.yaml's directory)`,
+        });
+      } else {
+        add({ check: 'mcp', level: 'ok', message: `source ${name}: stdio command ${found}` });
+      }
+      continue;
+    }
+    const url = new URL(source.url!);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const addresses = isIP(host) ? [host] : await resolveHost(host).catch(() => []);
+    const refused = addresses.filter((address) => !isAddressAllowed(address, allowList));
+    if (refused.length > 0) {
+      add({
+        check: 'network',
+        level: 'error',
+        message: `MCP source ${name} (${url.href}) is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
+        fix: `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+      });
+    } else if (addresses.length === 0) {
+      add({ check: 'mcp', level: 'warning', message: `source ${name}: ${url.hostname} does not resolve from here`, fix: `check sources.${name}.url in gateway.yaml` });
+    } else {
+      add({ check: 'mcp', level: 'ok', message: `source ${name}: ${url.href} resolves to an allowed address` });
+    }
+    for (const file of source.caCertificates ?? []) {
+      const path = resolvePath(loaded.directory, file);
+      if (!(await stat(path).then((entry) => entry.isFile()).catch(() => false))) {
+        add({ check: 'mcp', level: 'error', message: `source ${name}: caCertificates file ${path} does not exist`, fix: `put the CA's PEM file there or fix sources.${name}.caCertificates` });
+      }
+    }
+  }
 }

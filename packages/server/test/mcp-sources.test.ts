@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,6 +19,7 @@ import { REDACTED_LOG_PATHS } from '../src/logger.js';
 import { allowAll } from './support/harness.js';
 import { startFixtureMcpServer, type FixtureMcpServer } from './support/mcp-fixture-server.js';
 import { freePort } from './support/net.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const require = createRequire(import.meta.url);
 const everything = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
@@ -31,6 +33,8 @@ let fixture: FixtureMcpServer;
 let gateway: RunningGateway;
 const logs: string[] = [];
 let statusEnv: Record<string, string>;
+let audit: WebhookReceiver;
+const auditSecret = newWebhookSecret();
 
 async function startEverythingHttp(): Promise<string> {
   const port = await freePort();
@@ -50,9 +54,10 @@ async function startEverythingHttp(): Promise<string> {
 beforeAll(async () => {
   directory = await temporaryDirectory('gateway-mcp-sources-');
   const remoteUrl = await startEverythingHttp();
-  fixture = await startFixtureMcpServer({ token: UPSTREAM_TOKEN });
+  fixture = await startFixtureMcpServer({ token: UPSTREAM_TOKEN, slowTool: true });
+  audit = await startWebhookReceiver();
   const port = await freePort();
-  const env = { GATEWAY_SECRET_FIXTURE_TOKEN: UPSTREAM_TOKEN, GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN };
+  const env = { GATEWAY_SECRET_FIXTURE_TOKEN: UPSTREAM_TOKEN, GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: auditSecret };
   statusEnv = env;
   await writeFile(
     join(directory.path, 'gateway.yaml'),
@@ -79,6 +84,11 @@ beforeAll(async () => {
       '  provider: env',
       'drift:',
       '  enabled: false',
+      'webhooks:',
+      '  audit:',
+      `    url: ${audit.url}`,
+      '    secret: audit-webhook-secret',
+      '    retry: { attempts: 2, initialDelayMs: 10, maxDelayMs: 50, timeoutMs: 2000 }',
       '',
     ].join('\n'),
   );
@@ -88,9 +98,9 @@ beforeAll(async () => {
   };
   await cli('keys', 'generate', '--out', 'keys');
   for (const [source, ...tools] of [
-    ['everything', 'echo', 'get-structured-content', 'get-tiny-image', 'get-sum'],
+    ['everything', 'echo', 'get-structured-content', 'get-tiny-image', 'get-sum', 'trigger-long-running-operation'],
     ['remote', 'remote__echo'],
-    ['fixture', 'stable', 'mutable'],
+    ['fixture', 'stable', 'mutable', 'slow'],
   ] as const) {
     await cli('import', source);
     await cli('review', source, '--select', ...tools);
@@ -112,16 +122,19 @@ afterAll(async () => {
   await gateway?.close();
   everythingHttp?.kill();
   await fixture?.close();
+  await audit?.close();
   await directory?.cleanup();
 });
 
 type Result = { content: Array<Record<string, unknown>>; structuredContent?: unknown; isError?: boolean };
+type Progress = { progress: number; total?: number; message?: string };
+type CallOptions = { onprogress?: (progress: Progress) => void; signal?: AbortSignal; timeout?: number };
 
 async function modernClient() {
   const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }));
   return {
-    call: (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<Result>,
+    call: (name: string, args: Record<string, unknown>, options?: CallOptions) => client.callTool({ name, arguments: args }, options) as Promise<Result>,
     list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
@@ -131,10 +144,17 @@ async function legacyClient() {
   const client = new LegacyClient({ name: 'v1-test', version: '1.0.0' });
   await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }));
   return {
-    call: (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<Result>,
+    call: (name: string, args: Record<string, unknown>, options?: CallOptions) => client.callTool({ name, arguments: args }, undefined, options) as Promise<Result>,
     list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
+}
+
+type Envelope = { data: { tool: string; outcome: string; receipt: Record<string, unknown> } };
+
+/** The events the audit receiver acknowledged, decoded (structured CloudEvents: the body is the event). */
+function auditEvents(): Envelope[] {
+  return audit.requests.filter((request) => request.status < 300).map((request) => JSON.parse(request.body) as Envelope);
 }
 
 describe.each([
@@ -145,7 +165,7 @@ describe.each([
     const client = await connect();
     try {
       const names = (await client.list()).map((tool) => tool.name).sort();
-      expect(names).toEqual(['echo', 'get-structured-content', 'get-sum', 'get-tiny-image', 'mutable', 'remote__echo', 'stable']);
+      expect(names).toEqual(['echo', 'get-structured-content', 'get-sum', 'get-tiny-image', 'mutable', 'remote__echo', 'slow', 'stable', 'trigger-long-running-operation']);
     } finally {
       await client.close();
     }
@@ -167,6 +187,80 @@ describe.each([
       await client.close();
     }
   }, 60_000);
+
+  it('a call to an MCP source tool is receipted with the MCP source and reaches a webhook receiver as an event', async () => {
+    const message = `receipted ${_label}`;
+    const sentAt = new Date().toISOString();
+    const client = await connect();
+    try {
+      expect((await client.call('echo', { message })).content).toEqual([{ type: 'text', text: `Echo: ${message}` }]);
+    } finally {
+      await client.close();
+    }
+    // Receipts hold an argument digest, not the arguments: the event is found by tool and time.
+    const mine = () => audit.requests.find((request) => request.status < 300 && request.body.includes('"tool":"echo"') && String((JSON.parse(request.body) as Envelope).data.receipt.time) >= sentAt);
+    await waitFor(() => mine() !== undefined, 'the audit event of the echo call');
+    const request = mine()!;
+    expect(new Webhook(auditSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
+    const event = JSON.parse(request.body) as Envelope;
+    expect(event.data.outcome).toBe('allowed');
+    const shown = await runGateway(['receipts', 'show', String(event.data.receipt.id), '--json'], { cwd: directory.path, env: statusEnv });
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    const receipt = JSON.parse(String(shown.stdout)) as Record<string, unknown>;
+    expect(receipt).toMatchObject({ id: event.data.receipt.id, tool: 'echo', source: 'everything', outcome: 'allowed', reason: null });
+    expect(receipt.publication).toEqual(expect.any(String));
+    expect(receipt.fingerprint).toEqual(expect.stringMatching(/^sha256:/));
+    expect(JSON.stringify(receipt) + JSON.stringify(event)).not.toContain(CLIENT_TOKEN);
+  }, 60_000);
+
+  it("forwards the upstream's progress to the client under the client's progress token", async () => {
+    const client = await connect();
+    const seen: Progress[] = [];
+    try {
+      const result = await client.call('trigger-long-running-operation', { duration: 0.6, steps: 3 }, { onprogress: (progress) => seen.push(progress) });
+      expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 0.6 seconds, Steps: 3.' }]);
+    } finally {
+      await client.close();
+    }
+    // The SDK client the gateway calls the upstream with settles the result before it handles a progress
+    // notification sent just before it (a direct SDK client of server-everything sees [1, 2] too), so the
+    // last step may be missing; every other step must arrive, in order, under the client's token.
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.map((progress) => [progress.progress, progress.total])).toEqual(seen.map((_progress, index) => [index + 1, 3]));
+  }, 60_000);
+
+  it('a client that cancels a long call ends the upstream call at once, receipted as CALL_CANCELLED', async () => {
+    const client = await connect();
+    const cancel = new AbortController();
+    const started = Date.now();
+    const startedAt = new Date(started).toISOString();
+    try {
+      const call = client.call('trigger-long-running-operation', { duration: 20, steps: 40 }, { signal: cancel.signal, onprogress: () => cancel.abort() });
+      await expect(call).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+    const cancelled = () => auditEvents().find((event) => event.data.tool === 'trigger-long-running-operation' && String(event.data.receipt.time) >= startedAt);
+    await waitFor(() => cancelled() !== undefined, 'the receipt of the cancelled call', 10_000);
+    // The upstream operation would have run 20 s; the gateway's call to it ended with the client's.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(cancelled()!.data.receipt).toMatchObject({ source: 'everything', outcome: 'error', reason: 'CALL_CANCELLED' });
+  }, 60_000);
+
+  it('the cancellation reaches the upstream MCP server: its request is cancelled too', async () => {
+    const client = await connect();
+    const before = fixture.cancelled;
+    const cancel = new AbortController();
+    try {
+      const call = client.call('slow', {}, { signal: cancel.signal });
+      setTimeout(() => cancel.abort(), 300);
+      await expect(call).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+    await waitFor(() => fixture.cancelled > before, 'the upstream to see the call cancelled', 5_000);
+    expect(fixture.cancelled).toBe(before + 1);
+  }, 30_000);
 });
 
 describe('an external-style endpoint with a vault credential', () => {

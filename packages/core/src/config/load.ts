@@ -36,6 +36,8 @@ export interface McpSourceConfig {
   env?: Record<string, { secret: string }>;
   url?: string;
   credentials?: McpCredentialConfig;
+  /** PEM files of extra CAs trusted for this source's `url` (a private or test CA), besides the public roots. */
+  caCertificates?: string[];
   timeouts?: { connectMs?: number; totalMs?: number };
   maxResponseBytes?: number;
   relistIntervalSeconds?: number;
@@ -212,6 +214,11 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
   }
   if (source.command !== undefined && source.credentials !== undefined) {
     throw new GatewayError('CONFIG_INVALID', `${where}.credentials: only for 'url' sources; a stdio server gets secrets through 'env'`, {
+      details: { source: name },
+    });
+  }
+  if (source.command !== undefined && source.caCertificates !== undefined) {
+    throw new GatewayError('CONFIG_INVALID', `${where}.caCertificates: only for 'url' sources; a stdio server is not reached over TLS`, {
       details: { source: name },
     });
   }

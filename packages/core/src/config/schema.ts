@@ -169,6 +169,12 @@ export const mcpSourceSchema = {
       description: 'Streamable HTTP (or HTTP+SSE) endpoint: https, or http only for loopback hosts',
     },
     credentials: mcpCredentialSchema,
+    caCertificates: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', minLength: 1 },
+      description: "PEM files (relative to gateway.yaml) of CAs trusted for this 'url' source, besides the public roots",
+    },
     timeouts: timeoutsSchema,
     maxResponseBytes: { type: 'integer', minimum: 1 },
     relistIntervalSeconds: { type: 'number', exclusiveMinimum: 0, description: 'how often the server re-lists tools (default drift.intervalSeconds)' },

@@ -88,6 +88,13 @@ describe('MCP source configuration', () => {
     expectConfigError('  x:\n    kind: mcp\n    command: [node]\n    url: https://a.example/mcp\n', /exactly one of/);
   });
 
+  it('caCertificates are only for url sources, as a list of files', () => {
+    expectConfigError('  x:\n    kind: mcp\n    command: [node]\n    caCertificates: [ca.pem]\n', /sources\.x\.caCertificates: only for 'url' sources/);
+    expectConfigError('  x:\n    kind: mcp\n    url: https://a.example/mcp\n    caCertificates: ca.pem\n', /sources\.x\.caCertificates/);
+    const loaded = parseConfig(CONFIG_HEAD + '  x:\n    kind: mcp\n    url: https://a.example/mcp\n    caCertificates: [certs/ca.pem]\n', '/tmp/g.yaml');
+    expect(loaded.config.sources['x']).toMatchObject({ caCertificates: ['certs/ca.pem'] });
+  });
+
   it('plain http only for loopback hosts', () => {
     expectConfigError('  x:\n    kind: mcp\n    url: http://mcp.example.com/mcp\n', /must be https/);
     expect(() => parseConfig(`${CONFIG_HEAD}  x:\n    kind: mcp\n    url: http://127.0.0.1:3001/mcp\n`, '/tmp/g.yaml')).not.toThrow();

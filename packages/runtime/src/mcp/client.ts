@@ -7,6 +7,8 @@
  */
 import { Client, SSEClientTransport, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { readFile } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
@@ -130,6 +132,42 @@ function connectError(sourceName: string, target: string, error: unknown): Gatew
   });
 }
 
+/** The PEM text of each `caCertificates` file (relative to gateway.yaml's directory). */
+async function readCaCertificates(source: McpSourceConfig, sourceName: string, baseDirectory: string): Promise<string[]> {
+  const certificates: string[] = [];
+  for (const file of source.caCertificates ?? []) {
+    const path = resolvePath(baseDirectory, file);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      throw new GatewayError('MCP_CA_CERTIFICATE_UNREADABLE', `source '${sourceName}': cannot read caCertificates file ${path}: ${(error as Error).message}`, {
+        details: { source: sourceName, file },
+      });
+    }
+    if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new GatewayError('MCP_CA_CERTIFICATE_UNREADABLE', `source '${sourceName}': caCertificates file ${path} holds no PEM certificate`, {
+        details: { source: sourceName, file },
+      });
+    }
+    certificates.push(text);
+  }
+  return certificates;
+}
+
+function withAgentClosed(connection: McpUpstreamConnection, closeAgent: () => Promise<unknown>): McpUpstreamConnection {
+  const close = connection.close;
+  return Object.assign(connection, {
+    close: async () => {
+      try {
+        await close();
+      } finally {
+        await closeAgent();
+      }
+    },
+  });
+}
+
 /** Connects to the source's MCP server (spawning it for stdio). */
 export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<McpUpstreamConnection> {
   const { source, sourceName } = options;
@@ -172,28 +210,42 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   }
 
   const url = new URL(source.url!);
-  const agent = options.agent ?? createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? [], connectTimeoutMs: connectMs });
+  // A source that trusts its own CA gets an agent of its own (still the one SSRF guard): the extra trust
+  // never applies to any other upstream. It is closed with the connection.
+  const ca = await readCaCertificates(source, sourceName, options.baseDirectory);
+  const ownAgent = ca.length > 0 || !options.agent ? createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? [], connectTimeoutMs: connectMs, ca }) : undefined;
+  const agent = ownAgent ?? options.agent!;
+  const closeAgent = () => (ownAgent ? ownAgent.close().catch(() => undefined) : Promise.resolve());
   let headers: Record<string, string> = {};
   const plainFetch = guardedFetch(agent, () => ({}));
-  headers = await credentialHeaders(options, plainFetch);
+  try {
+    headers = await credentialHeaders(options, plainFetch);
+  } catch (error) {
+    await closeAgent();
+    throw error;
+  }
   const fetch = guardedFetch(agent, () => headers);
 
   const streamable = new StreamableHTTPClientTransport(url, { fetch });
   const client = newClient(options.onToolListChanged);
   try {
     await client.connect(streamable, { timeout: connectMs });
-    return wire(client, streamable, 'streamable-http', () => null);
+    return withAgentClosed(wire(client, streamable, 'streamable-http', () => null), closeAgent);
   } catch (firstError) {
     await client.close().catch(() => undefined);
-    if (findSsrfRefusal(firstError)) throw findSsrfRefusal(firstError)!;
+    if (findSsrfRefusal(firstError)) {
+      await closeAgent();
+      throw findSsrfRefusal(firstError)!;
+    }
     // A server that predates Streamable HTTP answers its POST with 4xx; the older HTTP+SSE transport may work.
     const sse = new SSEClientTransport(url, { fetch });
     const legacy = newClient(options.onToolListChanged);
     try {
       await legacy.connect(sse, { timeout: connectMs });
-      return wire(legacy, sse, 'sse', () => null);
+      return withAgentClosed(wire(legacy, sse, 'sse', () => null), closeAgent);
     } catch {
       await legacy.close().catch(() => undefined);
+      await closeAgent();
       throw connectError(sourceName, url.href, firstError);
     }
   }

@@ -7,7 +7,7 @@
 import { decideCall, type CallDenialReason, type CallVerdict, type LoadedConfig, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
 import { loginIdOf } from '../credentials/index.js';
-import type { Executor, ToolCallOutcome, ToolResult } from '../execute/executor.js';
+import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
 import type { McpAuthorizer, McpCaller } from '../mcp/caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
 import type { ReceiptLog } from '../receipts/log.js';
@@ -31,7 +31,14 @@ export interface CallPipeline {
    * Runs the call to its answer and receipt. An executor failure (a bug, not an upstream error) is
    * receipted as `error` `INTERNAL_ERROR` and rethrown for the MCP layer to answer as the SDK would.
    */
-  callTool(caller: McpCaller, name: string, argumentsValue: unknown, signal: AbortSignal | undefined, decision?: CallDecision): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }>;
+  callTool(
+    caller: McpCaller,
+    name: string,
+    argumentsValue: unknown,
+    signal: AbortSignal | undefined,
+    decision?: CallDecision,
+    onProgress?: ToolCallContext['onProgress'],
+  ): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }>;
   /**
    * Receipts a denied decision that the MCP layer answers itself (the re-approval challenge, a 403 at the
    * HTTP layer): the refusal still ends in exactly one receipt.
@@ -68,6 +75,8 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
   network: 'UPSTREAM_UNREACHABLE',
   redirect: 'UPSTREAM_REDIRECT_REFUSED',
   refused: 'UPSTREAM_REQUEST_REFUSED',
+  // The client cancelled (closed its request or sent notifications/cancelled); the upstream was told too.
+  cancelled: 'CALL_CANCELLED',
 };
 
 function roundedMs(milliseconds: number): number {
@@ -168,6 +177,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     argumentsValue: unknown,
     signal: AbortSignal | undefined,
     given?: CallDecision,
+    onProgress?: ToolCallContext['onProgress'],
   ): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }> {
     const decision = given ?? decide(caller, name);
     const argumentsObject = argumentsValue ?? {};
@@ -181,7 +191,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     }
     let outcome: ToolCallOutcome;
     try {
-      outcome = await executor.execute(tool!, argumentsObject, { logins: caller.logins, ...(signal ? { signal } : {}) });
+      outcome = await executor.execute(tool!, argumentsObject, { logins: caller.logins, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
     } catch (error) {
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;

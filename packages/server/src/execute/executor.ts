@@ -26,7 +26,7 @@ export interface ToolCallOutcome {
   /** The final upstream HTTP status, when the upstream answered. */
   upstreamStatus?: number;
   /** `validation`, `credentials`, `upstream`, `timeout`, `too-large`, `network`, `redirect`, `ok`. */
-  outcome: 'ok' | 'upstream-error' | 'validation' | 'credentials' | 'timeout' | 'too-large' | 'network' | 'redirect' | 'refused';
+  outcome: 'ok' | 'upstream-error' | 'validation' | 'credentials' | 'timeout' | 'too-large' | 'network' | 'redirect' | 'refused' | 'cancelled';
   loginId: string | null;
   durationMs: number;
 }

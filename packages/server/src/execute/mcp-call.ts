@@ -16,6 +16,7 @@ const OUTCOME_BY_CODE: Record<string, ToolCallOutcome['outcome']> = {
   MCP_RESPONSE_TOO_LARGE: 'too-large',
   MCP_SECRET_MISSING: 'credentials',
   SSRF_ADDRESS_REFUSED: 'refused',
+  MCP_CALL_CANCELLED: 'cancelled',
 };
 
 export async function executeMcpTool(

@@ -19,6 +19,7 @@ import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
 import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import { NotificationStreams } from './notification-streams.js';
+import { progressForwarder } from './progress.js';
 import type { OriginGuard } from './origin.js';
 import { decodeCursor, DEFAULT_TOOLS_PAGE_SIZE, listToolsPage } from './tools.js';
 
@@ -234,7 +235,9 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       server.setRequestHandler('tools/call', async (request, handlerContext) => {
         const name = request.params.name;
         const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
-        const { answer } = await pipeline.callTool(caller, name, argumentsValue ?? {}, handlerContext.mcpReq.signal);
+        const progress = progressForwarder(handlerContext, (error) => logger.debug({ tool: name, error: error.message }, 'progress not delivered'));
+        const { answer } = await pipeline.callTool(caller, name, argumentsValue ?? {}, handlerContext.mcpReq.signal, undefined, progress.onProgress);
+        await progress.settled();
         // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
         if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
         // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.

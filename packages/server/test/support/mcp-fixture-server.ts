@@ -14,22 +14,41 @@ export interface FixtureMcpServer {
   url: string;
   /** Headers of every HTTP request received (lower-case names). */
   requests: IncomingMessage['headers'][];
+  /** Calls of `slow` (offered with `slowTool: true`) whose request the server saw cancelled. */
+  cancelled: number;
   /** Changes the description of `mutable` and sends notifications/tools/list_changed. */
   changeDescription(text: string): void;
   close(): Promise<void>;
 }
 
-export async function startFixtureMcpServer(options: { token?: string; tls?: { key: string; cert: string } } = {}): Promise<FixtureMcpServer> {
+export async function startFixtureMcpServer(
+  options: { token?: string; tls?: { key: string; cert: string }; slowTool?: boolean } = {},
+): Promise<FixtureMcpServer> {
   let mutableDescription = 'Returns a greeting.';
   const requests: IncomingMessage['headers'][] = [];
+  let cancelled = 0;
   const tools = (): ListToolsResult['tools'] => [
     { name: 'stable', description: 'Adds one.', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
     { name: 'mutable', description: mutableDescription, inputSchema: { type: 'object', properties: {} } },
+    ...(options.slowTool ? [{ name: 'slow', description: 'Answers after 20 seconds, unless cancelled.', inputSchema: { type: 'object' as const, properties: {} } }] : []),
   ];
   const factory = () => {
     const server = new Server({ name: 'fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
-    server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
+    server.setRequestHandler('tools/call', async (request, context): Promise<CallToolResult> => {
+      if (request.params.name === 'slow') {
+        // Counts the cancellation the gateway forwards (the request signal aborts), not a timeout of its own.
+        const signal = context.mcpReq.signal;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 20_000);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            cancelled += 1;
+            resolve();
+          }, { once: true });
+        });
+        return { content: [{ type: 'text', text: signal.aborted ? 'cancelled' : 'done' }] };
+      }
       if (request.params.name === 'stable') {
         const n = Number(request.params.arguments?.n);
         return { content: [{ type: 'text', text: String(n + 1) }], structuredContent: { result: n + 1 } };
@@ -54,6 +73,9 @@ export async function startFixtureMcpServer(options: { token?: string; tls?: { k
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/mcp`,
     requests,
+    get cancelled() {
+      return cancelled;
+    },
     changeDescription(text) {
       mutableDescription = text;
       handler.notify.toolsChanged();
