@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './model.js';
 export * from './canonical.js';
+export * from './exact-integers.js';
 export * from './lockfile.js';
 export * from './json-schema-validator.js';
 export * from './config/index.js';
