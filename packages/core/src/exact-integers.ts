@@ -3,13 +3,14 @@
  *
  * JavaScript numbers are IEEE-754 doubles: `18014398509481983` read by JSON.parse becomes 18014398509481984, so
  * a bound written in a document would reach tools.lock and the served inputSchema changed. An integer literal
- * of a document (or of the lock) that a double cannot hold exactly is therefore read as a BigInt and stays one
+ * of a document (or of the lock) whose digits a double would change is therefore read as a BigInt and stays one
  * in the lock model; every writer of that model (the lock's YAML, canonical JSON for fingerprints and the
  * signature, the `tools/list` JSON) writes its exact digits. Only the validator (ajv) and the MCP SDK, which
  * know only numbers, get a copy with doubles (`withDoubles`): what they enforce is what any JSON client reads.
  *
  * Cost: a document or lock without a run of 16 digits (the shortest unsafe integer, 9007199254740992, has 16)
- * is parsed as before and yields no BigInt, so nothing changes for it, byte for byte.
+ * is parsed as before and yields no BigInt, so nothing changes for it, byte for byte. Nor does it for a literal
+ * that is already the shortest form of its double (18446744073709552000): it stays a number, written alike.
  */
 
 /** Cheap pre-check: text without a run of 16 digits holds no unsafe integer literal. */
@@ -56,8 +57,8 @@ function mapBigInts(value: unknown, replace: (big: bigint) => unknown): unknown 
 }
 
 /**
- * A BigInt that fits a double exactly is a plain number again: only unsafe integers stay BigInts, so values
- * parsed exactly compare and serialise like values parsed by JSON.parse.
+ * A BigInt whose number prints the same digits is a plain number again (toExactInteger): values parsed
+ * exactly compare and serialise like values parsed by JSON.parse wherever that loses no digit.
  */
 export function narrowSafeBigInts(value: unknown): unknown {
   if (typeof value === 'bigint') return toExactInteger(value);
@@ -76,10 +77,14 @@ export function narrowSafeBigInts(value: unknown): unknown {
   return value;
 }
 
-/** The integer as a number when a double holds it exactly, else as a BigInt. */
+/**
+ * The integer as a number when the number prints as the same digits (every safe integer, and a literal such as
+ * 18446744073709552000 that is already the shortest form of its double), else as a BigInt. So a BigInt appears
+ * only where a double would change the digits written, and documents that lose nothing are untouched.
+ */
 export function toExactInteger(big: bigint): number | bigint {
   const asNumber = Number(big);
-  return Number.isSafeInteger(asNumber) ? asNumber : big;
+  return String(asNumber) === big.toString() ? asNumber : big;
 }
 
 function placeholderPrefix(): string {
@@ -133,7 +138,7 @@ export function parseJsonExact(text: string): unknown {
         continue;
       }
       const literal = found[0];
-      if (found[1] === undefined && found[2] === undefined && !Number.isSafeInteger(Number(literal))) {
+      if (found[1] === undefined && found[2] === undefined && literal.length >= 16 && String(Number(literal)) !== literal) {
         rewritten += `${text.slice(copiedUpTo, index)}"${prefix}${literal}"`;
         copiedUpTo = index + literal.length;
         replaced += 1;
