@@ -1,7 +1,10 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { corpusDirectory } from '../../../test-support/cli.js';
 import canonicalizeModule from 'canonicalize';
 import { canonicalJson } from './canonical.js';
-import { parseJsonExact, stringifyExact, withDoubles } from './exact-integers.js';
+import { holdsBigInt, mayHoldUnsafeIntegers, parseJsonExact, stringifyExact, withDoubles } from './exact-integers.js';
 import { parseDocumentText } from './openapi/load.js';
 import { SchemaConverter } from './openapi/schema.js';
 
@@ -48,4 +51,17 @@ describe('exact integers are written digit for digit', () => {
     const converted = converter.convert({ type: 'integer', maximum: 9223372036854775807n, exclusiveMaximum: true }).schema;
     expect(converted).toEqual({ type: 'integer', exclusiveMaximum: 9223372036854775807n });
   });
+});
+
+describe('documents without such integers are read exactly as before', () => {
+  it.each(['oas30-slack.json', 'oas31-readme-train-travel.json', 'oas30-digitalocean.json'])(
+    '%s: has 16-digit runs, so takes the exact parser, and gives the same tree as JSON.parse (no BigInt)',
+    async (name) => {
+      const text = await readFile(join(corpusDirectory, name), 'utf8');
+      expect(mayHoldUnsafeIntegers(text)).toBe(true);
+      const exact = parseDocumentText(text, name);
+      expect(holdsBigInt(exact)).toBe(false);
+      expect(exact).toStrictEqual(JSON.parse(text));
+    },
+  );
 });
