@@ -114,4 +114,15 @@ describe('integer bounds beyond 2^53 stay exact in tools.lock', () => {
     expect(result.exitCode, `${result.stdout}${result.stderr}`).toBe(0);
     expect(await workspace.read('tools.lock')).toBe(before);
   });
+
+  it('review prints the exact digits, in text and in --json', async () => {
+    expect((await workspace.gateway('import', 'big')).exitCode).toBe(0);
+    const json = await workspace.gateway('--json', 'review', 'big');
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(json.stdout).toContain('"maximum": 18014398509481983');
+    expect(json.stdout).toContain('"minimum": -9223372036854775808');
+    const text = await workspace.gateway('review', 'big', '--no-interactive');
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toContain('list_ledger');
+  });
 });
