@@ -119,34 +119,20 @@ export function parseJsonExact(text: string): unknown {
   const prefix = placeholderPrefix();
   let rewritten = '';
   let copiedUpTo = 0;
-  let index = 0;
   let replaced = 0;
-  while (index < text.length) {
-    const char = text.charCodeAt(index);
-    if (char === 0x22 /* " */) {
-      index += 1;
-      while (index < text.length && text.charCodeAt(index) !== 0x22) index += text.charCodeAt(index) === 0x5c /* \ */ ? 2 : 1;
-      index += 1;
-      continue;
-    }
-    if (char === 0x2d /* - */ || (char >= 0x30 && char <= 0x39)) {
-      const match = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
-      match.lastIndex = index;
-      const found = match.exec(text);
-      if (!found) {
-        index += 1;
-        continue;
-      }
-      const literal = found[0];
-      if (found[1] === undefined && found[2] === undefined && literal.length >= 16 && String(Number(literal)) !== literal) {
-        rewritten += `${text.slice(copiedUpTo, index)}"${prefix}${literal}"`;
-        copiedUpTo = index + literal.length;
-        replaced += 1;
-      }
-      index += literal.length;
-      continue;
-    }
-    index += 1;
+  // Strings (skipped whole, escapes included) or integer literals of 16 digits or more; anything else,
+  // numbers with a fraction or an exponent among them, is left to JSON.parse (which also rejects bad text).
+  const tokens = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"|-?\d{16,}(?![.eE\d])/g;
+  for (let found = tokens.exec(text); found !== null; found = tokens.exec(text)) {
+    const literal = found[0];
+    if (literal.charCodeAt(0) === 0x22 /* " */) continue;
+    // A run inside a longer literal (`1.00000000000000001234`) is preceded by a digit, a dot, or an exponent.
+    const before = found.index > 0 ? text[found.index - 1]! : '';
+    if (/[\d.eE+-]/.test(before)) continue;
+    if (String(Number(literal)) === literal) continue;
+    rewritten += `${text.slice(copiedUpTo, found.index)}"${prefix}${literal}"`;
+    copiedUpTo = found.index + literal.length;
+    replaced += 1;
   }
   if (replaced === 0) return JSON.parse(text);
   rewritten += text.slice(copiedUpTo);
