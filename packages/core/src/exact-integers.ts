@@ -12,6 +12,7 @@
  * is parsed as before and yields no BigInt, so nothing changes for it, byte for byte. Nor does it for a literal
  * that is already the shortest form of its double (18446744073709552000): it stays a number, written alike.
  */
+import { randomBytes } from 'node:crypto';
 
 /** Cheap pre-check: text without a run of 16 digits holds no unsafe integer literal. */
 const LONG_DIGIT_RUN = /\d{16}/;
@@ -88,8 +89,8 @@ export function toExactInteger(big: bigint): number | bigint {
 }
 
 function placeholderPrefix(): string {
-  // A random tag per call: no string of the value can be mistaken for a placeholder.
-  return `exact-integer-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}:`;
+  // 96 unpredictable bits per call: no string of a document (even one written to collide) matches a placeholder.
+  return `exact-integer-${randomBytes(12).toString('hex')}:`;
 }
 
 /**
