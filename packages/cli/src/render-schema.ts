@@ -3,7 +3,7 @@
  * in the request), and the body schema unfolded to a bounded depth. Circular schemas (kept as `$defs` and
  * `$ref` by the importer) are named, never expanded twice on one path.
  */
-import type { JsonSchema, LockedEntry, LockedMcpTool, LockedOperation } from '@gateway/core';
+import { stringifyExact, type JsonSchema, type LockedEntry, type LockedMcpTool, type LockedOperation } from '@gateway/core';
 
 /** How deep nested object properties are unfolded below an argument. */
 const MAX_DEPTH = 3;
@@ -205,9 +205,10 @@ export function describeType(schema: JsonSchema | undefined): string {
   if (schema === undefined || schema === true) return 'any';
   if (schema === false) return 'never';
   if (typeof schema.$ref === 'string') return referenceName(schema.$ref);
-  if (schema.const !== undefined) return `= ${JSON.stringify(schema.const)}`;
+  // stringifyExact: a value beyond 2^53 is a BigInt (docs/lockfile.md › Large integers).
+  if (schema.const !== undefined) return `= ${stringifyExact(schema.const)}`;
   if (Array.isArray(schema.enum)) {
-    const values = schema.enum.slice(0, MAX_ENUM_VALUES).map((value) => JSON.stringify(value));
+    const values = schema.enum.slice(0, MAX_ENUM_VALUES).map((value) => stringifyExact(value));
     if (schema.enum.length > MAX_ENUM_VALUES) values.push('…');
     return `enum ${values.join(' | ')}`;
   }

@@ -13,6 +13,7 @@
 import { canonicalJson } from './canonical.js';
 import { sourceConfig, type LoadedConfig, type McpSourceConfig } from './config/index.js';
 import { GatewayError } from './errors.js';
+import { stringifyExact } from './exact-integers.js';
 import { inUsePublication, proposedPublication } from './lockfile.js';
 import { normaliseMcpTools, type ListedMcpTool } from './mcp/normalise.js';
 import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
@@ -134,7 +135,7 @@ export function schemaTypeLabel(schema: JsonSchema | undefined): string {
   let label: string;
   if (typeof type === 'string') label = type;
   else if (Array.isArray(type)) label = type.join(' | ');
-  else if ('const' in schema) label = `const ${JSON.stringify(schema.const)}`;
+  else if ('const' in schema) label = `const ${stringifyExact(schema.const)}`;
   else if (Array.isArray(schema.enum)) label = 'enum';
   else if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) label = 'one of several types';
   else if (typeof schema.properties === 'object') label = 'object';

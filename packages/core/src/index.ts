@@ -182,3 +182,4 @@ export { validatableSchema } from './json-schema-validator.js';
 export { STALE_TEMPORARY_MS, nestingDepth } from './lockfile.js';
 export type { BodyEncoding, LockedEntry, LockedMcpTool, McpLockedSource, McpTool, OpenApiLockedSource } from './model.js';
 export { type FetchText, MAX_DOCUMENT_DEPTH, decodeDocumentBytes, parseDocumentText } from './openapi/load.js';
+export { stringifyExact, withDoubles } from './exact-integers.js';

@@ -48,9 +48,12 @@ function isSchemaMap(value: unknown): value is Record<string, unknown> {
  * The schema as ajv can validate it. ajv leaves a property named `__proto__` out of `properties` (and so
  * `additionalProperties: false` refuses it), but names come from documents: such a property is moved to
  * `patternProperties` as `^__proto__$`, which means the same in JSON Schema and which ajv applies to own keys.
- * Every other keyword is copied as it is; the input is never changed.
+ * A BigInt becomes its double. Every other keyword is copied as it is; the input is never changed.
  */
 export function validatableSchema(schema: unknown): unknown {
+  // ajv knows numbers only: an exact integer beyond 2^53 (a BigInt, exact-integers.ts) is compiled as the
+  // double it rounds to, which is also what every JSON client sends for it.
+  if (typeof schema === 'bigint') return Number(schema);
   if (Array.isArray(schema)) return schema.map(validatableSchema);
   if (!isSchemaMap(schema)) return schema;
   const out = new Map<string, unknown>();

@@ -1,10 +1,11 @@
 import { lstat, open, readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { load } from 'js-yaml';
+import { CORE_SCHEMA, defineScalarTag, intCoreTag, load, NOT_RESOLVED } from 'js-yaml';
 import { stringify } from 'yaml';
 import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' };
 import { GatewayError } from './errors.js';
+import { mayHoldUnsafeIntegers, toExactInteger } from './exact-integers.js';
 import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
 import { LOCK_VERSION, type AnyPublication, type LockedEntry, type LockedMcpTool, type LockedOperation, type Lockfile, type LockedSource, type Publication, type SourceKind } from './model.js';
 import { compareEntries } from './source-kinds.js';
@@ -187,6 +188,24 @@ export function serialiseLock(lock: Lockfile): string {
   return LOCK_HEADER + body;
 }
 
+/**
+ * js-yaml's YAML 1.2 int type, except that a decimal integer a double cannot hold exactly is read as a BigInt
+ * (exact-integers.ts): the lock keeps integer bounds beyond 2^53 digit for digit. Same tag, so it replaces
+ * the built-in type in the schema.
+ */
+const exactIntTag = defineScalarTag<number | bigint>('tag:yaml.org,2002:int', {
+  implicit: true,
+  implicitFirstChars: intCoreTag.implicitFirstChars,
+  resolve: (source, isExplicit, tagName) => {
+    const value = intCoreTag.resolve(source, isExplicit, tagName);
+    if (value === NOT_RESOLVED || Number.isSafeInteger(value) || !/^[-+]?[0-9]+$/.test(source)) return value;
+    return toExactInteger(BigInt(source));
+  },
+  identify: intCoreTag.identify,
+  represent: intCoreTag.represent,
+});
+const EXACT_INT_SCHEMA = CORE_SCHEMA.withTags(exactIntTag);
+
 /** Parses and validates lock text against the lockfile schema. `where` names the file in errors. */
 export function parseLock(text: string, where = 'tools.lock'): Lockfile {
   let value: unknown;
@@ -195,7 +214,9 @@ export function parseLock(text: string, where = 'tools.lock'): Lockfile {
     // parses the lock at every start and reload. A lock never contains aliases: refuse them outright rather
     // than expand them; duplicate keys are refused too.
     // js-yaml refuses a collection once the depth reaches `maxDepth`: + 1 accepts exactly LOCK_MAX_DEPTH levels.
-    value = load(text, { maxAliases: 0, maxDepth: LOCK_MAX_DEPTH + 1 });
+    // Only a lock with a 16-digit run can hold an integer beyond 2^53; the others keep the built-in int type.
+    const exact = mayHoldUnsafeIntegers(text) ? { schema: EXACT_INT_SCHEMA } : {};
+    value = load(text, { maxAliases: 0, maxDepth: LOCK_MAX_DEPTH + 1, ...exact });
   } catch (error) {
     throw new GatewayError('LOCK_UNREADABLE', `${where} is not valid YAML: ${(error as Error).message}`, {
       cause: error,

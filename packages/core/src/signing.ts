@@ -23,6 +23,7 @@
 import { CompactSign, compactVerify, decodeProtectedHeader, importJWK, base64url } from 'jose';
 import { canonicalJson, sha256Digest } from './canonical.js';
 import { GatewayError } from './errors.js';
+import { parseJsonExact, stringifyExact } from './exact-integers.js';
 import { PUBLICATION_SIGNING_ALGORITHM, keyIdOf, type PrivateKeyJwk, type PublicKeyJwk } from './keys.js';
 import { normaliseLock } from './lockfile.js';
 import type { AnyPublication, LockedSource } from './model.js';
@@ -59,8 +60,9 @@ function writtenForm(source: SignedSourceIdentity, publication: AnyPublication):
     sources: [{ ...source, documentDigest: publication.documentDigest, publications: [publication] } as LockedSource],
   }).sources[0]!.publications[0]!;
   const { signature: _signature, ...rest } = normalised;
-  // A JSON round trip drops `undefined` members, which JSON (and so the lock) cannot hold.
-  return JSON.parse(JSON.stringify(rest)) as Omit<AnyPublication, 'signature'>;
+  // A JSON round trip drops `undefined` members, which JSON (and so the lock) cannot hold; exact integers
+  // (BigInts, exact-integers.ts) survive it.
+  return parseJsonExact(stringifyExact(rest)) as Omit<AnyPublication, 'signature'>;
 }
 
 /** The exact bytes that are signed (see the module comment). */

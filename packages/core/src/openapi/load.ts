@@ -11,6 +11,7 @@ import { bundle } from '@readme/openapi-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { parse as parseYaml } from 'yaml';
 import { GatewayError } from '../errors.js';
+import { mayHoldUnsafeIntegers, narrowSafeBigInts, parseJsonExact, withDoubles } from '../exact-integers.js';
 import { isObject, isReference, localPointerOf, resolveReference } from './references.js';
 
 /** Documents (and, for multi-file documents, all their files together) larger than this are refused. */
@@ -176,15 +177,19 @@ export function parseDocumentText(text: string, where: string): unknown {
 function parseDocumentTree(text: string, where: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const first = body.trimStart()[0];
+  // Integers beyond 2^53 are read exactly, as BigInts (exact-integers.ts); only text with a 16-digit run can
+  // hold one, so every other document takes the plain parsers.
+  const exact = mayHoldUnsafeIntegers(body);
   if (first === '{' || first === '[') {
     try {
-      return JSON.parse(body);
+      return exact ? parseJsonExact(body) : JSON.parse(body);
     } catch {
       // Fall through: the YAML parser reports the line and column of the problem.
     }
   }
   try {
-    return parseYaml(body, { maxAliasCount: MAX_YAML_ALIAS_COUNT, prettyErrors: true, uniqueKeys: true });
+    const options = { maxAliasCount: MAX_YAML_ALIAS_COUNT, prettyErrors: true, uniqueKeys: true };
+    return exact ? narrowSafeBigInts(parseYaml(body, { ...options, intAsBigInt: true })) : parseYaml(body, options);
   } catch (error) {
     const message = (error as Error).message;
     // The YAML parser composes nested collections recursively: thousands of levels exhaust its stack, which it
@@ -252,7 +257,8 @@ type AjvValidate = ((data: unknown) => boolean) & {
 export function validateOpenApi(document: Record<string, unknown>, version: string, where: string): void {
   const minor = version.slice(0, 3);
   const validate = (validator as unknown as { getAjvValidator(version: string): AjvValidate }).getAjvValidator(minor);
-  if (validate(document)) return;
+  // The official schemas know numbers only: an exact (BigInt) bound is validated as the double it rounds to.
+  if (validate(withDoubles(document))) return;
   const problems: string[] = [];
   for (const error of validate.errors ?? []) {
     const extra =

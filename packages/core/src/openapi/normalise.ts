@@ -5,6 +5,7 @@
  */
 import { canonicalDigest } from '../canonical.js';
 import { GatewayError } from '../errors.js';
+import { withDoubles } from '../exact-integers.js';
 import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lockfile.js';
 import { createAjv } from '../json-schema-validator.js';
 import type {
@@ -552,7 +553,8 @@ let metaSchemaChecker: ReturnType<typeof createAjv> | undefined;
  */
 export function inputSchemaProblem(schema: JsonSchema): string | null {
   metaSchemaChecker ??= createAjv();
-  if (!metaSchemaChecker.validateSchema(schema as object)) {
+  // Checked as the validator will compile it: exact integers beyond 2^53 (BigInts) as doubles.
+  if (!metaSchemaChecker.validateSchema(withDoubles(schema) as object)) {
     const first = metaSchemaChecker.errors?.[0];
     return `${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid schema'}`;
   }

@@ -300,7 +300,8 @@ export class SchemaConverter {
         ['exclusiveMaximum', 'maximum'],
       ] as const) {
         if (typeof out[flag] === 'boolean') {
-          if (out[flag] === true && typeof out[bound] === 'number') {
+          // A bound beyond 2^53 is a BigInt (exact-integers.ts) and moves the same way.
+          if (out[flag] === true && (typeof out[bound] === 'number' || typeof out[bound] === 'bigint')) {
             out[flag] = out[bound];
             delete out[bound];
           } else {

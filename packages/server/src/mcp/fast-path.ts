@@ -24,6 +24,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
+import { exactListedToolJson, type ListedTool } from '../publications/registry.js';
 
 /** The modern revision the fast path answers (mcp/fast-path.test.ts proves the SDK serves it the same way). */
 export const FAST_PATH_REVISION = '2026-07-28';
@@ -190,7 +191,8 @@ const listedToolJson = new WeakMap<object, string>();
 function toolJson(tool: object): string {
   let text = listedToolJson.get(tool);
   if (text === undefined) {
-    text = JSON.stringify(tool);
+    // Integer bounds beyond 2^53 are written with their exact digits (the SDK path writes their doubles).
+    text = exactListedToolJson.get(tool as ListedTool) ?? JSON.stringify(tool);
     listedToolJson.set(tool, text);
   }
   return text;

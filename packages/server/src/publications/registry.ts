@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import {
   compareText,
   createAjv,
+  stringifyExact,
   validatableSchema,
+  withDoubles,
   describeSchemaErrors,
   inUsePublication,
   type JsonSchema,
@@ -24,6 +26,13 @@ export interface ListedTool {
   inputSchema: { [key: string]: unknown };
   annotations: ToolAnnotations;
 }
+
+/**
+ * The `tools/list` JSON of a listed tool whose inputSchema holds integers beyond 2^53 (BigInts, kept exact from
+ * the lock), with their exact digits. The listed object itself carries doubles, which the MCP SDK (zod, then
+ * JSON.stringify) can handle; the fast path writes this text instead (docs/lockfile.md › Large integers).
+ */
+export const exactListedToolJson = new WeakMap<ListedTool, string>();
 
 /** Outcome of validating a call's arguments against the frozen inputSchema. */
 export type ArgumentCheck = { ok: true } | { ok: false; problems: string[] };
@@ -182,13 +191,15 @@ export class PublicationRegistry {
   ): IndexedTool {
     const cacheKey = `${publicationKey}\u0000${operation.tool}\u0000${operation.fingerprint}`;
     const annotations = kind === 'openapi' ? toolAnnotations(operation as LockedOperation) : mcpToolAnnotations(operation as LockedMcpTool);
+    const exactSchema = objectSchema(operation.inputSchema);
     const listed: ListedTool = {
       name: operation.tool,
       ...(operation.title ? { title: operation.title } : {}),
       description: operation.description,
-      inputSchema: objectSchema(operation.inputSchema),
+      inputSchema: withDoubles(exactSchema),
       annotations,
     };
+    if (listed.inputSchema !== exactSchema) exactListedToolJson.set(listed, stringifyExact({ ...listed, inputSchema: exactSchema }));
     let compiled = this.validatorCache.get(cacheKey);
     if (compiled) nextCache.set(cacheKey, compiled);
     const tagged =
