@@ -159,6 +159,7 @@ export {
 } from './receipt-log-verify.js';
 export {
   MCP_TOOL_NAME_PATTERN,
+  MCP_UNSUPPORTED_REASON_CODES,
   MCP_TOOL_PREFIX_SEPARATOR,
   mcpFingerprintOf,
   mcpGatewayToolName,

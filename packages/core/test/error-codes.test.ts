@@ -1,13 +1,15 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, EXIT_CODES, GatewayError, UNSUPPORTED_REASON_CODES, renderErrorDocs } from '../src/index.js';
+import { ERRORS, EXIT_CODES, GatewayError, MCP_UNSUPPORTED_REASON_CODES, UNSUPPORTED_REASON_CODES, renderErrorDocs } from '../src/index.js';
 import { repositoryRoot } from '../../../test-support/cli.js';
 
 // Upper-snake literals in the source that are not error codes of ours.
 const NOT_ERROR_CODES = new Set([
   'GATEWAY_PUBLISH_KEY', // environment variable names
   'GATEWAY_VAULT_KEY',
+  'GATEWAY_WORKER_ID',
+  'GATEWAY_WORKER_RESTARTED',
   'UND_ERR_BODY_TIMEOUT', // undici's own error codes, mapped to ours
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',
@@ -33,7 +35,7 @@ describe('the error registry', () => {
   });
 
   it('every upper-snake literal the source can report is a registered code or an unsupported-operation reason', () => {
-    const reasons = new Set<string>(UNSUPPORTED_REASON_CODES);
+    const reasons = new Set<string>([...UNSUPPORTED_REASON_CODES, ...MCP_UNSUPPORTED_REASON_CODES]);
     const found = new Set<string>();
     for (const packageName of ['core', 'runtime', 'cli', 'server']) {
       for (const file of sourceFiles(join(repositoryRoot, 'packages', packageName, 'src'))) {

@@ -77,8 +77,8 @@ describe('integer bounds beyond 2^53 on the wire', () => {
   it('tools/list through the MCP SDK (2025-11-25) lists the same tool with the doubles of those bounds', async () => {
     // The SDK serialises with JSON.stringify, which has no exact form for them (docs/lockfile.md › Large integers).
     const tool = ledgerToolText(await rpcText('2025-11-25', 'tools/list', {}));
-    expect(tool).toContain(`"maximum":${String(18014398509481983)}`);
-    expect(tool).toContain(`"minimum":${String(-9223372036854775808)}`);
+    expect(tool).toContain(`"maximum":${String(Number('18014398509481983'))}`);
+    expect(tool).toContain(`"minimum":${String(Number('-9223372036854775808'))}`);
   });
 
   it('arguments are validated against the bounds as doubles: within is called, beyond is an argument error', async () => {

@@ -91,8 +91,8 @@ describe('MCP source configuration', () => {
   it('caCertificates are only for url sources, as a list of files', () => {
     expectConfigError('  x:\n    kind: mcp\n    command: [node]\n    caCertificates: [ca.pem]\n', /sources\.x\.caCertificates: only for 'url' sources/);
     expectConfigError('  x:\n    kind: mcp\n    url: https://a.example/mcp\n    caCertificates: ca.pem\n', /sources\.x\.caCertificates/);
-    const loaded = parseConfig(CONFIG_HEAD + '  x:\n    kind: mcp\n    url: https://a.example/mcp\n    caCertificates: [certs/ca.pem]\n', '/tmp/g.yaml');
-    expect(loaded.config.sources['x']).toMatchObject({ caCertificates: ['certs/ca.pem'] });
+    const loaded = parseConfig(`${CONFIG_HEAD}  x:\n    kind: mcp\n    url: https://a.example/mcp\n    caCertificates: [certs/ca.pem]\n`, '/tmp/g.yaml');
+    expect(loaded.config.sources.x).toMatchObject({ caCertificates: ['certs/ca.pem'] });
   });
 
   it('plain http only for loopback hosts', () => {

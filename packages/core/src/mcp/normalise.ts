@@ -50,6 +50,9 @@ export function mcpGatewayToolName(sourceName: string, upstreamName: string, tak
   return takenByOtherSources.has(upstreamName) ? `${sourceName}${MCP_TOOL_PREFIX_SEPARATOR}${upstreamName}` : upstreamName;
 }
 
+/** Why an MCP tool is `unsupported` (docs/lockfile.md lists them with the OpenAPI reasons). */
+export const MCP_UNSUPPORTED_REASON_CODES = ['MCP_TOOL_NAME_INVALID', 'MCP_TOOL_NAME_TOO_LONG', 'MCP_INPUT_SCHEMA_INVALID'] as const;
+
 /** One listed tool → McpTool. Problems make it unsupported (with a reason), never make the import fail. */
 export function normaliseMcpTool(sourceName: string, listed: ListedMcpTool, takenByOtherSources: ReadonlySet<string>): McpTool {
   const name = String(listed.name);
