@@ -27,7 +27,7 @@ describe('gateway doctor', () => {
   }
   const failing = (findings: Finding[]) => findings.filter((finding) => finding.level === 'error').map((finding) => finding.check).sort();
 
-  it('names every missing piece with its fix, and passes once each fix is applied', async () => {
+  it('names every missing piece with its fix, and passes once each fix is applied', { timeout: 180_000 }, async () => {
     workspace = await createWorkspace();
     await copyFile(ordersDocument, join(workspace.path, 'orders.yaml'));
     const writeConfig = async (extra: Record<string, unknown>) =>
