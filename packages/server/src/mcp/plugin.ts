@@ -16,7 +16,18 @@ import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
-import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
+import {
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+  encodeModernResult,
+  fastRequestOf,
+  legacyCallToolResult,
+  legacyToolsListResultText,
+  LegacySseAnswer,
+  modernCallToolResult,
+  writeJsonRpcResult,
+  writeToolsListResult,
+  type FastRequest,
+} from './fast-path.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import { NotificationStreams } from './notification-streams.js';
 import type { OriginGuard } from './origin.js';
@@ -42,10 +53,16 @@ export interface McpPluginOptions {
   listTtlMs?: number;
   serverInfo?: { name: string; version: string };
   /**
-   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests without the SDK's per-request machinery
-   * (mcp/fast-path.ts). Default true; tests turn it off to compare both paths.
+   * Answer plain `tools/call` and `tools/list` requests of both eras (and the 2025-11-25
+   * `notifications/initialized`) without the SDK's per-request machinery (mcp/fast-path.ts). Default true;
+   * tests turn it off to compare both paths.
    */
   fastPath?: boolean;
+  /**
+   * Interval of the `: keepalive` comments on SSE answers, the same on both paths (default 15 s, the SDK's
+   * own default; tests shorten it to see the comments).
+   */
+  sseKeepAliveMs?: number;
   /** Limits of the 2025-11-25 `GET /mcp` notification streams (mcp/notification-streams.ts). */
   notificationStreams?: { maxPerSession?: number; maxTotal?: number; keepAliveMs?: number };
   /** Told about each request the fast path answered (tests use it to prove which path served what). */
@@ -107,6 +124,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
   const { registry, executor, authorizer, guard } = options;
   const isFastPathOn = options.fastPath ?? true;
   const listCacheHint = { ttlMs: listTtlMs, cacheScope: 'private' as const };
+  const sseKeepAliveMs = options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS;
 
   return async function mcpPlugin(fastify) {
     const logger: FastifyBaseLogger = fastify.log;
@@ -122,9 +140,19 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
     /**
      * Serves a fast-path request when it would succeed; returns false (nothing written) when the SDK
-     * must answer it instead: an invalid cursor, a tool the caller may not call, a session that ended.
+     * must answer it instead: an invalid cursor, a tool the caller may not call, a session that ended, a
+     * 2025-11-25 call of an MCP source's tool (its blocks pass through whole, and the SDK's era schema
+     * reorders and strips their members: only the SDK knows that schema exactly).
      */
     async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply): Promise<boolean> {
+      if (fast.method === 'notifications/initialized') {
+        // The SDK's stateless legacy transport accepts a notification with an empty 202 and nothing else.
+        options.onFastPathServed?.(fast.method);
+        reply.hijack();
+        reply.raw.writeHead(202, {});
+        reply.raw.end();
+        return true;
+      }
       const snapshot = registry.snapshot();
       if (fast.method === 'tools/list') {
         if (fast.cursor) {
@@ -135,41 +163,56 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
           }
         }
         const page = listToolsPage(snapshot, registry, caller, fast.cursor, pageSize);
+        // The 2025-11-25 codec rewrites tools with an `outputSchema` (none today): the SDK lists those.
+        if (fast.era === 'legacy' && page.tools.some((tool) => Object.hasOwn(tool, 'outputSchema'))) return false;
         options.onFastPathServed?.(fast.method);
         reply.hijack();
-        writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
+        if (fast.era === 'modern') writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
+        else new LegacySseAnswer(reply.raw).finish(legacyToolsListResultText(fast.id, page));
         return true;
       }
       // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
       // the single author of protocol errors, and refusals are rare enough not to need the fast path.
       const decision = pipeline.decide(caller, fast.name);
       if (!decision.verdict.allowed) return false;
+      if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
       options.onFastPathServed?.(fast.method);
       reply.hijack();
       const response = reply.raw;
+      // 2025-11-25: the SDK's transport answers on an SSE stream, with keep-alive comments while the call runs.
+      const sse = fast.era === 'legacy' ? new LegacySseAnswer(response) : undefined;
+      sse?.keepAliveEvery(sseKeepAliveMs);
       // The client going away cancels the upstream request, as the SDK's request signal does.
       const cancel = new AbortController();
       const onClose = () => {
-        if (!response.writableFinished) cancel.abort();
+        if (!response.writableFinished) {
+          cancel.abort();
+          sse?.stop();
+        }
       };
       response.once('close', onClose);
       let body: Record<string, unknown>;
       try {
         const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel.signal, decision);
         // An allowed decision always ends in a tool result (refusals are decided above).
-        body = encodeModernResult(modernCallToolResult((answer as Extract<CallAnswer, { kind: 'result' }>).result), serverInfo);
+        const result = (answer as Extract<CallAnswer, { kind: 'result' }>).result;
+        body = sse ? legacyCallToolResult(result) : encodeModernResult(modernCallToolResult(result), serverInfo);
       } catch (error) {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
         response.off('close', onClose);
-        if (!response.destroyed) {
+        const text = JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } });
+        if (sse) sse.finish(text);
+        else if (!response.destroyed) {
           response.writeHead(200, { 'content-type': 'application/json' });
-          response.end(JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } }));
+          response.end(text);
         }
         return true;
       }
       response.off('close', onClose);
-      if (!cancel.signal.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
+      if (cancel.signal.aborted || response.destroyed) sse?.stop();
+      else if (sse) sse.finish(JSON.stringify({ result: body, jsonrpc: '2.0', id: fast.id }));
+      else writeJsonRpcResult(response, fast.id, body);
       return true;
     }
 
@@ -245,6 +288,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
     const handler = createMcpHandler(factory, {
       legacy: 'stateless',
+      keepAliveMs: sseKeepAliveMs,
       maxRequestBodySize: maxRequestBytes,
       onerror: (error) => logger.debug({ error: error.message }, 'mcp request rejected'),
     });
