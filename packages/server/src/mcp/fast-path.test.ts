@@ -7,6 +7,8 @@ import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/su
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import { encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
 import { createMcpPlugin } from './plugin.js';
 
@@ -309,6 +311,9 @@ const LEGACY_TAKEN: Array<[string, Exchange]> = [
   ['tools/call with an upstream 503 (isError)', legacy('tools/call', { name: 'broken_report', arguments: {} })],
   ['tools/call with an empty 204', legacy('tools/call', { name: 'empty_delete', arguments: {} })],
   ['tools/call with invalid arguments (isError)', legacy('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } })],
+  ['initialize as SDK 1.x sends it', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1.0.0' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with client capabilities, a title and a string id', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, clientInfo: { name: 'c', version: '1', title: 'C' } }, { id: 'init', headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with MCP-Protocol-Version 2025-11-25', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0 })],
   ['notifications/initialized (202)', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
   ['notifications/initialized without MCP-Protocol-Version', { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
 ];
@@ -330,7 +335,15 @@ const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['tools/call without params', legacy('tools/call', undefined)],
   ['an invalid cursor', legacy('tools/list', { cursor: 'not-a-cursor' })],
   ['a cursor that is not a string', legacy('tools/list', { cursor: 5 })],
-  ['initialize', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize of an older revision', legacy('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize of an unknown revision', legacy('initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with malformed capabilities', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['the same malformed capabilities again (remembered verdict)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'd', version: '2' } }, { id: 1, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize without clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {} }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with a clientInfo version that is not a string', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with icons in clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1', icons: [{ src: 'https://example.com/i.png' }] } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with _meta', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: { progressToken: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize without text/event-stream in Accept (406)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined, accept: 'application/json' } })],
   ['ping', legacy('ping', undefined)],
   ['notifications/initialized with params', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', params: {}, jsonrpc: '2.0' } }],
   ['notifications/initialized without Accept (406)', { headers: { 'content-type': 'application/json' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
@@ -394,6 +407,23 @@ describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legac
     } finally {
       sessionOpen = true;
     }
+  });
+
+  it('an SDK 1.x client (what mcp-remote uses) connects, lists and calls with every POST on the fast path', async () => {
+    served.length = 0;
+    const client = new LegacyClient({ name: 'v1-client', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(fastUrl)));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('array_report');
+      const result = await client.callTool({ name: 'array_report', arguments: {} });
+      expect(result.structuredContent).toEqual({ result: [1, 'two', { three: 3 }] });
+      const failed = await client.callTool({ name: 'broken_report', arguments: {} });
+      expect(failed.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+    expect(served).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'tools/call']);
   });
 
   it('a slow call streams the same keep-alive comments before its answer on both paths', async () => {

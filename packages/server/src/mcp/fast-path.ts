@@ -2,9 +2,10 @@
  * The hot path of `/mcp`: `tools/call` and `tools/list` requests of both eras that pass every check the SDK
  * makes are answered here, from the index, without the SDK's per-request machinery (a web `Request` built
  * from the Node request, a fresh `Server`, a per-request transport, zod validation of messages we build
- * ourselves, a web `Response` copied back to Node). Everything else — other methods, notifications other
- * than the 2025-11-25 `notifications/initialized`, and every request that would be refused or answered
- * with an error — goes through the SDK, which stays the single author of protocol errors.
+ * ourselves, a web `Response` copied back to Node), and so is the 2025-11-25 handshake (`initialize`,
+ * `notifications/initialized`). Everything else — other methods and notifications, and every request that
+ * would be refused or answered with an error — goes through the SDK, which stays the single author of
+ * protocol errors.
  *
  * The selection is deliberately narrower than what the SDK accepts, so the fast path can only ever agree
  * with it:
@@ -18,15 +19,17 @@
  * - 2025-11-25 (what SDK 1.x clients such as mcp-remote send after a stateless `initialize`): the
  *   classifier routes it to the legacy era, no `_meta` and no SEP-2243 header, `MCP-Protocol-Version`
  *   absent or `2025-11-25`, and an `Accept` the SDK's transport accepts (both `application/json` and
- *   `text/event-stream`). The SDK's stateless legacy transport always answers a request as an SSE stream
- *   (`event: message` framing, keep-alive comments every 15 s) and a notification with an empty 202; the
- *   answers here are the same bytes (`tests: mcp/fast-path.test.ts` compares both paths in both eras).
+ *   `text/event-stream`); for `initialize`, the shape SDK 1.x clients send. The SDK's stateless legacy
+ *   transport always answers a request as an SSE stream (`event: message` framing, keep-alive comments
+ *   every 15 s) and a notification with an empty 202; the answers here are the same bytes
+ *   (`tests: mcp/fast-path.test.ts` compares both paths in both eras).
  */
 import type { ServerResponse } from 'node:http';
 import {
   classifyInboundRequest,
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
+  isInitializeRequest,
   isJsonContentType,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
@@ -53,6 +56,7 @@ export type FastEra = 'modern' | 'legacy';
 export type FastRequest =
   | { era: FastEra; method: 'tools/call'; id: string | number; name: string; arguments: Record<string, unknown> | undefined }
   | { era: FastEra; method: 'tools/list'; id: string | number; cursor: string | undefined }
+  | { era: 'legacy'; method: 'initialize'; id: string | number; protocolVersion: typeof LEGACY_FAST_PATH_REVISION }
   | { era: 'legacy'; method: 'notifications/initialized' };
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -90,12 +94,13 @@ export function fastRequestOf(httpMethod: string, headers: Headers, body: unknow
     if (!hasOnlyKeys(body, ['jsonrpc', 'method']) || !isLegacyExchange(headers)) return undefined;
     return isLegacyRoute(method, headers) ? { era: 'legacy', method } : undefined;
   }
-  if (method !== 'tools/call' && method !== 'tools/list') return undefined;
+  if (method !== 'tools/call' && method !== 'tools/list' && method !== 'initialize') return undefined;
   const id = body.id;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
   if (!hasOnlyKeys(body, ['jsonrpc', 'id', 'method', 'params'])) return undefined;
 
   const params = body.params;
+  if (method === 'initialize') return legacyInitializeOf(id, params, headers);
   // No `_meta` at all: a 2025-11-25 request (a `_meta`, e.g. a progress token, is left to the SDK there).
   if (params === undefined || (isPlainObject(params) && !Object.hasOwn(params, '_meta'))) return legacyRequestOf(method, id, params, headers);
   if (!isPlainObject(params)) return undefined;
@@ -165,6 +170,38 @@ function legacyRequestOf(
   return isLegacyRoute(method, headers) ? request : undefined;
 }
 
+/** The SDK's verdicts on `initialize` capabilities seen so far (clients send the same ones every time). */
+const capabilitiesVerdicts = new Map<string, boolean>();
+const CAPABILITIES_VERDICT_LIMIT = 256;
+
+/**
+ * A 2025-11-25 `initialize` of the shape SDK 1.x clients send: `protocolVersion` exactly `2025-11-25` (the
+ * answer echoes it; older revisions go to the SDK), `clientInfo` with a string name and version (and
+ * title), and capabilities the SDK's own `isInitializeRequest` schema accepts (asked once per distinct
+ * capabilities object). The answer depends on nothing else.
+ */
+function legacyInitializeOf(id: string | number, params: unknown, headers: Headers): FastRequest | undefined {
+  if (!isPlainObject(params) || !hasOnlyKeys(params, ['protocolVersion', 'capabilities', 'clientInfo'])) return undefined;
+  if (params.protocolVersion !== LEGACY_FAST_PATH_REVISION || !isLegacyExchange(headers)) return undefined;
+  const { capabilities, clientInfo } = params;
+  if (!isPlainObject(capabilities) || !isPlainObject(clientInfo) || !hasOnlyKeys(clientInfo, ['name', 'version', 'title'])) return undefined;
+  if (typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') return undefined;
+  if (clientInfo.title !== undefined && typeof clientInfo.title !== 'string') return undefined;
+  const key = JSON.stringify(capabilities);
+  let verdict = capabilitiesVerdicts.get(key);
+  if (verdict === undefined) {
+    verdict = isInitializeRequest({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LEGACY_FAST_PATH_REVISION, capabilities, clientInfo: { name: 'probe', version: '1' } },
+    });
+    if (capabilitiesVerdicts.size >= CAPABILITIES_VERDICT_LIMIT) capabilitiesVerdicts.clear();
+    capabilitiesVerdicts.set(key, verdict);
+  }
+  return verdict && isLegacyRoute('initialize', headers) ? { era: 'legacy', method: 'initialize', id, protocolVersion: LEGACY_FAST_PATH_REVISION } : undefined;
+}
+
 /** The SDK classifier's verdicts for claim-less messages, per method and protocol-version header. */
 const legacyVerdicts = new Map<string, boolean>();
 
@@ -173,7 +210,7 @@ const legacyVerdicts = new Map<string, boolean>();
  * `MCP-Protocol-Version`, absent or 2025-11-25 once `isLegacyExchange` passed) to its legacy serving. Its
  * verdict on such a message depends on nothing else, so it is asked once per combination.
  */
-function isLegacyRoute(method: 'tools/call' | 'tools/list' | 'notifications/initialized', headers: Headers): boolean {
+function isLegacyRoute(method: 'tools/call' | 'tools/list' | 'initialize' | 'notifications/initialized', headers: Headers): boolean {
   const version = headers['mcp-protocol-version'] as string | undefined;
   const key = `${method}\n${version ?? ''}`;
   let verdict = legacyVerdicts.get(key);
@@ -181,7 +218,9 @@ function isLegacyRoute(method: 'tools/call' | 'tools/list' | 'notifications/init
     const body =
       method === 'notifications/initialized'
         ? { jsonrpc: '2.0', method }
-        : { jsonrpc: '2.0', id: 1, method, params: method === 'tools/call' ? { name: 'probe' } : {} };
+        : method === 'initialize'
+          ? { jsonrpc: '2.0', id: 1, method, params: { protocolVersion: LEGACY_FAST_PATH_REVISION, capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }
+          : { jsonrpc: '2.0', id: 1, method, params: method === 'tools/call' ? { name: 'probe' } : {} };
     const route = classifyInboundRequest({ httpMethod: 'POST', ...(version === undefined ? {} : { protocolVersionHeader: version }), body });
     verdict = route.kind === 'legacy';
     legacyVerdicts.set(key, verdict);
@@ -287,6 +326,19 @@ export function legacyCallToolResult(result: { content: unknown[]; structuredCon
     ...(structured === undefined ? {} : { structuredContent: structured }),
     ...(result.isError === undefined ? {} : { isError: result.isError }),
   };
+}
+
+/**
+ * The JSON-RPC text of the SDK's answer to a 2025-11-25 `initialize` (`Server._oninitialize`): the requested
+ * revision (it is one the SDK serves), the server's capabilities and identity; no instructions are set.
+ */
+export function legacyInitializeResultText(
+  id: string | number,
+  protocolVersion: string,
+  capabilities: Record<string, unknown>,
+  serverInfo: { name: string; version: string },
+): string {
+  return JSON.stringify({ result: { protocolVersion, capabilities, serverInfo }, jsonrpc: '2.0', id });
 }
 
 /** The headers of the SDK's legacy SSE answers, as its Node adapter writes them (lower-case, sorted). */

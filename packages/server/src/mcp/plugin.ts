@@ -21,6 +21,7 @@ import {
   encodeModernResult,
   fastRequestOf,
   legacyCallToolResult,
+  legacyInitializeResultText,
   legacyToolsListResultText,
   LegacySseAnswer,
   modernCallToolResult,
@@ -70,6 +71,9 @@ export interface McpPluginOptions {
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+
+/** What the gateway's MCP server offers (the SDK's `Server` and the fast path's `initialize` answer share it). */
+const SERVER_CAPABILITIES = { tools: { listChanged: true } };
 
 /**
  * Deepest nesting of arrays and objects accepted in an `/mcp` body (the JSON-RPC envelope counts: a tool's
@@ -151,6 +155,12 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         reply.hijack();
         reply.raw.writeHead(202, {});
         reply.raw.end();
+        return true;
+      }
+      if (fast.method === 'initialize') {
+        options.onFastPathServed?.(fast.method);
+        reply.hijack();
+        new LegacySseAnswer(reply.raw).finish(legacyInitializeResultText(fast.id, fast.protocolVersion, SERVER_CAPABILITIES, serverInfo));
         return true;
       }
       const snapshot = registry.snapshot();
@@ -264,7 +274,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       // The snapshot this request works on: a reload during the call does not change it.
       const snapshot = registry.snapshot();
       const server = new Server(serverInfo, {
-        capabilities: { tools: { listChanged: true } },
+        capabilities: SERVER_CAPABILITIES,
         cacheHints: {
           // MCP 2026-07-28 Caching: the list depends on the session, so it must never be shared.
           'tools/list': { ttlMs: listTtlMs, cacheScope: 'private' },
