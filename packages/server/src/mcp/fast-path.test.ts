@@ -28,6 +28,7 @@ const agent = new Agent({ connect: { timeout: 1000 } });
 const registry = new PublicationRegistry();
 const served: string[] = [];
 let sessionOpen = true;
+let sessionChecks = 0;
 let fastUrl: string;
 let sdkUrl: string;
 /** A pair with a short SSE keep-alive interval, to see the `: keepalive` comments of a slow call. */
@@ -45,7 +46,12 @@ function sessionAuthorizer(): McpAuthorizer {
       const caller: McpCaller = { sessionId: 'session-1', subject: 'alice', clientId: 'client', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
       return { ok: true, caller };
     },
-    isSessionOpen: () => sessionOpen,
+    isSessionOpen: () => {
+      sessionChecks += 1;
+      return sessionOpen;
+    },
+    // The production authorizer has the re-approval challenge, so /mcp decides each call before the fast path.
+    challengeStaleApproval: () => ({ ok: false, status: 403, headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' }, body: '' }),
   };
 }
 
@@ -424,6 +430,18 @@ describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legac
       await client.close();
     }
     expect(served).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'tools/call']);
+  });
+
+  it.each([
+    ['2025-11-25', legacy('tools/call', { name: 'list_orders', arguments: {} })],
+    ['2026-07-28', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders' })],
+  ])('a %s call on the fast path is decided once: one session check, reused from the re-approval check', async (_era, exchange) => {
+    sessionChecks = 0;
+    served.length = 0;
+    const answer = await send(fastUrl, exchange);
+    expect(answer.status).toBe(200);
+    expect(served).toEqual(['tools/call']);
+    expect(sessionChecks).toBe(1);
   });
 
   it('a slow call streams the same keep-alive comments before its answer on both paths', async () => {

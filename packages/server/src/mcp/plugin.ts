@@ -11,7 +11,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import type { LoadedConfig } from '@gateway/core';
-import { createCallPipeline, type CallAnswer } from '../calls/pipeline.js';
+import { createCallPipeline, type CallAnswer, type CallDecision } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
@@ -148,7 +148,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
      * 2025-11-25 call of an MCP source's tool (its blocks pass through whole, and the SDK's era schema
      * reorders and strips their members: only the SDK knows that schema exactly).
      */
-    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply): Promise<boolean> {
+    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply, decided: CallDecision | undefined): Promise<boolean> {
       if (fast.method === 'notifications/initialized') {
         // The SDK's stateless legacy transport accepts a notification with an empty 202 and nothing else.
         options.onFastPathServed?.(fast.method);
@@ -183,7 +183,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       }
       // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
       // the single author of protocol errors, and refusals are rare enough not to need the fast path.
-      const decision = pipeline.decide(caller, fast.name);
+      // The re-approval check already decided this very call (one session lookup fewer per call).
+      const decision = decided?.name === fast.name ? decided : pipeline.decide(caller, fast.name);
       if (!decision.verdict.allowed) return false;
       if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
       options.onFastPathServed?.(fast.method);
@@ -232,17 +233,20 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
      * insufficient_scope), which SDK clients answer by authorizing again. Undefined when the call may go on
      * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays).
      */
-    function staleApprovalRefusal(body: unknown, caller: McpCaller): (McpAuthentication & { ok: false }) | undefined {
-      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return undefined;
+    function staleApprovalRefusal(
+      body: unknown,
+      caller: McpCaller,
+    ): { refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined } {
+      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return { refusal: undefined, decision: undefined };
       const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
-      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return { refusal: undefined, decision: undefined };
       const name = message.params.name;
       // The one pipeline decides (core policy); only its "changed since approval" verdict becomes a challenge,
-      // and the refusal is receipted like every other.
+      // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
       const decision = pipeline.decide(caller, name);
-      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return undefined;
+      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
       pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
-      return authorizer.challengeStaleApproval(caller, [name]);
+      return { refusal: authorizer.challengeStaleApproval(caller, [name]) };
     }
 
     /**
@@ -372,14 +376,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
         const caller = authentication.caller;
         const stale = staleApprovalRefusal(request.body, caller);
-        if (stale) {
-          logger.info({ status: stale.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
-          return reply.code(stale.status).headers(stale.headers).send(stale.body);
+        if (stale.refusal) {
+          const refusal = stale.refusal;
+          logger.info({ status: refusal.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
+          return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
         }
         if (request.method === 'GET') return openNotificationStream(request, reply, caller);
         if (isFastPathOn) {
           const fast = fastRequestOf(request.method, request.headers, request.body);
-          if (fast && (await serveFast(fast, caller, reply))) return;
+          if (fast && (await serveFast(fast, caller, reply, stale.decision))) return;
         }
         const authInfo: CallerAuthInfo = {
           token: '',
