@@ -151,7 +151,12 @@ try {
   gateway(['people', 'add', PERSON.name], directory, PERSON.password);
 
   const log = openSync(join(directory, 'gateway.log'), 'a');
-  child = fork(join(root, 'bench', 'gateway-child.mjs'), [], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: ['ignore', 'inherit', log, 'ipc'] });
+  child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+    stdio: ['ignore', 'inherit', log, 'ipc'],
+    // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the gateway process, written when it stops.
+    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+  });
   closeSync(log);
   const ready = await new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`gateway child exited ${code}`)));
@@ -208,7 +213,7 @@ try {
   console.error(`${CALLS} calls at c=1 per target, in ${ROUNDS} rounds…`);
   const rows = await sequential(targets, child.pid);
   const throughput = {};
-  for (const { name, call } of [targets[0], targets[1], targets[2], targets[4]]) {
+  for (const { name, call } of C16_MS > 0 ? [targets[0], targets[1], targets[2], targets[4]] : []) {
     console.error(`${name}: c=16 for ${C16_MS} ms…`);
     throughput[name] = await concurrent(call);
   }
@@ -232,6 +237,13 @@ try {
   const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
 } finally {
+  // A clean stop (not a kill), so a CPU profile is written.
+  if (child?.connected) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.removeAllListeners('exit');
+    child.send({ type: 'stop' });
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  }
   child?.kill();
   upstream?.kill();
   if (directory) await rm(directory, { recursive: true, force: true });
