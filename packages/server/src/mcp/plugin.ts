@@ -54,7 +54,7 @@ export interface McpPluginOptions {
   listTtlMs?: number;
   serverInfo?: { name: string; version: string };
   /**
-   * Answer plain `tools/call` and `tools/list` requests of both eras (and the 2025-11-25
+   * Answer plain `tools/call` and `tools/list` requests of both eras (and the 2025-11-25 `initialize` and
    * `notifications/initialized`) without the SDK's per-request machinery (mcp/fast-path.ts). Default true;
    * tests turn it off to compare both paths.
    */
@@ -230,8 +230,9 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
     /**
      * Re-approval (docs/authorization.md): a `tools/call` of a tool whose operation changed since the
      * person approved it is refused at the HTTP layer with the authorizer's step-up challenge (403
-     * insufficient_scope), which SDK clients answer by authorizing again. Undefined when the call may go on
-     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays).
+     * insufficient_scope), which SDK clients answer by authorizing again. No refusal when the call may go on
+     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays); then the
+     * decision made here, if any, is handed on so the fast path does not decide the same call twice.
      */
     function staleApprovalRefusal(
       body: unknown,
