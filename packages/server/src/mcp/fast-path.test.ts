@@ -6,7 +6,8 @@ import { PublicationRegistry } from '../publications/index.js';
 import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
-import { encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { DEFAULT_SSE_KEEP_ALIVE_MS, encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
@@ -505,5 +506,12 @@ describe('the 2025-11-25 encoders write what the SDK\'s legacy codec writes', ()
     const tools = [{ name: 'a', inputSchema: { type: 'object' } }];
     expect(legacyToolsListResultText(4, { tools, nextCursor: 'c' })).toBe(JSON.stringify({ result: { tools, nextCursor: 'c' }, jsonrpc: '2.0', id: 4 }));
     expect(legacyToolsListResultText('r', { tools: [] })).toBe(JSON.stringify({ result: { tools: [] }, jsonrpc: '2.0', id: 'r' }));
+  });
+});
+
+describe('the SSE keep-alive default', () => {
+  it('is the SDK transport\'s own default, so a gateway without sseKeepAliveMs keeps the SDK\'s interval', () => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    expect((transport as unknown as { _keepAliveMs: number })._keepAliveMs).toBe(DEFAULT_SSE_KEEP_ALIVE_MS);
   });
 });
