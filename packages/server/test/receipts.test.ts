@@ -95,14 +95,17 @@ async function newestReceipt(): Promise<Record<string, unknown>> {
 }
 
 describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client', (era) => {
-  it('an allowed call is receipted with every field, and `gateway receipts show` has it', async () => {
+  it('an allowed call is receipted with every field, exactly once, and `gateway receipts show` has it', async () => {
     const client = await connect(era);
+    const before = receiptCount();
     try {
       const result = await client.call('get_order', { orderId: 'ord_1001' });
       expect(result.isError).toBeFalsy();
     } finally {
       await client.close();
     }
+    // Both eras take the fast path for an allowed call: one receipt, written by the one pipeline.
+    expect(receiptCount()).toBe(before + 1);
     const receipt = await newestReceipt();
     const snapshot = gateway.registry.snapshot();
     const tool = snapshot.tools.get('get_order')!;

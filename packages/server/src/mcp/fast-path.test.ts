@@ -6,15 +6,19 @@ import { PublicationRegistry } from '../publications/index.js';
 import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
-import { encodeModernResult, fastRequestOf, toolsListResultText } from './fast-path.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { DEFAULT_SSE_KEEP_ALIVE_MS, encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
 import { createMcpPlugin } from './plugin.js';
 
 /**
  * The fast path must be invisible on the wire: every request below goes to two gateways over the same
  * index, upstream and session — one with the fast path, one answering everything through the SDK — and
- * the answers must be byte for byte the same (status, headers, body). The ones the fast path must take
- * are checked to have been taken; the rest must have been left to the SDK.
+ * the answers must be byte for byte the same (status, headers, body), in both eras (2026-07-28 JSON
+ * answers, 2025-11-25 SSE streams). The ones the fast path must take are checked to have been taken; the
+ * rest must have been left to the SDK.
  */
 
 const REVISION = '2026-07-28';
@@ -25,8 +29,13 @@ const agent = new Agent({ connect: { timeout: 1000 } });
 const registry = new PublicationRegistry();
 const served: string[] = [];
 let sessionOpen = true;
+let sessionChecks = 0;
 let fastUrl: string;
 let sdkUrl: string;
+/** A pair with a short SSE keep-alive interval, to see the `: keepalive` comments of a slow call. */
+let fastKeepAliveUrl: string;
+let sdkKeepAliveUrl: string;
+const KEEP_ALIVE_MS = 120;
 const apps: FastifyInstance[] = [];
 
 function sessionAuthorizer(): McpAuthorizer {
@@ -38,11 +47,16 @@ function sessionAuthorizer(): McpAuthorizer {
       const caller: McpCaller = { sessionId: 'session-1', subject: 'alice', clientId: 'client', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
       return { ok: true, caller };
     },
-    isSessionOpen: () => sessionOpen,
+    isSessionOpen: () => {
+      sessionChecks += 1;
+      return sessionOpen;
+    },
+    // The production authorizer has the re-approval challenge, so /mcp decides each call before the fast path.
+    challengeStaleApproval: () => ({ ok: false, status: 403, headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' }, body: '' }),
   };
 }
 
-async function startApp(fastPath: boolean): Promise<string> {
+async function startApp(fastPath: boolean, sseKeepAliveMs?: number): Promise<string> {
   const port = await freePort();
   const mcpUrl = `http://127.0.0.1:${port}/mcp`;
   const real = Fastify({ logger: false });
@@ -58,6 +72,7 @@ async function startApp(fastPath: boolean): Promise<string> {
       guard: createOriginGuard({ mcpUrl, isLoopbackListener: true, listenPort: port }),
       pageSize: 2,
       fastPath,
+      ...(sseKeepAliveMs === undefined ? {} : { sseKeepAliveMs }),
       onFastPathServed: (method) => served.push(method),
     }),
   );
@@ -67,7 +82,7 @@ async function startApp(fastPath: boolean): Promise<string> {
 }
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream((request, response) => {
+  upstream = await startRecordingUpstream(async (request, response) => {
     if (request.path === '/array') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('[1,"two",{"three":3}]');
@@ -77,6 +92,19 @@ beforeAll(async () => {
     } else if (request.path === '/broken') {
       response.writeHead(503, { 'content-type': 'application/json' });
       response.end('{"error":"down"}');
+    } else if (request.path === '/binary') {
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]));
+    } else if (request.path === '/proto') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"a":1,"__proto__":{"polluted":true},"2":"two","z":[{"__proto__":1}]}');
+    } else if (request.path === '/scalar') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('"just a string"');
+    } else if (request.path === '/slow') {
+      await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS * 3 + 60));
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"slow":true}');
     } else if (request.path === '/empty') {
       response.writeHead(204);
       response.end();
@@ -101,6 +129,10 @@ beforeAll(async () => {
       lockedOperation({ tool: 'text_report', method: 'GET', path: '/text', server }),
       lockedOperation({ tool: 'broken_report', method: 'GET', path: '/broken', server }),
       lockedOperation({ tool: 'empty_delete', method: 'DELETE', path: '/empty', server }),
+      lockedOperation({ tool: 'binary_report', method: 'GET', path: '/binary', server }),
+      lockedOperation({ tool: 'proto_report', method: 'GET', path: '/proto', server }),
+      lockedOperation({ tool: 'scalar_report', method: 'GET', path: '/scalar', server }),
+      lockedOperation({ tool: 'slow_report', method: 'GET', path: '/slow', server }),
       lockedOperation({ tool: 'drifted_report', method: 'GET', path: '/drifted', server }),
       lockedOperation({ tool: 'not_in_session', method: 'GET', path: '/secret', server }),
     ]),
@@ -108,6 +140,8 @@ beforeAll(async () => {
   registry.setBlocked('orders', new Map([['drifted_report', 'the operation changed upstream']]));
   fastUrl = await startApp(true);
   sdkUrl = await startApp(false);
+  fastKeepAliveUrl = await startApp(true, KEEP_ALIVE_MS);
+  sdkKeepAliveUrl = await startApp(false, KEEP_ALIVE_MS);
 });
 
 afterAll(async () => {
@@ -145,16 +179,19 @@ async function send(url: string, exchange: Exchange): Promise<{ status: number; 
     dispatcher: agent,
   });
   const body = await response.body.text();
-  const { date: _date, 'keep-alive': _keepAlive, connection: _connection, ...rest } = response.headers;
+  const { date: _date, 'keep-alive': _keepAlive, ...rest } = response.headers;
   return { status: response.statusCode, headers: rest, body };
 }
 
-async function bothPaths(exchange: Exchange): Promise<{ fast: Awaited<ReturnType<typeof send>>; sdk: Awaited<ReturnType<typeof send>>; servedFast: string[] }> {
+async function bothPaths(
+  exchange: Exchange,
+  urls: { fast: string; sdk: string } = { fast: fastUrl, sdk: sdkUrl },
+): Promise<{ fast: Awaited<ReturnType<typeof send>>; sdk: Awaited<ReturnType<typeof send>>; servedFast: string[] }> {
   served.length = 0;
-  const fast = await send(fastUrl, exchange);
+  const fast = await send(urls.fast, exchange);
   const servedFast = [...served];
   served.length = 0;
-  const sdk = await send(sdkUrl, exchange);
+  const sdk = await send(urls.sdk, exchange);
   expect(served).toEqual([]); // the SDK-only gateway never takes the fast path
   return { fast, sdk, servedFast };
 }
@@ -200,7 +237,6 @@ const LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['a logLevel in _meta', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/logLevel': 'debug' } } } }],
   ['a notification', { ...modern('notifications/cancelled', {}), body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: ENVELOPE } } }],
   ['a batch', { ...modern('tools/list', {}), body: [modern('tools/list', {}).body] }],
-  ['a legacy (2025-11-25) tools/list', { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }],
   ['server/discover', modern('server/discover', {})],
   ['a JSON-RPC version other than 2.0', { ...modern('tools/list', {}), body: { jsonrpc: '1.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } } }],
   ['a fractional id', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1.5, method: 'tools/list', params: { _meta: ENVELOPE } } }],
@@ -233,8 +269,8 @@ describe('the /mcp fast path answers exactly as the SDK does', () => {
       cursor = (JSON.parse(fast.body) as { result: { nextCursor?: string } }).result.nextCursor;
       if (cursor === undefined) break;
     }
-    // 6 tools in the session, 2 per page; the drifted one is hidden.
-    expect(fastPages).toHaveLength(3);
+    // 10 tools in the session, 2 per page; the drifted one is hidden.
+    expect(fastPages).toHaveLength(5);
   });
 
   it('a session that ended is answered by the SDK (isError), not by the fast path', async () => {
@@ -256,10 +292,182 @@ describe('the /mcp fast path answers exactly as the SDK does', () => {
   });
 });
 
+/** A 2025-11-25 request as the SDK 1.x client sends it after `initialize` (mcp-remote and most clients). */
+function legacy(method: string, params: Record<string, unknown> | undefined, extra: { id?: string | number; headers?: Record<string, string | undefined> } = {}): Exchange {
+  return {
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...extra.headers },
+    body: { method, ...(params === undefined ? {} : { params }), jsonrpc: '2.0', id: extra.id ?? 3 },
+  };
+}
+
+const LEGACY_TAKEN: Array<[string, Exchange]> = [
+  ['tools/list without params (as SDK 1.x sends it)', legacy('tools/list', undefined)],
+  ['tools/list with empty params', legacy('tools/list', {})],
+  ['tools/list with an empty cursor', legacy('tools/list', { cursor: '' })],
+  ['tools/list without MCP-Protocol-Version', legacy('tools/list', undefined, { headers: { 'mcp-protocol-version': undefined } })],
+  ['tools/list with Accept in the other order and with q-values', legacy('tools/list', {}, { headers: { accept: 'text/event-stream;q=0.9, application/json' } })],
+  ['tools/call with a JSON object answer', legacy('tools/call', { name: 'list_orders', arguments: { status: 'open' } })],
+  ['tools/call with a string id', legacy('tools/call', { name: 'list_orders', arguments: {} }, { id: 'call-9' })],
+  ['tools/call without arguments', legacy('tools/call', { name: 'list_orders' })],
+  ['tools/call without MCP-Protocol-Version', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': undefined } })],
+  ['tools/call with a JSON array answer (structuredContent wrapped as { result })', legacy('tools/call', { name: 'array_report', arguments: {} })],
+  ['tools/call with a JSON string answer (structuredContent wrapped as { result })', legacy('tools/call', { name: 'scalar_report', arguments: {} })],
+  ['tools/call with a __proto__ member in the answer', legacy('tools/call', { name: 'proto_report', arguments: {} })],
+  ['tools/call with a text answer', legacy('tools/call', { name: 'text_report', arguments: {} })],
+  ['tools/call with a binary answer (embedded resource)', legacy('tools/call', { name: 'binary_report', arguments: {} })],
+  ['tools/call with an upstream 503 (isError)', legacy('tools/call', { name: 'broken_report', arguments: {} })],
+  ['tools/call with an empty 204', legacy('tools/call', { name: 'empty_delete', arguments: {} })],
+  ['tools/call with invalid arguments (isError)', legacy('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } })],
+  ['initialize as SDK 1.x sends it', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1.0.0' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with client capabilities, a title and a string id', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, clientInfo: { name: 'c', version: '1', title: 'C' } }, { id: 'init', headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with MCP-Protocol-Version 2025-11-25', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0 })],
+  ['notifications/initialized (202)', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
+  ['notifications/initialized without MCP-Protocol-Version', { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
+];
+
+const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
+  ['an unknown tool (-32602)', legacy('tools/call', { name: 'nope', arguments: {} })],
+  ['a tool outside the session (refused)', legacy('tools/call', { name: 'not_in_session', arguments: {} })],
+  ['a tool blocked by drift (refused, isError)', legacy('tools/call', { name: 'drifted_report', arguments: {} })],
+  ['Accept without text/event-stream (406)', legacy('tools/list', {}, { headers: { accept: 'application/json' } })],
+  ['Accept without application/json (406)', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { accept: 'text/event-stream' } })],
+  ['no Accept (406)', legacy('tools/list', {}, { headers: { accept: undefined } })],
+  ['an older revision in MCP-Protocol-Version', legacy('tools/list', {}, { headers: { 'mcp-protocol-version': '2025-06-18' } })],
+  ['an unsupported revision in MCP-Protocol-Version (400)', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': '1999-01-01' } })],
+  ['a progress token in _meta', legacy('tools/call', { name: 'list_orders', arguments: {}, _meta: { progressToken: 5 } })],
+  ['a task-augmented call', legacy('tools/call', { name: 'list_orders', arguments: {}, task: { ttl: 1000 } })],
+  ['an Mcp-Method header on a claim-less request', legacy('tools/list', {}, { headers: { 'mcp-method': 'tools/list' } })],
+  ['non-object arguments', legacy('tools/call', { name: 'list_orders', arguments: [1] })],
+  ['a name that is not a string', legacy('tools/call', { name: 5, arguments: {} })],
+  ['tools/call without params', legacy('tools/call', undefined)],
+  ['an invalid cursor', legacy('tools/list', { cursor: 'not-a-cursor' })],
+  ['a cursor that is not a string', legacy('tools/list', { cursor: 5 })],
+  ['initialize of an older revision', legacy('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize of an unknown revision', legacy('initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with malformed capabilities', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['the same malformed capabilities again (remembered verdict)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'd', version: '2' } }, { id: 1, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize without clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {} }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with a clientInfo version that is not a string', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with icons in clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1', icons: [{ src: 'https://example.com/i.png' }] } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize with _meta', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: { progressToken: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
+  ['initialize without text/event-stream in Accept (406)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined, accept: 'application/json' } })],
+  ['ping', legacy('ping', undefined)],
+  ['notifications/initialized with params', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', params: {}, jsonrpc: '2.0' } }],
+  ['notifications/initialized without Accept (406)', { headers: { 'content-type': 'application/json' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
+  ['notifications/cancelled', { headers: legacy('x', undefined).headers, body: { method: 'notifications/cancelled', params: { requestId: 1 }, jsonrpc: '2.0' } }],
+  ['a batch of two calls', { headers: legacy('x', undefined).headers, body: [legacy('tools/list', undefined, { id: 1 }).body, legacy('tools/call', { name: 'list_orders', arguments: {} }, { id: 2 }).body] }],
+  ['a fractional id', legacy('tools/list', {}, { id: 1.5 })],
+];
+
+describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legacy serving does', () => {
+  it.each(LEGACY_TAKEN)('%s: taken by the fast path, same bytes as the SDK', async (_label, exchange) => {
+    const { fast, sdk, servedFast } = await bothPaths(exchange);
+    expect(servedFast).toEqual([(exchange.body as { method: string }).method]);
+    expect(fast).toEqual(sdk);
+    if ((exchange.body as { id?: unknown }).id === undefined) {
+      expect(fast.status).toBe(202);
+      expect(fast.body).toBe('');
+    } else {
+      expect(fast.status).toBe(200);
+      expect(fast.headers['content-type']).toBe('text/event-stream');
+      expect(fast.body).toMatch(/^event: message\ndata: \{"result":.*\}\n\n$/s);
+    }
+  });
+
+  it.each(LEGACY_LEFT_TO_THE_SDK)('%s: left to the SDK, same answer', async (_label, exchange) => {
+    const { fast, sdk, servedFast } = await bothPaths(exchange);
+    expect(servedFast).toEqual([]);
+    expect(fast).toEqual(sdk);
+  });
+
+  it('a non-object structuredContent is wrapped as { result } with its text kept, an isError result keeps isError', async () => {
+    const array = await bothPaths(legacy('tools/call', { name: 'array_report', arguments: {} }));
+    const arrayResult = JSON.parse(array.fast.body.replace(/^event: message\ndata: /, '')).result;
+    expect(arrayResult).toEqual({ content: [{ type: 'text', text: '[1,"two",{"three":3}]' }], structuredContent: { result: [1, 'two', { three: 3 }] } });
+    const broken = await bothPaths(legacy('tools/call', { name: 'broken_report', arguments: {} }));
+    const brokenResult = JSON.parse(broken.fast.body.replace(/^event: message\ndata: /, '')).result;
+    expect(brokenResult.isError).toBe(true);
+    expect(Object.keys(brokenResult)).toEqual(['content', 'isError']);
+  });
+
+  it('pages through tools/list with the cursor of each page, identically', async () => {
+    let cursor: string | undefined;
+    let pages = 0;
+    for (let page = 0; page < 10; page += 1) {
+      const { fast, sdk, servedFast } = await bothPaths(legacy('tools/list', cursor === undefined ? undefined : { cursor }));
+      expect(servedFast).toEqual(['tools/list']);
+      expect(fast).toEqual(sdk);
+      pages += 1;
+      cursor = (JSON.parse(fast.body.replace(/^event: message\ndata: /, '')) as { result: { nextCursor?: string } }).result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    expect(pages).toBe(5);
+  });
+
+  it('a session that ended is answered by the SDK (isError), not by the fast path', async () => {
+    sessionOpen = false;
+    try {
+      const { fast, sdk, servedFast } = await bothPaths(legacy('tools/call', { name: 'list_orders', arguments: {} }));
+      expect(servedFast).toEqual([]);
+      expect(fast).toEqual(sdk);
+      expect(fast.body).toContain('"isError":true');
+    } finally {
+      sessionOpen = true;
+    }
+  });
+
+  it('an SDK 1.x client (what mcp-remote uses) connects, lists and calls with every POST on the fast path', async () => {
+    served.length = 0;
+    const client = new LegacyClient({ name: 'v1-client', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(fastUrl)));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('array_report');
+      const result = await client.callTool({ name: 'array_report', arguments: {} });
+      expect(result.structuredContent).toEqual({ result: [1, 'two', { three: 3 }] });
+      const failed = await client.callTool({ name: 'broken_report', arguments: {} });
+      expect(failed.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+    expect(served).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'tools/call']);
+  });
+
+  it.each([
+    ['2025-11-25', legacy('tools/call', { name: 'list_orders', arguments: {} })],
+    ['2026-07-28', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders' })],
+  ])('a %s call on the fast path is decided once: one session check, reused from the re-approval check', async (_era, exchange) => {
+    sessionChecks = 0;
+    served.length = 0;
+    const answer = await send(fastUrl, exchange);
+    expect(answer.status).toBe(200);
+    expect(served).toEqual(['tools/call']);
+    expect(sessionChecks).toBe(1);
+  });
+
+  it('a slow call streams the same keep-alive comments before its answer on both paths', async () => {
+    const urls = { fast: fastKeepAliveUrl, sdk: sdkKeepAliveUrl };
+    const { fast, sdk, servedFast } = await bothPaths(legacy('tools/call', { name: 'slow_report', arguments: {} }), urls);
+    expect(servedFast).toEqual(['tools/call']);
+    const framing = /^((?:: keepalive\n\n)+)event: message\ndata: (.*)\n\n$/s;
+    const fastFrames = framing.exec(fast.body);
+    const sdkFrames = framing.exec(sdk.body);
+    expect(fastFrames, fast.body).not.toBeNull();
+    expect(sdkFrames, sdk.body).not.toBeNull();
+    // The number of comments depends on timing (the upstream takes ~3 intervals); the framing and answer do not.
+    expect(fastFrames![2]).toBe(sdkFrames![2]);
+    expect({ ...fast, body: '' }).toEqual({ ...sdk, body: '' });
+    // And a quick call on the same pair has none.
+    const quick = await bothPaths(legacy('tools/call', { name: 'list_orders', arguments: {} }), urls);
+    expect(quick.fast).toEqual(quick.sdk);
+    expect(quick.fast.body.startsWith('event: message\n')).toBe(true);
+  });
+});
+
 describe('fastRequestOf selects only plain modern tools/call and tools/list requests', () => {
   const headers = { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' };
   it('takes a plain tools/list', () => {
-    expect(fastRequestOf('POST', headers, modern('tools/list', {}).body)).toEqual({ method: 'tools/list', id: 7, cursor: undefined });
+    expect(fastRequestOf('POST', headers, modern('tools/list', {}).body)).toEqual({ era: 'modern', method: 'tools/list', id: 7, cursor: undefined });
   });
   it('leaves GET, repeated headers and other methods to the SDK', () => {
     expect(fastRequestOf('GET', headers, modern('tools/list', {}).body)).toBeUndefined();
@@ -283,5 +491,27 @@ describe('toolsListResultText writes what JSON.stringify of the encoded result w
   ])('%s', (_label, page, id) => {
     const expected = JSON.stringify({ result: encodeModernResult(page as Record<string, unknown>, serverInfo, hint), jsonrpc: '2.0', id });
     expect(toolsListResultText(id, page, serverInfo, hint)).toBe(expected);
+  });
+});
+
+describe('the 2025-11-25 encoders write what the SDK\'s legacy codec writes', () => {
+  it('legacyCallToolResult wraps non-objects, adds the text block only when none exists, and orders members', () => {
+    expect(legacyCallToolResult({ isError: true, content: [{ type: 'text', text: 'x' }] } as never)).toEqual({ content: [{ type: 'text', text: 'x' }], isError: true });
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: 5, content: [] }))).toBe('{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}');
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: null, content: [{ type: 'text', text: 'null' }] }))).toBe('{"content":[{"type":"text","text":"null"}],"structuredContent":{"result":null}}');
+    const withProto = JSON.parse('{"a":1,"__proto__":{"x":1}}') as unknown;
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: withProto, content: [] }))).toBe('{"content":[],"structuredContent":{"a":1}}');
+  });
+  it('legacyToolsListResultText writes the page as JSON.stringify does, with no 2026 members', () => {
+    const tools = [{ name: 'a', inputSchema: { type: 'object' } }];
+    expect(legacyToolsListResultText(4, { tools, nextCursor: 'c' })).toBe(JSON.stringify({ result: { tools, nextCursor: 'c' }, jsonrpc: '2.0', id: 4 }));
+    expect(legacyToolsListResultText('r', { tools: [] })).toBe(JSON.stringify({ result: { tools: [] }, jsonrpc: '2.0', id: 'r' }));
+  });
+});
+
+describe('the SSE keep-alive default', () => {
+  it('is the SDK transport\'s own default, so a gateway without sseKeepAliveMs keeps the SDK\'s interval', () => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    expect((transport as unknown as { _keepAliveMs: number })._keepAliveMs).toBe(DEFAULT_SSE_KEEP_ALIVE_MS);
   });
 });

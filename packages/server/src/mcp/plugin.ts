@@ -11,12 +11,24 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import type { LoadedConfig } from '@gateway/core';
-import { createCallPipeline, type CallAnswer } from '../calls/pipeline.js';
+import { createCallPipeline, type CallAnswer, type CallDecision } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
-import { encodeModernResult, fastRequestOf, modernCallToolResult, writeJsonRpcResult, writeToolsListResult, type FastRequest } from './fast-path.js';
+import {
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+  encodeModernResult,
+  fastRequestOf,
+  legacyCallToolResult,
+  legacyInitializeResultText,
+  legacyToolsListResultText,
+  LegacySseAnswer,
+  modernCallToolResult,
+  writeJsonRpcResult,
+  writeToolsListResult,
+  type FastRequest,
+} from './fast-path.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import { NotificationStreams } from './notification-streams.js';
 import { progressForwarder } from './progress.js';
@@ -43,10 +55,16 @@ export interface McpPluginOptions {
   listTtlMs?: number;
   serverInfo?: { name: string; version: string };
   /**
-   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests without the SDK's per-request machinery
-   * (mcp/fast-path.ts). Default true; tests turn it off to compare both paths.
+   * Answer plain `tools/call` and `tools/list` requests of both eras (and the 2025-11-25 `initialize` and
+   * `notifications/initialized`) without the SDK's per-request machinery (mcp/fast-path.ts). Default true;
+   * tests turn it off to compare both paths.
    */
   fastPath?: boolean;
+  /**
+   * Interval of the `: keepalive` comments on SSE answers, the same on both paths (default 15 s, the SDK's
+   * own default; tests shorten it to see the comments).
+   */
+  sseKeepAliveMs?: number;
   /** Limits of the 2025-11-25 `GET /mcp` notification streams (mcp/notification-streams.ts). */
   notificationStreams?: { maxPerSession?: number; maxTotal?: number; keepAliveMs?: number };
   /** Told about each request the fast path answered (tests use it to prove which path served what). */
@@ -54,6 +72,9 @@ export interface McpPluginOptions {
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+
+/** What the gateway's MCP server offers (the SDK's `Server` and the fast path's `initialize` answer share it). */
+const SERVER_CAPABILITIES = { tools: { listChanged: true } };
 
 /**
  * Deepest nesting of arrays and objects accepted in an `/mcp` body (the JSON-RPC envelope counts: a tool's
@@ -108,6 +129,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
   const { registry, executor, authorizer, guard } = options;
   const isFastPathOn = options.fastPath ?? true;
   const listCacheHint = { ttlMs: listTtlMs, cacheScope: 'private' as const };
+  const sseKeepAliveMs = options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS;
 
   return async function mcpPlugin(fastify) {
     const logger: FastifyBaseLogger = fastify.log;
@@ -123,9 +145,25 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
     /**
      * Serves a fast-path request when it would succeed; returns false (nothing written) when the SDK
-     * must answer it instead: an invalid cursor, a tool the caller may not call, a session that ended.
+     * must answer it instead: an invalid cursor, a tool the caller may not call, a session that ended, a
+     * 2025-11-25 call of an MCP source's tool (its blocks pass through whole, and the SDK's era schema
+     * reorders and strips their members: only the SDK knows that schema exactly).
      */
-    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply): Promise<boolean> {
+    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply, decided: CallDecision | undefined): Promise<boolean> {
+      if (fast.method === 'notifications/initialized') {
+        // The SDK's stateless legacy transport accepts a notification with an empty 202 and nothing else.
+        options.onFastPathServed?.(fast.method);
+        reply.hijack();
+        reply.raw.writeHead(202, {});
+        reply.raw.end();
+        return true;
+      }
+      if (fast.method === 'initialize') {
+        options.onFastPathServed?.(fast.method);
+        reply.hijack();
+        new LegacySseAnswer(reply.raw).finish(legacyInitializeResultText(fast.id, fast.protocolVersion, SERVER_CAPABILITIES, serverInfo));
+        return true;
+      }
       const snapshot = registry.snapshot();
       if (fast.method === 'tools/list') {
         if (fast.cursor) {
@@ -136,61 +174,81 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
           }
         }
         const page = listToolsPage(snapshot, registry, caller, fast.cursor, pageSize);
+        // The 2025-11-25 codec rewrites tools with an `outputSchema` (none today): the SDK lists those.
+        if (fast.era === 'legacy' && page.tools.some((tool) => Object.hasOwn(tool, 'outputSchema'))) return false;
         options.onFastPathServed?.(fast.method);
         reply.hijack();
-        writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
+        if (fast.era === 'modern') writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
+        else new LegacySseAnswer(reply.raw).finish(legacyToolsListResultText(fast.id, page));
         return true;
       }
       // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
       // the single author of protocol errors, and refusals are rare enough not to need the fast path.
-      const decision = pipeline.decide(caller, fast.name);
+      // The re-approval check already decided this very call (one session lookup fewer per call).
+      const decision = decided?.name === fast.name ? decided : pipeline.decide(caller, fast.name);
       if (!decision.verdict.allowed) return false;
+      if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
       options.onFastPathServed?.(fast.method);
       reply.hijack();
       const response = reply.raw;
+      // 2025-11-25: the SDK's transport answers on an SSE stream, with keep-alive comments while the call runs.
+      const sse = fast.era === 'legacy' ? new LegacySseAnswer(response) : undefined;
+      sse?.keepAliveEvery(sseKeepAliveMs);
       // The client going away cancels the upstream request, as the SDK's request signal does.
       const cancel = new AbortController();
       const onClose = () => {
-        if (!response.writableFinished) cancel.abort();
+        if (!response.writableFinished) {
+          cancel.abort();
+          sse?.stop();
+        }
       };
       response.once('close', onClose);
       let body: Record<string, unknown>;
       try {
         const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel.signal, decision);
         // An allowed decision always ends in a tool result (refusals are decided above).
-        body = encodeModernResult(modernCallToolResult((answer as Extract<CallAnswer, { kind: 'result' }>).result), serverInfo);
+        const result = (answer as Extract<CallAnswer, { kind: 'result' }>).result;
+        body = sse ? legacyCallToolResult(result) : encodeModernResult(modernCallToolResult(result), serverInfo);
       } catch (error) {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
         response.off('close', onClose);
-        if (!response.destroyed) {
+        const text = JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } });
+        if (sse) sse.finish(text);
+        else if (!response.destroyed) {
           response.writeHead(200, { 'content-type': 'application/json' });
-          response.end(JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } }));
+          response.end(text);
         }
         return true;
       }
       response.off('close', onClose);
-      if (!cancel.signal.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
+      if (cancel.signal.aborted || response.destroyed) sse?.stop();
+      else if (sse) sse.finish(JSON.stringify({ result: body, jsonrpc: '2.0', id: fast.id }));
+      else writeJsonRpcResult(response, fast.id, body);
       return true;
     }
 
     /**
      * Re-approval (docs/authorization.md): a `tools/call` of a tool whose operation changed since the
      * person approved it is refused at the HTTP layer with the authorizer's step-up challenge (403
-     * insufficient_scope), which SDK clients answer by authorizing again. Undefined when the call may go on
-     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays).
+     * insufficient_scope), which SDK clients answer by authorizing again. No refusal when the call may go on
+     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays); then the
+     * decision made here, if any, is handed on so the fast path does not decide the same call twice.
      */
-    function staleApprovalRefusal(body: unknown, caller: McpCaller): (McpAuthentication & { ok: false }) | undefined {
-      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return undefined;
+    function staleApprovalRefusal(
+      body: unknown,
+      caller: McpCaller,
+    ): { refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined } {
+      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return { refusal: undefined, decision: undefined };
       const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
-      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return { refusal: undefined, decision: undefined };
       const name = message.params.name;
       // The one pipeline decides (core policy); only its "changed since approval" verdict becomes a challenge,
-      // and the refusal is receipted like every other.
+      // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
       const decision = pipeline.decide(caller, name);
-      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return undefined;
+      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
       pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
-      return authorizer.challengeStaleApproval(caller, [name]);
+      return { refusal: authorizer.challengeStaleApproval(caller, [name]) };
     }
 
     /**
@@ -222,7 +280,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       // The snapshot this request works on: a reload during the call does not change it.
       const snapshot = registry.snapshot();
       const server = new Server(serverInfo, {
-        capabilities: { tools: { listChanged: true } },
+        capabilities: SERVER_CAPABILITIES,
         cacheHints: {
           // MCP 2026-07-28 Caching: the list depends on the session, so it must never be shared.
           'tools/list': { ttlMs: listTtlMs, cacheScope: 'private' },
@@ -248,6 +306,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
     const handler = createMcpHandler(factory, {
       legacy: 'stateless',
+      keepAliveMs: sseKeepAliveMs,
       maxRequestBodySize: maxRequestBytes,
       onerror: (error) => logger.debug({ error: error.message }, 'mcp request rejected'),
     });
@@ -321,14 +380,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
         const caller = authentication.caller;
         const stale = staleApprovalRefusal(request.body, caller);
-        if (stale) {
-          logger.info({ status: stale.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
-          return reply.code(stale.status).headers(stale.headers).send(stale.body);
+        if (stale.refusal) {
+          const refusal = stale.refusal;
+          logger.info({ status: refusal.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
+          return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
         }
         if (request.method === 'GET') return openNotificationStream(request, reply, caller);
         if (isFastPathOn) {
           const fast = fastRequestOf(request.method, request.headers, request.body);
-          if (fast && (await serveFast(fast, caller, reply))) return;
+          if (fast && (await serveFast(fast, caller, reply, stale.decision))) return;
         }
         const authInfo: CallerAuthInfo = {
           token: '',
