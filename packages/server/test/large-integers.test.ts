@@ -74,9 +74,15 @@ describe('integer bounds beyond 2^53 on the wire', () => {
     expect(tool).not.toContain('9223372036854776000');
   });
 
-  it('tools/list through the MCP SDK (2025-11-25) lists the same tool with the doubles of those bounds', async () => {
-    // The SDK serialises with JSON.stringify, which has no exact form for them (docs/lockfile.md › Large integers).
+  it('tools/list (2025-11-25) answered by the one tools/list of both eras carries the exact digits too', async () => {
     const tool = ledgerToolText(await rpcText('2025-11-25', 'tools/list', {}));
+    expect(tool).toContain('"minimum":-9223372036854775808');
+    expect(tool).toContain('"maximum":18014398509481983');
+  });
+
+  it('a request only the MCP SDK answers (here: with _meta) lists the doubles of those bounds', async () => {
+    // The SDK serialises with JSON.stringify, which has no exact form for them (docs/lockfile.md › Large integers).
+    const tool = ledgerToolText(await rpcText('2025-11-25', 'tools/list', { _meta: { progressToken: 'p' } }));
     expect(tool).toContain(`"maximum":${String(Number('18014398509481983'))}`);
     expect(tool).toContain(`"minimum":${String(Number('-9223372036854775808'))}`);
   });
