@@ -3,7 +3,7 @@ import { request, type Dispatcher } from 'undici';
 import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
-import type { OutboxEvent, OutboxStore } from './store.js';
+import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
 
 export interface RetrySettings {
   attempts: number;
@@ -51,14 +51,27 @@ export interface WebhookDispatcher {
   start(): void;
   /** Stops every worker (an attempt in flight is abandoned and stays pending) and releases the leases. */
   stop(): Promise<void>;
-  /** Wakes the workers: new events, a replay, a re-enabled endpoint. */
-  notify(): void;
+  /**
+   * Wakes the workers: new events, a replay, a re-enabled endpoint. `reread` (a replay) makes them drop the
+   * events they read ahead, so replayed events with lower sequences go out next.
+   */
+  notify(options?: { reread?: boolean }): void;
   /** Sends one signed event outside the ordered stream (`gateway webhooks test`). */
   sendOnce(endpoint: string, eventId: string, body: string): Promise<AttemptResult>;
 }
 
 export const DEFAULT_LEASE_MS = 15_000;
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** How many pending events a worker reads in one query (it still sends them one at a time, in order). */
+export const READ_AHEAD = 100;
+/**
+ * Acknowledged events are marked delivered in one transaction per batch: when the worker has read all it
+ * read ahead, after this many, or once the oldest acknowledgement is this old (a slow receiver). A crash
+ * before the batch commits sends those events again, under the same ids and bodies: the at-least-once
+ * contract receivers already dedupe on (`webhook-id`).
+ */
+export const MARK_BATCH = 100;
+export const MARK_WITHIN_MS = 200;
 
 export function retrySettings(retry: Partial<RetrySettings> | undefined): RetrySettings {
   return { ...WEBHOOK_RETRY_DEFAULTS, ...retry };
@@ -91,6 +104,12 @@ interface Worker {
   leaseValidUntil: number;
   wake: (() => void) | undefined;
   running: Promise<void> | undefined;
+  /** Pending events read ahead, lowest sequence first; the head is the one being delivered. */
+  queue: OutboxEvent[];
+  /** Acknowledged, not yet marked delivered (see MARK_BATCH). */
+  acknowledged: Delivery[];
+  firstAcknowledgedAt: number;
+  mustReread: boolean;
 }
 
 /**
@@ -109,7 +128,17 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
   const workers = new Map<string, Worker>(
     options.endpoints.map((endpoint) => [
       endpoint.name,
-      { endpoint, settings: retrySettings(endpoint.retry), leaseValidUntil: 0, wake: undefined, running: undefined },
+      {
+        endpoint,
+        settings: retrySettings(endpoint.retry),
+        leaseValidUntil: 0,
+        wake: undefined,
+        running: undefined,
+        queue: [],
+        acknowledged: [],
+        firstAcknowledgedAt: 0,
+        mustReread: false,
+      },
     ]),
   );
   let isStarted = false;
@@ -127,6 +156,17 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     });
 
   const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
+    // One controller per attempt, aborted by the timeout or by stop(). Not AbortSignal.any/timeout: on Node 20
+    // every AbortSignal.any over the long-lived stop signal stays registered on it until a GC, which at
+    // thousands of events per second showed up as garbage-collector time on the delivery path.
+    const controller = new AbortController();
+    let isTimedOut = false;
+    const timer = setTimeout(() => {
+      isTimedOut = true;
+      controller.abort();
+    }, settings.timeoutMs);
+    const onStop = () => controller.abort();
+    stopController.signal.addEventListener('abort', onStop, { once: true });
     try {
       const secrets = await endpoint.secrets();
       const headers = {
@@ -134,13 +174,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         'user-agent': 'gateway-webhooks',
         ...signatureHeaders(secrets, eventId, new Date(), body),
       };
-      const response = await request(endpoint.url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: options.agent,
-        signal: AbortSignal.any([stopController.signal, AbortSignal.timeout(settings.timeoutMs)]),
-      });
+      const response = await request(endpoint.url, { method: 'POST', headers, body, dispatcher: options.agent, signal: controller.signal });
       // The receiver's answer body is not used; read a little and drop the rest.
       await response.body.dump({ limit: 65_536 }).catch(() => undefined);
       const isAcknowledged = response.statusCode >= 200 && response.statusCode < 300;
@@ -151,9 +185,27 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       };
     } catch (error) {
       const typed = error as Error & { code?: string };
-      const reason = typed.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
+      const reason = isTimedOut ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
       return { status: null, error: reason, retryAfterMs: undefined };
+    } finally {
+      clearTimeout(timer);
+      stopController.signal.removeEventListener('abort', onStop);
     }
+  };
+
+  /** Writes the batch of acknowledgements (one transaction). */
+  const markAcknowledged = async (worker: Worker): Promise<void> => {
+    if (worker.acknowledged.length === 0) return;
+    const batch = worker.acknowledged;
+    worker.acknowledged = [];
+    await store.markDelivered(worker.endpoint.name, holder, batch);
+  };
+
+  /** Forgets what was read ahead (after a failure, a lost lease, a replay); acknowledgements are written first. */
+  const reread = async (worker: Worker): Promise<void> => {
+    await markAcknowledged(worker);
+    worker.queue = [];
+    worker.mustReread = false;
   };
 
   const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
@@ -163,9 +215,16 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     // acknowledged event is not sent again after a clean restart.
     if (result.status === null && stopController.signal.aborted) return;
     if (result.status !== null && result.status >= 200 && result.status < 300) {
-      await store.markDelivered(endpoint.name, event.sequence, holder, result.status);
+      worker.queue.shift();
+      if (worker.acknowledged.length === 0) worker.firstAcknowledgedAt = Date.now();
+      worker.acknowledged.push({ sequence: event.sequence, status: result.status, at: new Date().toISOString() });
+      if (worker.queue.length === 0 || worker.acknowledged.length >= MARK_BATCH || Date.now() - worker.firstAcknowledgedAt >= MARK_WITHIN_MS) {
+        await markAcknowledged(worker);
+      }
       return;
     }
+    // Anything else changes the event's row: write the acknowledgements before it, and read again after it.
+    await reread(worker);
     if (result.status === 410) {
       // Standard Webhooks: 410 Gone means "stop sending". Keep the events (nothing lost); replay re-enables.
       await store.disable(endpoint.name, `${endpoint.url} answered 410 Gone to ${event.eventId}`);
@@ -195,27 +254,39 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         if (worker.leaseValidUntil - now < leaseMs / 2) {
           if (!(await store.acquireLease(name, holder, now, leaseMs))) {
             worker.leaseValidUntil = 0;
+            // Another process delivers now: what this one read ahead may be stale.
+            await reread(worker);
             await sleep(worker, pollIntervalMs);
             continue;
           }
           worker.leaseValidUntil = now + leaseMs;
         }
-        const event = await store.nextPending(name);
+        if (worker.mustReread) await reread(worker);
+        if (worker.queue.length === 0) {
+          // Nothing marked stays unwritten while reading: an acknowledged event is never read (and sent) again.
+          await markAcknowledged(worker);
+          worker.queue = await store.pending(name, READ_AHEAD);
+        }
+        const event = worker.queue[0];
         if (!event) {
           await sleep(worker, pollIntervalMs);
           continue;
         }
         const wait = event.nextAttemptAt - Date.now();
         if (wait > 0) {
+          await markAcknowledged(worker);
           await sleep(worker, Math.min(wait, leaseMs / 2));
           continue;
         }
         await deliver(worker, event);
       } catch (error) {
         options.logger?.warn({ endpoint: name, error: (error as Error).message }, 'webhook worker error; retrying');
+        worker.queue = [];
         await sleep(worker, pollIntervalMs);
       }
     }
+    // Shutting down: what was acknowledged is written before the lease is released.
+    await markAcknowledged(worker).catch((error: Error) => options.logger?.warn({ endpoint: name, error: error.message }, 'webhook acknowledgements not written'));
   };
 
   return {
@@ -230,8 +301,11 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       await Promise.all([...workers.values()].map((worker) => worker.running));
       for (const worker of workers.values()) await Promise.resolve(store.releaseLease(worker.endpoint.name, holder)).catch(() => undefined);
     },
-    notify() {
-      for (const worker of workers.values()) worker.wake?.();
+    notify(notification) {
+      for (const worker of workers.values()) {
+        if (notification?.reread) worker.mustReread = true;
+        worker.wake?.();
+      }
     },
     async sendOnce(endpoint, eventId, body) {
       const worker = workers.get(endpoint);
