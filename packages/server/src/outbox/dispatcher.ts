@@ -64,14 +64,7 @@ export const DEFAULT_LEASE_MS = 15_000;
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** How many pending events a worker reads in one query (it still sends them one at a time, in order). */
 export const READ_AHEAD = 100;
-/**
- * Acknowledged events are marked delivered in one transaction per batch: when the worker has read all it
- * read ahead, after this many, or once the oldest acknowledgement is this old (a slow receiver). A crash
- * before the batch commits sends those events again, under the same ids and bodies: the at-least-once
- * contract receivers already dedupe on (`webhook-id`).
- */
-export const MARK_BATCH = 100;
-export const MARK_WITHIN_MS = 200;
+
 
 export function retrySettings(retry: Partial<RetrySettings> | undefined): RetrySettings {
   return { ...WEBHOOK_RETRY_DEFAULTS, ...retry };
@@ -106,9 +99,6 @@ interface Worker {
   running: Promise<void> | undefined;
   /** Pending events read ahead, lowest sequence first; the head is the one being delivered. */
   queue: OutboxEvent[];
-  /** Acknowledged, not yet marked delivered (see MARK_BATCH). */
-  acknowledged: Delivery[];
-  firstAcknowledgedAt: number;
   mustReread: boolean;
 }
 
@@ -135,8 +125,6 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         wake: undefined,
         running: undefined,
         queue: [],
-        acknowledged: [],
-        firstAcknowledgedAt: 0,
         mustReread: false,
       },
     ]),
@@ -193,17 +181,8 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     }
   };
 
-  /** Writes the batch of acknowledgements (one transaction). */
-  const markAcknowledged = async (worker: Worker): Promise<void> => {
-    if (worker.acknowledged.length === 0) return;
-    const batch = worker.acknowledged;
-    worker.acknowledged = [];
-    await store.markDelivered(worker.endpoint.name, holder, batch);
-  };
-
-  /** Forgets what was read ahead (after a failure, a lost lease, a replay); acknowledgements are written first. */
-  const reread = async (worker: Worker): Promise<void> => {
-    await markAcknowledged(worker);
+  /** Forgets what was read ahead (after a failure, a lost lease, a replay). */
+  const reread = (worker: Worker): void => {
     worker.queue = [];
     worker.mustReread = false;
   };
@@ -216,15 +195,16 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     if (result.status === null && stopController.signal.aborted) return;
     if (result.status !== null && result.status >= 200 && result.status < 300) {
       worker.queue.shift();
-      if (worker.acknowledged.length === 0) worker.firstAcknowledgedAt = Date.now();
-      worker.acknowledged.push({ sequence: event.sequence, status: result.status, at: new Date().toISOString() });
-      if (worker.queue.length === 0 || worker.acknowledged.length >= MARK_BATCH || Date.now() - worker.firstAcknowledgedAt >= MARK_WITHIN_MS) {
-        await markAcknowledged(worker);
-      }
+      // Marked before the next event is sent, one commit per event: after a crash only the event in flight is
+      // sent again, so a receiver never sees the sequence go back. Marking in batches was measured (no gain
+      // left once WAL checkpoints moved off the event loop: a commit without fsync costs tens of µs) and
+      // would resend a whole batch after a crash.
+      const delivery: Delivery = { sequence: event.sequence, status: result.status, at: new Date().toISOString() };
+      await store.markDelivered(endpoint.name, holder, [delivery]);
       return;
     }
-    // Anything else changes the event's row: write the acknowledgements before it, and read again after it.
-    await reread(worker);
+    // Anything else changes the event's row: read again after it.
+    reread(worker);
     if (result.status === 410) {
       // Standard Webhooks: 410 Gone means "stop sending". Keep the events (nothing lost); replay re-enables.
       await store.disable(endpoint.name, `${endpoint.url} answered 410 Gone to ${event.eventId}`);
@@ -255,18 +235,14 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
           if (!(await store.acquireLease(name, holder, now, leaseMs))) {
             worker.leaseValidUntil = 0;
             // Another process delivers now: what this one read ahead may be stale.
-            await reread(worker);
+            reread(worker);
             await sleep(worker, pollIntervalMs);
             continue;
           }
           worker.leaseValidUntil = now + leaseMs;
         }
-        if (worker.mustReread) await reread(worker);
-        if (worker.queue.length === 0) {
-          // Nothing marked stays unwritten while reading: an acknowledged event is never read (and sent) again.
-          await markAcknowledged(worker);
-          worker.queue = await store.pending(name, READ_AHEAD);
-        }
+        if (worker.mustReread) reread(worker);
+        if (worker.queue.length === 0) worker.queue = await store.pending(name, READ_AHEAD);
         const event = worker.queue[0];
         if (!event) {
           await sleep(worker, pollIntervalMs);
@@ -274,7 +250,6 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         }
         const wait = event.nextAttemptAt - Date.now();
         if (wait > 0) {
-          await markAcknowledged(worker);
           await sleep(worker, Math.min(wait, leaseMs / 2));
           continue;
         }
@@ -285,8 +260,6 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         await sleep(worker, pollIntervalMs);
       }
     }
-    // Shutting down: what was acknowledged is written before the lease is released.
-    await markAcknowledged(worker).catch((error: Error) => options.logger?.warn({ endpoint: name, error: error.message }, 'webhook acknowledgements not written'));
   };
 
   return {

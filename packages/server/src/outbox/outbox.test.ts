@@ -305,7 +305,7 @@ describe('webhook outbox and delivery', () => {
     expect(target.requests.map((request) => request.headers['webhook-id'])).toEqual(['evt_receipt-0_audit', 'evt_receipt-0_audit']);
   });
 
-  it('acknowledgements are marked in batches, yet a clean stop writes them all: a restarted dispatcher repeats at most the event in flight', async () => {
+  it('reading ahead, every acknowledged event is marked before the next is sent: a restarted dispatcher repeats at most the event in flight', async () => {
     const db = database();
     const target = await receiver(() => ({ status: 200, delayMs: 1 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];

@@ -62,8 +62,9 @@ export interface OutboxStore {
   /** The endpoint's pending events, lowest sequence first, at most `limit` (the dispatcher reads ahead). */
   pending(endpoint: string, limit: number): Awaitable<OutboxEvent[]>;
   /**
-   * Marks acknowledged events delivered, all in one transaction (one commit for many events), each only if
-   * still pending and only while `holder` holds the endpoint's lease; returns how many were marked.
+   * Marks acknowledged events delivered in one transaction, each only if still pending and only while
+   * `holder` holds the endpoint's lease; returns how many were marked. (The dispatcher marks one event at a
+   * time, before sending the next: see dispatcher.ts.)
    */
   markDelivered(endpoint: string, holder: string, deliveries: readonly Delivery[]): Awaitable<number>;
   /** Records a failed attempt: `nextAttemptAt` to retry, or null to give the event up (`failed`). */
