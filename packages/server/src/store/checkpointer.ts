@@ -55,8 +55,15 @@ export function startBackgroundCheckpointer(
   warn: (message: string) => void = () => undefined,
 ): BackgroundCheckpointer {
   database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  let worker: Worker;
+  try {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  } catch (error) {
+    // Never a reason not to start: SQLite's own checkpoints stay on.
+    warn(`background WAL checkpoints not started (${(error as Error).message}): checkpoints run inside commits`);
+    return { stop: async () => undefined };
+  }
   worker.unref();
   let isRunning = false;
   let isStopping = false;
