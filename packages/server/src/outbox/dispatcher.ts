@@ -65,7 +65,6 @@ export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** How many pending events a worker reads in one query (it still sends them one at a time, in order). */
 export const READ_AHEAD = 100;
 
-
 export function retrySettings(retry: Partial<RetrySettings> | undefined): RetrySettings {
   return { ...WEBHOOK_RETRY_DEFAULTS, ...retry };
 }
@@ -200,7 +199,12 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       // left once WAL checkpoints moved off the event loop: a commit without fsync costs tens of µs) and
       // would resend a whole batch after a crash.
       const delivery: Delivery = { sequence: event.sequence, status: result.status, at: new Date().toISOString() };
-      await store.markDelivered(endpoint.name, holder, [delivery]);
+      if ((await store.markDelivered(endpoint.name, holder, [delivery])) === 0) {
+        // Not ours any more (the lease lapsed and another process took it, or a replay changed the row): stop
+        // sending from the list read ahead, and check the lease again before anything else.
+        reread(worker);
+        worker.leaseValidUntil = 0;
+      }
       return;
     }
     // Anything else changes the event's row: read again after it.
