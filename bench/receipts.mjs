@@ -3,7 +3,8 @@
 // process, measured in one run with interleaved rounds (so machine noise hits both alike). Sequential
 // 2026-07-28 fast-path tools/call requests over undici; prints p50 of each and the difference/ratio.
 // Authentication is the test harness's allow-all authorizer (the bench measures receipts, not OAuth; the
-// OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s).
+// OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s);
+// BENCH_CONTROL=1 adds a second receipts-on gateway to show the noise floor of the machine in the same run.
 import { execFileSync, fork } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -93,7 +94,13 @@ if (process.argv[2] === 'child') {
       children.push(child);
       child.once('message', (message) => resolve(message.mcpUrl));
     });
-  const [onUrl, offUrl] = await Promise.all([start(on), start(off)]);
+  // BENCH_CONTROL=1: a third gateway identical to "on", to show this machine's noise floor in the same run.
+  const control = process.env.BENCH_CONTROL === '1' ? mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-control-')) : undefined;
+  if (control) {
+    cpSync(on, control, { recursive: true });
+    writeFileSync(join(control, 'gateway.yaml'), config(await freePort(), ''));
+  }
+  const [onUrl, offUrl, controlUrl] = await Promise.all([start(on), start(off), ...(control ? [start(control)] : [])]);
 
   const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
   const body = JSON.stringify({
@@ -114,7 +121,9 @@ if (process.argv[2] === 'child') {
     'mcp-name': 'get_order',
     authorization: 'Bearer bench',
   };
-  const timings = { on: [], off: [] };
+  const timings = { on: [], off: [], control: [] };
+  /** Per round: [p50 on, p50 off], for the median of paired differences (robust to the load drifting). */
+  const rounds = [];
   const round = async (url, sink, count) => {
     for (let index = 0; index < count; index += 1) {
       const started = performance.now();
@@ -127,18 +136,31 @@ if (process.argv[2] === 'child') {
   };
   await round(onUrl, undefined, 200);
   await round(offUrl, undefined, 200);
+  if (controlUrl) await round(controlUrl, undefined, 200);
+  const p50 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   for (let index = 0; index < ROUNDS; index += 1) {
     // Alternate which goes first, so neither always runs on a warmer machine.
-    const order = index % 2 === 0 ? [['on', onUrl], ['off', offUrl]] : [['off', offUrl], ['on', onUrl]];
-    for (const [name, url] of order) await round(url, timings[name], CALLS_PER_ROUND);
+    const gateways = [['on', onUrl], ['off', offUrl], ...(controlUrl ? [['control', controlUrl]] : [])];
+    const order = index % 2 === 0 ? gateways : [...gateways].reverse();
+    const roundP50 = {};
+    for (const [name, url] of order) {
+      const sink = [];
+      await round(url, sink, CALLS_PER_ROUND);
+      timings[name].push(...sink);
+      roundP50[name] = p50(sink);
+    }
+    rounds.push(roundP50);
   }
-  const p50 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const onP50 = p50(timings.on);
   const offP50 = p50(timings.off);
   console.log(`tools/call p50, ${timings.on.length} calls each, sequential, fast path:`);
   console.log(`  receipts off: ${offP50.toFixed(3)} ms`);
   console.log(`  receipts on:  ${onP50.toFixed(3)} ms`);
   console.log(`  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`);
+  console.log(`  median over ${ROUNDS} rounds of (round p50 on − round p50 off): ${p50(rounds.map((r) => r.on - r.off)).toFixed(3)} ms`);
+  if (controlUrl) {
+    console.log(`  control (a second "on" gateway): ${p50(timings.control).toFixed(3)} ms p50; median round difference control − on: ${p50(rounds.map((r) => r.control - r.on)).toFixed(3)} ms (the noise floor)`);
+  }
 
   for (const child of children) child.send('stop');
   await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))));
@@ -146,4 +168,5 @@ if (process.argv[2] === 'child') {
   await api.close();
   rmSync(on, { recursive: true, force: true });
   rmSync(off, { recursive: true, force: true });
+  if (control) rmSync(control, { recursive: true, force: true });
 }

@@ -9,9 +9,13 @@ import { createHash } from 'node:crypto';
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
 
-/** RFC 9162 §2.1.1: the hash of a leaf's bytes. */
-export function leafHash(leaf: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
+/**
+ * RFC 9162 §2.1.1: the hash of a leaf's bytes. A string is hashed as its UTF-8 bytes (the receipt log
+ * hashes the leaf's JSON text directly instead of copying it into a Buffer first).
+ */
+export function leafHash(leaf: Uint8Array | string): Buffer {
+  const hash = createHash('sha256').update(LEAF_PREFIX);
+  return (typeof leaf === 'string' ? hash.update(leaf, 'utf8') : hash.update(leaf)).digest();
 }
 
 /** RFC 9162 §2.1.1: the hash of an interior node. */

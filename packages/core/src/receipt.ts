@@ -3,7 +3,7 @@
  * appear only as keyed digests. `receipt-<n>` is leaf n of the receipt log's Merkle tree (RFC 9162).
  * docs/receipts.md documents every field.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical.js';
 
 export type ReceiptOutcome = 'allowed' | 'denied' | 'error';
@@ -94,7 +94,10 @@ export function receiptCanonicalJson(value: unknown): string {
   }
 }
 
-/** `hmac-sha256:<hex>` of a JSON value's canonical form, keyed so small value spaces cannot be guessed. */
-export function keyedDigest(key: Uint8Array, value: unknown): string {
+/**
+ * `hmac-sha256:<hex>` of a JSON value's canonical form, keyed so small value spaces cannot be guessed. The
+ * receipt log passes a KeyObject made once, so each call skips importing the raw key.
+ */
+export function keyedDigest(key: Uint8Array | KeyObject, value: unknown): string {
   return `hmac-sha256:${createHmac('sha256', key).update(receiptCanonicalJson(value), 'utf8').digest('hex')}`;
 }

@@ -28,6 +28,7 @@ import type { McpAuthorizer } from './mcp/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
+import { startBackgroundCheckpointer } from './store/checkpointer.js';
 import { openDatabase, type Migration } from './store/database.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
@@ -173,11 +174,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
   const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
-  const database = openDatabase(join(dataDirectory, 'gateway.db'), migrations);
+  const databasePath = join(dataDirectory, 'gateway.db');
+  const database = openDatabase(databasePath, migrations);
+  // WAL checkpoints (the only fsyncs under synchronous = NORMAL) run on a thread of their own, not inside a
+  // tool call's receipt commit (docs/receipts.md#cost-per-call).
+  const checkpointer = startBackgroundCheckpointer(database, databasePath, (message) => logger.warn(message));
   const cleanups: Array<() => Promise<void> | void> = [
     () => {
       database.close();
     },
+    () => checkpointer.stop(),
   ];
   const cleanUp = async () => {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);

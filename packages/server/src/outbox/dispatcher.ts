@@ -3,7 +3,7 @@ import { request, type Dispatcher } from 'undici';
 import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
-import type { OutboxEvent, OutboxStore } from './store.js';
+import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
 
 export interface RetrySettings {
   attempts: number;
@@ -51,14 +51,19 @@ export interface WebhookDispatcher {
   start(): void;
   /** Stops every worker (an attempt in flight is abandoned and stays pending) and releases the leases. */
   stop(): Promise<void>;
-  /** Wakes the workers: new events, a replay, a re-enabled endpoint. */
-  notify(): void;
+  /**
+   * Wakes the workers: new events, a replay, a re-enabled endpoint. `reread` (a replay) makes them drop the
+   * events they read ahead, so replayed events with lower sequences go out next.
+   */
+  notify(options?: { reread?: boolean }): void;
   /** Sends one signed event outside the ordered stream (`gateway webhooks test`). */
   sendOnce(endpoint: string, eventId: string, body: string): Promise<AttemptResult>;
 }
 
 export const DEFAULT_LEASE_MS = 15_000;
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** How many pending events a worker reads in one query (it still sends them one at a time, in order). */
+export const READ_AHEAD = 100;
 
 export function retrySettings(retry: Partial<RetrySettings> | undefined): RetrySettings {
   return { ...WEBHOOK_RETRY_DEFAULTS, ...retry };
@@ -91,6 +96,9 @@ interface Worker {
   leaseValidUntil: number;
   wake: (() => void) | undefined;
   running: Promise<void> | undefined;
+  /** Pending events read ahead, lowest sequence first; the head is the one being delivered. */
+  queue: OutboxEvent[];
+  mustReread: boolean;
 }
 
 /**
@@ -109,7 +117,15 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
   const workers = new Map<string, Worker>(
     options.endpoints.map((endpoint) => [
       endpoint.name,
-      { endpoint, settings: retrySettings(endpoint.retry), leaseValidUntil: 0, wake: undefined, running: undefined },
+      {
+        endpoint,
+        settings: retrySettings(endpoint.retry),
+        leaseValidUntil: 0,
+        wake: undefined,
+        running: undefined,
+        queue: [],
+        mustReread: false,
+      },
     ]),
   );
   let isStarted = false;
@@ -127,6 +143,17 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     });
 
   const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
+    // One controller per attempt, aborted by the timeout or by stop(). Not AbortSignal.any/timeout: on Node 20
+    // every AbortSignal.any over the long-lived stop signal stays registered on it until a GC, which at
+    // thousands of events per second showed up as garbage-collector time on the delivery path.
+    const controller = new AbortController();
+    let isTimedOut = false;
+    const timer = setTimeout(() => {
+      isTimedOut = true;
+      controller.abort();
+    }, settings.timeoutMs);
+    const onStop = () => controller.abort();
+    stopController.signal.addEventListener('abort', onStop, { once: true });
     try {
       const secrets = await endpoint.secrets();
       const headers = {
@@ -134,13 +161,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         'user-agent': 'gateway-webhooks',
         ...signatureHeaders(secrets, eventId, new Date(), body),
       };
-      const response = await request(endpoint.url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: options.agent,
-        signal: AbortSignal.any([stopController.signal, AbortSignal.timeout(settings.timeoutMs)]),
-      });
+      const response = await request(endpoint.url, { method: 'POST', headers, body, dispatcher: options.agent, signal: controller.signal });
       // The receiver's answer body is not used; read a little and drop the rest.
       await response.body.dump({ limit: 65_536 }).catch(() => undefined);
       const isAcknowledged = response.statusCode >= 200 && response.statusCode < 300;
@@ -151,9 +172,18 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       };
     } catch (error) {
       const typed = error as Error & { code?: string };
-      const reason = typed.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
+      const reason = isTimedOut ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
       return { status: null, error: reason, retryAfterMs: undefined };
+    } finally {
+      clearTimeout(timer);
+      stopController.signal.removeEventListener('abort', onStop);
     }
+  };
+
+  /** Forgets what was read ahead (after a failure, a lost lease, a replay). */
+  const reread = (worker: Worker): void => {
+    worker.queue = [];
+    worker.mustReread = false;
   };
 
   const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
@@ -163,9 +193,22 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     // acknowledged event is not sent again after a clean restart.
     if (result.status === null && stopController.signal.aborted) return;
     if (result.status !== null && result.status >= 200 && result.status < 300) {
-      await store.markDelivered(endpoint.name, event.sequence, holder, result.status);
+      worker.queue.shift();
+      // Marked before the next event is sent, one commit per event: after a crash only the event in flight is
+      // sent again, so a receiver never sees the sequence go back. Marking in batches was measured (no gain
+      // left once WAL checkpoints moved off the event loop: a commit without fsync costs tens of µs) and
+      // would resend a whole batch after a crash.
+      const delivery: Delivery = { sequence: event.sequence, status: result.status, at: new Date().toISOString() };
+      if ((await store.markDelivered(endpoint.name, holder, [delivery])) === 0) {
+        // Not ours any more (the lease lapsed and another process took it, or a replay changed the row): stop
+        // sending from the list read ahead, and check the lease again before anything else.
+        reread(worker);
+        worker.leaseValidUntil = 0;
+      }
       return;
     }
+    // Anything else changes the event's row: read again after it.
+    reread(worker);
     if (result.status === 410) {
       // Standard Webhooks: 410 Gone means "stop sending". Keep the events (nothing lost); replay re-enables.
       await store.disable(endpoint.name, `${endpoint.url} answered 410 Gone to ${event.eventId}`);
@@ -195,12 +238,16 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         if (worker.leaseValidUntil - now < leaseMs / 2) {
           if (!(await store.acquireLease(name, holder, now, leaseMs))) {
             worker.leaseValidUntil = 0;
+            // Another process delivers now: what this one read ahead may be stale.
+            reread(worker);
             await sleep(worker, pollIntervalMs);
             continue;
           }
           worker.leaseValidUntil = now + leaseMs;
         }
-        const event = await store.nextPending(name);
+        if (worker.mustReread) reread(worker);
+        if (worker.queue.length === 0) worker.queue = await store.pending(name, READ_AHEAD);
+        const event = worker.queue[0];
         if (!event) {
           await sleep(worker, pollIntervalMs);
           continue;
@@ -213,6 +260,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         await deliver(worker, event);
       } catch (error) {
         options.logger?.warn({ endpoint: name, error: (error as Error).message }, 'webhook worker error; retrying');
+        worker.queue = [];
         await sleep(worker, pollIntervalMs);
       }
     }
@@ -230,8 +278,11 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       await Promise.all([...workers.values()].map((worker) => worker.running));
       for (const worker of workers.values()) await Promise.resolve(store.releaseLease(worker.endpoint.name, holder)).catch(() => undefined);
     },
-    notify() {
-      for (const worker of workers.values()) worker.wake?.();
+    notify(notification) {
+      for (const worker of workers.values()) {
+        if (notification?.reread) worker.mustReread = true;
+        worker.wake?.();
+      }
     },
     async sendOnce(endpoint, eventId, body) {
       const worker = workers.get(endpoint);

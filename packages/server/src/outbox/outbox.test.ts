@@ -307,6 +307,50 @@ describe('webhook outbox and delivery', () => {
     expect(target.requests.map((request) => request.headers['webhook-id'])).toEqual(['evt_receipt-0_audit', 'evt_receipt-0_audit']);
   });
 
+  it('reading ahead, every acknowledged event is marked before the next is sent: a restarted dispatcher repeats at most the event in flight', async () => {
+    const db = database();
+    const target = await receiver(() => ({ status: 200, delayMs: 1 }));
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    receiptTransaction(db, outbox, Array.from({ length: 300 }, (_, index) => makeReceipt(index)));
+    const store = outbox.store as SqliteOutboxStore;
+    const first = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
+    first.start();
+    await waitFor(() => delivered(target).length >= 120, 'a first part of the events');
+    await first.stop();
+    const receivedBeforeRestart = new Set(delivered(target).map((request) => request.headers['webhook-id']));
+    // Every event the receiver acknowledged before the stop is marked, except at most the one cut in flight.
+    expect(store.endpoint('audit')!.counts.delivered).toBeGreaterThanOrEqual(receivedBeforeRestart.size - 1);
+    expect(store.endpoint('audit')!.counts.delivered).toBeLessThanOrEqual(receivedBeforeRestart.size);
+
+    const second = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
+    second.start();
+    cleanups.push(() => second.stop());
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'all 300 events');
+    const sequences = delivered(target).map((request) => sequenceOf(request.body));
+    expect([...new Set(sequences)]).toEqual(Array.from({ length: 300 }, (_, index) => index + 1));
+    expect(sequences.length - 300).toBeLessThanOrEqual(1);
+    expect(sequences.every((sequence, index) => index === 0 || sequence >= sequences[index - 1]!)).toBe(true);
+  });
+
+  it('a dispatcher without the lease marks nothing delivered: its acknowledged events are sent again by the holder', () => {
+    const db = database();
+    const outbox = createOutbox({ database: db, endpoints: [{ name: 'audit' }] });
+    receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1)]);
+    const store = outbox.store as SqliteOutboxStore;
+    const at = new Date().toISOString();
+    expect(store.acquireLease('audit', 'process-a', Date.now(), 10_000)).toBe(true);
+    expect(store.markDelivered('audit', 'process-b', [{ sequence: 1, status: 200, at }])).toBe(0);
+    expect(store.pending('audit', 10).map((event) => event.sequence)).toEqual([1, 2]);
+    expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }, { sequence: 2, status: 204, at }])).toBe(2);
+    expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.lastStatus])).toEqual([
+      ['delivered', 200],
+      ['delivered', 204],
+    ]);
+    // Marking again changes nothing (only pending events are marked).
+    expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
+  });
+
   it('the SSRF guard applies: a loopback endpoint is refused unless network.allowPrivateNetworks lists it', async () => {
     const db = database();
     const target = await receiver();

@@ -59,9 +59,14 @@ export interface OutboxStore {
    */
   acquireLease(endpoint: string, holder: string, now: number, ttlMs: number): Awaitable<boolean>;
   releaseLease(endpoint: string, holder: string): Awaitable<void>;
-  /** The lowest-sequence pending event of the endpoint. */
-  nextPending(endpoint: string): Awaitable<OutboxEvent | undefined>;
-  markDelivered(endpoint: string, sequence: number, holder: string, status: number): Awaitable<void>;
+  /** The endpoint's pending events, lowest sequence first, at most `limit` (the dispatcher reads ahead). */
+  pending(endpoint: string, limit: number): Awaitable<OutboxEvent[]>;
+  /**
+   * Marks acknowledged events delivered in one transaction, each only if still pending and only while
+   * `holder` holds the endpoint's lease; returns how many were marked. (The dispatcher marks one event at a
+   * time, before sending the next: see dispatcher.ts.)
+   */
+  markDelivered(endpoint: string, holder: string, deliveries: readonly Delivery[]): Awaitable<number>;
   /** Records a failed attempt: `nextAttemptAt` to retry, or null to give the event up (`failed`). */
   markAttemptFailed(
     endpoint: string,
@@ -74,6 +79,13 @@ export interface OutboxStore {
   replay(endpoint: string, selection: { failed: true } | { fromSequence: number }): Awaitable<number>;
   endpoint(name: string): Awaitable<EndpointState | undefined>;
   events(endpoint: string, options: { fromSequence?: number; status?: OutboxStatus; limit: number }): Awaitable<OutboxEvent[]>;
+}
+
+/** One acknowledged attempt: the event's sequence, the 2xx status, and when (ISO). */
+export interface Delivery {
+  sequence: number;
+  status: number;
+  at: string;
 }
 
 interface EventRow {
@@ -113,6 +125,7 @@ function toEvent(row: EventRow): OutboxEvent {
 /** The outbox in the gateway's SQLite database (tables from `outboxMigrations`). */
 export class SqliteOutboxStore implements OutboxStore {
   private readonly statements;
+  private readonly markDeliveredTransaction: (endpoint: string, holder: string, deliveries: readonly Delivery[]) => number;
 
   constructor(private readonly database: SqliteDatabase) {
     this.statements = {
@@ -130,15 +143,15 @@ export class SqliteOutboxStore implements OutboxStore {
       release: database.prepare(
         'UPDATE webhook_endpoints SET lease_holder = NULL, lease_expires_at = NULL WHERE name = ? AND lease_holder = ?',
       ),
-      nextPending: database.prepare(
-        "SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT 1",
+      pending: database.prepare(
+        "SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT ?",
       ),
-      // The lease check inside the write: a dispatcher whose lease expired changes nothing.
+      holdsLease: database.prepare('SELECT 1 FROM webhook_endpoints WHERE name = ? AND lease_holder = ?').pluck(),
+      // The lease is checked once per batch, in the same write transaction (markDelivered).
       delivered: database.prepare(`
         UPDATE webhook_outbox SET status = 'delivered', attempts = attempts + 1, last_status = @status,
           last_error = NULL, last_attempt_at = @at, delivered_at = @at
-        WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'
-          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = @endpoint AND lease_holder = @holder)`),
+        WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'`),
       attemptFailed: database.prepare(`
         UPDATE webhook_outbox SET attempts = attempts + 1, last_status = @status, last_error = @error,
           last_attempt_at = @at, next_attempt_at = COALESCE(@next, next_attempt_at),
@@ -159,6 +172,15 @@ export class SqliteOutboxStore implements OutboxStore {
         SELECT * FROM webhook_outbox WHERE endpoint = @endpoint AND sequence >= @from
           AND (@status IS NULL OR status = @status) ORDER BY sequence LIMIT @limit`),
     };
+    // BEGIN IMMEDIATE: the lease check and the updates see one state. A dispatcher whose lease expired
+    // (another process took over) changes nothing; its events are sent again under the same ids.
+    const marks = database.transaction((endpoint: string, holder: string, deliveries: readonly Delivery[]): number => {
+      if (this.statements.holdsLease.get(endpoint, holder) === undefined) return 0;
+      let marked = 0;
+      for (const delivery of deliveries) marked += this.statements.delivered.run({ endpoint, ...delivery }).changes;
+      return marked;
+    });
+    this.markDeliveredTransaction = (endpoint, holder, deliveries) => marks.immediate(endpoint, holder, deliveries);
   }
 
   ensureEndpoints(names: readonly string[]): void {
@@ -196,13 +218,12 @@ export class SqliteOutboxStore implements OutboxStore {
     this.statements.release.run(endpoint, holder);
   }
 
-  nextPending(endpoint: string): OutboxEvent | undefined {
-    const row = this.statements.nextPending.get(endpoint) as EventRow | undefined;
-    return row ? toEvent(row) : undefined;
+  pending(endpoint: string, limit: number): OutboxEvent[] {
+    return (this.statements.pending.all(endpoint, limit) as EventRow[]).map(toEvent);
   }
 
-  markDelivered(endpoint: string, sequence: number, holder: string, status: number): void {
-    this.statements.delivered.run({ endpoint, sequence, holder, status, at: new Date().toISOString() });
+  markDelivered(endpoint: string, holder: string, deliveries: readonly Delivery[]): number {
+    return deliveries.length === 0 ? 0 : this.markDeliveredTransaction(endpoint, holder, deliveries);
   }
 
   markAttemptFailed(

@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import {
   DEFAULT_CHECKPOINT_EVERY_RECEIPTS,
   DEFAULT_CHECKPOINT_EVERY_SECONDS,
@@ -82,13 +82,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const everySeconds = settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS;
   const origin = defaultReceiptOrigin(loaded);
 
-  const digestKey = Buffer.from(
+  const digestKeyBytes = Buffer.from(
     await vaultSecret(vault, RECEIPTS_DIGEST_KEY_SECRET, () => randomBytes(32).toString('base64url'), warn),
     'base64url',
   );
-  if (digestKey.length < 16) {
+  if (digestKeyBytes.length < 16) {
     throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`);
   }
+  const digestKey = createSecretKey(digestKeyBytes);
   const signingPem = await vaultSecret(
     vault,
     RECEIPTS_SIGNING_KEY_SECRET,

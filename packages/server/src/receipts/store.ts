@@ -1,4 +1,4 @@
-import { appendToEdge, leafHash, receiptLeafBytes, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import { appendToEdge, leafHash, receiptCanonicalJson, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 
 /** A receipt before the log numbers it. */
@@ -118,9 +118,10 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     const tree = readTree.get() as { size: number; edge: Buffer };
     const index = tree.size;
     const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
-    const body = receiptLeafBytes(receipt);
+    // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
+    const body = receiptCanonicalJson(receipt);
     const hash = leafHash(body);
-    insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body.toString('utf8'), hash);
+    insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
     writeTree.run(index + 1, Buffer.concat(appendToEdge(edgeOf(tree.edge), index, hash)));
     for (const hook of hooks) hook.onReceipt(receipt);
     return receipt;

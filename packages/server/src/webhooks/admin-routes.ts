@@ -105,7 +105,7 @@ export function registerWebhookRoutes(
       return invalid(reply, 'from must be a sequence number (1 or more)');
     }
     const replayed = await store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
-    webhooks.dispatcher.notify();
+    webhooks.dispatcher.notify({ reread: true });
     return { endpoint, replayed };
   });
 
