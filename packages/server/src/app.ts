@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { Executor } from './execute/executor.js';
-import type { McpAuthorizer } from './mcp/caller.js';
+import type { McpAuthorizer } from './calls/caller.js';
 import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';

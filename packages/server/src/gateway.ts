@@ -24,7 +24,7 @@ import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
 import { createGatewayLogger } from './logger.js';
-import type { McpAuthorizer } from './mcp/caller.js';
+import type { McpAuthorizer } from './calls/caller.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';

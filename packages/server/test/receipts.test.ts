@@ -15,7 +15,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import type { McpAuthorizer, McpCaller } from '../src/mcp/caller.js';
+import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 
 const ADMIN_TOKEN = 'receipts-admin-token-4c1d';

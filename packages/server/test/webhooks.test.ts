@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { parseConfig } from '@gateway/core';
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import type { McpAuthorizer, McpCaller } from '../src/mcp/caller.js';
+import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type ReceivedRequest, type WebhookReceiver } from './support/webhook-receiver.js';
 

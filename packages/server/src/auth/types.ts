@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { LoginSummary } from '../credentials/index.js';
-import type { McpAuthorizer } from '../mcp/caller.js';
+import type { McpAuthorizer } from '../calls/caller.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';

@@ -7,7 +7,7 @@ import { createVault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { lockedOperation, lockWith, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
-import type { McpCaller } from '../mcp/caller.js';
+import type { McpCaller } from '../calls/caller.js';
 import { PublicationRegistry } from '../publications/registry.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
 import { receiptMigrations } from '../receipts/migrations.js';

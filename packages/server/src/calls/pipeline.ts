@@ -8,7 +8,7 @@ import { decideCall, type CallDenialReason, type CallVerdict, type LoadedConfig,
 import type { FastifyBaseLogger } from 'fastify';
 import { loginIdOf } from '../credentials/index.js';
 import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
-import type { McpAuthorizer, McpCaller } from '../mcp/caller.js';
+import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
 import type { ReceiptLog } from '../receipts/log.js';
 

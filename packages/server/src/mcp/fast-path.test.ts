@@ -5,7 +5,7 @@ import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
 import { PublicationRegistry } from '../publications/index.js';
 import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { freePort } from '../../test/support/net.js';
-import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { McpAuthorizer, McpCaller } from '../calls/caller.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { DEFAULT_SSE_KEEP_ALIVE_MS, encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { McpCaller } from './caller.js';
+import type { McpCaller } from '../calls/caller.js';
 import { NotificationStreams } from './notification-streams.js';
 
 /** A real loopback HTTP server whose every request becomes a notification stream of `caller`. */

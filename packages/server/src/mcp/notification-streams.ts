@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import type { McpCaller } from './caller.js';
+import type { McpCaller } from '../calls/caller.js';
 
 /**
  * The standalone server-to-client stream of MCP 2025-11-25 (Streamable HTTP › Listening for Messages):

@@ -15,7 +15,7 @@ import { createCallPipeline, type CallAnswer, type CallDecision } from '../calls
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { McpAuthentication, McpAuthorizer, McpCaller } from './caller.js';
+import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
 import {
   DEFAULT_SSE_KEEP_ALIVE_MS,
   encodeModernResult,

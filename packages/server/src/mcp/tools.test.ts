@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PublicationRegistry } from '../publications/registry.js';
 import { lockWith, lockedOperation } from '../../test/support/fixtures.js';
-import type { McpCaller } from './caller.js';
+import type { McpCaller } from '../calls/caller.js';
 import { pino } from 'pino';
 import { createCallPipeline } from '../calls/pipeline.js';
 import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';

@@ -1,6 +1,6 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { ListedTool, PublicationRegistry, PublicationSnapshot } from '../publications/registry.js';
-import type { McpCaller } from './caller.js';
+import type { McpCaller } from '../calls/caller.js';
 import { compareText } from '@gateway/core';
 
 /** Default page size of `tools/list`. */

@@ -1,4 +1,4 @@
-import type { McpAuthentication, McpAuthorizer, McpCaller } from '../mcp/caller.js';
+import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
 import { TokenRejected, type AccessTokens } from '../oauth/tokens.js';
 import { toolScope } from './stale.js';
 import type { SessionStore } from './store.js';

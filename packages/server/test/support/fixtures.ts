@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalDigest, type LockedOperation, type Lockfile } from '@gateway/core';
-import type { McpAuthorizer, McpCaller } from '../../src/mcp/caller.js';
+import type { McpAuthorizer, McpCaller } from '../../src/calls/caller.js';
 import type { PublicationRegistry } from '../../src/publications/registry.js';
 
 const DIGEST = `sha256:${'0'.repeat(64)}`;

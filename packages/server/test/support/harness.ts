@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { runGateway, repositoryRoot, temporaryDirectory } from '../../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { REDACTED_LOG_PATHS } from '../../src/logger.js';
-import type { McpAuthorizer, McpCaller } from '../../src/mcp/caller.js';
+import type { McpAuthorizer, McpCaller } from '../../src/calls/caller.js';
 import type { PublicationRegistry } from '../../src/publications/registry.js';
 import { freePort } from './net.js';
 
