@@ -7,6 +7,8 @@ import { parseConfig } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
 import { createAdminPlugin } from '../src/admin/index.js';
 import { createOriginGuard } from '../src/mcp/origin.js';
+import { freePort } from './support/net.js';
+import { lockWith, lockedOperation } from './support/fixtures.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
 import { SessionStore, sessionMigrations } from '../src/sessions/store.js';
 import { openDatabase, type SqliteDatabase } from '../src/store/database.js';
@@ -20,6 +22,7 @@ let database: SqliteDatabase;
 let store: SessionStore;
 let app: FastifyInstance;
 let url: string;
+let registry: PublicationRegistry;
 const revoked: string[] = [];
 
 beforeAll(async () => {
@@ -48,9 +51,18 @@ beforeAll(async () => {
     now - 5000,
   );
   app = Fastify({ logger: false });
-  const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:9/mcp', isLoopbackListener: true, listenPort: 9 });
-  await app.register(createAdminPlugin({ vault, loaded, registry: new PublicationRegistry(), guard, sessions: store }));
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = await freePort();
+  // What the running gateway serves: get_order as approved, search_orders changed since.
+  registry = new PublicationRegistry();
+  registry.replace(
+    lockWith([
+      lockedOperation({ tool: 'get_order', method: 'GET', path: '/orders/{id}', fingerprint: 'sha256:abc' }),
+      lockedOperation({ tool: 'search_orders', method: 'GET', path: '/orders', fingerprint: 'sha256:now' }),
+    ]),
+  );
+  const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:9/mcp', isLoopbackListener: true, listenPort: port });
+  await app.register(createAdminPlugin({ vault, loaded, registry, guard, sessions: store }));
+  await app.listen({ host: '127.0.0.1', port });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
 
@@ -86,6 +98,29 @@ describe('gateway sessions (through the admin API)', () => {
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(String(result.stdout)).toContain('get_order  sha256:abc');
     expect(String(result.stdout)).toContain('orders/api_key');
+  });
+
+  it('show marks a tool whose served fingerprint differs from the approved one as stale, with the reason', async () => {
+    const stale = store.openSession({
+      subject: 'local:carol',
+      personName: 'carol',
+      clientId: 'dcr-3',
+      clientName: 'Editor',
+      tools: [
+        { name: 'get_order', fingerprint: 'sha256:abc' },
+        { name: 'search_orders', fingerprint: 'sha256:before' },
+      ],
+      logins: [],
+      expiresAt: Date.now() + 3_600_000,
+    });
+    const human = await sessions(['show', stale.id]);
+    expect(human.exitCode, String(human.stderr)).toBe(0);
+    expect(String(human.stdout)).toMatch(/search_orders {2}sha256:before {2}STALE: changed since approval \(now sha256:now\)/);
+    expect(String(human.stdout)).not.toMatch(/get_order .*STALE/);
+    const json = await sessions(['show', stale.id, '--json']);
+    const tools = (JSON.parse(String(json.stdout)) as { session: { tools: Array<{ name: string; stale?: boolean; currentFingerprint?: string }> } }).session.tools;
+    expect(tools.find((tool) => tool.name === 'search_orders')).toMatchObject({ stale: true, currentFingerprint: 'sha256:now' });
+    expect(tools.find((tool) => tool.name === 'get_order')!.stale).toBeUndefined();
   });
 
   it("revoke ends the session in the running server's store, which clears the server's token cache", async () => {
