@@ -17,7 +17,7 @@ import {
 import { createAdminPlugin } from './admin/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
-import { authorizationMigrations, createAuthorization, type ConsentTool } from './auth/index.js';
+import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';

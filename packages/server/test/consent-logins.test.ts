@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConsentTool } from '../src/auth/index.js';
+import type { ConsentTool } from '../src/authorization/index.js';
 import type { LoginSummary as ConsentLogin } from '../src/credentials/index.js';
 import { authorizeUrl, PERSON, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../test-support/cli.js';
-import { cacheSeconds } from '../src/oauth/client-metadata-document.js';
+import { cacheSeconds } from '../src/authorization/oauth/client-metadata-document.js';
 import {
   approve,
   authorizeUrl,

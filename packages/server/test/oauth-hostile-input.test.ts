@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyRedirectUri, redirectUriMatches } from '../src/oauth/redirect-uris.js';
+import { classifyRedirectUri, redirectUriMatches } from '../src/authorization/oauth/redirect-uris.js';
 import { join } from 'node:path';
 import { PeopleDirectory } from '@gateway/runtime';
 import { approve, authorizeUrl, Browser, hiddenField, PERSON, pkce, registerClient, startAuthorizationServer, tokenRequest, type TestAuthorizationServer } from './oauth-support/authorization-server.js';

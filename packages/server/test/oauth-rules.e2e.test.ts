@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../test-support/cli.js';
-import { classifyRedirectUri, isLocalhostOnly, redirectUriMatches } from '../src/oauth/redirect-uris.js';
-import { loadSigningKeys, SIGNING_KEYS_SECRET } from '../src/oauth/signing-keys.js';
+import { classifyRedirectUri, isLocalhostOnly, redirectUriMatches } from '../src/authorization/oauth/redirect-uris.js';
+import { loadSigningKeys, SIGNING_KEYS_SECRET } from '../src/authorization/oauth/signing-keys.js';
 import { createVault } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import { SIGNING_KEYS_SECRET } from '../src/oauth/signing-keys.js';
+import { SIGNING_KEYS_SECRET } from '../src/authorization/oauth/signing-keys.js';
 import {
   approve,
   authorizeUrl,

@@ -17,8 +17,8 @@ import type { OAuthClientProvider as LegacyOAuthClientProvider } from '@modelcon
 import { loadConfig, readLockFile } from '@gateway/core';
 import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { markStaleTools, publishedFingerprints } from '../src/auth/index.js';
-import { SessionStore, sessionMigrations } from '../src/sessions/store.js';
+import { markStaleTools, publishedFingerprints } from '../src/authorization/index.js';
+import { SessionStore, sessionMigrations } from '../src/authorization/stores/session-store.js';
 import { openDatabase } from '../src/store/database.js';
 import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';

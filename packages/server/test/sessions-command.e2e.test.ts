@@ -10,7 +10,7 @@ import { createOriginGuard } from '../src/mcp/origin.js';
 import { freePort } from './support/net.js';
 import { lockWith, lockedOperation } from './support/fixtures.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
-import { SessionStore, sessionMigrations } from '../src/sessions/store.js';
+import { SessionStore, sessionMigrations } from '../src/authorization/stores/session-store.js';
 import { openDatabase, type SqliteDatabase } from '../src/store/database.js';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 

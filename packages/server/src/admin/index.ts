@@ -18,13 +18,13 @@ import {
   type LoadedConfig,
   type LockReloadStatus,
 } from '@gateway/core';
-import { sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
+import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
-import { markStaleTools } from '../sessions/stale.js';
+import { markStaleTools } from '../authorization/consent/reapproval.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { PendingAuthorizations } from '../consent/pending.js';
-import { BrowserSessions } from '../people/browser-sessions.js';
+import { PendingAuthorizations } from '../authorization/consent/pending.js';
+import { BrowserSessions } from '../authorization/signin/browser-sessions.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
 import { SharedEphemeralStore, sharedStateMigrations } from './shared-state.js';
 

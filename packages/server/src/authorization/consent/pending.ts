@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { ConsentTool } from '../auth/types.js';
+import type { ConsentTool } from './consent-tool.js';
 import type { OAuthClient } from '../oauth/clients.js';
-import type { SharedEphemeralStore } from '../store/shared-state.js';
+import type { SharedEphemeralStore } from '../../store/shared-state.js';
 
 /** A validated /authorize request waiting for sign-in and a decision. */
 export interface PendingAuthorization {

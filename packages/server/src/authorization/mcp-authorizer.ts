@@ -1,7 +1,7 @@
 import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
-import { TokenRejected, type AccessTokens } from '../oauth/tokens.js';
-import { toolScope } from './stale.js';
-import type { SessionStore } from './store.js';
+import { TokenRejected, type AccessTokens } from './oauth/tokens.js';
+import { toolScope } from './consent/reapproval.js';
+import type { SessionStore } from './stores/session-store.js';
 
 /** Quoted-string safe text for a WWW-Authenticate parameter (RFC 9110 §11.2 / RFC 6750 §3). */
 function quoted(text: string): string {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
-import { seal, sealedKey, unseal, type SharedEphemeralStore } from '../store/shared-state.js';
+import { seal, sealedKey, unseal, type SharedEphemeralStore } from '../../store/shared-state.js';
 
 /** Who signed in to the gateway's pages, and how. */
 export interface SignedInPerson {

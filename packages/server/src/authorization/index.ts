@@ -1,29 +1,30 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import { GatewayError } from '@gateway/core';
-import { registerConsentRoutes } from '../consent/routes.js';
-import { createClientMetadataFetcher } from '../oauth/client-metadata-document.js';
-import { createClientRegistry } from '../oauth/clients.js';
-import { registerOAuthRoutes } from '../oauth/routes.js';
-import { authSettings } from '../oauth/settings.js';
-import { loadSigningKeys } from '../oauth/signing-keys.js';
-import { AccessTokens } from '../oauth/tokens.js';
+import { registerConsentRoutes } from './handlers/consent-routes.js';
+import { createClientMetadataFetcher } from './oauth/client-metadata-document.js';
+import { createClientRegistry } from './oauth/clients.js';
+import { registerOAuthRoutes } from './handlers/oauth-routes.js';
+import { authSettings } from './oauth/settings.js';
+import { loadSigningKeys } from './oauth/signing-keys.js';
+import { AccessTokens } from './oauth/tokens.js';
 import { PeopleDirectory } from '@gateway/runtime';
-import { BrowserSessions } from '../people/browser-sessions.js';
-import { createOidcSignIn } from '../people/oidc.js';
-import { createMcpAuthorizer } from '../sessions/authorizer.js';
-import { SessionStore, sessionMigrations } from '../sessions/store.js';
+import { BrowserSessions } from './signin/browser-sessions.js';
+import { createOidcSignIn } from './signin/oidc.js';
+import { createMcpAuthorizer } from './mcp-authorizer.js';
+import { SessionStore, sessionMigrations } from './stores/session-store.js';
 import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
 import type { Migration } from '../store/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
-export type { AuthorizationComponents, AuthorizationContext, ConsentTool } from './types.js';
-export { bearerChallenge } from '../sessions/authorizer.js';
-export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from '../sessions/store.js';
-export { markStaleTools, publishedFingerprints, toolScope, TOOL_SCOPE_PREFIX, type SessionToolStatus } from '../sessions/stale.js';
+export type { AuthorizationComponents, AuthorizationContext } from './types.js';
+export type { ConsentTool } from './consent/consent-tool.js';
+export { bearerChallenge } from './mcp-authorizer.js';
+export { SessionStore, sessionState, type SessionRecord, type SessionState, type SessionTool } from './stores/session-store.js';
+export { markStaleTools, publishedFingerprints, toolScope, TOOL_SCOPE_PREFIX, type SessionToolStatus } from './consent/reapproval.js';
 
-export { authSettings, type AuthSettings } from '../oauth/settings.js';
-export { SIGNING_KEYS_SECRET } from '../oauth/signing-keys.js';
+export { authSettings, type AuthSettings } from './oauth/settings.js';
+export { SIGNING_KEYS_SECRET } from './oauth/signing-keys.js';
 
 /** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */
 export const authorizationMigrations: Migration[] = [...sessionMigrations, ...sharedStateMigrations];

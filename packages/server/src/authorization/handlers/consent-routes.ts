@@ -1,24 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '@gateway/core';
-import type { AuthorizationContext, ConsentTool } from '../auth/types.js';
+import type { ConsentOffer, ConsentTool } from '../consent/consent-tool.js';
 import { findRedirectUri, OAuthProblem, type ClientRegistry, type OAuthClient } from '../oauth/clients.js';
 import { addFormParser, formOf, queryOf, repeatedParameter } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { AuthSettings } from '../oauth/settings.js';
 import type { PeopleDirectory } from '@gateway/runtime';
-import { SignInThrottle, type BrowserSession, type BrowserSessions } from '../people/browser-sessions.js';
-import type { OidcSignIn } from '../people/oidc.js';
-import { randomToken, type SessionStore } from '../sessions/store.js';
-import { TOOL_SCOPE_PREFIX } from '../sessions/stale.js';
-import { consentPage, errorPage, lifetimeLabel, signInPage, type RenderedPage } from './pages.js';
+import { SignInThrottle, type BrowserSession, type BrowserSessions } from '../signin/browser-sessions.js';
+import type { OidcSignIn } from '../signin/oidc.js';
+import { randomToken, type SessionStore } from '../stores/session-store.js';
+import { TOOL_SCOPE_PREFIX } from '../consent/reapproval.js';
+import { consentPage, errorPage, lifetimeLabel, signInPage, type RenderedPage } from '../consent/pages.js';
 import { RateLimiter } from '../oauth/rate-limit.js';
-import { PendingAuthorizations, type PendingAuthorization } from './pending.js';
-import type { SharedEphemeralStore } from '../store/shared-state.js';
+import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
+import type { SharedEphemeralStore } from '../../store/shared-state.js';
 
 export interface ConsentRoutesOptions {
   settings: AuthSettings;
-  context: AuthorizationContext;
+  /** The tools and logins on offer, and where the pages log. */
+  context: ConsentOffer & { logger: FastifyBaseLogger };
   clients: ClientRegistry;
   store: SessionStore;
   people: PeopleDirectory;

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { randomToken, sessionState, type SessionRecord, type SessionStore } from '../sessions/store.js';
-import { OAuthProblem, REGISTRATION_LIMITS, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from './clients.js';
-import { addFormParser, allowCors, formOf, registerPreflight, repeatedParameter, sendOAuthJson, sendOAuthProblem } from './http.js';
-import type { SigningKeySet } from './signing-keys.js';
-import { TokenRejected, type AccessTokens } from './tokens.js';
-import type { AuthSettings } from './settings.js';
+import { randomToken, sessionState, type SessionRecord, type SessionStore } from '../stores/session-store.js';
+import { OAuthProblem, REGISTRATION_LIMITS, TOKEN_ENDPOINT_AUTH_METHODS, type ClientRegistry, type OAuthClient } from '../oauth/clients.js';
+import { addFormParser, allowCors, formOf, registerPreflight, repeatedParameter, sendOAuthJson, sendOAuthProblem } from '../oauth/http.js';
+import type { SigningKeySet } from '../oauth/signing-keys.js';
+import { TokenRejected, type AccessTokens } from '../oauth/tokens.js';
+import type { AuthSettings } from '../oauth/settings.js';
 
 export interface OAuthRoutesOptions {
   settings: AuthSettings;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GatewayError } from '@gateway/core';
-import type { Migration, SqliteDatabase } from '../store/database.js';
+import type { Migration, SqliteDatabase } from '../../store/database.js';
 
 /**
  * Sessions, authorization codes, refresh tokens and dynamically registered clients, in the gateway's

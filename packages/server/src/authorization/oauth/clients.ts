@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
 import { GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import { hashToken, type SessionStore } from '../sessions/store.js';
+import { hashToken, type SessionStore } from '../stores/session-store.js';
 import { isClientMetadataUrl, type ClientMetadataFetcher } from './client-metadata-document.js';
 import { classifyRedirectUri, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './redirect-uris.js';
 import type { AuthSettings } from './settings.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ConsentTool } from '../auth/types.js';
-import type { LoginSummary } from '../credentials/index.js';
+import type { ConsentTool } from './consent-tool.js';
+import type { LoginSummary } from '../../credentials/index.js';
 import { compareText } from '@gateway/core';
 
 /**
