@@ -227,8 +227,8 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     const second = await authorise(server);
     // A successor whose hash already exists makes the insert fail inside the transaction (as a crash would
     // interrupt it): retiring the presented token must be rolled back with it.
-    expect(() => server.store.rotateRefreshToken(first.refreshToken, second.refreshToken, { graceMs: 1000 })).toThrow(/UNIQUE/);
-    expect(server.store.findRefreshToken(first.refreshToken)!.usedAt).toBeNull();
+    expect(() => server.store.refreshTokens.rotate(first.refreshToken, second.refreshToken, { graceMs: 1000 })).toThrow(/UNIQUE/);
+    expect(server.store.refreshTokens.find(first.refreshToken)!.usedAt).toBeNull();
     const refreshed = await refresh(first.clientId, first.refreshToken);
     expect(refreshed.status).toBe(200);
     expect(await mcpStatus(server, refreshed.body.access_token as string)).toBe(200);

@@ -59,9 +59,9 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     timeoutMs: settings.clientMetadata.timeoutMs,
     maxCacheSeconds: settings.clientMetadata.maxCacheSeconds,
   });
-  const clients = createClientRegistry({ settings, store, vault: context.vault, metadataDocuments });
+  const clients = createClientRegistry({ settings, registrations: store.clients, vault: context.vault, metadataDocuments });
   const tokens = new AccessTokens(keys, settings.issuer, settings.mcpUrl, settings.accessTokenSeconds);
-  const authorizer = createMcpAuthorizer({ tokens, store, resourceMetadataUrl: settings.endpoints.protectedResourceMetadata });
+  const authorizer = createMcpAuthorizer({ tokens, sessions: store.sessions, resourceMetadataUrl: settings.endpoints.protectedResourceMetadata });
   const people = new PeopleDirectory(settings.peopleFile);
   // With workers, a browser's next page may reach another process: page state goes through the database.
   const isShared = context.requireSharedSigningKeys === true;

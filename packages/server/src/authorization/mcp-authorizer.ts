@@ -1,7 +1,7 @@
 import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
 import { TokenRejected, type AccessTokens } from './oauth/tokens.js';
 import { toolScope } from './consent/reapproval.js';
-import type { SessionStore } from './stores/session-store.js';
+import type { Sessions } from './stores/sessions.js';
 
 /** Quoted-string safe text for a WWW-Authenticate parameter (RFC 9110 §11.2 / RFC 6750 §3). */
 function quoted(text: string): string {
@@ -25,10 +25,10 @@ export function bearerChallenge(resourceMetadataUrl: string, error?: { code: str
  * Sessions are parsed once and cached; whether one is still open is read from the database on every
  * request (a primary-key lookup), so `gateway sessions revoke` from another process takes effect at once.
  */
-export function createMcpAuthorizer(options: { tokens: AccessTokens; store: SessionStore; resourceMetadataUrl: string }): McpAuthorizer & { forget(sessionId: string): void } {
-  const { tokens, store, resourceMetadataUrl } = options;
+export function createMcpAuthorizer(options: { tokens: AccessTokens; sessions: Sessions; resourceMetadataUrl: string }): McpAuthorizer & { forget(sessionId: string): void } {
+  const { tokens, sessions, resourceMetadataUrl } = options;
   const callers = new Map<string, McpCaller>();
-  store.onRevoke((sessionId) => callers.delete(sessionId));
+  sessions.onRevoke((sessionId) => callers.delete(sessionId));
 
   function refuse(status: number, code: string | undefined, description: string): McpAuthentication {
     return {
@@ -42,7 +42,7 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
   function callerFor(sessionId: string): McpCaller | undefined {
     const cached = callers.get(sessionId);
     if (cached) return cached;
-    const session = store.session(sessionId);
+    const session = sessions.find(sessionId);
     if (!session) return undefined;
     const caller: McpCaller = {
       sessionId: session.id,
@@ -72,7 +72,7 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
         throw error;
       }
       const now = Date.now();
-      if (!store.isSessionOpen(claims.sid, now)) {
+      if (!sessions.isOpen(claims.sid, now)) {
         callers.delete(claims.sid);
         return refuse(401, 'invalid_token', `session ${claims.sid} has ended or was revoked`);
       }
@@ -84,19 +84,19 @@ export function createMcpAuthorizer(options: { tokens: AccessTokens; store: Sess
       return { ok: true, caller };
     },
     isSessionOpen(sessionId) {
-      const isOpen = store.isSessionOpen(sessionId);
+      const isOpen = sessions.isOpen(sessionId);
       if (!isOpen) callers.delete(sessionId);
       return isOpen;
     },
     onSessionEnded(listener) {
-      return store.onRevoke(listener);
+      return sessions.onRevoke(listener);
     },
     challengeStaleApproval(caller, toolNames) {
       // MCP › Scope Challenge Handling / RFC 6750 §3.1: 403 insufficient_scope naming every scope this
       // call needs; the client re-runs authorization with them and the person approves the tools again.
       const scope = [...new Set(toolNames)].sort().map(toolScope).join(' ');
       const description = `approve again: ${[...toolNames].join(', ')} changed since this session approved ${toolNames.length === 1 ? 'it' : 'them'}`;
-      store.requestReapproval(caller.sessionId, toolNames);
+      sessions.requestReapproval(caller.sessionId, toolNames);
       return {
         ok: false,
         status: 403,

@@ -1,5 +1,5 @@
 import { inUsePublication, type Lockfile } from '@gateway/core';
-import type { SessionTool } from '../stores/session-store.js';
+import type { SessionTool } from '../stores/sessions.js';
 
 /**
  * Re-approval (docs/authorization.md › Re-approval). A session holds the fingerprints the person saw;

@@ -323,7 +323,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
    */
   function initialChoices(browser: BrowserSession, pendingRequest: PendingAuthorization, tools: ConsentTool[]): { choices: ConsentChoices; reapproval: string[] } {
     const offered = new Map(tools.map((tool) => [tool.name, tool] as const));
-    const previous = store.latestOpenSession(browser.person!.subject, pendingRequest.client.clientId);
+    const previous = store.sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
     const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
     // Every tool of the earlier approval that changed since is marked, not only the one the client named.
@@ -446,7 +446,7 @@ export function registerConsentRoutes(instance: FastifyInstance, options: Consen
       now,
     );
     const code = randomToken();
-    store.saveCode(code, {
+    store.codes.save(code, {
       sessionId: opened.id,
       clientId: pendingRequest.client.clientId,
       redirectUri: pendingRequest.redirectUriParameter,

@@ -130,14 +130,14 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
     const access = await tokens.issue(session);
     const refreshToken = randomToken();
     // The refresh token lives exactly as long as the session, never longer (RFC 9700 §4.14.2).
-    store.saveRefreshToken(refreshToken, { sessionId: session.id, clientId: client.clientId, expiresAt: session.expiresAt });
+    store.refreshTokens.save(refreshToken, { sessionId: session.id, clientId: client.clientId, expiresAt: session.expiresAt });
     return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken };
   }
 
   async function redeemCode(form: URLSearchParams, client: OAuthClient): Promise<Record<string, unknown>> {
     const code = form.get('code');
     if (!code) throw new OAuthProblem('invalid_request', 'code is required');
-    const stored = store.redeemCode(code);
+    const stored = store.codes.redeem(code);
     if (!stored) throw new OAuthProblem('invalid_grant', 'unknown or expired authorization code');
     if (stored.alreadyUsed) {
       // OAuth 2.1 §4.1.3 / RFC 9700 §4.5: a second redemption is refused and what the code produced is revoked.
@@ -167,7 +167,7 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
   async function refresh(form: URLSearchParams, client: OAuthClient): Promise<Record<string, unknown>> {
     const token = form.get('refresh_token');
     if (!token) throw new OAuthProblem('invalid_request', 'refresh_token is required');
-    const stored = store.findRefreshToken(token);
+    const stored = store.refreshTokens.find(token);
     if (!stored) throw new OAuthProblem('invalid_grant', 'unknown refresh token');
     if (stored.clientId !== client.clientId) throw new OAuthProblem('invalid_grant', 'the refresh token was issued to another client');
     const session = store.session(stored.sessionId);
@@ -184,7 +184,7 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
     // in between (a concurrent request cannot interleave; a crash cannot split it).
     const access = await tokens.issue(session);
     const successor = randomToken();
-    const rotation = store.rotateRefreshToken(token, successor, { graceMs: settings.refreshReuseGraceSeconds * 1000 });
+    const rotation = store.refreshTokens.rotate(token, successor, { graceMs: settings.refreshReuseGraceSeconds * 1000 });
     switch (rotation.outcome) {
       case 'unknown':
         throw new OAuthProblem('invalid_grant', 'unknown refresh token');
@@ -232,7 +232,7 @@ export function registerOAuthRoutes(instance: FastifyInstance, options: OAuthRou
       if (session && session.revokedAt === null) store.revokeSession(sessionId, 'revoked by the client');
     };
     const asRefresh = (): boolean => {
-      const stored = store.findRefreshToken(token);
+      const stored = store.refreshTokens.find(token);
       if (stored) revokeIfOwned(stored.sessionId, stored.clientId);
       return stored !== undefined;
     };

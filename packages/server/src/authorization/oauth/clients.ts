@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
 import { GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import { hashToken, type SessionStore } from '../stores/session-store.js';
+import type { RegisteredClients } from '../stores/clients.js';
+import { hashToken } from '../stores/tokens.js';
 import { isClientMetadataUrl, type ClientMetadataFetcher } from './client-metadata-document.js';
 import { classifyRedirectUri, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './redirect-uris.js';
 import type { AuthSettings } from './settings.js';
@@ -80,11 +81,12 @@ function isWebPageUrl(value: unknown): value is string {
 
 export function createClientRegistry(options: {
   settings: AuthSettings;
-  store: SessionStore;
+  /** Where dynamic registrations are kept. */
+  registrations: RegisteredClients;
   vault: Vault;
   metadataDocuments: ClientMetadataFetcher;
 }): ClientRegistry {
-  const { settings, store, vault, metadataDocuments } = options;
+  const { settings, registrations, vault, metadataDocuments } = options;
   const configured = new Map(settings.clients.map((client) => [client.clientId, client]));
 
   async function find(clientId: string): Promise<OAuthClient> {
@@ -107,7 +109,7 @@ export function createClientRegistry(options: {
         throw new OAuthProblem('invalid_client', error instanceof GatewayError ? error.message : String(error), 401);
       }
     }
-    const stored = store.registeredClient(clientId);
+    const stored = registrations.find(clientId);
     if (stored) {
       const metadata = stored.metadata;
       return {
@@ -125,7 +127,7 @@ export function createClientRegistry(options: {
     if (!settings.registration.enabled) throw new OAuthProblem('access_denied', 'dynamic client registration is turned off on this gateway', 403);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthProblem('invalid_client_metadata', 'the request body must be a JSON object');
     const now = Date.now();
-    if (store.registrationsFrom(from, now - 3_600_000) >= settings.registration.perIpPerHour) {
+    if (registrations.registrationsFrom(from, now - 3_600_000) >= settings.registration.perIpPerHour) {
       throw new OAuthProblem('slow_down', 'too many registrations from this address; try again later', 429);
     }
     const request = body as Record<string, unknown>;
@@ -184,7 +186,7 @@ export function createClientRegistry(options: {
       ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
       ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
     };
-    store.registerClient({
+    registrations.register({
       clientId,
       secretHash: secret ? hashToken(secret) : null,
       metadata,
@@ -222,7 +224,7 @@ export function createClientRegistry(options: {
       const expected = await vault.get(secretName);
       isValid = expected !== undefined && secretsEqual(expected, secret);
     } else {
-      const stored = store.registeredClient(clientId);
+      const stored = registrations.find(clientId);
       isValid = stored?.secretHash != null && secretsEqual(stored.secretHash, hashToken(secret));
     }
     if (!isValid) throw new OAuthProblem('invalid_client', 'client authentication failed', 401);
@@ -231,7 +233,7 @@ export function createClientRegistry(options: {
 
   function markAuthorized(client: OAuthClient): void {
     if (client.registration !== 'dynamic') return;
-    store.touchClient(client.clientId, Date.now() + settings.registration.idleExpirySeconds * 1000);
+    registrations.touch(client.clientId, Date.now() + settings.registration.idleExpirySeconds * 1000);
   }
 
   return { find, register, authenticate, markAuthorized };

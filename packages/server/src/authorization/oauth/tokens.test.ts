@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import type { SessionRecord } from '../stores/session-store.js';
+import type { SessionRecord } from '../stores/sessions.js';
 import { ACCESS_TOKEN_ALGORITHM, type SigningKey, type SigningKeySet } from './signing-keys.js';
 import { AccessTokens, TokenRejected } from './tokens.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import type { SessionRecord } from '../stores/session-store.js';
+import type { SessionRecord } from '../stores/sessions.js';
 import { ACCESS_TOKEN_ALGORITHM, type SigningKeySet } from './signing-keys.js';
 
 /** RFC 9068 §2.1: the media type of JWT access tokens, sent as the `typ` header. */
