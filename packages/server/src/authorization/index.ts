@@ -1,10 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import type { FastifyPluginAsync } from 'fastify';
 import { GatewayError } from '@gateway/core';
-import { registerConsentRoutes } from './handlers/consent-routes.js';
 import { createClientMetadataFetcher } from './oauth/client-metadata-document.js';
 import { createClientRegistry } from './oauth/clients.js';
-import { registerOAuthRoutes } from './handlers/oauth-routes.js';
 import { authSettings } from './oauth/settings.js';
 import { loadSigningKeys } from './oauth/signing-keys.js';
 import { AccessTokens } from './oauth/tokens.js';
@@ -12,6 +9,7 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { BrowserSessions } from './signin/browser-sessions.js';
 import { createOidcSignIn } from './signin/oidc.js';
 import { createMcpAuthorizer } from './mcp-authorizer.js';
+import { authorizationServerPlugin } from './plugin.js';
 import { SessionStore, sessionMigrations } from './stores/session-store.js';
 import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
 import type { Migration } from '../store/database.js';
@@ -83,10 +81,21 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   }, PURGE_INTERVAL_MS);
   purgeTimer.unref();
 
-  const plugin: FastifyPluginAsync = async (instance) => {
-    registerOAuthRoutes(instance, { settings, clients, store, keys, tokens, logger: context.logger });
-    registerConsentRoutes(instance, { settings, context, clients, store, people, browserSessions, ...(oidc ? { oidc } : {}), ...(sharedPending ? { sharedPending } : {}) });
-  };
+  const plugin = authorizationServerPlugin({
+    settings,
+    clients,
+    sessions: store.sessions,
+    codes: store.codes,
+    refreshTokens: store.refreshTokens,
+    keys,
+    tokens,
+    logger: context.logger,
+    offer: context,
+    people,
+    browserSessions,
+    ...(oidc ? { oidc } : {}),
+    ...(sharedPending ? { sharedPending } : {}),
+  });
 
   return {
     plugin,

@@ -302,7 +302,7 @@ ${lifetimes}
 </form>`;
   // Ticking a tool ticks the login it needs (its only one, or the first of its alternatives when none of
   // them is ticked yet); a login no ticked tool can use is unticked. The server applies the same rule
-  // (consent/routes.ts), so the page also works without this script.
+  // (handlers/consent.ts), so the page also works without this script.
   const script = `(() => {
   const all = document.getElementById('select-all');
   const boxes = () => Array.from(document.querySelectorAll('input[name="tool"]'));

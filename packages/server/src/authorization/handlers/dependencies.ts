@@ -1,0 +1,35 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { PeopleDirectory } from '@gateway/runtime';
+import type { SharedEphemeralStore } from '../../store/shared-state.js';
+import type { ConsentOffer } from '../consent/consent-tool.js';
+import type { ClientRegistry } from '../oauth/clients.js';
+import type { AuthSettings } from '../oauth/settings.js';
+import type { SigningKeySet } from '../oauth/signing-keys.js';
+import type { AccessTokens } from '../oauth/tokens.js';
+import type { BrowserSessions } from '../signin/browser-sessions.js';
+import type { OidcSignIn } from '../signin/oidc.js';
+import type { AuthorizationCodes } from '../stores/authorization-codes.js';
+import type { RefreshTokens } from '../stores/refresh-tokens.js';
+import type { Sessions } from '../stores/sessions.js';
+
+/**
+ * Everything the authorization server's endpoints use, built once by the composition root (../index.ts).
+ * Each endpoint file takes the `Pick` of it that it needs, so its signature says what it touches.
+ */
+export interface AuthorizationDependencies {
+  settings: AuthSettings;
+  clients: ClientRegistry;
+  sessions: Sessions;
+  codes: AuthorizationCodes;
+  refreshTokens: RefreshTokens;
+  keys: SigningKeySet;
+  tokens: AccessTokens;
+  logger: FastifyBaseLogger;
+  /** The tools and logins the consent page offers. */
+  offer: ConsentOffer;
+  people: PeopleDirectory;
+  browserSessions: BrowserSessions;
+  oidc?: OidcSignIn;
+  /** Workers share pending requests through the database (`gateway serve --workers N`). */
+  sharedPending?: SharedEphemeralStore;
+}

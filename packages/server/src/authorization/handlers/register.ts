@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { OAuthProblem, REGISTRATION_LIMITS } from '../oauth/clients.js';
+import { allowCors, registerPreflight, sendOAuthJson, sendOAuthProblem } from '../oauth/http.js';
+import type { AuthorizationDependencies } from './dependencies.js';
+
+/** RFC 7591: dynamic registration (deprecated in MCP 2026-07-28, kept for 2025-11-25 clients). */
+export function registerRegistrationEndpoint(instance: FastifyInstance, { settings, clients, logger }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'logger'>): void {
+  const path = `${settings.basePath}/oauth/register`;
+  instance.post(path, { bodyLimit: REGISTRATION_LIMITS.bodyBytes }, async (request, reply) => {
+    allowCors(reply);
+    try {
+      const registered = clients.register(request.body, request.ip);
+      logger.info({ clientId: registered.client_id, from: request.ip }, 'client registered');
+      return sendOAuthJson(reply, 201, registered);
+    } catch (error) {
+      if (error instanceof OAuthProblem) return sendOAuthProblem(reply, error);
+      throw error;
+    }
+  });
+  registerPreflight(instance, path, 'POST');
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { errorPage, signInPage } from '../consent/pages.js';
+import type { PendingAuthorization } from '../consent/pending.js';
+import { formOf, queryOf } from '../oauth/http.js';
+import { SignInThrottle, type BrowserSession } from '../signin/browser-sessions.js';
+import type { BrowserFlow } from './browser-flow.js';
+import type { AuthorizationDependencies } from './dependencies.js';
+
+type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc'>;
+
+/** Sign-in with a local account (the people file): the page, and the form it posts. */
+export function registerSignInEndpoint(instance: FastifyInstance, { settings, people, browserSessions, oidc }: SignInDependencies, flow: BrowserFlow): void {
+  const { pending, send, session, ownRequest, consentUrl } = flow;
+  const base = settings.basePath;
+  const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds);
+
+  function signInFor(browser: BrowserSession, reply: FastifyReply, pendingRequest: PendingAuthorization, extra: { error?: string; name?: string; status?: number } = {}): FastifyReply {
+    return send(
+      reply,
+      signInPage({
+        requestId: pendingRequest.id,
+        csrfToken: browser.csrfToken,
+        gateway: settings.issuer,
+        clientName: pendingRequest.client.name,
+        localAccounts: settings.localAccountsEnabled,
+        ...(oidc ? { oidc: { label: oidc.label, href: `${base}/signin/oidc?request=${encodeURIComponent(pendingRequest.id)}` } } : {}),
+        ...extra,
+      }),
+    );
+  }
+
+  instance.get(`${base}/signin`, async (request, reply) => {
+    const own = ownRequest(request, queryOf(request).get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest, browser } = own;
+    pendingRequest.isEngaged = true;
+    pending.save(pendingRequest);
+    if (browser.person) return reply.status(303).header('location', consentUrl(pendingRequest.id)).send();
+    return signInFor(browser, reply, pendingRequest);
+  });
+
+  instance.post(`${base}/signin`, async (request, reply) => {
+    const form = formOf(request);
+    const browser = session(request);
+    if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
+      return send(reply, errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403));
+    }
+    const own = ownRequest(request, form.get('request'));
+    if ('page' in own) return send(reply, own.page);
+    const { pendingRequest } = own;
+    if (!settings.localAccountsEnabled) return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
+    const name = (form.get('name') ?? '').trim();
+    const password = form.get('password') ?? '';
+    const keys = [`name:${name.toLowerCase()}`, `address:${request.ip}`];
+    const wait = throttle.retryAfter(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return signInFor(own.browser, reply, pendingRequest, { error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, name, status: 429 });
+    }
+    const person = name && password ? await people.verify(name, password) : undefined;
+    if (!person) {
+      throttle.recordFailure(keys);
+      return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
+    }
+    throttle.recordSuccess([keys[0]!]);
+    const signedIn = browserSessions.signIn(browser, { subject: person.subject, name: person.name, ...(person.email ? { email: person.email } : {}), via: 'local' });
+    return reply.status(303).header('set-cookie', browserSessions.setCookieHeader(signedIn)).header('location', consentUrl(pendingRequest.id)).send();
+  });
+}
