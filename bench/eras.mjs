@@ -18,7 +18,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
 const { Agent, request } = await import(pathToFileURL(serverRequire.resolve('undici')).href);
-const { Client: ModernClient, StreamableHTTPClientTransport: ModernTransport } = await import(pathToFileURL(serverRequire.resolve('@modelcontextprotocol/client')).href);
+const { Client: ModernClient, StreamableHTTPClientTransport: ModernTransport } = await import(
+  pathToFileURL(serverRequire.resolve('@modelcontextprotocol/client')).href
+);
 const { Client: LegacyClient } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport: LegacyTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
@@ -42,7 +44,12 @@ function freePort() {
 }
 
 function gateway(args, cwd, input) {
-  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], input });
+  execFileSync(process.execPath, [cli, ...args], {
+    cwd,
+    env: ENV,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
+    input,
+  });
 }
 
 /** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
@@ -109,7 +116,11 @@ let child;
 let directory;
 try {
   const upstreamPort = await freePort();
-  upstream = spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY], { stdio: 'ignore' });
+  upstream = spawn(
+    process.execPath,
+    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY],
+    { stdio: 'ignore' },
+  );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -184,16 +195,40 @@ try {
     if (response.statusCode >= 400) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
     expectShipped(text);
   };
-  const direct = raw(`${upstreamUrl}/orders?status=shipped`, { method: 'GET', headers: { 'x-api-key': API_KEY, accept: 'application/json' } });
+  const direct = raw(`${upstreamUrl}/orders?status=shipped`, {
+    method: 'GET',
+    headers: { 'x-api-key': API_KEY, accept: 'application/json' },
+  });
   const modernRaw = raw(ready.mcpUrl, {
     method: 'POST',
-    headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'search_orders' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_orders', arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    headers: {
+      authorization,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'search_orders',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'search_orders',
+        arguments: args,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    }),
   });
   // Exactly what the SDK 1.x client sends after initialize.
   const legacyRaw = raw(ready.mcpUrl, {
     method: 'POST',
-    headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    headers: {
+      authorization,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
     body: JSON.stringify({ method: 'tools/call', params: { name: 'search_orders', arguments: args }, jsonrpc: '2.0', id: 1 }),
   });
   const legacyClient = new LegacyClient({ name: 'bench-v1', version: '1.0.0' });

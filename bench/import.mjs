@@ -44,8 +44,7 @@ async function measure(label, task) {
 function withOperationCount(document, count) {
   const copy = structuredClone(document);
   const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-  const countOperations = () =>
-    Object.values(copy.paths).reduce((sum, item) => sum + methods.filter((method) => item[method]).length, 0);
+  const countOperations = () => Object.values(copy.paths).reduce((sum, item) => sum + methods.filter((method) => item[method]).length, 0);
   let total = countOperations();
   for (const [path, item] of Object.entries(document.paths)) {
     if (total >= count) break;

@@ -31,7 +31,14 @@ if (process.argv[2] === 'child') {
     authorizerOverride: ({ registry }) => {
       const snapshot = registry.snapshot();
       const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).entry.fingerprint]));
-      const caller = { sessionId: 'session-1', subject: 'bench', clientId: 'bench', tools, logins: new Set(), expiresAt: Date.now() + 3_600_000 };
+      const caller = {
+        sessionId: 'session-1',
+        subject: 'bench',
+        clientId: 'bench',
+        tools,
+        logins: new Set(),
+        expiresAt: Date.now() + 3_600_000,
+      };
       return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
     },
   });
@@ -53,7 +60,10 @@ if (process.argv[2] === 'child') {
 
   // server-everything over Streamable HTTP on loopback.
   const httpPort = await freePort();
-  const httpServer = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...ENV, PORT: String(httpPort) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const httpServer = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { ...ENV, PORT: String(httpPort) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
     httpServer.stderr.on('data', (chunk) => {
@@ -92,14 +102,21 @@ if (process.argv[2] === 'child') {
       '',
     ].join('\n'),
   );
-  const cli = (args) => execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
+  const cli = (args) =>
+    execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
   cli(['keys', 'generate', '--out', 'keys']);
-  for (const [source, tool] of [['stdio', 'echo'], ['http', 'http__echo']]) {
+  for (const [source, tool] of [
+    ['stdio', 'echo'],
+    ['http', 'http__echo'],
+  ]) {
     cli(['import', source]);
     cli(['review', source, '--select', tool]);
     cli(['publish', source, '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com']);
   }
-  const child = fork(fileURLToPath(import.meta.url), ['child'], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: 'inherit' });
+  const child = fork(fileURLToPath(import.meta.url), ['child'], {
+    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+    stdio: 'inherit',
+  });
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
   const connect = async (transport) => {
@@ -108,10 +125,23 @@ if (process.argv[2] === 'child') {
     return client;
   };
   const clients = {
-    'stdio direct': { client: await connect(new StdioClientTransport({ command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' })), tool: 'echo' },
-    'stdio via gateway': { client: await connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer bench' } } })), tool: 'echo' },
+    'stdio direct': {
+      client: await connect(new StdioClientTransport({ command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' })),
+      tool: 'echo',
+    },
+    'stdio via gateway': {
+      client: await connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer bench' } } }),
+      ),
+      tool: 'echo',
+    },
     'http direct': { client: await connect(new StreamableHTTPClientTransport(new URL(upstreamUrl))), tool: 'echo' },
-    'http via gateway': { client: await connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer bench' } } })), tool: 'http__echo' },
+    'http via gateway': {
+      client: await connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer bench' } } }),
+      ),
+      tool: 'http__echo',
+    },
   };
   const timings = Object.fromEntries(Object.keys(clients).map((name) => [name, []]));
   const round = async (name, sink, count) => {
@@ -120,7 +150,8 @@ if (process.argv[2] === 'child') {
       const started = performance.now();
       const result = await client.callTool({ name: tool, arguments: { message: `m${index}` } });
       const elapsed = performance.now() - started;
-      if (result.isError || result.content?.[0]?.text !== `Echo: m${index}`) throw new Error(`${name}: unexpected answer ${JSON.stringify(result).slice(0, 200)}`);
+      if (result.isError || result.content?.[0]?.text !== `Echo: m${index}`)
+        throw new Error(`${name}: unexpected answer ${JSON.stringify(result).slice(0, 200)}`);
       sink?.push(elapsed);
     }
   };
@@ -142,7 +173,9 @@ if (process.argv[2] === 'child') {
   for (const transport of ['stdio', 'http']) {
     const direct = p50(timings[`${transport} direct`]);
     const gateway = p50(timings[`${transport} via gateway`]);
-    console.log(row([transport === 'stdio' ? 'stdio' : 'Streamable HTTP', direct.toFixed(3), gateway.toFixed(3), (gateway - direct).toFixed(3)]));
+    console.log(
+      row([transport === 'stdio' ? 'stdio' : 'Streamable HTTP', direct.toFixed(3), gateway.toFixed(3), (gateway - direct).toFixed(3)]),
+    );
   }
 
   for (const { client } of Object.values(clients)) await client.close().catch(() => undefined);

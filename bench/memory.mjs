@@ -30,13 +30,16 @@ const CALLS = Number(options.calls);
 const EVERY = Number(options.every);
 const CONCURRENCY = Number(options.concurrency);
 if (!['2025', '2026'].includes(options.era)) throw new Error('--era must be 2025 or 2026');
-if (!(CALLS > 0 && CALLS <= 100_000) || !(EVERY > 0) || !(CONCURRENCY > 0)) throw new Error('--calls 1..100000, --every > 0, --concurrency > 0');
+if (!(CALLS > 0 && CALLS <= 100_000) || !(EVERY > 0) || !(CONCURRENCY > 0))
+  throw new Error('--calls 1..100000, --every > 0, --concurrency > 0');
 
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
 const { Agent, request } = await import(pathToFileURL(serverRequire.resolve('undici')).href);
 const rootRequire = createRequire(join(root, 'package.json'));
 const { Client } = await import(pathToFileURL(rootRequire.resolve('@modelcontextprotocol/sdk/client/index.js')).href);
-const { StreamableHTTPClientTransport } = await import(pathToFileURL(rootRequire.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js')).href);
+const { StreamableHTTPClientTransport } = await import(
+  pathToFileURL(rootRequire.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js')).href
+);
 
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
 const cleanups = [];
@@ -60,7 +63,9 @@ try {
   let close = async () => undefined;
   if (options.era === '2025') {
     const client = new Client({ name: 'gateway-bench-memory', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
     call = async () => {
       const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } });
       if (result.isError) throw new Error(JSON.stringify(result.content).slice(0, 300));
@@ -71,7 +76,8 @@ try {
     call = async () => {
       const response = await request(target.url, { method: 'POST', headers: target.headers, body: target.body, dispatcher: agent });
       const text = await response.body.text();
-      if (response.statusCode !== 200 || !text.includes('Ada Lovelace')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 300)}`);
+      if (response.statusCode !== 200 || !text.includes('Ada Lovelace'))
+        throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 300)}`);
     };
   }
 
@@ -79,7 +85,9 @@ try {
   const sample = async (calls) => {
     const usage = await memory();
     curve.push({ calls, rssMb: Number(mb(usage.rss)), heapUsedMb: Number(mb(usage.heapUsed)), externalMb: Number(mb(usage.external)) });
-    console.log(`${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`);
+    console.log(
+      `${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`,
+    );
   };
   console.log(`era ${options.era}, ${CALLS} calls at concurrency ${CONCURRENCY}, gateway pid ${gateway.pid}`);
   await sample(0);
@@ -108,7 +116,10 @@ try {
       `heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
-  await writeFile(join(root, 'bench', 'results', `memory-${options.era}.json`), `${JSON.stringify({ era: options.era, calls: CALLS, concurrency: CONCURRENCY, curve }, null, 2)}\n`);
+  await writeFile(
+    join(root, 'bench', 'results', `memory-${options.era}.json`),
+    `${JSON.stringify({ era: options.era, calls: CALLS, concurrency: CONCURRENCY, curve }, null, 2)}\n`,
+  );
 } finally {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
   await agent.close();

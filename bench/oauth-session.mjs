@@ -15,7 +15,8 @@ class FormClient {
     let body;
     if (form) {
       const encoded = new URLSearchParams();
-      for (const [name, value] of Object.entries(form)) for (const item of Array.isArray(value) ? value : [value]) encoded.append(name, item);
+      for (const [name, value] of Object.entries(form))
+        for (const item of Array.isArray(value) ? value : [value]) encoded.append(name, item);
       body = encoded.toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
@@ -51,7 +52,8 @@ function hiddenField(html, name) {
 }
 
 async function expectStatus(response, status, step) {
-  if (response.status !== status) throw new Error(`${step}: expected HTTP ${status}, got ${response.status}: ${(await response.text()).slice(0, 400)}`);
+  if (response.status !== status)
+    throw new Error(`${step}: expected HTTP ${status}, got ${response.status}: ${(await response.text()).slice(0, 400)}`);
 }
 
 /**
@@ -63,7 +65,12 @@ export async function obtainAccessToken({ issuer, mcpUrl, person, password, tool
   const registration = await fetch(`${issuer}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'gateway bench', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: 'gateway bench',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   await expectStatus(registration.clone(), 201, 'dynamic client registration');
   const clientId = (await registration.json()).client_id;
@@ -89,7 +96,8 @@ export async function obtainAccessToken({ issuer, mcpUrl, person, password, tool
   ({ response, url } = await browser.follow(`${issuer}/signin`, issuer, {
     form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: person, password },
   }));
-  if (!url.includes('/consent')) throw new Error(`expected the consent page after sign-in, got ${url} (${response.status}): ${(await response.text()).slice(0, 300)}`);
+  if (!url.includes('/consent'))
+    throw new Error(`expected the consent page after sign-in, got ${url} (${response.status}): ${(await response.text()).slice(0, 300)}`);
   html = await response.text();
   const decided = await browser.request(`${issuer}/consent`, {
     form: {
@@ -108,7 +116,14 @@ export async function obtainAccessToken({ issuer, mcpUrl, person, password, tool
   const token = await fetch(`${issuer}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: redirectUri, resource: mcpUrl }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      resource: mcpUrl,
+    }).toString(),
   });
   await expectStatus(token.clone(), 200, 'token endpoint');
   const body = await token.json();

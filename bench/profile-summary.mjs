@@ -13,7 +13,8 @@ if (!directory) throw new Error('usage: node bench/profile-summary.mjs <dir> [--
 /** Where a frame's code lives: a package name, the gateway's own package, node internals, or V8. */
 function area(url) {
   if (!url) return '(native/V8)';
-  const store = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url) ?? /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  const store =
+    /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url) ?? /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (store) return store[1];
   const own = /packages\/([^/]+)\/dist\/(.*)$/.exec(url);
   if (own) return `@gateway/${own[1]}`;
@@ -32,7 +33,9 @@ for (const file of (await readdir(directory)).filter((name) => name.endsWith('.c
   const areas = new Map();
   for (const [id, micros] of selfMicros) {
     const { callFrame } = byId.get(id);
-    const where = callFrame.url ? `${callFrame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*\/packages\//, 'packages/')}:${callFrame.lineNumber + 1}` : '';
+    const where = callFrame.url
+      ? `${callFrame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*\/packages\//, 'packages/')}:${callFrame.lineNumber + 1}`
+      : '';
     const key = `${callFrame.functionName || '(anonymous)'} ${where}`.trim();
     functions.set(key, (functions.get(key) ?? 0) + micros);
     const group = area(callFrame.url);
@@ -41,7 +44,8 @@ for (const file of (await readdir(directory)).filter((name) => name.endsWith('.c
   const percent = (micros) => `${((micros / total) * 100).toFixed(1).padStart(5)} %`;
   console.log(`\n${file}: ${(total / 1000).toFixed(0)} ms sampled`);
   console.log('top self time:');
-  for (const [key, micros] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`  ${percent(micros)}  ${key}`);
+  for (const [key, micros] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+    console.log(`  ${percent(micros)}  ${key}`);
   console.log('self time by area:');
   for (const [key, micros] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${percent(micros)}  ${key}`);
 }

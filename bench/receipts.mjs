@@ -30,7 +30,14 @@ if (process.argv[2] === 'child') {
     authorizerOverride: ({ registry }) => {
       const snapshot = registry.snapshot();
       const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
-      const caller = { sessionId: 'session-1', subject: 'bench', clientId: 'bench', tools, logins: new Set(['orders/api_key']), expiresAt: Date.now() + 3_600_000 };
+      const caller = {
+        sessionId: 'session-1',
+        subject: 'bench',
+        clientId: 'bench',
+        tools,
+        logins: new Set(['orders/api_key']),
+        expiresAt: Date.now() + 3_600_000,
+      };
       return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
     },
   });
@@ -50,7 +57,8 @@ if (process.argv[2] === 'child') {
         server.close(() => resolve(port));
       });
     });
-  const cli = (args, cwd) => execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd, env: ENV, stdio: 'ignore' });
+  const cli = (args, cwd) =>
+    execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd, env: ENV, stdio: 'ignore' });
 
   // One workspace made by the real CLI, copied for the second gateway (same lock, own port and database).
   const on = mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-'));
@@ -90,7 +98,10 @@ if (process.argv[2] === 'child') {
   const children = [];
   const start = (directory) =>
     new Promise((resolve) => {
-      const child = fork(fileURLToPath(import.meta.url), ['child'], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: 'inherit' });
+      const child = fork(fileURLToPath(import.meta.url), ['child'], {
+        env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+        stdio: 'inherit',
+      });
       children.push(child);
       child.once('message', (message) => resolve(message.mcpUrl));
     });
@@ -130,7 +141,8 @@ if (process.argv[2] === 'child') {
       const response = await request(url, { method: 'POST', headers, body, dispatcher: agent });
       const text = await response.body.text();
       const elapsed = performance.now() - started;
-      if (response.statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
+      if (response.statusCode !== 200 || !text.includes('ord_1001'))
+        throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
       sink?.push(elapsed);
     }
   };
@@ -156,10 +168,14 @@ if (process.argv[2] === 'child') {
   console.log(`tools/call p50, ${timings.on.length} calls each, sequential, fast path:`);
   console.log(`  receipts off: ${offP50.toFixed(3)} ms`);
   console.log(`  receipts on:  ${onP50.toFixed(3)} ms`);
-  console.log(`  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`);
+  console.log(
+    `  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`,
+  );
   console.log(`  median over ${ROUNDS} rounds of (round p50 on − round p50 off): ${p50(rounds.map((r) => r.on - r.off)).toFixed(3)} ms`);
   if (controlUrl) {
-    console.log(`  control (a second "on" gateway): ${p50(timings.control).toFixed(3)} ms p50; median round difference control − on: ${p50(rounds.map((r) => r.control - r.on)).toFixed(3)} ms (the noise floor)`);
+    console.log(
+      `  control (a second "on" gateway): ${p50(timings.control).toFixed(3)} ms p50; median round difference control − on: ${p50(rounds.map((r) => r.control - r.on)).toFixed(3)} ms (the noise floor)`,
+    );
   }
 
   for (const child of children) child.send('stop');

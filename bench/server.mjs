@@ -41,7 +41,12 @@ function median(values) {
 }
 
 function gateway(args, cwd, input) {
-  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], input });
+  execFileSync(process.execPath, [cli, ...args], {
+    cwd,
+    env: ENV,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
+    input,
+  });
 }
 
 async function waitForHttp(url, deadlineMs = 10_000) {
@@ -199,7 +204,10 @@ function mcpTarget(mcpUrl, token, method, params, name, expect) {
     jsonrpc: '2.0',
     id: 1,
     method,
-    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    params: {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+    },
   });
   return { url: mcpUrl, method: 'POST', headers, body, expect };
 }
@@ -210,9 +218,13 @@ let upstream;
 try {
   // The example upstream, in its own process.
   const upstreamPort = await freePort();
-  upstream = spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY], {
-    stdio: 'ignore',
-  });
+  upstream = spawn(
+    process.execPath,
+    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY],
+    {
+      stdio: 'ignore',
+    },
+  );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   await waitForHttp(`${upstreamUrl}/orders`);
 
@@ -227,8 +239,20 @@ try {
   const ordersGateway = startGatewayChild(orders.configPath);
   const ordersReady = await ordersGateway.ready;
   const ordersToken = await sessionToken(ordersReady, ['orders/api_key']);
-  const viaGateway = mcpTarget(ordersReady.mcpUrl, ordersToken, 'tools/call', { name: 'search_orders', arguments: { status: 'shipped' } }, 'search_orders', 'ord_1002');
-  const direct = { url: `${upstreamUrl}/orders?status=shipped`, method: 'GET', headers: { 'x-api-key': API_KEY, accept: 'application/json' }, expect: 'ord_1002' };
+  const viaGateway = mcpTarget(
+    ordersReady.mcpUrl,
+    ordersToken,
+    'tools/call',
+    { name: 'search_orders', arguments: { status: 'shipped' } },
+    'search_orders',
+    'ord_1002',
+  );
+  const direct = {
+    url: `${upstreamUrl}/orders?status=shipped`,
+    method: 'GET',
+    headers: { 'x-api-key': API_KEY, accept: 'application/json' },
+    expect: 'ord_1002',
+  };
   console.error('tools/call: gateway vs direct, concurrency 1 and 16…');
   const calls = runLoad([
     { name: 'gateway', target: viaGateway, concurrency: 1, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
@@ -246,7 +270,13 @@ try {
   const listToken = await sessionToken(listReady);
   console.error('tools/list of 1,000 tools…');
   const [list] = runLoad([
-    { name: 'tools/list', target: mcpTarget(listReady.mcpUrl, listToken, 'tools/list', {}, undefined, 'get_item0999'), concurrency: 1, durationMs: DURATION_MS / 2, warmupMs: WARMUP_MS },
+    {
+      name: 'tools/list',
+      target: mcpTarget(listReady.mcpUrl, listToken, 'tools/list', {}, undefined, 'get_item0999'),
+      concurrency: 1,
+      durationMs: DURATION_MS / 2,
+      warmupMs: WARMUP_MS,
+    },
   ]);
   await listGateway.stop();
 
@@ -274,15 +304,32 @@ try {
   results.rssMb = Math.round(rss / 1024 / 1024);
   results.targets = [
     { name: 'added latency p50 at c=1', value: `${addedP50.toFixed(3)} ms`, target: '≤ 1 ms', met: addedP50 <= 1 },
-    { name: 'throughput at c=16, gateway / direct', value: `${Math.round(throughputRatio * 100)} %`, target: '≥ 50 %', met: throughputRatio >= 0.5 },
+    {
+      name: 'throughput at c=16, gateway / direct',
+      value: `${Math.round(throughputRatio * 100)} %`,
+      target: '≥ 50 %',
+      met: throughputRatio >= 0.5,
+    },
     { name: 'tools/list of 1,000 tools p50', value: `${list.p50Ms} ms`, target: '< 5 ms', met: list.p50Ms < 5 },
-    { name: 'start-up with a 2,000-tool lock (startGateway)', value: `${results.startup.startGatewayMs} ms`, target: '< 1000 ms', met: results.startup.startGatewayMs < 1000 },
+    {
+      name: 'start-up with a 2,000-tool lock (startGateway)',
+      value: `${results.startup.startGatewayMs} ms`,
+      target: '< 1000 ms',
+      met: results.startup.startGatewayMs < 1000,
+    },
     { name: 'resident memory after load', value: `${results.rssMb} MB`, target: '< 200 MB', met: results.rssMb < 200 },
   ];
 
   const table = [
     ['tools/call', 'concurrency', 'calls', 'calls/s', 'p50 ms', 'p99 ms'],
-    ...calls.map((row) => [row.name, String(row.concurrency), String(row.calls), String(row.callsPerSecond), row.p50Ms.toFixed(3), row.p99Ms.toFixed(3)]),
+    ...calls.map((row) => [
+      row.name,
+      String(row.concurrency),
+      String(row.calls),
+      String(row.callsPerSecond),
+      row.p50Ms.toFixed(3),
+      row.p99Ms.toFixed(3),
+    ]),
   ];
   const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
@@ -292,7 +339,8 @@ try {
       `spawn → ready ${results.startup.processToReadyMs} ms`,
   );
   console.log(`RSS after load: ${results.rssMb} MB\n`);
-  for (const target of results.targets) console.log(`${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.value} (target ${target.target})`);
+  for (const target of results.targets)
+    console.log(`${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.value} (target ${target.target})`);
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(join(root, 'bench', 'results', 'server.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log('\nwrote bench/results/server.json');

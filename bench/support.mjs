@@ -90,13 +90,22 @@ export function treeStats(pids) {
 }
 
 export function gateway(args, cwd, input) {
-  execFileSync(process.execPath, [cli, ...args], { cwd, env: ENV, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], input });
+  execFileSync(process.execPath, [cli, ...args], {
+    cwd,
+    env: ENV,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
+    input,
+  });
 }
 
 /** The example upstream in its own process. */
 export async function startUpstream() {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY],
+    { stdio: 'ignore' },
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/orders`);
   return { child, url, pid: child.pid };
@@ -182,7 +191,11 @@ export function startGatewayChild(configPath, { execArgv = [] } = {}) {
 /** `gateway serve --workers N` as an operator runs it; resolves once it prints that it is serving. */
 export async function startGatewayWorkers(workspace, workers) {
   const log = openSync(join(workspace.directory, 'gateway-workers.log'), 'a');
-  const child = spawn(process.execPath, [cli, 'serve', '--workers', String(workers)], { cwd: workspace.directory, env: ENV, stdio: ['ignore', 'pipe', log] });
+  const child = spawn(process.execPath, [cli, 'serve', '--workers', String(workers)], {
+    cwd: workspace.directory,
+    env: ENV,
+    stdio: ['ignore', 'pipe', log],
+  });
   closeSync(log);
   let output = '';
   await new Promise((resolve, reject) => {
@@ -190,7 +203,9 @@ export async function startGatewayWorkers(workspace, workers) {
       output += chunk;
       if (output.includes('serving')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`gateway serve --workers exited ${code}; see ${workspace.directory}/gateway-workers.log`)));
+    child.once('exit', (code) =>
+      reject(new Error(`gateway serve --workers exited ${code}; see ${workspace.directory}/gateway-workers.log`)),
+    );
   });
   child.removeAllListeners('exit');
   const url = `http://127.0.0.1:${workspace.port}`;
@@ -210,7 +225,15 @@ export async function startGatewayWorkers(workspace, workers) {
 
 /** A real session for `tools`, approved over plain HTTP (DCR, sign-in, consent, token). */
 export async function sessionToken({ url, mcpUrl }, tools, logins = ['orders/api_key']) {
-  const { accessToken } = await obtainAccessToken({ issuer: url, mcpUrl, person: PERSON.name, password: PERSON.password, tools, logins, lifetimeSeconds: SESSION_SECONDS });
+  const { accessToken } = await obtainAccessToken({
+    issuer: url,
+    mcpUrl,
+    person: PERSON.name,
+    password: PERSON.password,
+    tools,
+    logins,
+    lifetimeSeconds: SESSION_SECONDS,
+  });
   return accessToken;
 }
 
@@ -231,7 +254,10 @@ export function modernRequest(mcpUrl, token, method, params, name) {
       jsonrpc: '2.0',
       id: 1,
       method,
-      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      params: {
+        ...params,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
     }),
   };
 }

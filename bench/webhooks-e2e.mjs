@@ -30,7 +30,14 @@ if (process.argv[2] === 'child') {
     authorizerOverride: ({ registry }) => {
       const snapshot = registry.snapshot();
       const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
-      const caller = { sessionId: 'session-1', subject: 'bench', clientId: 'bench', tools, logins: new Set(['orders/api_key']), expiresAt: Date.now() + 3_600_000 };
+      const caller = {
+        sessionId: 'session-1',
+        subject: 'bench',
+        clientId: 'bench',
+        tools,
+        logins: new Set(['orders/api_key']),
+        expiresAt: Date.now() + 3_600_000,
+      };
       return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
     },
   });
@@ -71,8 +78,12 @@ if (process.argv[2] === 'child') {
     });
 
   const directory = mkdtempSync(join(tmpdir(), 'gateway-bench-webhooks-'));
-  const cli = (args) => execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
-  writeFileSync(join(directory, 'openapi.yaml'), readFileSync(join(root, 'examples/orders-api/openapi.yaml'), 'utf8').replace('http://127.0.0.1:4010', api.url));
+  const cli = (args) =>
+    execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
+  writeFileSync(
+    join(directory, 'openapi.yaml'),
+    readFileSync(join(root, 'examples/orders-api/openapi.yaml'), 'utf8').replace('http://127.0.0.1:4010', api.url),
+  );
   const port = await freePort();
   writeFileSync(
     join(directory, 'gateway.yaml'),
@@ -106,7 +117,10 @@ if (process.argv[2] === 'child') {
   cli(['review', 'orders', '--all-supported', '--no-interactive']);
   cli(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com']);
 
-  const child = fork(fileURLToPath(import.meta.url), ['child'], { env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') }, stdio: 'inherit' });
+  const child = fork(fileURLToPath(import.meta.url), ['child'], {
+    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+    stdio: 'inherit',
+  });
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
@@ -131,7 +145,8 @@ if (process.argv[2] === 'child') {
   const callOnce = async () => {
     const response = await request(mcpUrl, { method: 'POST', headers, body, dispatcher: agent });
     const text = await response.body.text();
-    if (response.statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
+    if (response.statusCode !== 200 || !text.includes('ord_1001'))
+      throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 200)}`);
   };
   // Warm-up (its events are counted out below).
   for (let index = 0; index < 200; index += 1) await callOnce();
@@ -156,7 +171,9 @@ if (process.argv[2] === 'child') {
   const seconds = (state.lastAt - started) / 1000;
   console.log(`${CALLS} tools/call, ${CONCURRENCY} concurrent, each receipted and its event delivered in order to a loopback receiver`);
   console.log(`  calls answered: ${Math.round(CALLS / ((callsDone - started) / 1000))}/s`);
-  console.log(`  receipted, delivered events: ${Math.round(CALLS / seconds)}/s (last event ${state.lastAt - callsDone} ms after the last answer) — target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`);
+  console.log(
+    `  receipted, delivered events: ${Math.round(CALLS / seconds)}/s (last event ${state.lastAt - callsDone} ms after the last answer) — target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`,
+  );
 
   child.send('stop');
   await new Promise((resolve) => child.once('exit', resolve));

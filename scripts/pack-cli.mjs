@@ -52,7 +52,9 @@ await build({
       name: 'third-party-external',
       setup(builder) {
         // Bare specifiers that are not workspace packages resolve from the installed package's node_modules.
-        builder.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@gateway/') ? undefined : { path: args.path, external: true }));
+        builder.onResolve({ filter: /^[^./]/ }, (args) =>
+          args.path.startsWith('@gateway/') ? undefined : { path: args.path, external: true },
+        );
       },
     },
   ],
@@ -64,7 +66,8 @@ const cliPackage = readJson('packages/cli/package.json');
 const manifest = {
   name: PACKAGE_NAME,
   version: rootPackage.version,
-  description: 'The `gateway` CLI and server of the governed tool gateway: OpenAPI and MCP tools behind one MCP address, reviewed in git, approved by a person.',
+  description:
+    'The `gateway` CLI and server of the governed tool gateway: OpenAPI and MCP tools behind one MCP address, reviewed in git, approved by a person.',
   type: 'module',
   bin: { gateway: 'dist/gateway.js' },
   files: ['dist', 'README.md'],

@@ -38,12 +38,14 @@ try {
 } catch (error) {
   // A second `pnpm start` (or anything else on 4010): say what to do instead of a stack trace.
   if (error?.code !== 'EADDRINUSE') throw error;
-  console.error('127.0.0.1:4010 (the example upstream API) is already in use: is `pnpm start` already running in another terminal?\nStop it with Ctrl+C there, or free the port, then run `pnpm start` again.');
+  console.error(
+    '127.0.0.1:4010 (the example upstream API) is already in use: is `pnpm start` already running in another terminal?\nStop it with Ctrl+C there, or free the port, then run `pnpm start` again.',
+  );
   process.exit(1);
 }
 
 const stored = gateway(['secrets', 'list', '--json']);
-const names = stored.status === 0 ? JSON.parse(stored.stdout).secrets?.map((secret) => secret.name) ?? [] : [];
+const names = stored.status === 0 ? (JSON.parse(stored.stdout).secrets?.map((secret) => secret.name) ?? []) : [];
 if (!names.includes('orders-api-key')) {
   ensure('store the demo API key', gateway(['secrets', 'set', 'orders-api-key'], DEMO_API_KEY));
 }

@@ -11,10 +11,14 @@ export default function setup(): void {
   if (process.env.GATEWAY_SKIP_BUILD === '1') return;
   const root = fileURLToPath(new URL('..', import.meta.url));
   try {
-    execFileSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'], {
-      cwd: root,
-      stdio: 'pipe',
-    });
+    execFileSync(
+      'node',
+      ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'],
+      {
+        cwd: root,
+        stdio: 'pipe',
+      },
+    );
   } catch {
     // tsc -b still emits JavaScript when types fail; the test run reports behaviour, `pnpm build` reports types.
   }

@@ -55,7 +55,9 @@ export async function startRecordingServer(host = '127.0.0.1'): Promise<Recordin
     if (url.pathname === '/openapi.yaml') {
       response.writeHead(200, { 'content-type': 'application/yaml' }).end(SMALL_DOCUMENT);
     } else if (url.pathname === '/schemas.yaml') {
-      response.writeHead(200, { 'content-type': 'application/yaml' }).end('Pet:\n  type: object\n  required: [name]\n  properties:\n    name: { type: string }\n');
+      response
+        .writeHead(200, { 'content-type': 'application/yaml' })
+        .end('Pet:\n  type: object\n  required: [name]\n  properties:\n    name: { type: string }\n');
     } else if (url.pathname === '/redirect' && url.searchParams.has('to')) {
       response.writeHead(302, { location: url.searchParams.get('to')! }).end();
     } else {

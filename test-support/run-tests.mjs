@@ -16,9 +16,13 @@ if (prerequisites.status !== 0) {
   process.exit(1);
 }
 
-const build = spawnSync('node', ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'], {
-  stdio: 'inherit',
-});
+const build = spawnSync(
+  'node',
+  ['node_modules/typescript/bin/tsc', '-b', 'packages/core', 'packages/runtime', 'packages/server', 'packages/cli'],
+  {
+    stdio: 'inherit',
+  },
+);
 if (build.status !== 0) {
   console.error('build failed: fix the type errors above');
   console.log('0 passed, 1 failed');
@@ -34,9 +38,13 @@ if (testTypes.status !== 0) {
 }
 
 // The linter (Biome, biome.jsonc) is part of the test: a lint error fails `pnpm test` like a failing test.
-const lint = spawnSync('node', ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', 'packages', 'bench', 'scripts', 'test-support'], {
-  stdio: 'inherit',
-});
+const lint = spawnSync(
+  'node',
+  ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', 'packages', 'bench', 'scripts', 'test-support'],
+  {
+    stdio: 'inherit',
+  },
+);
 if (lint.status !== 0) {
   console.error('lint failed: fix the findings above (`pnpm lint`)');
   console.log('0 passed, 1 failed');
@@ -45,7 +53,14 @@ if (lint.status !== 0) {
 
 const vitest = spawnSync(
   'node',
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`, ...process.argv.slice(2)],
+  [
+    'node_modules/vitest/vitest.mjs',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${reportPath}`,
+    ...process.argv.slice(2),
+  ],
   { stdio: 'inherit', env: { ...process.env, GATEWAY_SKIP_BUILD: '1' } },
 );
 
@@ -56,7 +71,9 @@ if (existsSync(reportPath)) {
   passed = report.numPassedTests ?? 0;
   failed = report.numFailedTests ?? 0;
   // A suite that failed to load has no tests counted: count it as a failure so it cannot hide.
-  const brokenSuites = (report.testResults ?? []).filter((suite) => suite.status === 'failed' && (suite.assertionResults ?? []).length === 0).length;
+  const brokenSuites = (report.testResults ?? []).filter(
+    (suite) => suite.status === 'failed' && (suite.assertionResults ?? []).length === 0,
+  ).length;
   failed += brokenSuites;
 } else {
   failed = 1;

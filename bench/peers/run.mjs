@@ -54,7 +54,8 @@ const CALLS = Number(options.calls);
 const WARMUP = Number(options.warmup);
 const CONCURRENCY = Number(options.concurrency);
 const WORKERS = Number(options.workers);
-if (!(CALLS > 0 && CALLS <= 20_000) || !(WARMUP >= 0) || !(CONCURRENCY >= 1)) throw new Error('--calls must be 1..20000, --warmup ≥ 0, --concurrency ≥ 1');
+if (!(CALLS > 0 && CALLS <= 20_000) || !(WARMUP >= 0) || !(CONCURRENCY >= 1))
+  throw new Error('--calls must be 1..20000, --warmup ≥ 0, --concurrency ≥ 1');
 
 /** Installs the pinned peers into bench/peers/node_modules when they are missing or at another version. */
 function ensurePeers() {
@@ -65,7 +66,9 @@ function ensurePeers() {
   });
   if (isInstalled) return;
   console.error('installing the peers into bench/peers/node_modules (first run)…');
-  execFileSync('npm', ['install', '--prefix', here, '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('npm', ['install', '--prefix', here, '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 }
 
 ensurePeers();
@@ -85,7 +88,8 @@ function rawCaller(target) {
   return async () => {
     const response = await request(target.url, { method: target.method, headers: target.headers, body: target.body, dispatcher: agent });
     const text = await response.body.text();
-    if (response.statusCode >= 400 || !text.includes(EXPECT)) throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 300)}`);
+    if (response.statusCode >= 400 || !text.includes(EXPECT))
+      throw new Error(`unexpected answer ${response.statusCode}: ${text.slice(0, 300)}`);
   };
 }
 
@@ -117,7 +121,12 @@ async function phase(call, count, concurrency) {
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { calls: latencies.length, callsPerSecond: latencies.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  return {
+    calls: latencies.length,
+    callsPerSecond: latencies.length / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
 }
 
 /** Warm-up, c=1, c=16; CPU of the target's processes, the upstream and this process over the measured calls. */
@@ -151,24 +160,35 @@ try {
   cleanups.push(() => upstream.child.kill());
 
   // The direct call: the upstream, as the gateway calls it.
-  const directCall = rawCaller({ url: `${upstream.url}/orders/ord_1001`, method: 'GET', headers: { 'x-api-key': API_KEY, accept: 'application/json' } });
+  const directCall = rawCaller({
+    url: `${upstream.url}/orders/ord_1001`,
+    method: 'GET',
+    headers: { 'x-api-key': API_KEY, accept: 'application/json' },
+  });
   rows.push(await measure('direct (upstream, undici)', directCall, () => [upstream.pid], upstream.pid));
 
   // The gateway: one process (as `gateway serve`), a real session.
   console.error('preparing the gateway (signed lock, account, session)…');
   const workspace = await ordersWorkspace(upstream.url, { vault: WORKERS > 1 ? 'file' : 'env' });
   cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
-  const gatewayChild = startGatewayChild(workspace.configPath, { execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [] });
+  const gatewayChild = startGatewayChild(workspace.configPath, {
+    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+  });
   cleanups.push(() => gatewayChild.stop());
   const ready = await gatewayChild.ready;
   const token = await sessionToken(ready, ['get_order']);
   if (wanted('2025')) {
-    const legacy = await sdkCaller(new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }), 'get_order');
+    const legacy = await sdkCaller(
+      new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      'get_order',
+    );
     rows.push(await measure('gateway, 2025-11-25 (SDK 1.x client)', legacy.call, () => [gatewayChild.pid], upstream.pid));
     await legacy.close();
   }
   if (wanted('2026')) {
-    const modern = rawCaller(modernRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'));
+    const modern = rawCaller(
+      modernRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'),
+    );
     rows.push(await measure('gateway, 2026-07-28 (raw requests)', modern, () => [gatewayChild.pid], upstream.pid));
   }
   await gatewayChild.stop();
@@ -177,10 +197,17 @@ try {
     const cluster = await startGatewayWorkers(workspace, WORKERS);
     cleanups.push(() => cluster.stop());
     const clusterToken = await sessionToken(cluster, ['get_order']);
-    const modern = rawCaller(modernRequest(cluster.mcpUrl, clusterToken, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'));
+    const modern = rawCaller(
+      modernRequest(cluster.mcpUrl, clusterToken, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'),
+    );
     rows.push(await measure(`gateway ×${WORKERS} workers, 2026-07-28 (raw)`, modern, () => processTree(cluster.pid), upstream.pid));
-    const legacy = await sdkCaller(new StreamableHTTPClientTransport(new URL(cluster.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${clusterToken}` } } }), 'get_order');
-    rows.push(await measure(`gateway ×${WORKERS} workers, 2025-11-25 (SDK 1.x)`, legacy.call, () => processTree(cluster.pid), upstream.pid));
+    const legacy = await sdkCaller(
+      new StreamableHTTPClientTransport(new URL(cluster.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${clusterToken}` } } }),
+      'get_order',
+    );
+    rows.push(
+      await measure(`gateway ×${WORKERS} workers, 2025-11-25 (SDK 1.x)`, legacy.call, () => processTree(cluster.pid), upstream.pid),
+    );
     await legacy.close();
     await cluster.stop();
   }
@@ -192,7 +219,23 @@ try {
     const port = await freePort();
     const ivotoby = spawn(
       process.execPath,
-      [join(here, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js'), '--transport', 'http', '--host', '127.0.0.1', '--port', String(port), '--path', '/mcp', '--api-base-url', upstream.url, '--openapi-spec', documentPath, '--headers', `X-API-Key:${API_KEY}`],
+      [
+        join(here, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js'),
+        '--transport',
+        'http',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--path',
+        '/mcp',
+        '--api-base-url',
+        upstream.url,
+        '--openapi-spec',
+        documentPath,
+        '--headers',
+        `X-API-Key:${API_KEY}`,
+      ],
       { stdio: 'ignore' },
     );
     cleanups.push(() => ivotoby.kill());
@@ -208,11 +251,28 @@ try {
   if (wanted('generator')) {
     const generated = await mkdtemp(join(here, '.generated-'));
     cleanups.push(() => rm(generated, { recursive: true, force: true }));
-    execFileSync(process.execPath, [join(here, 'node_modules', 'openapi-mcp-generator', 'bin', 'openapi-mcp-generator.js'), '--input', documentPath, '--output', join(generated, 'server'), '--base-url', upstream.url, '--transport', 'stdio', '--force'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    execFileSync(
+      process.execPath,
+      [
+        join(here, 'node_modules', 'openapi-mcp-generator', 'bin', 'openapi-mcp-generator.js'),
+        '--input',
+        documentPath,
+        '--output',
+        join(generated, 'server'),
+        '--base-url',
+        upstream.url,
+        '--transport',
+        'stdio',
+        '--force',
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     const source = await readFile(join(generated, 'server', 'src', 'index.ts'), 'utf8');
-    const { outputText } = typescript.transpileModule(source, { compilerOptions: { module: typescript.ModuleKind.ESNext, target: typescript.ScriptTarget.ES2022 } });
+    const { outputText } = typescript.transpileModule(source, {
+      compilerOptions: { module: typescript.ModuleKind.ESNext, target: typescript.ScriptTarget.ES2022 },
+    });
     await mkdir(join(generated, 'server', 'build'), { recursive: true });
     await writeFile(join(generated, 'server', 'build', 'index.js'), outputText);
     const transport = new StdioClientTransport({
@@ -229,7 +289,18 @@ try {
   const direct = rows[0];
   const signed = (ms) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(3)} ms`;
   const table = [
-    ['target', 'p50 ms', 'added p50', 'added p99', `c=${CONCURRENCY} calls/s`, 'vs direct', 'CPU ms/call: target', 'upstream', 'client', 'RSS MB'],
+    [
+      'target',
+      'p50 ms',
+      'added p50',
+      'added p99',
+      `c=${CONCURRENCY} calls/s`,
+      'vs direct',
+      'CPU ms/call: target',
+      'upstream',
+      'client',
+      'RSS MB',
+    ],
     ...rows.map((row) => [
       row.name,
       row.c1.p50.toFixed(3),
@@ -251,7 +322,10 @@ try {
       'the direct and raw rows use undici. Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
-  await writeFile(join(root, 'bench', 'results', 'peers.json'), `${JSON.stringify({ calls: CALLS, warmup: WARMUP, concurrency: CONCURRENCY, node: process.version, cores: availableParallelism(), rows }, null, 2)}\n`);
+  await writeFile(
+    join(root, 'bench', 'results', 'peers.json'),
+    `${JSON.stringify({ calls: CALLS, warmup: WARMUP, concurrency: CONCURRENCY, node: process.version, cores: availableParallelism(), rows }, null, 2)}\n`,
+  );
 } finally {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
   await agent.close();

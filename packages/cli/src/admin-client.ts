@@ -52,7 +52,14 @@ async function tokenFromVault(loaded: LoadedConfig): Promise<string> {
   return token;
 }
 
-async function send(baseUrl: string, token: string, timeoutMs: number, method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
+async function send(
+  baseUrl: string,
+  token: string,
+  timeoutMs: number,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<string> {
   const url = `${baseUrl}/admin/${path}`;
   let response: Response;
   try {

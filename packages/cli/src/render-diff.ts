@@ -54,7 +54,9 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
   const changed = diffs.filter((diff) => diff.hasChanges);
   const lines: string[] = ['## Tool changes', ''];
   if (changed.length === 0) {
-    lines.push(`No changes: every live description matches the lock (${diffs.map((diff) => code(diff.source)).join(', ') || 'no sources'}).`);
+    lines.push(
+      `No changes: every live description matches the lock (${diffs.map((diff) => code(diff.source)).join(', ') || 'no sources'}).`,
+    );
     return lines;
   }
   for (const diff of diffs) {

@@ -75,7 +75,9 @@ function renderRows(heading: string, rows: Row[]): string[] {
 export function renderOperation(operation: LockedOperation): string[] {
   const mark = operation.status !== 'supported' ? '[-]' : operation.selected ? '[x]' : '[ ]';
   const status =
-    operation.status === 'supported' ? 'supported' : `unsupported ${operation.reason?.code ?? ''}: ${operation.reason?.message ?? ''}`.trim();
+    operation.status === 'supported'
+      ? 'supported'
+      : `unsupported ${operation.reason?.code ?? ''}: ${operation.reason?.message ?? ''}`.trim();
   const lines = [`${mark} ${operation.tool}  ${operation.method} ${operation.path}  ${status}`];
   const summary = firstLine(operation.title ?? operation.description);
   if (summary) lines.push(`    ${summary}`);
@@ -139,7 +141,7 @@ export function argumentRows(operation: LockedOperation): Row[] {
 function schemaRows(schema: JsonSchema, locations: Map<string, string>): Row[] {
   const root = asObject(schema);
   const definitions = root ? collectDefinitions(root) : new Map<string, JsonSchema>();
-  const properties = root ? asObject(root.properties) ?? {} : {};
+  const properties = root ? (asObject(root.properties) ?? {}) : {};
   const required = new Set(root && Array.isArray(root.required) ? (root.required as string[]) : []);
 
   const rows: Row[] = [];

@@ -11,7 +11,13 @@ function hundredLevelDocument(): string {
     info: { title: 'Deep', version: '1' },
     servers: [{ url: 'https://api.example.com' }],
     paths: {
-      '/deep': { post: { operationId: 'sendDeep', requestBody: { required: true, content: { 'application/json': { schema } } }, responses: { '200': { description: 'OK' } } } },
+      '/deep': {
+        post: {
+          operationId: 'sendDeep',
+          requestBody: { required: true, content: { 'application/json': { schema } } },
+          responses: { '200': { description: 'OK' } },
+        },
+      },
     },
   });
 }

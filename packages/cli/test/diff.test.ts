@@ -28,10 +28,7 @@ describe('gateway diff', () => {
     await workspace.copyCorpus('oas31-tictactoe.yaml', 'tictactoe.yaml');
     petstore = join(workspace.path, 'petstore.yaml');
     expect((await workspace.gateway('keys', 'generate', '--out', 'keys')).exitCode).toBe(0);
-    await workspace.writeConfig(
-      { pets: './petstore.yaml', games: './tictactoe.yaml' },
-      { trust: { keys: ['./keys/publisher.pub.jwk'] } },
-    );
+    await workspace.writeConfig({ pets: './petstore.yaml', games: './tictactoe.yaml' }, { trust: { keys: ['./keys/publisher.pub.jwk'] } });
     for (const args of [
       ['import', 'pets'],
       ['review', 'pets', '--all-supported'],
@@ -113,7 +110,11 @@ describe('gateway diff', () => {
       '          description: Progress URL that should be called if asynchronous response is returned\n          required: false\n',
       '          description: Progress URL that should be called if asynchronous response is returned\n          required: true\n',
     );
-    await editOnce(tictactoe, '        - defaultApiKey: []\n        - app2AppOauth:\n          - board:read\n', '        - defaultApiKey: []\n');
+    await editOnce(
+      tictactoe,
+      '        - defaultApiKey: []\n        - app2AppOauth:\n          - board:read\n',
+      '        - defaultApiKey: []\n',
+    );
     const { exitCode, output } = await diffJson('games', '--exit-code');
     expect(exitCode).toBe(1);
     const diff = output.sources[0]!;
@@ -124,7 +125,9 @@ describe('gateway diff', () => {
     expect(Object.keys(summary.changed)).toEqual(['get_board', 'put_square']);
     expect(summary.changed.put_square).toEqual(['header parameter progressUrl: optional → required']);
     expect(summary.changed.get_board).toHaveLength(1);
-    expect(summary.changed.get_board![0]).toMatch(/^security defaultApiKey \(apiKey in header api-key\) or app2AppOauth \(oauth2\) \[board:read\] → defaultApiKey/);
+    expect(summary.changed.get_board![0]).toMatch(
+      /^security defaultApiKey \(apiKey in header api-key\) or app2AppOauth \(oauth2\) \[board:read\] → defaultApiKey/,
+    );
   });
 
   it('renders a Markdown table for a pull-request comment', async () => {
@@ -142,7 +145,10 @@ describe('gateway diff', () => {
   it('lists every operation as added for a source not yet in the lock, and refuses an unknown format', async () => {
     await workspace.copyCorpus('oas30-petstore.yaml', 'more-pets.yaml');
     const config = await workspace.read('gateway.yaml');
-    await workspace.write('gateway.yaml', config.replace('sources:\n', 'sources:\n  more:\n    kind: openapi\n    document: ./more-pets.yaml\n'));
+    await workspace.write(
+      'gateway.yaml',
+      config.replace('sources:\n', 'sources:\n  more:\n    kind: openapi\n    document: ./more-pets.yaml\n'),
+    );
     const { exitCode, output } = await diffJson('more', '--exit-code');
     expect(exitCode).toBe(1);
     expect(output.sources[0]!.baseline).toBeNull();

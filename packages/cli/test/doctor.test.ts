@@ -25,7 +25,11 @@ describe('gateway doctor', () => {
     const report = JSON.parse(result.stdout) as { ok: boolean; findings: Finding[] };
     return { exitCode: result.exitCode, findings: report.findings, ok: report.ok };
   }
-  const failing = (findings: Finding[]) => findings.filter((finding) => finding.level === 'error').map((finding) => finding.check).sort();
+  const failing = (findings: Finding[]) =>
+    findings
+      .filter((finding) => finding.level === 'error')
+      .map((finding) => finding.check)
+      .sort();
 
   it('names every missing piece with its fix, and passes once each fix is applied', { timeout: 180_000 }, async () => {
     workspace = await createWorkspace();
@@ -35,7 +39,9 @@ describe('gateway doctor', () => {
         'gateway.yaml',
         stringify({
           gateway: { url: 'http://127.0.0.1:8080' },
-          sources: { orders: { kind: 'openapi', document: './orders.yaml', credentials: { api_key: { type: 'apiKey', secret: 'orders-api-key' } } } },
+          sources: {
+            orders: { kind: 'openapi', document: './orders.yaml', credentials: { api_key: { type: 'apiKey', secret: 'orders-api-key' } } },
+          },
           ...extra,
         }),
       );
@@ -53,7 +59,11 @@ describe('gateway doctor', () => {
     // Follow the fixes, one by one.
     expect((await workspace.gateway('keys', 'generate', '--out', 'keys', '--name', 'publisher')).exitCode).toBe(0);
     await writeConfig({ trust: { keys: ['./keys/publisher.pub.jwk'] } });
-    for (const args of [['import', 'orders'], ['review', 'orders', '--all-supported'], ['publish', 'orders', '--key', 'keys/publisher.private.jwk']]) {
+    for (const args of [
+      ['import', 'orders'],
+      ['review', 'orders', '--all-supported'],
+      ['publish', 'orders', '--key', 'keys/publisher.private.jwk'],
+    ]) {
       const run = await workspace.gateway(...args);
       expect(run.exitCode, `${args.join(' ')}: ${run.stderr}`).toBe(0);
     }
@@ -98,10 +108,16 @@ describe('gateway doctor', () => {
     await writeConfig('./bin/no-such-mcp-server', {});
     let report = await doctor();
     const finding = (check: string, text: string) => report.findings.find((each) => each.check === check && each.message.includes(text));
-    expect(finding('mcp', 'everything')).toMatchObject({ level: 'error', message: expect.stringContaining("'./bin/no-such-mcp-server' is not an executable file") });
+    expect(finding('mcp', 'everything')).toMatchObject({
+      level: 'error',
+      message: expect.stringContaining("'./bin/no-such-mcp-server' is not an executable file"),
+    });
     expect(finding('mcp', 'everything')!.fix).toContain('sources.everything.command');
     expect(finding('network', 'tracker')).toMatchObject({ level: 'error', fix: expect.stringContaining('127.0.0.1/32') });
-    expect(finding('secret', "'everything-token'")).toMatchObject({ level: 'error', fix: expect.stringContaining('gateway secrets set everything-token') });
+    expect(finding('secret', "'everything-token'")).toMatchObject({
+      level: 'error',
+      fix: expect.stringContaining('gateway secrets set everything-token'),
+    });
     expect(report.ok).toBe(false);
 
     // Each fix applied: the command exists (here: node itself, found on PATH by name), loopback is allowed,

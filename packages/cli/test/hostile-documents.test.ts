@@ -111,7 +111,10 @@ describe('file $refs stay inside the document folder, by real path', () => {
 
   it('a symbolic link that stays inside the folder is followed', async () => {
     await mkdir(join(workspace.path, 'api', 'schemas'));
-    await writeFile(join(workspace.path, 'api', 'schemas', 'pet.yaml'), 'S:\n  type: object\n  required: [name]\n  properties:\n    name: { type: string }\n');
+    await writeFile(
+      join(workspace.path, 'api', 'schemas', 'pet.yaml'),
+      'S:\n  type: object\n  required: [name]\n  properties:\n    name: { type: string }\n',
+    );
     await symlink('./schemas/pet.yaml', join(workspace.path, 'api', 'link.yaml'));
     await workspace.write('api/openapi.yaml', documentWithSchema("{ $ref: './link.yaml#/S' }"));
     const result = await workspace.gateway('import', 'pets');
@@ -146,13 +149,19 @@ describe(`documents nest at most ${MAX_DOCUMENT_DEPTH} levels`, () => {
 
   it('a 10,000-deep YAML flow collection is OPENAPI_TOO_DEEP (exit 4)', async () => {
     await workspace.writeConfig({ pets: './openapi.yaml' });
-    await workspace.write('openapi.yaml', `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-deep: ${'['.repeat(10_000)}x${']'.repeat(10_000)}\n`);
+    await workspace.write(
+      'openapi.yaml',
+      `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-deep: ${'['.repeat(10_000)}x${']'.repeat(10_000)}\n`,
+    );
     await expectDocumentRefused('OPENAPI_TOO_DEEP');
   });
 
   it('a 10,000-deep YAML block sequence is OPENAPI_TOO_DEEP (exit 4)', async () => {
     await workspace.writeConfig({ pets: './openapi.yaml' });
-    await workspace.write('openapi.yaml', `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-deep:\n  ${'- '.repeat(10_000)}x\n`);
+    await workspace.write(
+      'openapi.yaml',
+      `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-deep:\n  ${'- '.repeat(10_000)}x\n`,
+    );
     await expectDocumentRefused('OPENAPI_TOO_DEEP');
   });
 
@@ -202,11 +211,21 @@ describe(`documents nest at most ${MAX_DOCUMENT_DEPTH} levels`, () => {
 
   it('a referenced file nested too deep is refused too', async () => {
     await workspace.write('deep.json', `{"S":${deepSchema(200)}}`);
-    await workspace.write('openapi.json', JSON.stringify({
-      openapi: '3.1.0',
-      info: { title: 't', version: '1' },
-      paths: { '/x': { post: { requestBody: { content: { 'application/json': { schema: { $ref: './deep.json#/S' } } } }, responses: { '200': { description: 'ok' } } } } },
-    }));
+    await workspace.write(
+      'openapi.json',
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 't', version: '1' },
+        paths: {
+          '/x': {
+            post: {
+              requestBody: { content: { 'application/json': { schema: { $ref: './deep.json#/S' } } } },
+              responses: { '200': { description: 'ok' } },
+            },
+          },
+        },
+      }),
+    );
     await expectDocumentRefused('OPENAPI_TOO_DEEP');
   });
 });
@@ -223,7 +242,11 @@ describe('documents must be UTF-8', () => {
 
   it('a stray 0xFF byte in a property name is OPENAPI_NOT_UTF8', async () => {
     await workspace.writeConfig({ pets: './openapi.yaml' });
-    const text = Buffer.concat([Buffer.from(documentWithSchema('{ type: object, properties: { na')), Buffer.from([0xff]), Buffer.from('me: { type: string } } }')]);
+    const text = Buffer.concat([
+      Buffer.from(documentWithSchema('{ type: object, properties: { na')),
+      Buffer.from([0xff]),
+      Buffer.from('me: { type: string } } }'),
+    ]);
     await writeFile(join(workspace.path, 'openapi.yaml'), text);
     await expectDocumentRefused('OPENAPI_NOT_UTF8');
   });
@@ -242,7 +265,10 @@ describe('documents must be UTF-8', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      await workspace.writeConfig({ pets: `http://127.0.0.1:${port}/openapi.yaml` }, { network: { allowPrivateNetworks: ['127.0.0.1/32'] } });
+      await workspace.writeConfig(
+        { pets: `http://127.0.0.1:${port}/openapi.yaml` },
+        { network: { allowPrivateNetworks: ['127.0.0.1/32'] } },
+      );
       await expectDocumentRefused('OPENAPI_NOT_UTF8');
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -273,11 +299,17 @@ describe('names must not contain NUL', () => {
 
   const cases: Array<[string, string, string]> = [
     ['operationId', document('/pets', { operationId: 'add\u0000Pet' }), '/paths/~1pets/post/operationId'],
-    ['parameter name', document('/pets', { parameters: [{ name: 'lim\u0000it', in: 'query', schema: { type: 'string' } }] }), '/paths/~1pets/post/parameters/0/name'],
+    [
+      'parameter name',
+      document('/pets', { parameters: [{ name: 'lim\u0000it', in: 'query', schema: { type: 'string' } }] }),
+      '/paths/~1pets/post/parameters/0/name',
+    ],
     ['path', document('/pets\u0000/admin', {}), '/paths'],
     [
       'schema property name',
-      document('/pets', { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { 'na\u0000me': { type: 'string' } } } } } } }),
+      document('/pets', {
+        requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { 'na\u0000me': { type: 'string' } } } } } },
+      }),
       '/paths/~1pets/post/requestBody/content/application~1json/schema/properties',
     ],
   ];

@@ -141,9 +141,12 @@ describe('gateway import', () => {
     const changed = after.operations.find((operation) => operation.tool === showPet.tool)!;
     expect(changed.fingerprint).not.toBe(showPet.fingerprint);
     expect(changed.selected).toBe(false);
-    expect(after.operations.filter((operation) => operation.selected).map((operation) => operation.tool).sort()).toEqual(
-      selectedBefore.filter((tool) => tool !== showPet.tool).sort(),
-    );
+    expect(
+      after.operations
+        .filter((operation) => operation.selected)
+        .map((operation) => operation.tool)
+        .sort(),
+    ).toEqual(selectedBefore.filter((tool) => tool !== showPet.tool).sort());
     expect(after.toolCount).toBe(selectedBefore.length - 1);
   });
 
@@ -164,11 +167,11 @@ describe('gateway import', () => {
     // Remove POST /pets, change GET /pets/{petId}, add DELETE /pets/{petId}.
     const modified = original
       .replace(/\n {4}post:\n[\s\S]*?(?=\n {2}\/pets\/\{petId\}:)/, '')
+      .replace(/(- name: petId\s+in: path\s+required: true\s+description: [^\n]*\n\s+schema:\n\s+type: )string/, '$1integer')
       .replace(
-        /(- name: petId\s+in: path\s+required: true\s+description: [^\n]*\n\s+schema:\n\s+type: )string/,
-        '$1integer',
-      )
-      .replace(/\ncomponents:/, '\n    delete:\n      operationId: deletePet\n      responses:\n        "204":\n          description: deleted\ncomponents:');
+        /\ncomponents:/,
+        '\n    delete:\n      operationId: deletePet\n      responses:\n        "204":\n          description: deleted\ncomponents:',
+      );
     await workspace.write('petstore.yaml', modified);
     const result = await workspace.gateway('import', 'pets', '--json');
     expect(result.stderr).toBe('');
@@ -184,7 +187,9 @@ describe('gateway import', () => {
     const listPets = newProposal.operations.find((operation) => operation.path === '/pets' && operation.method === 'GET')!;
     expect(listPets.selected).toBe(listPets.status === 'supported');
     expect(newProposal.operations.find((operation) => operation.tool === 'delete_pet')!.selected).toBe(false);
-    expect(newProposal.operations.find((operation) => operation.path === '/pets/{petId}' && operation.method === 'GET')!.selected).toBe(false);
+    expect(newProposal.operations.find((operation) => operation.path === '/pets/{petId}' && operation.method === 'GET')!.selected).toBe(
+      false,
+    );
     // The publication in use is untouched beside the new proposal.
     expect(next.sources[0]!.publications.map((publication) => [publication.id, publication.status])).toEqual([
       ['publication-1', 'in use'],
@@ -259,7 +264,10 @@ describe('gateway import: bad input leaves the lock untouched', () => {
       const name = String.fromCharCode(97 + level);
       levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
     }
-    await workspace.write('petstore.yaml', `openapi: 3.0.0\ninfo: {title: bomb, version: "1"}\npaths: {}\nx-bomb:\n  ${levels.join('\n  ')}\n`);
+    await workspace.write(
+      'petstore.yaml',
+      `openapi: 3.0.0\ninfo: {title: bomb, version: "1"}\npaths: {}\nx-bomb:\n  ${levels.join('\n  ')}\n`,
+    );
     const started = Date.now();
     await expectRefused(['import', 'pets'], 4, 'OPENAPI_ALIAS_LIMIT');
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -346,17 +354,21 @@ describe('every corpus document', () => {
     .sort()
     .concat(['oas30-digitalocean-multifile/DigitalOcean-public.v2.yaml']);
 
-  it.each(documents)('%s: imports into a schema-valid lock, every operation supported or with a reason, a second import byte-identical', async (name) => {
-    const options = { baseDirectory: corpusDirectory };
-    const first = applyImport(emptyLock(), 'corpus', `./${name}`, await importOpenApi(name, options)).lock;
-    const text = serialiseLock(first);
-    const lock = parseLock(text); // schema-valid
-    const operations = lock.sources[0]!.publications[0]!.operations;
-    for (const operation of operations) {
-      if (operation.status === 'supported') expect(operation.reason).toBeNull();
-      else expect(UNSUPPORTED_REASON_CODES).toContain(operation.reason?.code);
-    }
-    const second = applyImport(first, 'corpus', `./${name}`, await importOpenApi(name, options)).lock;
-    expect(serialiseLock(second)).toBe(text);
-  }, 120_000);
+  it.each(documents)(
+    '%s: imports into a schema-valid lock, every operation supported or with a reason, a second import byte-identical',
+    async (name) => {
+      const options = { baseDirectory: corpusDirectory };
+      const first = applyImport(emptyLock(), 'corpus', `./${name}`, await importOpenApi(name, options)).lock;
+      const text = serialiseLock(first);
+      const lock = parseLock(text); // schema-valid
+      const operations = lock.sources[0]!.publications[0]!.operations;
+      for (const operation of operations) {
+        if (operation.status === 'supported') expect(operation.reason).toBeNull();
+        else expect(UNSUPPORTED_REASON_CODES).toContain(operation.reason?.code);
+      }
+      const second = applyImport(first, 'corpus', `./${name}`, await importOpenApi(name, options)).lock;
+      expect(serialiseLock(second)).toBe(text);
+    },
+    120_000,
+  );
 });

@@ -30,7 +30,10 @@ describe('gateway init', () => {
 
   it('every commented-out key in the starter is valid too once uncommented', () => {
     // Uncommenting the examples must not produce an invalid file (they teach the real key names).
-    const uncommented = STARTER_CONFIG.replace(/^(\s*)# ( *(?:listen|allowRemoteRefs|credentials|import|maxDocumentBytes|timeoutMs|apiKeyAuth):.*)$/gm, '$1$2');
+    const uncommented = STARTER_CONFIG.replace(
+      /^(\s*)# ( *(?:listen|allowRemoteRefs|credentials|import|maxDocumentBytes|timeoutMs|apiKeyAuth):.*)$/gm,
+      '$1$2',
+    );
     expect(uncommented).not.toBe(STARTER_CONFIG);
     const loaded = parseConfig(uncommented, 'gateway.yaml');
     expect(loaded.config.import?.maxDocumentBytes).toBe(26214400);

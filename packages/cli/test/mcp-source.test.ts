@@ -16,7 +16,10 @@ const everything = join(dirname(require.resolve('@modelcontextprotocol/server-ev
 
 async function startEverythingHttp(): Promise<{ url: string; process: ChildProcess }> {
   const port = await closedPort();
-  const child = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -46,7 +46,9 @@ describe('the example orders API', () => {
     const order = (await created.json()) as { id: string; status: string };
     expect(order.status).toBe('pending');
     expect(((await (await call(`/orders/${order.id}`)).json()) as { customer: string }).customer).toBe('Edsger');
-    expect((await call('/orders', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"customer":""}' })).status).toBe(400);
+    expect(
+      (await call('/orders', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"customer":""}' })).status,
+    ).toBe(400);
 
     expect((await call(`/orders/${order.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await call(`/orders/${order.id}`)).status).toBe(404);
@@ -54,7 +56,11 @@ describe('the example orders API', () => {
 
   it('records every request it receives for tests: method, path, query, headers and parsed body', async () => {
     const before = api.requests.length;
-    await call('/orders', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ customer: 'Barbara', items: [{ sku: 'X', quantity: 1 }] }) });
+    await call('/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: 'Barbara', items: [{ sku: 'X', quantity: 1 }] }),
+    });
     await call('/orders?status=pending');
     const [post, search] = api.requests.slice(before);
     expect(post).toMatchObject({ method: 'POST', path: '/orders', body: { customer: 'Barbara' } });

@@ -20,7 +20,10 @@ describe('the CLI installs from a tarball on a fresh machine', () => {
   });
 
   it('pack → npm install into a temporary prefix → gateway --version, import, review, publish, verify', { timeout: 600_000 }, async () => {
-    const packed = await run(process.execPath, [join(repositoryRoot, 'scripts', 'pack-cli.mjs')], { cwd: repositoryRoot, maxBuffer: 16 * 1024 * 1024 });
+    const packed = await run(process.execPath, [join(repositoryRoot, 'scripts', 'pack-cli.mjs')], {
+      cwd: repositoryRoot,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const tarball = packed.stdout.trim().split('\n').at(-1)!;
     expect(tarball).toMatch(/governed-tool-gateway-\d+\.\d+\.\d+\.tgz$/);
 
@@ -39,7 +42,10 @@ describe('the CLI installs from a tarball on a fresh machine', () => {
     cleanups.push(project.cleanup);
     const cli = async (...args: string[]) => {
       // No workspace on PATH or NODE_PATH: only what the tarball installed.
-      const result = await run(gateway, args, { cwd: project.path, env: { PATH: process.env.PATH ?? '', HOME: project.path, NO_COLOR: '1' } });
+      const result = await run(gateway, args, {
+        cwd: project.path,
+        env: { PATH: process.env.PATH ?? '', HOME: project.path, NO_COLOR: '1' },
+      });
       return result.stdout;
     };
     expect((await cli('--version')).trim()).toBe(VERSION);
@@ -48,7 +54,17 @@ describe('the CLI installs from a tarball on a fresh machine', () => {
     await cli('keys', 'generate', '--out', 'keys');
     await writeFile(
       join(project.path, 'gateway.yaml'),
-      ['gateway:', '  url: https://gateway.example.com', 'sources:', '  orders:', '    kind: openapi', '    document: ./orders.yaml', 'trust:', '  keys: [./keys/publisher.pub.jwk]', ''].join('\n'),
+      [
+        'gateway:',
+        '  url: https://gateway.example.com',
+        'sources:',
+        '  orders:',
+        '    kind: openapi',
+        '    document: ./orders.yaml',
+        'trust:',
+        '  keys: [./keys/publisher.pub.jwk]',
+        '',
+      ].join('\n'),
     );
     await cli('import', 'orders');
     await cli('review', 'orders', '--all-supported');

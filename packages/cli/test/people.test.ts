@@ -10,14 +10,22 @@ import { gatewayBinary, runGateway, temporaryDirectory } from '../../../test-sup
  * once the prompt for it is on screen, as a person would; returns everything the terminal showed.
  */
 async function addOnTerminal(name: string, typed: string[]): Promise<{ exitCode: number | null; screen: string }> {
-  const child = spawn('script', ['-qec', `"${process.execPath}" "${gatewayBinary}" people add ${name}`, '/dev/null'], { cwd: directory, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn('script', ['-qec', `"${process.execPath}" "${gatewayBinary}" people add ${name}`, '/dev/null'], {
+    cwd: directory,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let screen = '';
   const prompts = ['password (not echoed): ', 'the same password again: '];
   let answered = 0;
   let from = 0;
   child.stdout.on('data', (chunk: Buffer) => {
     screen += chunk.toString();
-    for (let at = screen.indexOf(prompts[answered] ?? '\u0000', from); answered < typed.length && at >= 0; at = screen.indexOf(prompts[answered] ?? '\u0000', from)) {
+    for (
+      let at = screen.indexOf(prompts[answered] ?? '\u0000', from);
+      answered < typed.length && at >= 0;
+      at = screen.indexOf(prompts[answered] ?? '\u0000', from)
+    ) {
       from = at + prompts[answered]!.length;
       child.stdin.write(`${typed[answered]!}\r`);
       answered += 1;
@@ -44,7 +52,10 @@ afterAll(async () => {
 
 describe('gateway people', () => {
   it('add reads the password from stdin and stores only a scrypt hash, in a 0600 file', async () => {
-    const result = await runGateway(['people', 'add', 'alice', '--email', 'alice@example.com'], { cwd: directory, input: 'a long enough secret phrase\n' });
+    const result = await runGateway(['people', 'add', 'alice', '--email', 'alice@example.com'], {
+      cwd: directory,
+      input: 'a long enough secret phrase\n',
+    });
     expect(result.exitCode, String(result.stderr)).toBe(0);
     const path = join(directory, '.gateway', 'people.json');
     const text = await readFile(path, 'utf8');

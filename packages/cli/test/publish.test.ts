@@ -15,10 +15,24 @@ describe('gateway publish', () => {
   it('freezes the selected operations into a signed in-use publication and removes the proposal', async () => {
     expect((await workspace.gateway('import', 'orders')).exitCode).toBe(0);
     expect((await workspace.gateway('review', 'orders', '--select', 'get_order', '--select', 'search_orders')).exitCode).toBe(0);
-    const result = await workspace.gateway('--json', 'publish', 'orders', '--key', 'keys/team.private.jwk', '--publisher', 'ada@example.com');
+    const result = await workspace.gateway(
+      '--json',
+      'publish',
+      'orders',
+      '--key',
+      'keys/team.private.jwk',
+      '--publisher',
+      'ada@example.com',
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     const output = JSON.parse(result.stdout);
-    expect(output).toMatchObject({ source: 'orders', publication: 'publication-1', toolCount: 2, publishedBy: 'ada@example.com', retired: null });
+    expect(output).toMatchObject({
+      source: 'orders',
+      publication: 'publication-1',
+      toolCount: 2,
+      publishedBy: 'ada@example.com',
+      retired: null,
+    });
     const lock = await workspace.readLock();
     const publications = lock.sources[0]!.publications;
     expect(publications).toHaveLength(1);
@@ -78,7 +92,9 @@ describe('gateway publish', () => {
     expect(stale.exitCode).toBe(7);
     const error = JSON.parse(stale.stdout).error;
     expect(error.code).toBe('PUBLISH_STALE');
-    const findings = error.details.findings.map((finding: { kind: string; tool?: string }) => `${finding.kind} ${finding.tool ?? ''}`.trim());
+    const findings = error.details.findings.map((finding: { kind: string; tool?: string }) =>
+      `${finding.kind} ${finding.tool ?? ''}`.trim(),
+    );
     expect(findings.sort()).toEqual(['document-changed', 'operation-changed delete_order', 'operation-changed get_order']);
 
     const allowed = await workspace.gateway('publish', 'orders', '--key', 'keys/team.private.jwk', '--allow-stale');

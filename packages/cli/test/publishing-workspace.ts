@@ -48,5 +48,8 @@ export async function editOnce(path: string, from: string, to: string): Promise<
   const text = await readFile(path, 'utf8');
   const count = text.split(from).length - 1;
   expect(count, `expected exactly one ${JSON.stringify(from)} in ${path}`).toBe(1);
-  await writeFile(path, text.replace(from, () => to));
+  await writeFile(
+    path,
+    text.replace(from, () => to),
+  );
 }

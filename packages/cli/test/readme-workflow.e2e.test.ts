@@ -24,7 +24,14 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { gatewayBinary, repositoryRoot, temporaryDirectory } from '../../../test-support/cli.js';
 import { closedPort } from './workspace.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 /** The port the README's gateway.url and commands use; replaced by a free one. */
 const README_PORT = '8080';
 
@@ -104,7 +111,13 @@ class MemoryProvider implements OAuthClientProvider {
   private verifier = '';
   constructor(readonly redirectUrl: string) {}
   get clientMetadata() {
-    return { client_name: 'README workflow client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'README workflow client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.information;
@@ -143,7 +156,9 @@ describe('the README workflow', () => {
     folder = await temporaryDirectory('gateway-readme-');
     binDirectory = await temporaryDirectory('gateway-readme-bin-');
     api = await startApi(apiKey);
-    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'));
+    const server = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     callback = { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback` };
   });
@@ -164,7 +179,9 @@ describe('the README workflow', () => {
 
   it('works when followed literally in an empty folder: init … serve, a client approved in the browser, a call with the key from the vault', async () => {
     const steps = workflowSteps(await readFile(join(repositoryRoot, 'README.md'), 'utf8'));
-    expect(steps.map((step) => (step.kind === 'run' ? step.line.split(' ').slice(0, 2).join(' ') : `write ${step.file}`)).at(-1)).toBe('gateway serve');
+    expect(steps.map((step) => (step.kind === 'run' ? step.line.split(' ').slice(0, 2).join(' ') : `write ${step.file}`)).at(-1)).toBe(
+      'gateway serve',
+    );
     expect(await readdir(folder.path)).toEqual([]);
 
     // `gateway` on PATH is the built CLI; nothing from this process's gateway environment leaks in.
@@ -172,7 +189,12 @@ describe('the README workflow', () => {
     const shim = join(binDirectory.path, 'gateway');
     await writeFile(shim, `#!/bin/sh\nexec "${process.execPath}" "${gatewayBinary}" "$@"\n`);
     await chmod(shim, 0o755);
-    const env: Record<string, string> = { PATH: `${binDirectory.path}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: binDirectory.path, NO_COLOR: '1', GATEWAY_LOG_LEVEL: 'warn' };
+    const env: Record<string, string> = {
+      PATH: `${binDirectory.path}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+      HOME: binDirectory.path,
+      NO_COLOR: '1',
+      GATEWAY_LOG_LEVEL: 'warn',
+    };
 
     // The reader's part: their document in the folder, a free port instead of 8080.
     await writeFile(join(folder.path, 'openapi.yaml'), openApiDocument(api.url));
@@ -215,7 +237,10 @@ describe('the README workflow', () => {
     const deadline = Date.now() + 30_000;
     let ready = false;
     while (!ready && Date.now() < deadline && serve!.exitCode === null) {
-      ready = await fetch(`${gatewayUrl}/readyz`).then((response) => response.ok, () => false);
+      ready = await fetch(`${gatewayUrl}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(ready, `gateway serve did not become ready:\n${output}`).toBe(true);
@@ -246,7 +271,10 @@ describe('the README workflow', () => {
       const tools = (await client.listTools()).tools.map((tool) => tool.name);
       expect(tools).toEqual(['list_items']);
       api.keysSeen.length = 0;
-      const result = (await client.callTool({ name: 'list_items', arguments: {} })) as { isError?: boolean; content: { type: string; text?: string }[] };
+      const result = (await client.callTool({ name: 'list_items', arguments: {} })) as {
+        isError?: boolean;
+        content: { type: string; text?: string }[];
+      };
       expect(result.isError ?? false, JSON.stringify(result)).toBe(false);
       expect(JSON.stringify(result.content)).toContain('item-7');
       // The call reached the API with the key the reader typed into the vault.
@@ -256,7 +284,13 @@ describe('the README workflow', () => {
     }
 
     // The README's next step: `gateway receipts list` in the same folder shows the call.
-    const receipts = await execa('bash', ['-c', 'gateway receipts list --json'], { cwd: folder.path, env, extendEnv: false, reject: false, timeout: 30_000 });
+    const receipts = await execa('bash', ['-c', 'gateway receipts list --json'], {
+      cwd: folder.path,
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+    });
     expect(receipts.exitCode, receipts.stderr).toBe(0);
     expect(receipts.stdout).toContain('list_items');
     expect(receipts.stdout).toContain('allowed');

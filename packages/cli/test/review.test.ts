@@ -12,7 +12,10 @@ function proposalOf(lock: Lockfile, sourceName: string): Publication {
 }
 
 function selectedTools(proposal: Publication): string[] {
-  return proposal.operations.filter((operation) => operation.selected).map((operation) => operation.tool).sort();
+  return proposal.operations
+    .filter((operation) => operation.selected)
+    .map((operation) => operation.tool)
+    .sort();
 }
 
 describe('gateway review', () => {

@@ -20,7 +20,8 @@ async function serveOnce(directory: string): Promise<{ stdout: string; stderr: s
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 20_000;
   // The warning is written right after the "serving" line; wait for either a settled output or the deadline.
-  while (!stdout.includes('serving') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (!stdout.includes('serving') && Date.now() < deadline && child.exitCode === null)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   await new Promise((resolve) => setTimeout(resolve, 300));
   child.kill('SIGTERM');
   await exited;
@@ -46,7 +47,10 @@ describe('gateway serve', () => {
       let healthy = false;
       const deadline = Date.now() + 20_000;
       while (!healthy && Date.now() < deadline && child.exitCode === null) {
-        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false);
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        );
         if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(healthy).toBe(true);
@@ -63,7 +67,10 @@ describe('gateway serve', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as AddressInfo).port;
     try {
-      const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], { cwd: workspace.path, timeout: 20_000 });
+      const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], {
+        cwd: workspace.path,
+        timeout: 20_000,
+      });
       expect(result.exitCode).toBe(3);
       expect(result.stderr).toContain('LISTEN_ADDRESS_UNAVAILABLE');
       expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);

@@ -95,9 +95,13 @@ describe('redirects: every hop passes the guard again', () => {
     try {
       redirector.hits.length = 0;
       const to = encodeURIComponent(`http://127.0.0.2:${outside.port}/openapi.yaml`);
-      await writeSource(workspace, { name: 'redirect', document: `http://127.0.0.1:${redirector.port}/redirect?to=${to}` }, ['127.0.0.1/32']);
+      await writeSource(workspace, { name: 'redirect', document: `http://127.0.0.1:${redirector.port}/redirect?to=${to}` }, [
+        '127.0.0.1/32',
+      ]);
       const result = await workspace.gateway('import', 'pets');
-      expect(errorLine(result.stderr), result.stderr).toMatch(/^error SSRF_ADDRESS_REFUSED: refused to connect to 127\.0\.0\.2 at 127\.0\.0\.2 \(loopback address\)/);
+      expect(errorLine(result.stderr), result.stderr).toMatch(
+        /^error SSRF_ADDRESS_REFUSED: refused to connect to 127\.0\.0\.2 at 127\.0\.0\.2 \(loopback address\)/,
+      );
       expect(result.exitCode).toBe(7);
       expect(redirector.hits).toEqual(['/redirect']);
       expect(outside.hits).toEqual([]);
@@ -110,7 +114,11 @@ describe('redirects: every hop passes the guard again', () => {
   it('a redirect to a file: URL is refused with FETCH_REDIRECT_REFUSED', async () => {
     const workspace = await createWorkspace();
     try {
-      await writeSource(workspace, { name: 'redirect', document: `http://127.0.0.1:${redirector.port}/redirect?to=${encodeURIComponent('file:///etc/passwd')}` }, ['127.0.0.1/32']);
+      await writeSource(
+        workspace,
+        { name: 'redirect', document: `http://127.0.0.1:${redirector.port}/redirect?to=${encodeURIComponent('file:///etc/passwd')}` },
+        ['127.0.0.1/32'],
+      );
       const result = await workspace.gateway('import', 'pets');
       expect(errorLine(result.stderr), result.stderr).toMatch(/^error FETCH_REDIRECT_REFUSED: /);
       expect(result.stderr).not.toContain('root:');
@@ -141,13 +149,23 @@ describe('gateway diff and publish use the same guard', () => {
     try {
       // A proposal imported while loopback was allowed; the allowance is then withdrawn before publishing.
       const url = `http://127.0.0.1:${target.port}/openapi.yaml`;
-      await workspace.writeConfig({ orders: url }, { trust: { keys: ['./keys/team.pub.jwk'] }, network: { allowPrivateNetworks: ['127.0.0.1/32'] } });
+      await workspace.writeConfig(
+        { orders: url },
+        { trust: { keys: ['./keys/team.pub.jwk'] }, network: { allowPrivateNetworks: ['127.0.0.1/32'] } },
+      );
       expect((await workspace.gateway('import', 'orders')).exitCode).toBe(0);
       expect((await workspace.gateway('review', 'orders', '--all-supported')).exitCode).toBe(0);
       await workspace.writeConfig({ orders: url }, { trust: { keys: ['./keys/team.pub.jwk'] } });
       const before = await readFile(workspace.lockPath);
       target.hits.length = 0;
-      const result = await workspace.gateway('publish', 'orders', '--key', join('keys', 'team.private.jwk'), '--publisher', 'tester@example.com');
+      const result = await workspace.gateway(
+        'publish',
+        'orders',
+        '--key',
+        join('keys', 'team.private.jwk'),
+        '--publisher',
+        'tester@example.com',
+      );
       expect(errorLine(result.stderr), result.stderr).toMatch(/^error SSRF_ADDRESS_REFUSED: /);
       expect(result.exitCode).toBe(7);
       expect(target.hits).toEqual([]);

@@ -3,8 +3,9 @@ import canonicalizeModule from 'canonicalize';
 import { serialiseWithExactIntegers } from './exact-integers.js';
 
 // canonicalize 4 is CommonJS with a default export; normalise the interop shape once.
-const canonicalizeFn = ((canonicalizeModule as unknown as { default?: unknown }).default ??
-  canonicalizeModule) as (value: unknown) => string | undefined;
+const canonicalizeFn = ((canonicalizeModule as unknown as { default?: unknown }).default ?? canonicalizeModule) as (
+  value: unknown,
+) => string | undefined;
 
 /**
  * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value, with one extension (docs/lockfile.md › Large

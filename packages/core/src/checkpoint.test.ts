@@ -1,6 +1,15 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { formatCheckpoint, noteKeyId, parseCheckpoint, parseVerifierKey, rawPublicKey, signNote, verifierKey, verifyNote } from './checkpoint.js';
+import {
+  formatCheckpoint,
+  noteKeyId,
+  parseCheckpoint,
+  parseVerifierKey,
+  rawPublicKey,
+  signNote,
+  verifierKey,
+  verifyNote,
+} from './checkpoint.js';
 
 const { privateKey } = generateKeyPairSync('ed25519');
 const publicKey = rawPublicKey(privateKey);
@@ -15,7 +24,10 @@ describe('C2SP tlog-checkpoint and signed-note', () => {
   });
 
   it('the key ID is the first 4 bytes of SHA-256(name || 0x0A || 0x01 || public key)', () => {
-    const expected = createHash('sha256').update(Buffer.concat([Buffer.from(`${origin}\n`), Buffer.from([1]), publicKey])).digest().subarray(0, 4);
+    const expected = createHash('sha256')
+      .update(Buffer.concat([Buffer.from(`${origin}\n`), Buffer.from([1]), publicKey]))
+      .digest()
+      .subarray(0, 4);
     expect(noteKeyId(origin, publicKey).equals(expected)).toBe(true);
     expect(parseVerifierKey(verifierKey(origin, publicKey))?.publicKey.equals(publicKey)).toBe(true);
   });

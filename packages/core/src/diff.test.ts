@@ -62,7 +62,10 @@ describe('diffOperations', () => {
   });
 
   it('explains body schema, server, method, path and security changes', () => {
-    const body = describeOperationChanges(createOrder({ item: { type: 'string' } }), createOrder({ item: { type: 'string' }, note: { type: 'string' } }));
+    const body = describeOperationChanges(
+      createOrder({ item: { type: 'string' } }),
+      createOrder({ item: { type: 'string' }, note: { type: 'string' } }),
+    );
     expect(body.map((change) => change.message)).toEqual(['request body schema changed (properties added: note)']);
 
     const before = operation('get_order', 'GET', '/orders/{id}');
@@ -104,7 +107,9 @@ describe('diffSource', () => {
     kind: 'openapi',
     document: './orders.yaml',
     documentDigest: digest,
-    publications: [{ id: 'publication-1', status: 'in use', toolCount: 1, documentDigest: digest, operations: [searchOrders('integer', false)] }],
+    publications: [
+      { id: 'publication-1', status: 'in use', toolCount: 1, documentDigest: digest, operations: [searchOrders('integer', false)] },
+    ],
   };
 
   it('does not count operations deliberately left out of the publication while the document is unchanged', () => {
@@ -123,7 +128,15 @@ describe('diffSource', () => {
   it('compares with the proposal when nothing is in use, and with nothing when the source is new', () => {
     const proposed: LockedSource = {
       ...source,
-      publications: [{ id: 'publication-2', status: 'proposed', toolCount: 0, documentDigest: digest, operations: live.map((entry) => ({ ...entry, selected: false })) }],
+      publications: [
+        {
+          id: 'publication-2',
+          status: 'proposed',
+          toolCount: 0,
+          documentDigest: digest,
+          operations: live.map((entry) => ({ ...entry, selected: false })),
+        },
+      ],
     };
     expect(diffSource('orders', proposed, { documentDigest: digest, operations: live }).hasChanges).toBe(false);
     const fresh = diffSource('orders', undefined, { documentDigest: digest, operations: live });
@@ -144,7 +157,10 @@ describe('diff through shared definitions', () => {
           $defs: { NewOrder: { type: 'object', properties } },
         },
       });
-    const changes = describeOperationChanges(withDefinition({ customer: { type: 'string' } }), withDefinition({ customer: { type: 'string' }, note: { type: 'string' } }));
+    const changes = describeOperationChanges(
+      withDefinition({ customer: { type: 'string' } }),
+      withDefinition({ customer: { type: 'string' }, note: { type: 'string' } }),
+    );
     expect(changes.map((change) => change.message)).toEqual(['request body schema changed (properties added: note)']);
   });
 });

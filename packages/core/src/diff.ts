@@ -17,7 +17,17 @@ import { stringifyExact } from './exact-integers.js';
 import { inUsePublication, proposedPublication } from './lockfile.js';
 import { normaliseMcpTools, type ListedMcpTool } from './mcp/normalise.js';
 import { importOpenApi, type ImportedDocument, type ImportOptions } from './openapi/index.js';
-import type { AnyPublication, JsonSchema, LockedSource, Lockfile, McpTool, Operation, OperationParameter, SecuritySchemeSummary, SourceKind } from './model.js';
+import type {
+  AnyPublication,
+  JsonSchema,
+  LockedSource,
+  Lockfile,
+  McpTool,
+  Operation,
+  OperationParameter,
+  SecuritySchemeSummary,
+  SourceKind,
+} from './model.js';
 import type { ImportedOperations } from './proposal.js';
 import { compareText } from './compare-text.js';
 
@@ -96,7 +106,6 @@ function summary(operation: Operation): OperationSummary {
   return { tool: operation.tool, method: operation.method, path: operation.path, status: operation.status };
 }
 
-
 function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a ?? null) === canonicalJson(b ?? null);
 }
@@ -159,10 +168,14 @@ function describeSecurity(security: Operation['security'], schemes: Record<strin
   return security
     .map((requirement) => {
       const names = Object.keys(requirement).sort(compareText);
-      return names.length === 0 ? 'anonymous' : names.map((name) => {
-        const scopes = requirement[name] ?? [];
-        return describeScheme(name) + (scopes.length ? ` [${scopes.join(', ')}]` : '');
-      }).join(' + ');
+      return names.length === 0
+        ? 'anonymous'
+        : names
+            .map((name) => {
+              const scopes = requirement[name] ?? [];
+              return describeScheme(name) + (scopes.length ? ` [${scopes.join(', ')}]` : '');
+            })
+            .join(' + ');
     })
     .join(' or ');
 }
@@ -171,7 +184,12 @@ function describeSecurity(security: Operation['security'], schemes: Record<strin
 export function describeOperationChanges(before: Operation, after: Operation): OperationChange[] {
   const changes: OperationChange[] = [];
   if (before.method !== after.method) {
-    changes.push({ kind: 'method-changed', before: before.method, after: after.method, message: `method ${before.method} → ${after.method}` });
+    changes.push({
+      kind: 'method-changed',
+      before: before.method,
+      after: after.method,
+      message: `method ${before.method} → ${after.method}`,
+    });
   }
   if (before.path !== after.path) {
     changes.push({ kind: 'path-changed', before: before.path, after: after.path, message: `path ${before.path} → ${after.path}` });
@@ -212,9 +230,21 @@ export function describeOperationChanges(before: Operation, after: Operation): O
     const oldType = schemaTypeLabel(oldSchema);
     const newType = schemaTypeLabel(newSchema);
     if (oldType !== newType) {
-      changes.push({ kind: 'parameter-type-changed', parameter: key, before: oldType, after: newType, message: `${label}: type ${oldType} → ${newType}` });
+      changes.push({
+        kind: 'parameter-type-changed',
+        parameter: key,
+        before: oldType,
+        after: newType,
+        message: `${label}: type ${oldType} → ${newType}`,
+      });
     } else if (!same(oldSchema, newSchema)) {
-      changes.push({ kind: 'parameter-schema-changed', parameter: key, before: oldSchema, after: newSchema, message: `${label}: schema changed` });
+      changes.push({
+        kind: 'parameter-schema-changed',
+        parameter: key,
+        before: oldSchema,
+        after: newSchema,
+        message: `${label}: schema changed`,
+      });
     }
     if (old.required !== current.required) {
       changes.push({
@@ -280,7 +310,12 @@ export function describeOperationChanges(before: Operation, after: Operation): O
     const oldSchema = argumentSchema(before.inputSchema, before.body.argument);
     const newSchema = argumentSchema(after.inputSchema, after.body.argument);
     if (!same(oldSchema, newSchema)) {
-      changes.push({ kind: 'body-schema-changed', before: oldSchema, after: newSchema, message: `request body schema changed${describeSchemaChange(oldSchema, newSchema)}` });
+      changes.push({
+        kind: 'body-schema-changed',
+        before: oldSchema,
+        after: newSchema,
+        message: `request body schema changed${describeSchemaChange(oldSchema, newSchema)}`,
+      });
     }
   }
 
@@ -330,9 +365,15 @@ function describeSchemaChange(before: JsonSchema | undefined, after: JsonSchema 
       : {};
   const old = propertiesOf(before);
   const current = propertiesOf(after);
-  const added = Object.keys(current).filter((name) => !(name in old)).sort(compareText);
-  const removed = Object.keys(old).filter((name) => !(name in current)).sort(compareText);
-  const changed = Object.keys(current).filter((name) => name in old && !same(old[name], current[name])).sort(compareText);
+  const added = Object.keys(current)
+    .filter((name) => !(name in old))
+    .sort(compareText);
+  const removed = Object.keys(old)
+    .filter((name) => !(name in current))
+    .sort(compareText);
+  const changed = Object.keys(current)
+    .filter((name) => name in old && !same(old[name], current[name]))
+    .sort(compareText);
   const parts = [
     added.length ? `properties added: ${added.join(', ')}` : '',
     removed.length ? `properties removed: ${removed.join(', ')}` : '',
@@ -345,13 +386,26 @@ function describeSchemaChange(before: JsonSchema | undefined, after: JsonSchema 
 export function describeMcpToolChanges(before: McpTool, after: McpTool): OperationChange[] {
   const changes: OperationChange[] = [];
   if (before.name !== after.name) {
-    changes.push({ kind: 'upstream-name-changed', before: before.name, after: after.name, message: `upstream name ${before.name} → ${after.name}` });
+    changes.push({
+      kind: 'upstream-name-changed',
+      before: before.name,
+      after: after.name,
+      message: `upstream name ${before.name} → ${after.name}`,
+    });
   }
   if (before.status !== after.status) {
-    changes.push({ kind: 'status-changed', before: before.status, after: after.status, message: `status ${before.status} → ${after.status}` });
+    changes.push({
+      kind: 'status-changed',
+      before: before.status,
+      after: after.status,
+      message: `status ${before.status} → ${after.status}`,
+    });
   }
   if (!same(before.inputSchema, after.inputSchema)) {
-    changes.push({ kind: 'input-schema-changed', message: `input schema changed${describeSchemaChange(before.inputSchema, after.inputSchema)}` });
+    changes.push({
+      kind: 'input-schema-changed',
+      message: `input schema changed${describeSchemaChange(before.inputSchema, after.inputSchema)}`,
+    });
   }
   if (!same(before.outputSchema, after.outputSchema)) {
     changes.push({
@@ -375,10 +429,7 @@ function describeEntryChanges(before: Operation | McpTool, after: Operation | Mc
 }
 
 /** Added, removed and changed operations (or MCP tools), matched by tool name; each list sorted by tool name. */
-export function diffOperations(
-  baseline: readonly (Operation | McpTool)[],
-  live: readonly (Operation | McpTool)[],
-): OperationsDiff {
+export function diffOperations(baseline: readonly (Operation | McpTool)[], live: readonly (Operation | McpTool)[]): OperationsDiff {
   const before = new Map(baseline.map((operation) => [operation.tool, operation]));
   const after = new Map(live.map((operation) => [operation.tool, operation]));
   const added: OperationSummary[] = [];

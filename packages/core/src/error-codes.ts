@@ -6,7 +6,11 @@
 import type { ErrorSpec } from './errors.js';
 
 export const ERRORS = {
-  ADMIN_HOST_REFUSED: { category: 'auth', area: 'admin', meaning: "the admin request's `Host` (or `Origin`) does not name this gateway (DNS-rebinding protection, as on `/mcp`); 403" },
+  ADMIN_HOST_REFUSED: {
+    category: 'auth',
+    area: 'admin',
+    meaning: "the admin request's `Host` (or `Origin`) does not name this gateway (DNS-rebinding protection, as on `/mcp`); 403",
+  },
   ADMIN_REQUEST_FAILED: {
     category: 'network',
     area: 'admin',
@@ -48,7 +52,12 @@ export const ERRORS = {
   },
   BODY_ENCODING_FAILED: { category: 'usage', area: 'serving', meaning: 'a form-urlencoded body argument that is not an object' },
   BODY_MEDIA_TYPE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a request body that is not JSON, form or text' },
-  CALL_CANCELLED: { category: 'network', area: 'receipts', meaning: "(receipt reason) the client cancelled the call before it ended (closed its request or sent `notifications/cancelled`); the cancellation was forwarded upstream" },
+  CALL_CANCELLED: {
+    category: 'network',
+    area: 'receipts',
+    meaning:
+      '(receipt reason) the client cancelled the call before it ended (closed its request or sent `notifications/cancelled`); the cancellation was forwarded upstream',
+  },
   CLIENT_METADATA_INVALID: {
     category: 'refused',
     area: 'authorization',
@@ -68,7 +77,11 @@ export const ERRORS = {
   CONFIG_INVALID_YAML: { category: 'config', area: 'config', meaning: 'not valid YAML; the message gives the line' },
   CONFIG_NOT_FOUND: { category: 'config', area: 'config', meaning: 'no gateway.yaml at the path; run `gateway init` or pass `--config`' },
   CONFIG_UNREADABLE: { category: 'config', area: 'config', meaning: 'the file exists but cannot be read' },
-  CREDENTIALS_UNAVAILABLE: { category: 'config', area: 'receipts', meaning: "(receipt reason) the credential for the call could not be resolved" },
+  CREDENTIALS_UNAVAILABLE: {
+    category: 'config',
+    area: 'receipts',
+    meaning: '(receipt reason) the credential for the call could not be resolved',
+  },
   CREDENTIAL_INVALID: { category: 'config', area: 'credentials', meaning: 'e.g. a basic username containing `:`' },
   CREDENTIAL_NOT_AVAILABLE: {
     category: 'auth',
@@ -83,7 +96,7 @@ export const ERRORS = {
   CREDENTIAL_SECRET_MISSING: { category: 'config', area: 'credentials', meaning: "the login's secret is not in the vault" },
   CREDENTIAL_TOKEN_URL_MISSING: { category: 'config', area: 'credentials', meaning: 'OAuth client credentials without a token URL' },
   DRIFT_CHECK_FAILED: { category: 'internal', area: 'serving', meaning: '(drift report) an unexpected failure during a check' },
-  DRIFT_DISABLED: { category: 'refused', area: 'admin', meaning: "`POST /admin/drift/check` while `drift.enabled` is false" },
+  DRIFT_DISABLED: { category: 'refused', area: 'admin', meaning: '`POST /admin/drift/check` while `drift.enabled` is false' },
   DRIFT_DOCUMENT_UNAVAILABLE: {
     category: 'network',
     area: 'serving',
@@ -123,7 +136,11 @@ export const ERRORS = {
     meaning: 'the signing key file (`--key`, `GATEWAY_PUBLISH_KEY_FILE`) is missing or unreadable',
   },
   LISTEN_ADDRESS_INVALID: { category: 'usage', area: 'serving', meaning: '`--listen` / `gateway.listen` is not `host:port`' },
-  LISTEN_ADDRESS_UNAVAILABLE: { category: 'config', area: 'config', meaning: "the listen address is in use (another gateway?), needs privileges, or is not an address of this machine" },
+  LISTEN_ADDRESS_UNAVAILABLE: {
+    category: 'config',
+    area: 'config',
+    meaning: 'the listen address is in use (another gateway?), needs privileges, or is not an address of this machine',
+  },
   LISTEN_INSECURE_REFUSED: {
     category: 'config',
     area: 'serving',
@@ -135,7 +152,12 @@ export const ERRORS = {
     meaning: "an operation's request shape does not match its fingerprint (names the tool)",
   },
   LOCK_KEY_UNTRUSTED: { category: 'verification', area: 'verification', meaning: 'the signer is not in `trust.keys`' },
-  LOCK_NESTING_TOO_DEEP: { category: 'document', area: 'lock', meaning: "the lock about to be written would nest deeper than the reader accepts (256 levels); nothing is written (the importer already marks such operations `TOOL_SCHEMA_TOO_COMPLEX`, so this is a last line)" },
+  LOCK_NESTING_TOO_DEEP: {
+    category: 'document',
+    area: 'lock',
+    meaning:
+      'the lock about to be written would nest deeper than the reader accepts (256 levels); nothing is written (the importer already marks such operations `TOOL_SCHEMA_TOO_COMPLEX`, so this is a last line)',
+  },
   LOCK_NOT_FOUND: { category: 'lock', area: 'lock', meaning: 'no tools.lock; run `gateway import <source>` first' },
   LOCK_OPERATION_NOT_SELECTED: {
     category: 'verification',
@@ -198,19 +220,59 @@ export const ERRORS = {
     area: 'credentials',
     meaning: 'the login exists but the person did not allow this session to use it',
   },
-  MCP_CALL_CANCELLED: { category: 'network', area: 'mcp', meaning: "the client cancelled the call; the cancellation was forwarded upstream" },
-  MCP_CA_CERTIFICATE_UNREADABLE: { category: 'config', area: 'mcp', meaning: "a file named in an MCP source's `caCertificates` cannot be read or holds no PEM certificate" },
-  MCP_LISTER_MISSING: { category: 'usage', area: 'mcp', meaning: "an MCP source was imported by code that cannot connect to MCP servers (a bug in the caller)" },
-  MCP_LIST_TOO_LONG: { category: 'document', area: 'mcp', meaning: "`tools/list` kept giving a `nextCursor` for more than 100 pages" },
-  MCP_RESPONSE_TOO_LARGE: { category: 'refused', area: 'mcp', meaning: "the upstream's result is larger than the source's `maxResponseBytes`" },
-  MCP_SECRET_MISSING: { category: 'config', area: 'mcp', meaning: "a secret the source names (`env.*.secret`, `credentials.secret`) is not in the vault" },
-  MCP_SOURCE_UNKNOWN: { category: 'internal', area: 'mcp', meaning: "a call was routed to a source that is not an MCP source (a bug)" },
-  MCP_UPSTREAM_AUTH_FAILED: { category: 'network', area: 'mcp', meaning: "the `oauthClientCredentials` token endpoint gave no access token" },
-  MCP_UPSTREAM_CLOSED: { category: 'network', area: 'mcp', meaning: "the gateway is shutting down" },
-  MCP_UPSTREAM_CRASHED: { category: 'network', area: 'mcp', meaning: "the upstream's process exited or its connection dropped during the call; it is being restarted with backoff" },
-  MCP_UPSTREAM_FAILED: { category: 'network', area: 'mcp', meaning: "the upstream answered the call with a protocol error (the message carries its words)" },
-  MCP_UPSTREAM_TIMEOUT: { category: 'network', area: 'mcp', meaning: "the upstream did not answer within the source's `timeouts.totalMs` (the call is cancelled upstream)" },
-  MCP_UPSTREAM_UNAVAILABLE: { category: 'network', area: 'mcp', meaning: "the MCP server could not be started or reached, or its handshake failed (Streamable HTTP and HTTP+SSE were both tried)" },
+  MCP_CALL_CANCELLED: {
+    category: 'network',
+    area: 'mcp',
+    meaning: 'the client cancelled the call; the cancellation was forwarded upstream',
+  },
+  MCP_CA_CERTIFICATE_UNREADABLE: {
+    category: 'config',
+    area: 'mcp',
+    meaning: "a file named in an MCP source's `caCertificates` cannot be read or holds no PEM certificate",
+  },
+  MCP_LISTER_MISSING: {
+    category: 'usage',
+    area: 'mcp',
+    meaning: 'an MCP source was imported by code that cannot connect to MCP servers (a bug in the caller)',
+  },
+  MCP_LIST_TOO_LONG: { category: 'document', area: 'mcp', meaning: '`tools/list` kept giving a `nextCursor` for more than 100 pages' },
+  MCP_RESPONSE_TOO_LARGE: {
+    category: 'refused',
+    area: 'mcp',
+    meaning: "the upstream's result is larger than the source's `maxResponseBytes`",
+  },
+  MCP_SECRET_MISSING: {
+    category: 'config',
+    area: 'mcp',
+    meaning: 'a secret the source names (`env.*.secret`, `credentials.secret`) is not in the vault',
+  },
+  MCP_SOURCE_UNKNOWN: { category: 'internal', area: 'mcp', meaning: 'a call was routed to a source that is not an MCP source (a bug)' },
+  MCP_UPSTREAM_AUTH_FAILED: {
+    category: 'network',
+    area: 'mcp',
+    meaning: 'the `oauthClientCredentials` token endpoint gave no access token',
+  },
+  MCP_UPSTREAM_CLOSED: { category: 'network', area: 'mcp', meaning: 'the gateway is shutting down' },
+  MCP_UPSTREAM_CRASHED: {
+    category: 'network',
+    area: 'mcp',
+    meaning: "the upstream's process exited or its connection dropped during the call; it is being restarted with backoff",
+  },
+  MCP_UPSTREAM_FAILED: {
+    category: 'network',
+    area: 'mcp',
+    meaning: 'the upstream answered the call with a protocol error (the message carries its words)',
+  },
+  MCP_UPSTREAM_TIMEOUT: {
+    category: 'network',
+    area: 'mcp',
+    meaning: "the upstream did not answer within the source's `timeouts.totalMs` (the call is cancelled upstream)",
+  },
+  MCP_UPSTREAM_UNAVAILABLE: {
+    category: 'network',
+    area: 'mcp',
+    meaning: 'the MCP server could not be started or reached, or its handshake failed (Streamable HTTP and HTTP+SSE were both tried)',
+  },
   NETWORK_ADDRESS_INVALID: { category: 'internal', area: 'serving', meaning: 'a text that should be an IP address is not one' },
   NETWORK_ALLOWLIST_INVALID: { category: 'config', area: 'serving', meaning: 'an `allowPrivateNetworks` entry is not a CIDR range' },
   OAUTH_TOKEN_ENDPOINT_UNREACHABLE: {
@@ -230,7 +292,12 @@ export const ERRORS = {
     meaning: "the account's email domain is not in `auth.oidc.allowedDomains`",
   },
   OPENAPI_ALIAS_LIMIT: { category: 'document', area: 'import', meaning: 'YAML aliases expand beyond 100 nodes (an alias bomb)' },
-  OPENAPI_FETCHER_MISSING: { category: 'internal', area: 'import', meaning: "a URL reached core's importer without a guarded fetcher injected (a bug: the CLI and the server always inject one); nothing is fetched" },
+  OPENAPI_FETCHER_MISSING: {
+    category: 'internal',
+    area: 'import',
+    meaning:
+      "a URL reached core's importer without a guarded fetcher injected (a bug: the CLI and the server always inject one); nothing is fetched",
+  },
   OPENAPI_FILE_REF_REFUSED: {
     category: 'document',
     area: 'import',
@@ -241,9 +308,17 @@ export const ERRORS = {
     area: 'import',
     meaning: 'fails the official schema of its version; the first problems with their JSON pointers',
   },
-  OPENAPI_NAME_INVALID: { category: 'document', area: 'import', meaning: "a name (path, `operationId`, parameter or property name, any object key) contains U+0000; the JSON pointer is given" },
+  OPENAPI_NAME_INVALID: {
+    category: 'document',
+    area: 'import',
+    meaning: 'a name (path, `operationId`, parameter or property name, any object key) contains U+0000; the JSON pointer is given',
+  },
   OPENAPI_NOT_FOUND: { category: 'document', area: 'import', meaning: 'the document file does not exist or is not a file' },
-  OPENAPI_NOT_UTF8: { category: 'document', area: 'import', meaning: "the document or a referenced file is not valid UTF-8 (never replaced by U+FFFD)" },
+  OPENAPI_NOT_UTF8: {
+    category: 'document',
+    area: 'import',
+    meaning: 'the document or a referenced file is not valid UTF-8 (never replaced by U+FFFD)',
+  },
   OPENAPI_PARSE_ERROR: { category: 'document', area: 'import', meaning: 'neither valid JSON nor YAML; line and column given' },
   OPENAPI_REFERENCE_UNRESOLVABLE: {
     category: 'document',
@@ -251,7 +326,12 @@ export const ERRORS = {
     meaning: "referenced files cannot be joined, or a path item's `$ref` cannot be followed",
   },
   OPENAPI_REMOTE_REF_REFUSED: { category: 'document', area: 'import', meaning: 'a remote `$ref` is needed but `allowRemoteRefs` is off' },
-  OPENAPI_TOO_DEEP: { category: 'document', area: 'import', meaning: "objects and arrays nest deeper than 128 levels (`MAX_DOCUMENT_DEPTH`), or schemas nest through `$ref` deeper than 500 (`MAX_SCHEMA_NESTING`)" },
+  OPENAPI_TOO_DEEP: {
+    category: 'document',
+    area: 'import',
+    meaning:
+      'objects and arrays nest deeper than 128 levels (`MAX_DOCUMENT_DEPTH`), or schemas nest through `$ref` deeper than 500 (`MAX_SCHEMA_NESTING`)',
+  },
   OPENAPI_TOO_LARGE: {
     category: 'document',
     area: 'import',
@@ -265,7 +345,12 @@ export const ERRORS = {
     meaning: 'Swagger 2.0, no `openapi` field, or not 3.0.x / 3.1.x / 3.2.x; the version is named',
   },
   PARAMETER_STYLE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a parameter style the executor cannot serialise' },
-  PATH_PARAMETER_INVALID: { category: 'usage', area: 'serving', meaning: "a path argument is `.`, `..` or empty (after serialisation), or the request path would no longer match the frozen path template; nothing is sent" },
+  PATH_PARAMETER_INVALID: {
+    category: 'usage',
+    area: 'serving',
+    meaning:
+      'a path argument is `.`, `..` or empty (after serialisation), or the request path would no longer match the frozen path template; nothing is sent',
+  },
   PATH_PARAMETER_MISSING: { category: 'usage', area: 'serving', meaning: 'a path template variable has no value' },
   PEOPLE_FILE_INVALID: { category: 'config', area: 'authorization', meaning: 'the people file is not valid' },
   PERSON_EXISTS: { category: 'refused', area: 'authorization', meaning: 'the person already exists (use `--replace`)' },
@@ -286,11 +371,23 @@ export const ERRORS = {
     meaning: "another source's in-use publication already offers that tool name",
   },
   PUBLISH_UNSUPPORTED_SELECTED: { category: 'refused', area: 'lock', meaning: 'the proposal selects an unsupported operation' },
-  RECEIPTS_EXPORT_INVALID: { category: 'usage', area: 'receipts', meaning: "`receipts verify --file`: the file is unreadable or a line is not a key, receipt or checkpoint" },
-  RECEIPTS_KEY_INVALID: { category: 'config', area: 'receipts', meaning: "`receipts-digest-key` or `receipts-signing-key` in the vault is malformed" },
-  RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: "a `receipts list` filter is malformed" },
-  RECEIPT_NOT_FOUND: { category: 'usage', area: 'receipts', meaning: "no such receipt (or no checkpoint covers it yet)" },
-  RECEIPT_WRITE_FAILED: { category: 'internal', area: 'receipts', meaning: "(server log) a call was answered but its receipt could not be written" },
+  RECEIPTS_EXPORT_INVALID: {
+    category: 'usage',
+    area: 'receipts',
+    meaning: '`receipts verify --file`: the file is unreadable or a line is not a key, receipt or checkpoint',
+  },
+  RECEIPTS_KEY_INVALID: {
+    category: 'config',
+    area: 'receipts',
+    meaning: '`receipts-digest-key` or `receipts-signing-key` in the vault is malformed',
+  },
+  RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: 'a `receipts list` filter is malformed' },
+  RECEIPT_NOT_FOUND: { category: 'usage', area: 'receipts', meaning: 'no such receipt (or no checkpoint covers it yet)' },
+  RECEIPT_WRITE_FAILED: {
+    category: 'internal',
+    area: 'receipts',
+    meaning: '(server log) a call was answered but its receipt could not be written',
+  },
   REVIEW_CANCELLED: { category: 'usage', area: 'lock', meaning: 'the interactive checklist was cancelled; the lock is unchanged' },
   SECRET_VALUE_EMPTY: { category: 'usage', area: 'credentials', meaning: '`gateway secrets set` read an empty value from stdin' },
   SELECTION_NO_MATCH: { category: 'usage', area: 'lock', meaning: 'a `--select`/`--deselect` pattern matches no tool of the source' },
@@ -299,8 +396,12 @@ export const ERRORS = {
     area: 'lock',
     meaning: 'an unsupported operation was selected; the message gives its reason code and sentence',
   },
-  SERVER_OVERRIDE_INVALID: { category: 'config', area: 'import', meaning: "`sources.<name>.server` is not an absolute http(s) URL, or names a server variable the document does not declare" },
-  SESSION_ENDED: { category: 'auth', area: 'receipts', meaning: "the session was revoked or expired (an `isError` result)" },
+  SERVER_OVERRIDE_INVALID: {
+    category: 'config',
+    area: 'import',
+    meaning: '`sources.<name>.server` is not an absolute http(s) URL, or names a server variable the document does not declare',
+  },
+  SESSION_ENDED: { category: 'auth', area: 'receipts', meaning: 'the session was revoked or expired (an `isError` result)' },
   SESSION_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such session' },
   SOURCE_UNKNOWN: {
     category: 'usage',
@@ -313,24 +414,40 @@ export const ERRORS = {
     meaning: 'a connection to a loopback, private, link-local, CGNAT or metadata address outside `network.allowPrivateNetworks`',
   },
   TLS_FILES_UNREADABLE: { category: 'config', area: 'serving', meaning: 'the `gateway.tls` certificate or key cannot be read' },
-  TOOL_ARGUMENTS_INVALID: { category: 'usage', area: 'receipts', meaning: "(receipt reason) the arguments do not match the tool's input schema" },
-  TOOL_BLOCKED_BY_DRIFT: { category: 'refused', area: 'receipts', meaning: "drift blocks the tool (an `isError` result naming the drift)" },
-  TOOL_CHANGED_SINCE_APPROVAL: { category: 'refused', area: 'receipts', meaning: "the tool's fingerprint differs from the one approved (-32602)" },
-  TOOL_NOT_IN_SESSION: { category: 'refused', area: 'receipts', meaning: "the person did not approve the tool for this session (-32602)" },
-  TOOL_UNKNOWN: { category: 'refused', area: 'receipts', meaning: "no in-use publication offers the tool (JSON-RPC -32602 on `/mcp`)" },
+  TOOL_ARGUMENTS_INVALID: {
+    category: 'usage',
+    area: 'receipts',
+    meaning: "(receipt reason) the arguments do not match the tool's input schema",
+  },
+  TOOL_BLOCKED_BY_DRIFT: { category: 'refused', area: 'receipts', meaning: 'drift blocks the tool (an `isError` result naming the drift)' },
+  TOOL_CHANGED_SINCE_APPROVAL: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: "the tool's fingerprint differs from the one approved (-32602)",
+  },
+  TOOL_NOT_IN_SESSION: { category: 'refused', area: 'receipts', meaning: 'the person did not approve the tool for this session (-32602)' },
+  TOOL_UNKNOWN: { category: 'refused', area: 'receipts', meaning: 'no in-use publication offers the tool (JSON-RPC -32602 on `/mcp`)' },
   TRUST_KEY_INVALID: {
     category: 'config',
     area: 'lock',
     meaning: 'a `trust.keys` file is not an Ed25519 public JWK, `alg` is not EdDSA, or `kid` is not its RFC 7638 thumbprint',
   },
   TRUST_KEY_UNREADABLE: { category: 'config', area: 'lock', meaning: 'a `trust.keys` file is missing or unreadable' },
-  UPSTREAM_ERROR_STATUS: { category: 'network', area: 'receipts', meaning: "(receipt reason) the upstream answered non-2xx" },
-  UPSTREAM_REDIRECT_REFUSED: { category: 'network', area: 'receipts', meaning: "(receipt reason) a redirect the executor does not follow" },
-  UPSTREAM_REQUEST_REFUSED: { category: 'refused', area: 'receipts', meaning: "(receipt reason) the request could not be built from the arguments" },
-  UPSTREAM_RESPONSE_TOO_LARGE: { category: 'network', area: 'receipts', meaning: "(receipt reason) the upstream's answer exceeded the limit" },
+  UPSTREAM_ERROR_STATUS: { category: 'network', area: 'receipts', meaning: '(receipt reason) the upstream answered non-2xx' },
+  UPSTREAM_REDIRECT_REFUSED: { category: 'network', area: 'receipts', meaning: '(receipt reason) a redirect the executor does not follow' },
+  UPSTREAM_REQUEST_REFUSED: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: '(receipt reason) the request could not be built from the arguments',
+  },
+  UPSTREAM_RESPONSE_TOO_LARGE: {
+    category: 'network',
+    area: 'receipts',
+    meaning: "(receipt reason) the upstream's answer exceeded the limit",
+  },
   UPSTREAM_SERVER_MISSING: { category: 'refused', area: 'serving', meaning: 'the operation has no server URL in the lock' },
-  UPSTREAM_TIMEOUT: { category: 'network', area: 'receipts', meaning: "(receipt reason) the upstream did not answer in time" },
-  UPSTREAM_UNREACHABLE: { category: 'network', area: 'receipts', meaning: "(receipt reason) the upstream could not be reached" },
+  UPSTREAM_TIMEOUT: { category: 'network', area: 'receipts', meaning: '(receipt reason) the upstream did not answer in time' },
+  UPSTREAM_UNREACHABLE: { category: 'network', area: 'receipts', meaning: '(receipt reason) the upstream could not be reached' },
   USAGE_INVALID: {
     category: 'usage',
     area: 'config',
@@ -359,13 +476,34 @@ export const ERRORS = {
   VAULT_SECRET_EMPTY: { category: 'usage', area: 'credentials', meaning: 'refusing to store an empty value' },
   VAULT_SECRET_NAME_INVALID: { category: 'usage', area: 'credentials', meaning: 'a secret name outside `[A-Za-z0-9._-]`' },
   VAULT_SECRET_NOT_FOUND: { category: 'usage', area: 'credentials', meaning: '`rotate`/`delete` of an unknown secret' },
-  WEBHOOKS_REQUIRE_RECEIPTS: { category: 'config', area: 'webhooks', meaning: "a `webhooks` section with `receipts.enabled: false`" },
-  WEBHOOK_ENDPOINT_UNKNOWN: { category: 'usage', area: 'webhooks', meaning: "no endpoint of that name in `gateway.yaml`" },
-  WEBHOOK_REQUEST_INVALID: { category: 'usage', area: 'webhooks', meaning: "`webhooks replay` without exactly one of `--failed` / `--from`, a bad sequence, status or limit" },
-  WEBHOOK_SECRET_INVALID: { category: 'config', area: 'webhooks', meaning: "start-up: that vault secret is not a Standard Webhooks secret (`whsec_` + base64)" },
-  WEBHOOK_SECRET_MISSING: { category: 'config', area: 'webhooks', meaning: "start-up: the vault has no secret under a `webhooks.<name>.secret` / `previousSecret` name" },
-  WEBHOOK_TEST_FAILED: { category: 'network', area: 'webhooks', meaning: "`webhooks test`: the receiver did not answer 2xx" },
-  WORKERS_INVALID: { category: 'usage', area: 'serving', meaning: "`gateway serve --workers` is not a whole number from 1 to 64" },
-  WORKERS_SIGNING_KEYS_NOT_SHARED: { category: 'config', area: 'serving', meaning: "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; use the file vault or provide the entry" },
-  WORKER_START_FAILED: { category: 'internal', area: 'serving', meaning: "a worker of `gateway serve --workers N` exited before it was listening (its own error is logged above)" },
+  WEBHOOKS_REQUIRE_RECEIPTS: { category: 'config', area: 'webhooks', meaning: 'a `webhooks` section with `receipts.enabled: false`' },
+  WEBHOOK_ENDPOINT_UNKNOWN: { category: 'usage', area: 'webhooks', meaning: 'no endpoint of that name in `gateway.yaml`' },
+  WEBHOOK_REQUEST_INVALID: {
+    category: 'usage',
+    area: 'webhooks',
+    meaning: '`webhooks replay` without exactly one of `--failed` / `--from`, a bad sequence, status or limit',
+  },
+  WEBHOOK_SECRET_INVALID: {
+    category: 'config',
+    area: 'webhooks',
+    meaning: 'start-up: that vault secret is not a Standard Webhooks secret (`whsec_` + base64)',
+  },
+  WEBHOOK_SECRET_MISSING: {
+    category: 'config',
+    area: 'webhooks',
+    meaning: 'start-up: the vault has no secret under a `webhooks.<name>.secret` / `previousSecret` name',
+  },
+  WEBHOOK_TEST_FAILED: { category: 'network', area: 'webhooks', meaning: '`webhooks test`: the receiver did not answer 2xx' },
+  WORKERS_INVALID: { category: 'usage', area: 'serving', meaning: '`gateway serve --workers` is not a whole number from 1 to 64' },
+  WORKERS_SIGNING_KEYS_NOT_SHARED: {
+    category: 'config',
+    area: 'serving',
+    meaning:
+      "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; use the file vault or provide the entry",
+  },
+  WORKER_START_FAILED: {
+    category: 'internal',
+    area: 'serving',
+    meaning: 'a worker of `gateway serve --workers N` exited before it was listening (its own error is logged above)',
+  },
 } as const satisfies Record<string, ErrorSpec>;

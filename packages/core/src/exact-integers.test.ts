@@ -12,8 +12,14 @@ const canonicalize = ((canonicalizeModule as unknown as { default?: unknown }).d
 
 describe('integers whose digits a double would change are read exactly', () => {
   it('JSON: unsafe integer literals become BigInts; strings, floats and safe integers are untouched', () => {
-    const text = '{"a": 18014398509481983, "s": "x\\" 18014398509481983", "f": 1.8014398509481983e16, "n": [-9223372036854775808, 9007199254740991]}';
-    expect(parseJsonExact(text)).toEqual({ a: 18014398509481983n, s: 'x" 18014398509481983', f: 18014398509481984, n: [-9223372036854775808n, 9007199254740991] });
+    const text =
+      '{"a": 18014398509481983, "s": "x\\" 18014398509481983", "f": 1.8014398509481983e16, "n": [-9223372036854775808, 9007199254740991]}';
+    expect(parseJsonExact(text)).toEqual({
+      a: 18014398509481983n,
+      s: 'x" 18014398509481983',
+      f: 18014398509481984,
+      n: [-9223372036854775808n, 9007199254740991],
+    });
   });
 
   it('a literal that already is the shortest form of its double stays a number (its digits survive anyway)', () => {
@@ -22,7 +28,11 @@ describe('integers whose digits a double would change are read exactly', () => {
   });
 
   it('YAML: the same rule, ordinary integers stay numbers', () => {
-    expect(parseDocumentText('a: 18014398509481983\nb: 12\nc: "18014398509481983"\n', 'doc.yaml')).toEqual({ a: 18014398509481983n, b: 12, c: '18014398509481983' });
+    expect(parseDocumentText('a: 18014398509481983\nb: 12\nc: "18014398509481983"\n', 'doc.yaml')).toEqual({
+      a: 18014398509481983n,
+      b: 12,
+      c: '18014398509481983',
+    });
   });
 });
 

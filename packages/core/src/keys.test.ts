@@ -63,8 +63,12 @@ describe('publisher keys', () => {
     const pair = await generatePublisherKeyPair();
     expect(await codeOf(parsePublicJwk('not json', { where: 'k' }))).toBe('TRUST_KEY_INVALID');
     expect(await codeOf(parsePublicJwk('[]', { where: 'k' }))).toBe('TRUST_KEY_INVALID');
-    expect(await codeOf(parsePublicJwk(JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'a', y: 'b' }), { where: 'k' }))).toBe('TRUST_KEY_INVALID');
-    expect(await codeOf(parsePublicJwk(JSON.stringify({ ...pair.publicJwk, kid: 'chosen-by-attacker' }), { where: 'k' }))).toBe('TRUST_KEY_INVALID');
+    expect(await codeOf(parsePublicJwk(JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'a', y: 'b' }), { where: 'k' }))).toBe(
+      'TRUST_KEY_INVALID',
+    );
+    expect(await codeOf(parsePublicJwk(JSON.stringify({ ...pair.publicJwk, kid: 'chosen-by-attacker' }), { where: 'k' }))).toBe(
+      'TRUST_KEY_INVALID',
+    );
     expect(await codeOf(parsePrivateJwk('not json', { where: 'k' }))).toBe('KEY_INVALID');
     try {
       await parsePrivateJwk(JSON.stringify({ ...pair.privateJwk, kid: 'x' }), { where: 'k' });

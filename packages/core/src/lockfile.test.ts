@@ -62,7 +62,9 @@ function lockWithSchema(inputSchema: JsonSchema): Lockfile {
         kind: 'openapi',
         document: 'openapi.json',
         documentDigest: `sha256:${'0'.repeat(64)}`,
-        publications: [{ id: 'publication-1', status: 'proposed', toolCount: 1, documentDigest: `sha256:${'0'.repeat(64)}`, operations: [operation] }],
+        publications: [
+          { id: 'publication-1', status: 'proposed', toolCount: 1, documentDigest: `sha256:${'0'.repeat(64)}`, operations: [operation] },
+        ],
       },
     ],
   };

@@ -7,7 +7,17 @@ import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' 
 import { GatewayError } from './errors.js';
 import { mayHoldUnsafeIntegers, toExactInteger } from './exact-integers.js';
 import { createAjv, describeSchemaErrors, type ValidateFunction } from './json-schema-validator.js';
-import { LOCK_VERSION, type AnyPublication, type LockedEntry, type LockedMcpTool, type LockedOperation, type Lockfile, type LockedSource, type Publication, type SourceKind } from './model.js';
+import {
+  LOCK_VERSION,
+  type AnyPublication,
+  type LockedEntry,
+  type LockedMcpTool,
+  type LockedOperation,
+  type Lockfile,
+  type LockedSource,
+  type Publication,
+  type SourceKind,
+} from './model.js';
 import { compareEntries } from './source-kinds.js';
 import { compareText } from './compare-text.js';
 
@@ -72,7 +82,6 @@ export function publicationNumber(id: string): number {
 export function compareOperations(a: LockedOperation, b: LockedOperation): number {
   return compareEntries('openapi', a, b);
 }
-
 
 /** Field order for every object kind, so the file reads the same way everywhere. */
 function orderOperation(operation: LockedOperation): LockedOperation {
@@ -313,8 +322,8 @@ export async function writeLockFile(path: string, lock: Lockfile): Promise<void>
     throw new GatewayError(
       'LOCK_NESTING_TOO_DEEP',
       `the lock would nest more than ${LOCK_MAX_DEPTH} levels deep, more than tools.lock may hold; ` +
-        'a schema of the document is nested too deeply. Nothing was written.'
-      );
+        'a schema of the document is nested too deeply. Nothing was written.',
+    );
   }
   const text = serialiseLock(lock);
   parseLock(text, path); // never write a lock we could not read back

@@ -1,15 +1,37 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { appendToEdge, consistencyProof, inclusionProof, leafHash, nodeHash, rootOf, rootOfEdge, verifyConsistency, verifyInclusion } from './merkle.js';
+import {
+  appendToEdge,
+  consistencyProof,
+  inclusionProof,
+  leafHash,
+  nodeHash,
+  rootOf,
+  rootOfEdge,
+  verifyConsistency,
+  verifyInclusion,
+} from './merkle.js';
 
 const leaves = (count: number) => Array.from({ length: count }, (_, index) => leafHash(Buffer.from(`leaf ${index}`)));
 
 describe('RFC 9162 §2.1 Merkle tree', () => {
   it('hashes leaves with the 0x00 prefix and nodes with the 0x01 prefix', () => {
     const data = Buffer.from('receipt');
-    expect(leafHash(data).equals(createHash('sha256').update(Buffer.concat([Buffer.from([0]), data])).digest())).toBe(true);
+    expect(
+      leafHash(data).equals(
+        createHash('sha256')
+          .update(Buffer.concat([Buffer.from([0]), data]))
+          .digest(),
+      ),
+    ).toBe(true);
     const [a, b] = leaves(2) as [Buffer, Buffer];
-    expect(nodeHash(a, b).equals(createHash('sha256').update(Buffer.concat([Buffer.from([1]), a, b])).digest())).toBe(true);
+    expect(
+      nodeHash(a, b).equals(
+        createHash('sha256')
+          .update(Buffer.concat([Buffer.from([1]), a, b]))
+          .digest(),
+      ),
+    ).toBe(true);
   });
 
   it('the empty tree root is SHA-256 of nothing; a tree of 3 splits at 2', () => {

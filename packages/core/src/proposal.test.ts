@@ -59,9 +59,7 @@ function publish(lock: Lockfile, sourceName: string): Lockfile {
   const next = structuredClone(lock);
   const source = (next.sources as OpenApiLockedSource[]).find((candidate) => candidate.name === sourceName)!;
   const proposal = source.publications.find((publication) => publication.status === 'proposed')!;
-  source.publications = [
-    { ...proposal, status: 'in use', operations: proposal.operations.filter((candidate) => candidate.selected) },
-  ];
+  source.publications = [{ ...proposal, status: 'in use', operations: proposal.operations.filter((candidate) => candidate.selected) }];
   return next;
 }
 

@@ -67,12 +67,7 @@ export interface ImportResult {
  *   publication holds only selected operations). Everything else starts unselected; unsupported operations
  *   are never selected.
  */
-export function applyImport(
-  lock: Lockfile,
-  sourceName: string,
-  documentLocation: string,
-  imported: ImportedOperations,
-): ImportResult {
+export function applyImport(lock: Lockfile, sourceName: string, documentLocation: string, imported: ImportedOperations): ImportResult {
   const next = structuredClone(lock);
   const kind: SourceKind = imported.kind ?? 'openapi';
   let source = findSource(next, sourceName);
@@ -82,7 +77,13 @@ export function applyImport(
     source = undefined;
   }
   if (!source) {
-    source = { name: sourceName, kind, document: documentLocation, documentDigest: imported.documentDigest, publications: [] } as LockedSource;
+    source = {
+      name: sourceName,
+      kind,
+      document: documentLocation,
+      documentDigest: imported.documentDigest,
+      publications: [],
+    } as LockedSource;
     next.sources.push(source);
   }
   source.document = documentLocation;
@@ -118,11 +119,7 @@ export function applyImport(
   return { lock: next, summary: summariseImport(sourceName, proposal, inUse) };
 }
 
-function isCarriedForward(
-  operation: AnyEntry,
-  previousByTool: Map<string, LockedEntry>,
-  inUseByTool: Map<string, LockedEntry>,
-): boolean {
+function isCarriedForward(operation: AnyEntry, previousByTool: Map<string, LockedEntry>, inUseByTool: Map<string, LockedEntry>): boolean {
   const previous = previousByTool.get(operation.tool);
   if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
   const published = inUseByTool.get(operation.tool);
@@ -172,7 +169,12 @@ export function compareWithInUse(
     else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
   }
   const removed = [...published.keys()].filter((tool) => !proposed.has(tool));
-  return { publication: inUse?.id ?? null, added: added.sort(compareText), changed: changed.sort(compareText), removed: removed.sort(compareText) };
+  return {
+    publication: inUse?.id ?? null,
+    added: added.sort(compareText),
+    changed: changed.sort(compareText),
+    removed: removed.sort(compareText),
+  };
 }
 
 export interface SelectionRequest {
@@ -288,11 +290,9 @@ function matchingOperations(operations: LockedEntry[], pattern: string, sourceNa
 function unsupportedSelection(kind: SourceKind, sourceName: string, operation: LockedEntry): GatewayError {
   const code = operation.reason?.code ?? 'UNSUPPORTED';
   const sentence = operation.reason?.message ?? 'the operation is not supported';
-  return new GatewayError(
-    'SELECTION_UNSUPPORTED',
-    `cannot select ${describeEntry(kind, operation)}: ${code}: ${sentence}`,
-    { details: { source: sourceName, tool: operation.tool, reason: operation.reason } }
-  );
+  return new GatewayError('SELECTION_UNSUPPORTED', `cannot select ${describeEntry(kind, operation)}: ${code}: ${sentence}`, {
+    details: { source: sourceName, tool: operation.tool, reason: operation.reason },
+  });
 }
 
 export function isGlob(pattern: string): boolean {
@@ -309,4 +309,3 @@ export function globExpression(pattern: string): RegExp {
   }
   return new RegExp(`^${source}$`, 'u');
 }
-

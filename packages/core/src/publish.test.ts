@@ -116,7 +116,9 @@ describe('publishProposal', () => {
     });
     const second = await publishProposal({ ...request, lock });
     expect(second.retired).toBe('publication-1');
-    expect((second.lock.sources[0] as OpenApiLockedSource).publications.map((entry) => [entry.id, entry.status])).toEqual([['publication-2', 'in use']]);
+    expect((second.lock.sources[0] as OpenApiLockedSource).publications.map((entry) => [entry.id, entry.status])).toEqual([
+      ['publication-2', 'in use'],
+    ]);
   });
 
   it('never publishes below the in-use number, even when the proposal carries a lower one', async () => {
@@ -156,11 +158,17 @@ describe('publishProposal', () => {
 
   it('refuses a stale proposal, naming what changed, unless allowed (then records allowedStale)', async () => {
     const { request, config, trustedKeys } = await fixture();
-    const changed = withoutSelection([operation('list_orders', 'GET', '/orders', { server: 'https://api.example.com' }), operation('delete_order', 'DELETE', '/orders/{orderId}')]);
+    const changed = withoutSelection([
+      operation('list_orders', 'GET', '/orders', { server: 'https://api.example.com' }),
+      operation('delete_order', 'DELETE', '/orders/{orderId}'),
+    ]);
     const live = { documentDigest: otherDigest, operations: changed };
     const error = await refusal(publishProposal({ ...request, live }));
     expect(error.code).toBe('PUBLISH_STALE');
-    const findings = (error.details!.findings as Array<{ kind: string; tool?: string }>).map((finding) => [finding.kind, finding.tool ?? null]);
+    const findings = (error.details!.findings as Array<{ kind: string; tool?: string }>).map((finding) => [
+      finding.kind,
+      finding.tool ?? null,
+    ]);
     expect(findings).toEqual([
       ['document-changed', null],
       ['operation-changed', 'list_orders'],

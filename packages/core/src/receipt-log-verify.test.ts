@@ -46,7 +46,10 @@ describe('verifyReceiptLog', () => {
   });
 
   it('names a deleted receipt', () => {
-    const report = verifyReceiptLog({ receipts: receipts.filter((entry) => entry.index !== 6).map((entry) => ({ receipt: entry })), checkpoints });
+    const report = verifyReceiptLog({
+      receipts: receipts.filter((entry) => entry.index !== 6).map((entry) => ({ receipt: entry })),
+      checkpoints,
+    });
     expect(report).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-6' });
   });
 

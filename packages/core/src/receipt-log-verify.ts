@@ -110,7 +110,17 @@ export function verifyReceiptLog(input: {
       break;
     }
     // RFC 9162 §2.1.4: the earlier signed tree is a prefix of this one.
-    if (previous && previous.size > 0 && !verifyConsistency(previous.size, checkpoint.size, consistencyProof(leaves, previous.size, checkpoint.size), previous.root, checkpoint.root)) {
+    if (
+      previous &&
+      previous.size > 0 &&
+      !verifyConsistency(
+        previous.size,
+        checkpoint.size,
+        consistencyProof(leaves, previous.size, checkpoint.size),
+        previous.root,
+        checkpoint.root,
+      )
+    ) {
       problems.push(`checkpoints of sizes ${previous.size} and ${checkpoint.size} are not consistent`);
       break;
     }

@@ -14,7 +14,11 @@ describe('receipt canonical JSON (RFC 8785)', () => {
       null,
     ];
     for (let seed = 0; seed < 200; seed += 1) {
-      values.push({ [`k${(seed * 7919) % 97}`]: seed / 7, [`K${seed}`]: [seed, `s${seed}`], [String.fromCharCode(0x100 + seed)]: { seed } });
+      values.push({
+        [`k${(seed * 7919) % 97}`]: seed / 7,
+        [`K${seed}`]: [seed, `s${seed}`],
+        [String.fromCharCode(0x100 + seed)]: { seed },
+      });
     }
     for (const value of values) expect(receiptCanonicalJson(value)).toBe(canonicalJson(value));
   });

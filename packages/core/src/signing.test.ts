@@ -68,8 +68,22 @@ describe('publication signatures', () => {
       ['toolCount', (value) => ({ ...value, toolCount: 1 }), []],
       ['publisher', (value) => ({ ...value, publishedBy: 'mallory' }), []],
       ['allowedStale', (value) => ({ ...value, allowedStale: true }), []],
-      ['path', (value) => ({ ...value, operations: value.operations.map((entry) => entry.tool === 'get_order' ? { ...entry, path: '/admin/{orderId}' } : entry) }), ['get_order']],
-      ['tool name', (value) => ({ ...value, operations: value.operations.map((entry) => entry.tool === 'get_order' ? { ...entry, tool: 'fetch_order' } : entry) }), ['fetch_order', 'get_order']],
+      [
+        'path',
+        (value) => ({
+          ...value,
+          operations: value.operations.map((entry) => (entry.tool === 'get_order' ? { ...entry, path: '/admin/{orderId}' } : entry)),
+        }),
+        ['get_order'],
+      ],
+      [
+        'tool name',
+        (value) => ({
+          ...value,
+          operations: value.operations.map((entry) => (entry.tool === 'get_order' ? { ...entry, tool: 'fetch_order' } : entry)),
+        }),
+        ['fetch_order', 'get_order'],
+      ],
       ['removed operation', (value) => ({ ...value, operations: value.operations.slice(0, 1) }), [result.operations[1]!.tool]],
     ];
     for (const [label, edit, tools] of cases) {
@@ -77,8 +91,18 @@ describe('publication signatures', () => {
       expect(check.valid, label).toBe(false);
       if (check.valid) continue;
       expect(check.code, label).toBe('LOCK_SIGNATURE_INVALID');
-      expect(check.changes.filter((change) => change.tool).map((change) => change.tool).sort(), label).toEqual(tools);
-      if (tools.length === 0) expect(check.changes.map((change) => change.kind), label).toEqual(['fields']);
+      expect(
+        check.changes
+          .filter((change) => change.tool)
+          .map((change) => change.tool)
+          .sort(),
+        label,
+      ).toEqual(tools);
+      if (tools.length === 0)
+        expect(
+          check.changes.map((change) => change.kind),
+          label,
+        ).toEqual(['fields']);
     }
   });
 

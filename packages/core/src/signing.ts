@@ -129,12 +129,20 @@ export type SignatureCheck =
   | { valid: true; keyId: string }
   | { valid: false; code: SignatureProblemCode; message: string; keyId?: string; changes: SignedContentChange[] };
 
-function failure(code: SignatureProblemCode, message: string, extra: { keyId?: string; changes?: SignedContentChange[] } = {}): SignatureCheck {
+function failure(
+  code: SignatureProblemCode,
+  message: string,
+  extra: { keyId?: string; changes?: SignedContentChange[] } = {},
+): SignatureCheck {
   return { valid: false, code, message, ...(extra.keyId ? { keyId: extra.keyId } : {}), changes: extra.changes ?? [] };
 }
 
 /** Compares the header's diagnostic digests with the publication as it is now. */
-function changesSinceSigning(header: Partial<PublicationSignatureHeader>, source: SignedSourceIdentity, publication: AnyPublication): SignedContentChange[] {
+function changesSinceSigning(
+  header: Partial<PublicationSignatureHeader>,
+  source: SignedSourceIdentity,
+  publication: AnyPublication,
+): SignedContentChange[] {
   const now = diagnosticDigests(source, publication);
   const changes: SignedContentChange[] = [];
   if (typeof header.publicationDigest === 'string' && header.publicationDigest !== now.publicationDigest) {
@@ -196,8 +204,16 @@ export async function checkPublicationSignature(
     return failure('LOCK_SIGNATURE_INVALID', `${label}: the signature's protected header cannot be decoded`);
   }
   // Only our own header shape is accepted: no other algorithm (RFC 8725 §3.1), no `crit` or `b64` extensions.
-  if (header.alg !== PUBLICATION_SIGNING_ALGORITHM || header.typ !== PUBLICATION_SIGNATURE_TYPE || header.crit !== undefined || header.b64 !== undefined) {
-    return failure('LOCK_SIGNATURE_INVALID', `${label}: the signature header is not a publication signature (alg EdDSA, typ ${PUBLICATION_SIGNATURE_TYPE})`);
+  if (
+    header.alg !== PUBLICATION_SIGNING_ALGORITHM ||
+    header.typ !== PUBLICATION_SIGNATURE_TYPE ||
+    header.crit !== undefined ||
+    header.b64 !== undefined
+  ) {
+    return failure(
+      'LOCK_SIGNATURE_INVALID',
+      `${label}: the signature header is not a publication signature (alg EdDSA, typ ${PUBLICATION_SIGNATURE_TYPE})`,
+    );
   }
   if (typeof header.kid !== 'string' || header.kid === '') {
     return failure('LOCK_SIGNATURE_INVALID', `${label}: the signature header names no key (kid)`);

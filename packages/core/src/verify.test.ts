@@ -195,7 +195,10 @@ describe('loadVerifiedLock', () => {
     expect(loaded.report.ok).toBe(true);
     expect(loaded.lock.sources).toHaveLength(2);
 
-    (lock.sources[0] as OpenApiLockedSource).publications[0]!.operations[0]!.inputSchema = { type: 'object', properties: { x: { type: 'string' } } };
+    (lock.sources[0] as OpenApiLockedSource).publications[0]!.operations[0]!.inputSchema = {
+      type: 'object',
+      properties: { x: { type: 'string' } },
+    };
     await writeFile(path, serialiseLock(lock));
     try {
       await loadVerifiedLock(path, config);

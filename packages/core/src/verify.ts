@@ -54,7 +54,6 @@ export interface VerificationReport {
   sources: VerifiedSourceSummary[];
 }
 
-
 /** Reads the public keys listed under `trust.keys` (paths relative to gateway.yaml). */
 export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[]> {
   const keys: TrustedKey[] = [];
@@ -65,7 +64,6 @@ export async function loadTrustedKeys(loaded: LoadedConfig): Promise<TrustedKey[
   }
   return keys;
 }
-
 
 /** Checks a parsed lock against the configuration and the trusted keys. */
 export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKeys: readonly TrustedKey[]): Promise<VerificationReport> {
@@ -79,7 +77,11 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
 
   for (const source of lock.sources) {
     if (seenSources.has(source.name)) {
-      problems.push({ code: 'LOCK_SOURCE_DUPLICATE', source: source.name, message: `source '${source.name}' appears more than once in the lock` });
+      problems.push({
+        code: 'LOCK_SOURCE_DUPLICATE',
+        source: source.name,
+        message: `source '${source.name}' appears more than once in the lock`,
+      });
       continue;
     }
     seenSources.add(source.name);
@@ -104,7 +106,10 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
     const publications = source.publications as Publication<LockedEntry>[];
     const inUse = publications.filter((publication) => publication.status === 'in use');
     const proposed = publications.filter((publication) => publication.status === 'proposed');
-    for (const [status, list] of [['in use', inUse], ['proposed', proposed]] as const) {
+    for (const [status, list] of [
+      ['in use', inUse],
+      ['proposed', proposed],
+    ] as const) {
       if (list.length > 1) {
         problems.push({
           code: 'LOCK_PUBLICATION_CONFLICT',
@@ -190,7 +195,12 @@ async function verifyPublication(
   const seenTools = new Set<string>();
   for (const operation of publication.operations) {
     if (seenTools.has(operation.tool)) {
-      problems.push({ code: 'LOCK_TOOL_NAME_DUPLICATE', ...where, tool: operation.tool, message: `${label} lists tool '${operation.tool}' more than once` });
+      problems.push({
+        code: 'LOCK_TOOL_NAME_DUPLICATE',
+        ...where,
+        tool: operation.tool,
+        message: `${label} lists tool '${operation.tool}' more than once`,
+      });
     }
     seenTools.add(operation.tool);
     // The fingerprint is what sessions approve and drift compares; it must describe this exact request.
@@ -278,7 +288,9 @@ export async function readLockBytes(lockPath: string): Promise<Uint8Array> {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new GatewayError(
       missing ? 'LOCK_NOT_FOUND' : 'LOCK_UNREADABLE',
-      missing ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first` : `cannot read ${lockPath}: ${(error as Error).message}`,
+      missing
+        ? `no lockfile at ${lockPath}; run \`gateway import <source>\` first`
+        : `cannot read ${lockPath}: ${(error as Error).message}`,
     );
   }
 }

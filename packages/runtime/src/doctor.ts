@@ -96,8 +96,11 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     add({
       check: 'trust',
       level: 'error',
-      message: trusted instanceof Error ? `trust.keys cannot be read: ${trusted.message}` : 'trust.keys lists no public key, so no publication can be trusted',
-      fix: "gateway keys generate --out keys --name publisher   # then list ./keys/publisher.pub.jwk under trust.keys in gateway.yaml",
+      message:
+        trusted instanceof Error
+          ? `trust.keys cannot be read: ${trusted.message}`
+          : 'trust.keys lists no public key, so no publication can be trusted',
+      fix: 'gateway keys generate --out keys --name publisher   # then list ./keys/publisher.pub.jwk under trust.keys in gateway.yaml',
     });
   } else {
     add({ check: 'trust', level: 'ok', message: `${trusted.length} trusted publishing key${trusted.length === 1 ? '' : 's'}` });
@@ -193,7 +196,8 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     for (const source of lock?.sources ?? []) {
       for (const publication of source.publications) {
         if (publication.status !== 'in use') continue;
-        for (const operation of publication.operations) if (operation.selected && 'server' in operation && operation.server) servers.add(operation.server);
+        for (const operation of publication.operations)
+          if (operation.selected && 'server' in operation && operation.server) servers.add(operation.server);
       }
     }
     for (const server of [...servers].sort()) {
@@ -279,14 +283,28 @@ async function checkMcpSources(
         fix: `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
       });
     } else if (addresses.length === 0) {
-      add({ check: 'mcp', level: 'warning', message: `source ${name}: ${url.hostname} does not resolve from here`, fix: `check sources.${name}.url in gateway.yaml` });
+      add({
+        check: 'mcp',
+        level: 'warning',
+        message: `source ${name}: ${url.hostname} does not resolve from here`,
+        fix: `check sources.${name}.url in gateway.yaml`,
+      });
     } else {
       add({ check: 'mcp', level: 'ok', message: `source ${name}: ${url.href} resolves to an allowed address` });
     }
     for (const file of source.caCertificates ?? []) {
       const path = resolvePath(loaded.directory, file);
-      if (!(await stat(path).then((entry) => entry.isFile()).catch(() => false))) {
-        add({ check: 'mcp', level: 'error', message: `source ${name}: caCertificates file ${path} does not exist`, fix: `put the CA's PEM file there or fix sources.${name}.caCertificates` });
+      if (
+        !(await stat(path)
+          .then((entry) => entry.isFile())
+          .catch(() => false))
+      ) {
+        add({
+          check: 'mcp',
+          level: 'error',
+          message: `source ${name}: caCertificates file ${path} does not exist`,
+          fix: `put the CA's PEM file there or fix sources.${name}.caCertificates`,
+        });
       }
     }
   }

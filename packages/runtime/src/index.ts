@@ -35,7 +35,15 @@ export {
 } from './people/directory.js';
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
 export { secretsEqual } from './constant-time.js';
-export { diagnose, NOBODY_CAN_SIGN_IN, signInMethods, type DiagnoseOptions, type DoctorFinding, type DoctorReport, type FindingLevel } from './doctor.js';
+export {
+  diagnose,
+  NOBODY_CAN_SIGN_IN,
+  signInMethods,
+  type DiagnoseOptions,
+  type DoctorFinding,
+  type DoctorReport,
+  type FindingLevel,
+} from './doctor.js';
 export {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
   DEFAULT_MCP_TOTAL_TIMEOUT_MS,

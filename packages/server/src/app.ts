@@ -1,4 +1,11 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { Executor } from './execute/executor.js';
 import type { McpAuthorizer } from './calls/caller.js';
@@ -51,7 +58,12 @@ class McpQuietLogController extends LogController {
     super.incomingRequest(request, reply, metadata);
   }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
     if (!error && isMcpPath(request.url)) return;
     super.requestCompleted(error, request, reply, metadata);
   }
@@ -71,9 +83,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logController: new McpQuietLogController(),
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
   };
-  const app = (
-    options.https ? Fastify({ ...base, https: { cert: options.https.cert, key: options.https.key } }) : Fastify(base)
-  ) as unknown as FastifyInstance;
+  const app = (options.https
+    ? Fastify({ ...base, https: { cert: options.https.cert, key: options.https.key } })
+    : Fastify(base)) as unknown as FastifyInstance;
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {

@@ -75,7 +75,12 @@ export interface Supervisor {
  * Forks `count` workers of the current command (cluster re-runs the same argv with WORKER_ID_VARIABLE set)
  * and supervises them. Rejects when a worker fails to start (its error is what it reported).
  */
-export async function superviseWorkers(options: { count: number; log: SupervisorLog; shutdownGraceMs?: number; handleSignals?: boolean }): Promise<Supervisor> {
+export async function superviseWorkers(options: {
+  count: number;
+  log: SupervisorLog;
+  shutdownGraceMs?: number;
+  handleSignals?: boolean;
+}): Promise<Supervisor> {
   const { count, log } = options;
   const workers = new Map<number, Worker>();
   const failures = new Map<number, { count: number; startedAt: number }>();
@@ -97,7 +102,12 @@ export async function superviseWorkers(options: { count: number; log: Supervisor
           log.info({ worker: id, pid: worker.process.pid }, 'worker listening');
           resolve(message);
         } else if (message?.type === 'gateway-failed') {
-          reject(new GatewayError(message.error?.code !== undefined && isErrorCode(message.error.code) ? message.error.code : 'WORKER_START_FAILED', message.error?.message ?? `worker ${id} failed to start`));
+          reject(
+            new GatewayError(
+              message.error?.code !== undefined && isErrorCode(message.error.code) ? message.error.code : 'WORKER_START_FAILED',
+              message.error?.message ?? `worker ${id} failed to start`,
+            ),
+          );
         }
       });
       worker.on('exit', (code, signal) => {
@@ -128,9 +138,12 @@ export async function superviseWorkers(options: { count: number; log: Supervisor
       if (workers.size === 0) resolveStopped();
       for (const worker of workers.values()) worker.process.kill('SIGTERM');
       // A worker that does not finish within its grace period (plus a margin) is killed.
-      const deadline = setTimeout(() => {
-        for (const worker of workers.values()) worker.process.kill('SIGKILL');
-      }, (options.shutdownGraceMs ?? 10_000) + 5_000);
+      const deadline = setTimeout(
+        () => {
+          for (const worker of workers.values()) worker.process.kill('SIGKILL');
+        },
+        (options.shutdownGraceMs ?? 10_000) + 5_000,
+      );
       deadline.unref();
       void stopped.then(() => clearTimeout(deadline));
     }

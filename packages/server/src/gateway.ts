@@ -242,7 +242,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let webhooks: Webhooks | undefined;
     if (Object.keys(config.webhooks ?? {}).length > 0) {
       if (!receiptLog) {
-        throw new GatewayError('WEBHOOKS_REQUIRE_RECEIPTS', 'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section');
+        throw new GatewayError(
+          'WEBHOOKS_REQUIRE_RECEIPTS',
+          'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section',
+        );
       }
       const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
       cleanups.push(() => webhookAgent.close());
@@ -267,7 +270,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
-      ...(options.worker ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
+      ...(options.worker
+        ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
+        : {}),
     });
     cleanups.push(() => authorization.close());
     const override = options.authorizerOverride;
@@ -294,7 +299,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     }
 
     // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
-    const guard = createOriginGuard({ mcpUrl, isLoopbackListener, listenPort: listen.port, allowedOrigins: config.gateway.allowedOrigins ?? [] });
+    const guard = createOriginGuard({
+      mcpUrl,
+      isLoopbackListener,
+      listenPort: listen.port,
+      allowedOrigins: config.gateway.allowedOrigins ?? [],
+    });
     // MCP sources: re-list on the upstream's list_changed and periodically while connected (docs/sources-mcp.md).
     let mcpDrift: McpDriftMonitor | undefined;
     if (mcpUpstreams) {
@@ -356,7 +366,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       onReload: (outcome) => {
         if (outcome.status === 'unchanged') return;
         const at = new Date().toISOString();
-        lastLockReload = outcome.status === 'refused' ? { status: 'refused', at, code: outcome.code, message: outcome.message } : { status: outcome.status, at };
+        lastLockReload =
+          outcome.status === 'refused'
+            ? { status: 'refused', at, code: outcome.code, message: outcome.message }
+            : { status: outcome.status, at };
       },
       load: async (bytes) => (await verifiedLockFrom(bytes, lockPath, loaded)).lock,
       logger,
@@ -377,15 +390,25 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             : code === 'EACCES'
               ? `${address} needs privileges this process does not have`
               : `${address} is not an address of this machine`;
-        throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`, {
-          details: { address, reason: code },
-        });
+        throw new GatewayError(
+          'LISTEN_ADDRESS_UNAVAILABLE',
+          `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`,
+          {
+            details: { address, reason: code },
+          },
+        );
       }
       throw error;
     }
     webhooks?.start();
     logger.info(
-      { mcpUrl, listen: `${listen.host}:${listen.port}`, tls: Boolean(https), tools: registry.snapshot().names.length, ...(options.worker ? { worker: options.worker.id, pid: process.pid } : {}) },
+      {
+        mcpUrl,
+        listen: `${listen.host}:${listen.port}`,
+        tls: Boolean(https),
+        tools: registry.snapshot().names.length,
+        ...(options.worker ? { worker: options.worker.id, pid: process.pid } : {}),
+      },
       'gateway listening',
     );
 

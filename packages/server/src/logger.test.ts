@@ -3,7 +3,11 @@ import { pino } from 'pino';
 import { createGatewayLogger, REDACTED_LOG_PATHS } from './logger.js';
 
 /** Lines of the gateway's logger and of pino redacting every REDACTED_LOG_PATHS path itself, side by side. */
-function bothLoggers(): { gateway: ReturnType<typeof createGatewayLogger>; reference: pino.Logger<never>; lines: { gateway: string[]; reference: string[] } } {
+function bothLoggers(): {
+  gateway: ReturnType<typeof createGatewayLogger>;
+  reference: pino.Logger<never>;
+  lines: { gateway: string[]; reference: string[] };
+} {
   const lines = { gateway: [] as string[], reference: [] as string[] };
   const gateway = createGatewayLogger({ level: 'trace', destination: { write: (line) => void lines.gateway.push(line) } });
   const reference = pino(
@@ -16,10 +20,34 @@ function bothLoggers(): { gateway: ReturnType<typeof createGatewayLogger>; refer
 const withoutTime = (line: string) => line.replace(/"time":\d+,/, '');
 
 const CASES: Array<[string, Record<string, unknown>]> = [
-  ['a tool call line (nothing to redact)', { tool: 'search_orders', session: 'session-4', login: 'orders/api_key', upstreamStatus: 200, durationMs: 1.3 }],
-  ['nested secret fields', { credentials: { apiKey: 'k-123456', password: 'p', secret: 's', token: 't', accessToken: 'a', access_token: 'b', refresh_token: 'r', client_secret: 'c', other: 'kept' } }],
-  ['request headers', { req: { method: 'POST', headers: { authorization: 'Bearer abc', cookie: 'sid=1', 'x-api-key': 'key', host: 'h' } } }],
-  ['headers at the top level and an authorization in another object', { headers: { authorization: 'Basic x', cookie: 'c', accept: '*/*' }, upstream: { authorization: 'Bearer y' } }],
+  [
+    'a tool call line (nothing to redact)',
+    { tool: 'search_orders', session: 'session-4', login: 'orders/api_key', upstreamStatus: 200, durationMs: 1.3 },
+  ],
+  [
+    'nested secret fields',
+    {
+      credentials: {
+        apiKey: 'k-123456',
+        password: 'p',
+        secret: 's',
+        token: 't',
+        accessToken: 'a',
+        access_token: 'b',
+        refresh_token: 'r',
+        client_secret: 'c',
+        other: 'kept',
+      },
+    },
+  ],
+  [
+    'request headers',
+    { req: { method: 'POST', headers: { authorization: 'Bearer abc', cookie: 'sid=1', 'x-api-key': 'key', host: 'h' } } },
+  ],
+  [
+    'headers at the top level and an authorization in another object',
+    { headers: { authorization: 'Basic x', cookie: 'c', accept: '*/*' }, upstream: { authorization: 'Bearer y' } },
+  ],
   ['secrets two levels down stay as pino leaves them', { outer: { inner: { token: 'deep' } }, token: 'top-level' }],
   ['arrays, nulls and numbers', { list: [{ token: 'in array' }], nothing: null, count: 3, text: 'plain' }],
 ];

@@ -51,7 +51,12 @@ export function redactNestedSecrets(object: Record<string, unknown>): Record<str
     for (const name of NESTED_SECRET_NAMES) {
       if (!Object.hasOwn(value, name)) continue;
       redacted ??= Object.create(Object.getPrototypeOf(value), Object.getOwnPropertyDescriptors(value)) as object;
-      Object.defineProperty(redacted, name, { value: REDACTED, enumerable: Object.getOwnPropertyDescriptor(value, name)!.enumerable, writable: true, configurable: true });
+      Object.defineProperty(redacted, name, {
+        value: REDACTED,
+        enumerable: Object.getOwnPropertyDescriptor(value, name)!.enumerable,
+        writable: true,
+        configurable: true,
+      });
     }
     if (redacted) {
       copy ??= { ...object };
@@ -65,7 +70,17 @@ export function redactNestedSecrets(object: Record<string, unknown>): Record<str
  * Query parameters whose values never reach a log line: the id of a pending authorization (a handle on
  * someone's approval in progress), authorization codes, `state`, PKCE values and tokens.
  */
-const UNLOGGED_QUERY_PARAMETERS = new Set(['request', 'code', 'state', 'code_challenge', 'code_verifier', 'token', 'access_token', 'refresh_token', 'client_secret']);
+const UNLOGGED_QUERY_PARAMETERS = new Set([
+  'request',
+  'code',
+  'state',
+  'code_challenge',
+  'code_verifier',
+  'token',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+]);
 
 /** A request URL as logged: the values of UNLOGGED_QUERY_PARAMETERS replaced by `[redacted]`. */
 export function urlForLog(url: string): string {
@@ -94,7 +109,15 @@ export function urlForLog(url: string): string {
  */
 function requestForLog(request: unknown): unknown {
   if (request === null || typeof request !== 'object') return request;
-  const fields = request as { raw?: unknown; method?: string; url?: unknown; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } };
+  const fields = request as {
+    raw?: unknown;
+    method?: string;
+    url?: unknown;
+    headers?: Record<string, unknown>;
+    host?: string;
+    ip?: string;
+    socket?: { remotePort?: number };
+  };
   const url = typeof fields.url === 'string' ? urlForLog(fields.url) : fields.url;
   if (fields.raw === undefined) return typeof fields.url === 'string' ? { ...fields, url } : request;
   return {

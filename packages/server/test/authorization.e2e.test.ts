@@ -18,11 +18,25 @@ import { temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { ORDERS_API_KEY, prepareWorkspace, type Workspace } from './support/harness.js';
-import { approve, makeTestCertificates, pkce, registerClient, startMetadataHost, tokenRequest } from './oauth-support/authorization-server.js';
+import {
+  approve,
+  makeTestCertificates,
+  pkce,
+  registerClient,
+  startMetadataHost,
+  tokenRequest,
+} from './oauth-support/authorization-server.js';
 
 const PASSWORD = 'a long and careful passphrase';
 const LIFETIME_SECONDS = 10;
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 let workspace: Workspace;
 let gateway: RunningGateway;
@@ -39,12 +53,20 @@ beforeAll(async () => {
   await writeFile(caPath, tls.ca);
   metadataHost = await startMetadataHost(tls);
 
-  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'));
+  const server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   callback = { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback` };
 
   workspace = await prepareWorkspace({
-    configExtra: ['auth:', '  sessions:', `    lifetimeChoicesSeconds: [${LIFETIME_SECONDS}, 3600]`, '  clientMetadata:', `    caCertificates: [${caPath}]`].join('\n'),
+    configExtra: [
+      'auth:',
+      '  sessions:',
+      `    lifetimeChoicesSeconds: [${LIFETIME_SECONDS}, 3600]`,
+      '  clientMetadata:',
+      `    caCertificates: [${caPath}]`,
+    ].join('\n'),
   });
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add('alice', PASSWORD, { email: 'alice@example.com' });
   gateway = await startGateway({
@@ -68,7 +90,10 @@ afterAll(async () => {
 });
 
 /** Chromium: sign in, tick the tools, the login and the time limit, press Allow; returns the callback query. */
-async function approveInBrowser(authorizationUrl: URL, choice: { tools: string[]; login: string; lifetime: number }): Promise<URLSearchParams> {
+async function approveInBrowser(
+  authorizationUrl: URL,
+  choice: { tools: string[]; login: string; lifetime: number },
+): Promise<URLSearchParams> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
@@ -102,7 +127,13 @@ class MemoryProvider implements OAuthClientProvider {
   ) {}
 
   get clientMetadata() {
-    return { client_name: 'E2E modern client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'E2E modern client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.information;
@@ -147,7 +178,13 @@ class LegacyMemoryProvider implements LegacyOAuthClientProvider {
   constructor(readonly redirectUrl: string) {}
 
   get clientMetadata() {
-    return { client_name: 'E2E legacy client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'E2E legacy client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.information;
@@ -198,7 +235,14 @@ describe.each([
       const path = '/clients/e2e-modern.json';
       const clientId = `${metadataHost.origin}${path}`;
       metadataHost.documents.set(path, {
-        body: JSON.stringify({ client_id: clientId, client_name: 'E2E modern client', redirect_uris: [callback.url], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+        body: JSON.stringify({
+          client_id: clientId,
+          client_name: 'E2E modern client',
+          redirect_uris: [callback.url],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        }),
         headers: { 'cache-control': 'max-age=60' },
       });
       const provider = new MemoryProvider(callback.url, clientId);
@@ -315,10 +359,20 @@ describe('a session is bound to the fingerprints the person approved', () => {
       { clientId, redirectUri: callback.url, challenge, method: 'S256' },
       { tools: [search, get], logins: ['orders/api_key'], lifetime: 3600, password: PASSWORD },
     );
-    const tokens = await tokenRequest(gateway.url, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: callback.url });
+    const tokens = await tokenRequest(gateway.url, {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: callback.url,
+    });
     expect(tokens.status).toBe(200);
     const client = new LegacyClient({ name: 'fingerprint-test', version: '1.0.0' });
-    await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token as string}` } } }));
+    await client.connect(
+      new LegacyTransport(new URL(gateway.mcpUrl), {
+        requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token as string}` } },
+      }),
+    );
     try {
       expect(((await client.callTool({ name: search, arguments: {} })) as { isError?: boolean }).isError ?? false).toBe(false);
       // The search operation changes (its limit's maximum): a new fingerprint, published and loaded.
@@ -331,7 +385,10 @@ describe('a session is bound to the fingerprints the person approved', () => {
       );
       expect(refused).toBe(true);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([get]);
-      const unchanged = (await client.callTool({ name: get, arguments: { orderId: 'ord_1' } })) as { isError?: boolean; content: unknown[] };
+      const unchanged = (await client.callTool({ name: get, arguments: { orderId: 'ord_1' } })) as {
+        isError?: boolean;
+        content: unknown[];
+      };
       expect(JSON.stringify(unchanged.content)).not.toContain('not in this session');
     } finally {
       await client.close().catch(() => undefined);

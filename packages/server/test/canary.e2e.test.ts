@@ -33,9 +33,14 @@ beforeAll(async () => {
   const config = await readFile(workspace.configPath, 'utf8');
   await writeFile(
     workspace.configPath,
-    config.replace('vault:\n  provider: env', 'vault:\n  provider: file').replace('drift:\n  enabled: false', 'drift:\n  intervalSeconds: 0.2'),
+    config
+      .replace('vault:\n  provider: env', 'vault:\n  provider: file')
+      .replace('drift:\n  enabled: false', 'drift:\n  intervalSeconds: 0.2'),
   );
-  for (const [name, value] of [['orders-api-key', CANARY], ['admin-token', ADMIN_TOKEN]] as const) {
+  for (const [name, value] of [
+    ['orders-api-key', CANARY],
+    ['admin-token', ADMIN_TOKEN],
+  ] as const) {
     const stored = await runGateway(['secrets', 'set', name], { cwd: workspace.directory, env, input: `${value}\n` });
     expect(stored.exitCode, String(stored.stderr)).toBe(0);
     responses.push(String(stored.stdout), String(stored.stderr));
@@ -44,7 +49,10 @@ beforeAll(async () => {
     configPath: workspace.configPath,
     lockPath: workspace.lockPath,
     env, // no GATEWAY_SECRET_* here: the key can only come from the file vault
-    logger: pino({ level: 'trace', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, { write: (line: string) => void logs.push(line) }),
+    logger: pino(
+      { level: 'trace', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+      { write: (line: string) => void logs.push(line) },
+    ),
     shutdownGraceMs: 2_000,
     authorizerOverride: allowAll(new Set(['orders/api_key'])),
   });
@@ -58,7 +66,9 @@ afterAll(async () => {
 describe('canary secret', () => {
   it('is sent to the upstream and appears in no file, log line or response', async () => {
     const client = new Client({ name: 'canary', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }),
+    );
     const calls: Array<[string, Record<string, unknown>]> = [
       ['search_orders', { status: 'shipped' }],
       ['get_order', { orderId: 'ord_1001' }],

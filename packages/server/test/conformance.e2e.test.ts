@@ -66,7 +66,18 @@ describe('MCP conformance 0.2.0-alpha.12 --requirements 2026-07-28 (Node 24)', (
     const directory = join(output, '2026');
     const result = await execa(
       node24,
-      [conformance2026, 'server', '--url', harness.mcpUrl, '--requirements', '2026-07-28', '--expected-failures', expectedFailures, '-o', directory],
+      [
+        conformance2026,
+        'server',
+        '--url',
+        harness.mcpUrl,
+        '--requirements',
+        '2026-07-28',
+        '--expected-failures',
+        expectedFailures,
+        '-o',
+        directory,
+      ],
       { reject: false, timeout: 300_000 },
     );
     const checks = await checksIn(directory);

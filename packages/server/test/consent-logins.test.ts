@@ -9,9 +9,23 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsentTool } from '../src/authorization/index.js';
 import type { LoginSummary as ConsentLogin } from '../src/credentials/index.js';
-import { authorizeUrl, PERSON, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import {
+  authorizeUrl,
+  PERSON,
+  pkce,
+  registerClient,
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from './oauth-support/authorization-server.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 let REDIRECT = '';
 let callback: Server;
 
@@ -27,8 +41,26 @@ const TOOLS: ConsentTool[] = [
     fingerprint: 'sha256:aaa',
     logins: ['orders/api_key'],
   },
-  { name: 'ping', title: null, description: 'Checks that the API answers.', source: 'orders', readOnly: true, destructive: false, fingerprint: 'sha256:bbb', logins: [] },
-  { name: 'list_invoices', title: 'List invoices', description: 'Lists invoices.', source: 'billing', readOnly: true, destructive: false, fingerprint: 'sha256:ccc', logins: ['billing/basic', 'billing/token'] },
+  {
+    name: 'ping',
+    title: null,
+    description: 'Checks that the API answers.',
+    source: 'orders',
+    readOnly: true,
+    destructive: false,
+    fingerprint: 'sha256:bbb',
+    logins: [],
+  },
+  {
+    name: 'list_invoices',
+    title: 'List invoices',
+    description: 'Lists invoices.',
+    source: 'billing',
+    readOnly: true,
+    destructive: false,
+    fingerprint: 'sha256:ccc',
+    logins: ['billing/basic', 'billing/token'],
+  },
 ];
 const LOGINS: ConsentLogin[] = [
   { id: 'orders/api_key', source: 'orders', scheme: 'api_key', type: 'apiKey' },
@@ -58,10 +90,20 @@ async function consentPage(options: { javaScript: boolean }): Promise<{ page: Pa
   const registered = await registerClient(server.issuer, { client_name: 'Login test', redirect_uris: [REDIRECT] });
   const context = await browser.newContext({ javaScriptEnabled: options.javaScript });
   const page = await context.newPage();
-  await page.goto(authorizeUrl(server, { clientId: registered.body.client_id as string, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }));
+  await page.goto(
+    authorizeUrl(server, {
+      clientId: registered.body.client_id as string,
+      redirectUri: REDIRECT,
+      challenge: pkce().challenge,
+      method: 'S256',
+    }),
+  );
   await page.fill('#name', PERSON.name);
   await page.fill('#password', PERSON.password);
-  const [response] = await Promise.all([page.waitForResponse((candidate) => candidate.url().includes('/consent?')), page.click('button[type="submit"]')]);
+  const [response] = await Promise.all([
+    page.waitForResponse((candidate) => candidate.url().includes('/consent?')),
+    page.click('button[type="submit"]'),
+  ]);
   await page.waitForURL(/\/consent\?/);
   return { page, context, csp: (await response.headerValue('content-security-policy')) ?? '' };
 }
@@ -117,7 +159,9 @@ describe('consent ticks the logins the chosen tools need', () => {
     try {
       await page.check('input[name="tool"][value="list_invoices"]');
       await page.check('input[name="tool"][value="ping"]');
-      const lifetimes = await page.locator('input[name="lifetime"]').evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value));
+      const lifetimes = await page
+        .locator('input[name="lifetime"]')
+        .evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value));
       const secondLifetime = lifetimes[1]!;
       await page.check(`input[name="lifetime"][value="${secondLifetime}"]`);
       await Promise.all([page.waitForLoadState('load'), page.click('button[value="allow"]')]);
@@ -145,7 +189,9 @@ describe('consent ticks the logins the chosen tools need', () => {
       const description = option.locator('.tool-description');
       expect(await title.innerText()).toBe('Search orders');
       expect(await description.innerText()).toBe('Lists orders, newest first.');
-      const weights = await Promise.all([title, description].map((element) => element.evaluate((node) => Number(getComputedStyle(node).fontWeight))));
+      const weights = await Promise.all(
+        [title, description].map((element) => element.evaluate((node) => Number(getComputedStyle(node).fontWeight))),
+      );
       expect(weights[0]).toBeGreaterThanOrEqual(600);
       expect(weights[1]).toBeLessThan(600);
       const [titleBox, descriptionBox] = await Promise.all([title.boundingBox(), description.boundingBox()]);

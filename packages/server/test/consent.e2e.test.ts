@@ -9,12 +9,26 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../../../test-support/cli.js';
-import { authorizeUrl, PERSON, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import {
+  authorizeUrl,
+  PERSON,
+  pkce,
+  registerClient,
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from './oauth-support/authorization-server.js';
 
 /** Screenshots go to docs/ only when asked (GATEWAY_UPDATE_SCREENSHOTS=1), so a test run leaves git clean. */
 const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 let server: TestAuthorizationServer;
 let browser: Browser;
@@ -31,10 +45,20 @@ afterAll(async () => {
 });
 
 async function consentPageIn(width: number, height: number): Promise<{ page: Page; close(): Promise<void> }> {
-  const registered = await registerClient(server.issuer, { client_name: 'Claude Desktop (example)', redirect_uris: ['http://127.0.0.1:33418/callback'] });
+  const registered = await registerClient(server.issuer, {
+    client_name: 'Claude Desktop (example)',
+    redirect_uris: ['http://127.0.0.1:33418/callback'],
+  });
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
-  await page.goto(authorizeUrl(server, { clientId: registered.body.client_id as string, redirectUri: 'http://127.0.0.1:33418/callback', challenge: pkce().challenge, method: 'S256' }));
+  await page.goto(
+    authorizeUrl(server, {
+      clientId: registered.body.client_id as string,
+      redirectUri: 'http://127.0.0.1:33418/callback',
+      challenge: pkce().challenge,
+      method: 'S256',
+    }),
+  );
   await page.fill('#name', PERSON.name);
   await page.fill('#password', PERSON.password);
   await Promise.all([page.waitForURL(/\/consent\?/), page.click('button[type="submit"]')]);
@@ -47,7 +71,12 @@ async function audit(page: Page): Promise<Array<{ id: string; impact: string; he
   const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
     violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }>;
   };
-  return results.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.length }));
+  return results.violations.map((violation) => ({
+    id: violation.id,
+    impact: violation.impact,
+    help: violation.help,
+    nodes: violation.nodes.length,
+  }));
 }
 
 describe('consent page in Chromium', () => {
@@ -98,11 +127,21 @@ describe('consent page in Chromium', () => {
   });
 
   it('the sign-in page has no serious or critical axe violations and labels its fields', async () => {
-    const registered = await registerClient(server.issuer, { client_name: 'Sign-in audit', redirect_uris: ['http://127.0.0.1:33418/callback'] });
+    const registered = await registerClient(server.issuer, {
+      client_name: 'Sign-in audit',
+      redirect_uris: ['http://127.0.0.1:33418/callback'],
+    });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
-      await page.goto(authorizeUrl(server, { clientId: registered.body.client_id as string, redirectUri: 'http://127.0.0.1:33418/callback', challenge: pkce().challenge, method: 'S256' }));
+      await page.goto(
+        authorizeUrl(server, {
+          clientId: registered.body.client_id as string,
+          redirectUri: 'http://127.0.0.1:33418/callback',
+          challenge: pkce().challenge,
+          method: 'S256',
+        }),
+      );
       expect(await page.getByLabel('Name').count()).toBe(1);
       expect(await page.getByLabel('Password').count()).toBe(1);
       const violations = await audit(page);

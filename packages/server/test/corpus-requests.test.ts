@@ -66,7 +66,15 @@ async function exercise(name: string): Promise<Counts> {
   const ajv = createAjv();
   const imported = await importOpenApi(name, { baseDirectory: corpusDirectory });
   const supported = imported.operations.filter((operation) => operation.status === 'supported');
-  const counts: Counts = { operations: supported.length, generated: 0, generatorInvalid: 0, accepted: 0, argumentErrors: 0, contradictions: [], built: [] };
+  const counts: Counts = {
+    operations: supported.length,
+    generated: 0,
+    generatorInvalid: 0,
+    accepted: 0,
+    argumentErrors: 0,
+    contradictions: [],
+    built: [],
+  };
   for (const operation of spread(supported, OPERATIONS_PER_DOCUMENT)) {
     const validate = ajv.compile(operation.inputSchema as object);
     for (let sample = 0; sample < SAMPLES_PER_OPERATION; sample += 1) {
@@ -84,12 +92,17 @@ async function exercise(name: string): Promise<Counts> {
       }
       counts.generated += 1;
       try {
-        const request = buildUpstreamRequest({ ...operation, selected: true } as LockedOperation, argumentsValue as Record<string, unknown>, NO_CREDENTIALS);
+        const request = buildUpstreamRequest(
+          { ...operation, selected: true } as LockedOperation,
+          argumentsValue as Record<string, unknown>,
+          NO_CREDENTIALS,
+        );
         counts.accepted += 1;
         counts.built.push({ operation, request });
       } catch (error) {
         if (isGatewayError(error) && error.category === 'usage') counts.argumentErrors += 1;
-        else counts.contradictions.push(`${operation.tool}: ${(error as Error).message} with ${JSON.stringify(argumentsValue).slice(0, 200)}`);
+        else
+          counts.contradictions.push(`${operation.tool}: ${(error as Error).message} with ${JSON.stringify(argumentsValue).slice(0, 200)}`);
       }
     }
   }
@@ -99,7 +112,7 @@ async function exercise(name: string): Promise<Counts> {
 }
 
 describe('requests built from generated arguments, over the corpus', () => {
-  it.each(documents)('%s: arguments valid against a supported tool\'s inputSchema are built or refused as argument errors', async (name) => {
+  it.each(documents)("%s: arguments valid against a supported tool's inputSchema are built or refused as argument errors", async (name) => {
     const counts = await exercise(name);
     console.log(
       `${name}: ${counts.operations} supported, ${counts.generated} valid argument sets → ${counts.accepted} built, ` +
@@ -210,7 +223,9 @@ describe('an independent request validator (openapi-backend) accepts the built r
     totals.checked += checked;
     const rate = checked === 0 ? '–' : `${((accepted / checked) * 100).toFixed(0)} %`;
     acceptance.push(`| ${name} | ${accepted}/${checked} | ${rate} | ${uncheckable} |`);
-    console.log(`${name}: independent validator accepted ${accepted}/${checked} (${uncheckable} not checkable)${refusals.length ? `; first refusals:\n  ${refusals.slice(0, 3).join('\n  ')}` : ''}`);
+    console.log(
+      `${name}: independent validator accepted ${accepted}/${checked} (${uncheckable} not checkable)${refusals.length ? `; first refusals:\n  ${refusals.slice(0, 3).join('\n  ')}` : ''}`,
+    );
     expect(checked + uncheckable).toBe(sample.length);
   });
 

@@ -34,7 +34,11 @@ describe('the drift push trigger', () => {
     await writeFile(harness.documentPath, changed);
 
     const started = performance.now();
-    const response = await fetch(`${harness.gateway.url}/admin/drift/check`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ source: 'orders' }) });
+    const response = await fetch(`${harness.gateway.url}/admin/drift/check`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ source: 'orders' }),
+    });
     const elapsedMs = performance.now() - started;
     expect(response.status).toBe(200);
     const answer = (await response.json()) as { drift: Array<{ source: string; status: string; blockedTools: Array<{ tool: string }> }> };

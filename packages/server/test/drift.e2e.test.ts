@@ -45,7 +45,9 @@ afterAll(async () => {
 
 async function connect(): Promise<Client> {
   const client = new Client({ name: 'drift-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }),
+  );
   return client;
 }
 
@@ -77,8 +79,8 @@ async function status(json: boolean): Promise<{ exitCode: number | undefined; st
 // getOrder gains a required query parameter: its request changes; the other operations do not.
 function drifted(document: string): string {
   return document.replace(
-    "      operationId: getOrder\n",
-    "      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n          schema: { type: string }\n",
+    '      operationId: getOrder\n',
+    '      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n          schema: { type: string }\n',
   );
 }
 
@@ -106,7 +108,12 @@ describe('drift while serving', () => {
     const report = JSON.parse(json.stdout) as {
       ready: boolean;
       publications: Array<{ source: string; id: string; toolCount: number }>;
-      drift: Array<{ source: string; status: string; blockedTools: Array<{ tool: string; reason: string }>; proposal?: { changed: string[]; removed: string[] } }>;
+      drift: Array<{
+        source: string;
+        status: string;
+        blockedTools: Array<{ tool: string; reason: string }>;
+        proposal?: { changed: string[]; removed: string[] };
+      }>;
     };
     expect(report.ready).toBe(true);
     expect(report.publications[0]).toMatchObject({ source: 'orders', toolCount: 4 });

@@ -126,7 +126,12 @@ async function rpc(era: '2026-07-28' | '2025-11-25', method: string, params: Rec
     headers['mcp-method'] = method;
     if (typeof params.name === 'string') headers['mcp-name'] = params.name;
   }
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params,
+  });
   const text = await new Promise<string>((resolve, reject) => {
     const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (response) => {
       let received = '';
@@ -154,7 +159,9 @@ function resultText(result: Record<string, unknown>): string {
 describe.each(['2026-07-28', '2025-11-25'] as const)('names shadowing Object.prototype are carried (%s)', (era) => {
   it('parameters and properties named __proto__, constructor, hasOwnProperty are listed in inputSchema', async () => {
     const listed = await rpc(era, 'tools/list', {});
-    const probe = (listed.tools as Array<{ name: string; inputSchema: Record<string, unknown> }>).find((tool) => tool.name === 'probe_names');
+    const probe = (listed.tools as Array<{ name: string; inputSchema: Record<string, unknown> }>).find(
+      (tool) => tool.name === 'probe_names',
+    );
     expect(probe).toBeDefined();
     const properties = probe!.inputSchema.properties as Record<string, unknown>;
     for (const name of [...PROTOTYPE_NAMES, 'body']) expect(Object.hasOwn(properties, name)).toBe(true);
@@ -164,7 +171,9 @@ describe.each(['2026-07-28', '2025-11-25'] as const)('names shadowing Object.pro
   });
 
   it('a call sends each of them: query parameters and body properties', async () => {
-    const args = own('{"__proto__":"q1","constructor":"q2","hasOwnProperty":"q3","body":{"__proto__":"b1","constructor":"b2","hasOwnProperty":"b3"}}');
+    const args = own(
+      '{"__proto__":"q1","constructor":"q2","hasOwnProperty":"q3","body":{"__proto__":"b1","constructor":"b2","hasOwnProperty":"b3"}}',
+    );
     const result = await rpc(era, 'tools/call', { name: 'probe_names', arguments: args });
     // The example API has no such route and answers 404: what matters is exactly what it received.
     expect(resultText(result)).toContain('HTTP 404');

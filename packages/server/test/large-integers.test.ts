@@ -31,7 +31,12 @@ afterAll(async () => {
 const MODERN_ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
 /** One JSON-RPC request over raw HTTP; the response body as text (SSE framing removed). */
-async function rpcText(era: '2026-07-28' | '2025-11-25', method: string, params: Record<string, unknown>, rawArguments?: string): Promise<string> {
+async function rpcText(
+  era: '2026-07-28' | '2025-11-25',
+  method: string,
+  params: Record<string, unknown>,
+  rawArguments?: string,
+): Promise<string> {
   const url = new URL(harness.mcpUrl);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -42,7 +47,12 @@ async function rpcText(era: '2026-07-28' | '2025-11-25', method: string, params:
     headers['mcp-method'] = method;
     if (typeof params.name === 'string') headers['mcp-name'] = params.name;
   }
-  let body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params });
+  let body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params,
+  });
   // Arguments written as text, so an integer literal reaches the gateway with the digits the test chose.
   if (rawArguments !== undefined) body = body.replace('"arguments":"RAW"', `"arguments":${rawArguments}`);
   const text = await new Promise<string>((resolve, reject) => {

@@ -28,10 +28,58 @@ function openssl(cwd: string, ...args: string[]): void {
 beforeAll(async () => {
   directory = await temporaryDirectory('gateway-mcp-https-');
   const cwd = directory.path;
-  openssl(cwd, 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=gateway test CA');
-  openssl(cwd, 'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  openssl(
+    cwd,
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=gateway test CA',
+  );
+  openssl(
+    cwd,
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=127.0.0.1',
+  );
   await writeFile(join(cwd, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  openssl(cwd, 'x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext');
+  openssl(
+    cwd,
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '1',
+    '-extfile',
+    'san.ext',
+  );
   caPath = join(cwd, 'ca.pem');
   fixture = await startFixtureMcpServer({
     token: UPSTREAM_TOKEN,
@@ -144,7 +192,9 @@ describe('serving an HTTPS MCP endpoint whose CA is trusted through caCertificat
     });
     const servedFrom = fixture.requests.length;
     const client = new Client({ name: 'https-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }),
+    );
     try {
       const result = await client.callTool({ name: 'stable', arguments: { n: 9 } });
       expect(result.content).toEqual([{ type: 'text', text: '10' }]);
@@ -160,7 +210,10 @@ describe('serving an HTTPS MCP endpoint whose CA is trusted through caCertificat
 
   it('a caCertificates file that is no certificate is refused with MCP_CA_CERTIFICATE_UNREADABLE', async () => {
     await writeFile(join(directory.path, 'not-a-ca.pem'), 'hello\n');
-    const config = (await readFile(join(directory.path, 'gateway.yaml'), 'utf8')).replace('caCertificates: [ca.pem]', 'caCertificates: [not-a-ca.pem]');
+    const config = (await readFile(join(directory.path, 'gateway.yaml'), 'utf8')).replace(
+      'caCertificates: [ca.pem]',
+      'caCertificates: [not-a-ca.pem]',
+    );
     await writeFile(join(directory.path, 'gateway.yaml'), config);
     const result = await runGateway(['import', 'tracker'], { cwd: directory.path, env: { GATEWAY_SECRET_TRACKER_TOKEN: UPSTREAM_TOKEN } });
     expect(result.exitCode).not.toBe(0);

@@ -38,7 +38,10 @@ const auditSecret = newWebhookSecret();
 
 async function startEverythingHttp(): Promise<string> {
   const port = await freePort();
-  everythingHttp = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  everythingHttp = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
     everythingHttp.stderr!.on('data', (chunk: Buffer) => {
@@ -57,7 +60,11 @@ beforeAll(async () => {
   fixture = await startFixtureMcpServer({ token: UPSTREAM_TOKEN, slowTool: true });
   audit = await startWebhookReceiver();
   const port = await freePort();
-  const env = { GATEWAY_SECRET_FIXTURE_TOKEN: UPSTREAM_TOKEN, GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: auditSecret };
+  const env = {
+    GATEWAY_SECRET_FIXTURE_TOKEN: UPSTREAM_TOKEN,
+    GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN,
+    GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: auditSecret,
+  };
   statusEnv = env;
   await writeFile(
     join(directory.path, 'gateway.yaml'),
@@ -107,7 +114,10 @@ beforeAll(async () => {
     await cli('publish', source, '--key', 'keys/publisher.private.jwk', '--publisher', 'tester@example.com');
   }
   await cli('verify');
-  const logger = pino({ level: 'debug', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, { write: (line: string) => void logs.push(line) });
+  const logger = pino(
+    { level: 'debug', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+    { write: (line: string) => void logs.push(line) },
+  );
   gateway = await startGateway({
     configPath: join(directory.path, 'gateway.yaml'),
     lockPath: join(directory.path, 'tools.lock'),
@@ -132,9 +142,12 @@ type CallOptions = { onprogress?: (progress: Progress) => void; signal?: AbortSi
 
 async function modernClient() {
   const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }),
+  );
   return {
-    call: (name: string, args: Record<string, unknown>, options?: CallOptions) => client.callTool({ name, arguments: args }, options) as Promise<Result>,
+    call: (name: string, args: Record<string, unknown>, options?: CallOptions) =>
+      client.callTool({ name, arguments: args }, options) as Promise<Result>,
     list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
@@ -142,9 +155,12 @@ async function modernClient() {
 
 async function legacyClient() {
   const client = new LegacyClient({ name: 'v1-test', version: '1.0.0' });
-  await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }));
+  await client.connect(
+    new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }),
+  );
   return {
-    call: (name: string, args: Record<string, unknown>, options?: CallOptions) => client.callTool({ name, arguments: args }, undefined, options) as Promise<Result>,
+    call: (name: string, args: Record<string, unknown>, options?: CallOptions) =>
+      client.callTool({ name, arguments: args }, undefined, options) as Promise<Result>,
     list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
@@ -165,7 +181,17 @@ describe.each([
     const client = await connect();
     try {
       const names = (await client.list()).map((tool) => tool.name).sort();
-      expect(names).toEqual(['echo', 'get-structured-content', 'get-sum', 'get-tiny-image', 'mutable', 'remote__echo', 'slow', 'stable', 'trigger-long-running-operation']);
+      expect(names).toEqual([
+        'echo',
+        'get-structured-content',
+        'get-sum',
+        'get-tiny-image',
+        'mutable',
+        'remote__echo',
+        'slow',
+        'stable',
+        'trigger-long-running-operation',
+      ]);
     } finally {
       await client.close();
     }
@@ -198,7 +224,13 @@ describe.each([
       await client.close();
     }
     // Receipts hold an argument digest, not the arguments: the event is found by tool and time.
-    const mine = () => audit.requests.find((request) => request.status < 300 && request.body.includes('"tool":"echo"') && String((JSON.parse(request.body) as Envelope).data.receipt.time) >= sentAt);
+    const mine = () =>
+      audit.requests.find(
+        (request) =>
+          request.status < 300 &&
+          request.body.includes('"tool":"echo"') &&
+          String((JSON.parse(request.body) as Envelope).data.receipt.time) >= sentAt,
+      );
     await waitFor(() => mine() !== undefined, 'the audit event of the echo call');
     const request = mine()!;
     expect(new Webhook(auditSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
@@ -217,7 +249,11 @@ describe.each([
     const client = await connect();
     const seen: Progress[] = [];
     try {
-      const result = await client.call('trigger-long-running-operation', { duration: 0.6, steps: 3 }, { onprogress: (progress) => seen.push(progress) });
+      const result = await client.call(
+        'trigger-long-running-operation',
+        { duration: 0.6, steps: 3 },
+        { onprogress: (progress) => seen.push(progress) },
+      );
       expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 0.6 seconds, Steps: 3.' }]);
     } finally {
       await client.close();
@@ -235,12 +271,17 @@ describe.each([
     const started = Date.now();
     const startedAt = new Date(started).toISOString();
     try {
-      const call = client.call('trigger-long-running-operation', { duration: 20, steps: 40 }, { signal: cancel.signal, onprogress: () => cancel.abort() });
+      const call = client.call(
+        'trigger-long-running-operation',
+        { duration: 20, steps: 40 },
+        { signal: cancel.signal, onprogress: () => cancel.abort() },
+      );
       await expect(call).rejects.toThrow();
     } finally {
       await client.close();
     }
-    const cancelled = () => auditEvents().find((event) => event.data.tool === 'trigger-long-running-operation' && String(event.data.receipt.time) >= startedAt);
+    const cancelled = () =>
+      auditEvents().find((event) => event.data.tool === 'trigger-long-running-operation' && String(event.data.receipt.time) >= startedAt);
     await waitFor(() => cancelled() !== undefined, 'the receipt of the cancelled call', 10_000);
     // The upstream operation would have run 20 s; the gateway's call to it ended with the client's.
     expect(Date.now() - started).toBeLessThan(10_000);

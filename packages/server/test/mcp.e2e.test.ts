@@ -17,9 +17,17 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-type Call = (name: string, args: Record<string, unknown>) => Promise<{ isError?: boolean; content: unknown[]; structuredContent?: unknown }>;
+type Call = (
+  name: string,
+  args: Record<string, unknown>,
+) => Promise<{ isError?: boolean; content: unknown[]; structuredContent?: unknown }>;
 
-async function modernClient(): Promise<{ call: Call; list: () => Promise<Array<{ name: string; annotations?: unknown }>>; version: string | undefined; close(): Promise<void> }> {
+async function modernClient(): Promise<{
+  call: Call;
+  list: () => Promise<Array<{ name: string; annotations?: unknown }>>;
+  version: string | undefined;
+  close(): Promise<void>;
+}> {
   const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(harness.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } }),
@@ -32,7 +40,12 @@ async function modernClient(): Promise<{ call: Call; list: () => Promise<Array<{
   };
 }
 
-async function legacyClient(): Promise<{ call: Call; list: () => Promise<Array<{ name: string; annotations?: unknown }>>; version: string | undefined; close(): Promise<void> }> {
+async function legacyClient(): Promise<{
+  call: Call;
+  list: () => Promise<Array<{ name: string; annotations?: unknown }>>;
+  version: string | undefined;
+  close(): Promise<void>;
+}> {
   const client = new LegacyClient({ name: 'v1-test', version: '1.0.0' });
   const transport = new LegacyTransport(new URL(harness.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } } });
   await client.connect(transport);
@@ -138,7 +151,13 @@ function rawPost(headers: Record<string, string>, body: unknown): Promise<{ stat
   const url = new URL(harness.mcpUrl);
   return new Promise((resolve, reject) => {
     const request = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
       (response) => {
         let text = '';
         response.setEncoding('utf8');

@@ -22,9 +22,15 @@ async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 1
 const openStreams = (harness: Harness): number => harness.logs.filter((line) => line.includes('mcp notification stream opened')).length;
 
 /** Opens `GET /mcp` as a 2025-11-25 client would and collects what arrives. */
-async function openStream(mcpUrl: string, headers: Record<string, string> = {}): Promise<{ response: Response; received: () => string; ended: Promise<void>; abort(): void }> {
+async function openStream(
+  mcpUrl: string,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; received: () => string; ended: Promise<void>; abort(): void }> {
   const controller = new AbortController();
-  const response = await fetch(mcpUrl, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers }, signal: controller.signal });
+  const response = await fetch(mcpUrl, {
+    headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers },
+    signal: controller.signal,
+  });
   let text = '';
   const ended = (async () => {
     if (!response.body || !response.ok) return;

@@ -47,7 +47,13 @@ describe('client ID metadata documents', () => {
     const clientId = publish('/clients/editor.json', { client_name: 'Test Editor', redirect_uris: [REDIRECT] });
     const { verifier, challenge } = pkce();
     const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['search_orders'] });
-    const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+    const tokens = await tokenRequest(server.issuer, {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    });
     expect(tokens.status).toBe(200);
     const session = server.store.listSessions().at(-1)!;
     expect(session.clientId).toBe(clientId);
@@ -56,7 +62,9 @@ describe('client ID metadata documents', () => {
 
   it('a document whose client_id is not its own URL is refused on the gateway page', async () => {
     const clientId = `${host.origin}/clients/impostor.json`;
-    host.documents.set('/clients/impostor.json', { body: JSON.stringify({ client_id: 'https://real.example/client.json', client_name: 'X', redirect_uris: [REDIRECT] }) });
+    host.documents.set('/clients/impostor.json', {
+      body: JSON.stringify({ client_id: 'https://real.example/client.json', client_name: 'X', redirect_uris: [REDIRECT] }),
+    });
     const response = await authorize(clientId);
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
@@ -80,7 +88,11 @@ describe('client ID metadata documents', () => {
   });
 
   it('a document is cached per max-age, and no-store is fetched every time', async () => {
-    const cached = publish('/clients/cached.json', { client_name: 'Cached', redirect_uris: [REDIRECT] }, { 'cache-control': 'max-age=600' });
+    const cached = publish(
+      '/clients/cached.json',
+      { client_name: 'Cached', redirect_uris: [REDIRECT] },
+      { 'cache-control': 'max-age=600' },
+    );
     await authorize(cached);
     await authorize(cached);
     expect(host.hits.get('/clients/cached.json')).toBe(1);
@@ -94,7 +106,10 @@ describe('client ID metadata documents', () => {
     const untrusting = await startAuthorizationServer();
     try {
       const clientId = publish('/clients/untrusted.json', { client_name: 'U', redirect_uris: [REDIRECT] });
-      const response = await fetch(authorizeUrl(untrusting, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
+      const response = await fetch(
+        authorizeUrl(untrusting, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+        { redirect: 'manual' },
+      );
       expect(response.status).toBe(400);
       expect(await response.text()).toContain('could not be fetched');
     } finally {

@@ -14,7 +14,14 @@ import { PERSON, startAuthorizationServer } from './oauth-support/authorization-
 
 const NODE_24 = join(repositoryRoot, '.tmp', 'node24', 'node_modules', '.bin', 'node');
 const CONFORMANCE = join(repositoryRoot, 'node_modules', 'conformance-2026', 'dist', 'index.js');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 describe('MCP conformance: authorization server', () => {
   it('every authorization-server scenario passes', async () => {
@@ -23,15 +30,37 @@ describe('MCP conformance: authorization server', () => {
     if (!existsSync(CONFORMANCE)) throw new Error(`the conformance runner is missing at ${CONFORMANCE}: run \`pnpm install\``);
     const callbackPort = await freePort();
     const server = await startAuthorizationServer({
-      authYaml: ['clients:', '  - clientId: conformance', '    name: MCP conformance suite', `    redirectUris: [http://127.0.0.1:${callbackPort}/callback]`].join('\n'),
+      authYaml: [
+        'clients:',
+        '  - clientId: conformance',
+        '    name: MCP conformance suite',
+        `    redirectUris: [http://127.0.0.1:${callbackPort}/callback]`,
+      ].join('\n'),
     });
     const output = await temporaryDirectory('gateway-conformance-');
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
     try {
-      const child = spawn(NODE_24, [CONFORMANCE, 'authorization', '--url', server.issuer, '--client-id', 'conformance', '--resource', server.mcpUrl, '-p', String(callbackPort), '-o', output.path], {
-        cwd: repositoryRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        NODE_24,
+        [
+          CONFORMANCE,
+          'authorization',
+          '--url',
+          server.issuer,
+          '--client-id',
+          'conformance',
+          '--resource',
+          server.mcpUrl,
+          '-p',
+          String(callbackPort),
+          '-o',
+          output.path,
+        ],
+        {
+          cwd: repositoryRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stdout = '';
       child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const authorizationUrl = await new Promise<string>((resolve, reject) => {
@@ -52,7 +81,10 @@ describe('MCP conformance: authorization server', () => {
       await page.fill('#password', PERSON.password);
       await Promise.all([page.waitForURL(/\/consent\?/), page.click('button[type="submit"]')]);
       await page.check('input[name="tool"][value="search_orders"]');
-      await Promise.all([page.waitForURL((url) => url.href.startsWith(`http://127.0.0.1:${callbackPort}/callback`)), page.click('button[value="allow"]')]);
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(`http://127.0.0.1:${callbackPort}/callback`)),
+        page.click('button[value="allow"]'),
+      ]);
       const exitCode = await new Promise<number | null>((resolve) => {
         if (child.exitCode !== null) resolve(child.exitCode);
         else child.on('exit', (code) => resolve(code));

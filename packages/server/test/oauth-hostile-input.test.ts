@@ -7,7 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyRedirectUri, redirectUriMatches } from '../src/authorization/oauth/redirect-uris.js';
 import { join } from 'node:path';
 import { PeopleDirectory } from '@gateway/runtime';
-import { approve, authorizeUrl, Browser, hiddenField, PERSON, pkce, registerClient, startAuthorizationServer, tokenRequest, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import {
+  approve,
+  authorizeUrl,
+  Browser,
+  hiddenField,
+  PERSON,
+  pkce,
+  registerClient,
+  startAuthorizationServer,
+  tokenRequest,
+  type TestAuthorizationServer,
+} from './oauth-support/authorization-server.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 /** A second person: the one who tries to continue someone else's request. */
@@ -15,11 +26,25 @@ const MALLORY = { name: 'mallory', password: 'mallory has a long password too' }
 
 /** Registration → sign-in → consent → code → tokens, over HTTP as a client and a browser would. */
 async function authorise(server: TestAuthorizationServer): Promise<{ clientId: string; accessToken: string; refreshToken: string }> {
-  const registered = await registerClient(server.issuer, { client_name: 'Hostile test', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
+  const registered = await registerClient(server.issuer, {
+    client_name: 'Hostile test',
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+  });
   const clientId = registered.body.client_id as string;
   const { verifier, challenge } = pkce();
-  const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['search_orders'], logins: ['orders/api_key'] });
-  const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+  const location = await approve(
+    server,
+    { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
+    { tools: ['search_orders'], logins: ['orders/api_key'] },
+  );
+  const tokens = await tokenRequest(server.issuer, {
+    grant_type: 'authorization_code',
+    code: location.searchParams.get('code')!,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+  });
   expect(tokens.status).toBe(200);
   return { clientId, accessToken: tokens.body.access_token as string, refreshToken: tokens.body.refresh_token as string };
 }
@@ -111,7 +136,12 @@ describe('dynamic client registration caps (RFC 7591)', () => {
   });
 
   it('javascript.x:, a decimal IPv4 host and userinfo are refused with invalid_redirect_uri', async () => {
-    for (const uri of ['javascript.x:alert(1)', 'http://2130706433:9/cb', 'http://evil.example@127.0.0.1:9/callback', 'http://127.1:9/cb']) {
+    for (const uri of [
+      'javascript.x:alert(1)',
+      'http://2130706433:9/cb',
+      'http://evil.example@127.0.0.1:9/callback',
+      'http://127.1:9/cb',
+    ]) {
       const { status, body } = await registerClient(server.issuer, { redirect_uris: [uri] });
       expect(status, uri).toBe(400);
       expect(body.error, uri).toBe('invalid_redirect_uri');
@@ -120,7 +150,11 @@ describe('dynamic client registration caps (RFC 7591)', () => {
 
   it('20,000 redirect URIs are refused; 20 are accepted', async () => {
     const many = Array.from({ length: 20_000 }, (_, index) => `http://127.0.0.1/cb${index}`);
-    const tooMany = await fetch(`${server.issuer}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: many }) });
+    const tooMany = await fetch(`${server.issuer}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: many }),
+    });
     expect(tooMany.status).toBeGreaterThanOrEqual(400);
     expect(tooMany.status).toBeLessThan(500);
     const justOver = await registerClient(server.issuer, { redirect_uris: many.slice(0, 21) });
@@ -141,25 +175,42 @@ describe('dynamic client registration caps (RFC 7591)', () => {
       expect(status, String(clientUri).slice(0, 40)).toBe(400);
       expect(body.error).toBe('invalid_client_metadata');
     }
-    const fine = await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_uri: 'https://app.example.com/about' });
+    const fine = await registerClient(server.issuer, {
+      redirect_uris: ['http://127.0.0.1/cb'],
+      client_uri: 'https://app.example.com/about',
+    });
     expect(fine.status).toBe(201);
     expect(fine.body.client_uri).toBe('https://app.example.com/about');
   });
 
   it('a client_name over 200 characters and a scope over 1,000 are refused', async () => {
-    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_name: 'n'.repeat(201) })).body.error).toBe('invalid_client_metadata');
-    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], scope: 's'.repeat(1001) })).body.error).toBe('invalid_client_metadata');
+    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], client_name: 'n'.repeat(201) })).body.error).toBe(
+      'invalid_client_metadata',
+    );
+    expect((await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1/cb'], scope: 's'.repeat(1001) })).body.error).toBe(
+      'invalid_client_metadata',
+    );
   });
 
   it('/authorize refuses a userinfo, tab or trailing-space variant of a registered loopback URI on its own page', async () => {
     const { body } = await registerClient(server.issuer, { redirect_uris: ['http://127.0.0.1:9/callback'] });
     const clientId = body.client_id as string;
-    for (const redirectUri of ['http://evil.example@127.0.0.1:9/callback', 'http://127.0.0.1:9/call\tback', 'http://127.0.0.1:9/callback ', 'http://127.1:9/callback']) {
-      const response = await fetch(authorizeUrl(server, { clientId, redirectUri, challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
+    for (const redirectUri of [
+      'http://evil.example@127.0.0.1:9/callback',
+      'http://127.0.0.1:9/call\tback',
+      'http://127.0.0.1:9/callback ',
+      'http://127.1:9/callback',
+    ]) {
+      const response = await fetch(authorizeUrl(server, { clientId, redirectUri, challenge: pkce().challenge, method: 'S256' }), {
+        redirect: 'manual',
+      });
       expect(response.status, JSON.stringify(redirectUri)).toBe(400);
       expect(response.headers.get('location'), JSON.stringify(redirectUri)).toBeNull();
     }
-    const ok = await fetch(authorizeUrl(server, { clientId, redirectUri: 'http://127.0.0.1:4567/callback', challenge: pkce().challenge, method: 'S256' }), { redirect: 'manual' });
+    const ok = await fetch(
+      authorizeUrl(server, { clientId, redirectUri: 'http://127.0.0.1:4567/callback', challenge: pkce().challenge, method: 'S256' }),
+      { redirect: 'manual' },
+    );
     expect(ok.status).toBe(303);
   });
 });
@@ -173,7 +224,8 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     await server?.close();
   });
 
-  const refresh = (clientId: string, refreshToken: string) => tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+  const refresh = (clientId: string, refreshToken: string) =>
+    tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
 
   it('a just-rotated token presented again within the window, its successor unused, gets a new successor; the session stays open', async () => {
     const { clientId, refreshToken } = await authorise(server);
@@ -238,9 +290,16 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     const { clientId, refreshToken } = await authorise(server);
     const rotated = await refresh(clientId, refreshToken);
     const rows = server.database
-      .prepare('SELECT used_at IS NOT NULL AS used, successor_hash IS NOT NULL AS linked FROM oauth_refresh_tokens WHERE token_hash IN (?, ?) ORDER BY created_at, used DESC')
-      .all(...[refreshToken, rotated.body.refresh_token as string].map((token) => createHash('sha256').update(token).digest('base64url'))) as Array<{ used: number; linked: number }>;
-    expect(rows).toEqual([{ used: 1, linked: 1 }, { used: 0, linked: 0 }]);
+      .prepare(
+        'SELECT used_at IS NOT NULL AS used, successor_hash IS NOT NULL AS linked FROM oauth_refresh_tokens WHERE token_hash IN (?, ?) ORDER BY created_at, used DESC',
+      )
+      .all(
+        ...[refreshToken, rotated.body.refresh_token as string].map((token) => createHash('sha256').update(token).digest('base64url')),
+      ) as Array<{ used: number; linked: number }>;
+    expect(rows).toEqual([
+      { used: 1, linked: 1 },
+      { used: 0, linked: 0 },
+    ]);
   });
 });
 
@@ -260,7 +319,10 @@ describe('a pending authorization belongs to the browser that opened it', () => 
     const registered = await registerClient(server.issuer, { client_name: 'Victim client', redirect_uris: [REDIRECT] });
     const clientId = registered.body.client_id as string;
     const browserA = new Browser();
-    const { response, url } = await browserA.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), server.issuer);
+    const { response, url } = await browserA.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+      server.issuer,
+    );
     expect(url).toContain('/signin');
     return { clientId, requestId: hiddenField(await response.text(), 'request'), browserA };
   }
@@ -269,10 +331,23 @@ describe('a pending authorization belongs to the browser that opened it', () => 
   async function signedInBrowserB(): Promise<{ browserB: Browser; csrf: string }> {
     const registered = await registerClient(server.issuer, { client_name: 'Attacker client', redirect_uris: [REDIRECT] });
     const browserB = new Browser();
-    const signIn = await browserB.follow(authorizeUrl(server, { clientId: registered.body.client_id as string, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), server.issuer);
+    const signIn = await browserB.follow(
+      authorizeUrl(server, {
+        clientId: registered.body.client_id as string,
+        redirectUri: REDIRECT,
+        challenge: pkce().challenge,
+        method: 'S256',
+      }),
+      server.issuer,
+    );
     const html = await signIn.response.text();
     const consent = await browserB.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: MALLORY.name, password: MALLORY.password },
+      form: {
+        csrf_token: hiddenField(html, 'csrf_token'),
+        request: hiddenField(html, 'request'),
+        name: MALLORY.name,
+        password: MALLORY.password,
+      },
     });
     expect(consent.url).toContain('/consent');
     return { browserB, csrf: hiddenField(await consent.response.text(), 'csrf_token') };
@@ -299,7 +374,9 @@ describe('a pending authorization belongs to the browser that opened it', () => 
       expect(view.status, path).toBe(403);
       expect(await view.text(), path).not.toContain(clientId);
     }
-    const signIn = await browserB.request(`${server.issuer}/signin`, { form: { csrf_token: csrf, request: requestId, name: MALLORY.name, password: MALLORY.password } });
+    const signIn = await browserB.request(`${server.issuer}/signin`, {
+      form: { csrf_token: csrf, request: requestId, name: MALLORY.name, password: MALLORY.password },
+    });
     expect(signIn.status).toBe(403);
     const deny = await browserB.request(`${server.issuer}/consent`, { form: { csrf_token: csrf, request: requestId, decision: 'deny' } });
     expect(deny.status).toBe(403);
@@ -324,9 +401,19 @@ describe('a pending authorization belongs to the browser that opened it', () => 
     const { requestId } = await openedInBrowserA();
     const { verifier, challenge } = pkce();
     const registered = await registerClient(server.issuer, { redirect_uris: [REDIRECT] });
-    const location = await approve(server, { clientId: registered.body.client_id as string, redirectUri: REDIRECT, challenge, method: 'S256', state: 'state-secret-42' }, { tools: ['search_orders'] });
+    const location = await approve(
+      server,
+      { clientId: registered.body.client_id as string, redirectUri: REDIRECT, challenge, method: 'S256', state: 'state-secret-42' },
+      { tools: ['search_orders'] },
+    );
     const code = location.searchParams.get('code')!;
-    await tokenRequest(server.issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: registered.body.client_id as string, redirect_uri: REDIRECT });
+    await tokenRequest(server.issuer, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: registered.body.client_id as string,
+      redirect_uri: REDIRECT,
+    });
     const text = logLines.join('\n');
     expect(text).toContain('/consent?request=[redacted]');
     expect(text).not.toContain(requestId);
@@ -340,7 +427,15 @@ describe('/authorize cannot be flooded', () => {
   let server: TestAuthorizationServer;
   beforeAll(async () => {
     server = await startAuthorizationServer({
-      authYaml: ['registration:', '  perIpPerHour: 1000', 'authorize:', '  perAddressPerMinute: 100', '  perClientPerMinute: 300', '  maxPendingPerClient: 50', '  maxPending: 120'].join('\n'),
+      authYaml: [
+        'registration:',
+        '  perIpPerHour: 1000',
+        'authorize:',
+        '  perAddressPerMinute: 100',
+        '  perClientPerMinute: 300',
+        '  maxPendingPerClient: 50',
+        '  maxPending: 120',
+      ].join('\n'),
     });
   });
   afterAll(async () => {
@@ -361,12 +456,20 @@ describe('/authorize cannot be flooded', () => {
     const signIn1 = await first.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }), server.issuer);
     const signInHtml = await signIn1.response.text();
     const atConsent = await first.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(signInHtml, 'csrf_token'), request: hiddenField(signInHtml, 'request'), name: PERSON.name, password: PERSON.password },
+      form: {
+        csrf_token: hiddenField(signInHtml, 'csrf_token'),
+        request: hiddenField(signInHtml, 'request'),
+        name: PERSON.name,
+        password: PERSON.password,
+      },
     });
     const consentHtml = await atConsent.response.text();
     const second = new Browser();
     const pkce2 = pkce();
-    const signIn2 = await second.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce2.challenge, method: 'S256' }), server.issuer);
+    const signIn2 = await second.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce2.challenge, method: 'S256' }),
+      server.issuer,
+    );
     const signIn2Html = await signIn2.response.text();
 
     // The flood: 1,000 from one address on the same client, then 2,000 from 40 addresses over 4 clients.
@@ -374,7 +477,9 @@ describe('/authorize cannot be flooded', () => {
     const statuses = new Map<number, number>();
     const retryAfter: string[] = [];
     const flood = async (remoteAddress: string, floodClient: string): Promise<void> => {
-      const target = new URL(authorizeUrl(server, { clientId: floodClient, redirectUri: REDIRECT, challenge: FLOOD_CHALLENGE, method: 'S256' }));
+      const target = new URL(
+        authorizeUrl(server, { clientId: floodClient, redirectUri: REDIRECT, challenge: FLOOD_CHALLENGE, method: 'S256' }),
+      );
       const response = await server.app.inject({ method: 'GET', url: target.pathname + target.search, remoteAddress });
       statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
       if (response.statusCode === 429) retryAfter.push(String(response.headers['retry-after']));
@@ -392,36 +497,76 @@ describe('/authorize cannot be flooded', () => {
 
     // Person 1 approves; the code works.
     const decided = await first.request(`${server.issuer}/consent`, {
-      form: { csrf_token: hiddenField(consentHtml, 'csrf_token'), request: hiddenField(consentHtml, 'request'), tool: 'search_orders', lifetime: '900', decision: 'allow' },
+      form: {
+        csrf_token: hiddenField(consentHtml, 'csrf_token'),
+        request: hiddenField(consentHtml, 'request'),
+        tool: 'search_orders',
+        lifetime: '900',
+        decision: 'allow',
+      },
     });
     expect(decided.status).toBe(303);
     const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+    const tokens = await tokenRequest(server.issuer, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    });
     expect(tokens.status).toBe(200);
 
     // Person 2 signs in and approves too.
     const consent2 = await second.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(signIn2Html, 'csrf_token'), request: hiddenField(signIn2Html, 'request'), name: PERSON.name, password: PERSON.password },
+      form: {
+        csrf_token: hiddenField(signIn2Html, 'csrf_token'),
+        request: hiddenField(signIn2Html, 'request'),
+        name: PERSON.name,
+        password: PERSON.password,
+      },
     });
     expect(consent2.url).toContain('/consent');
     const consent2Html = await consent2.response.text();
     const decided2 = await second.request(`${server.issuer}/consent`, {
-      form: { csrf_token: hiddenField(consent2Html, 'csrf_token'), request: hiddenField(consent2Html, 'request'), tool: 'search_orders', lifetime: '900', decision: 'allow' },
+      form: {
+        csrf_token: hiddenField(consent2Html, 'csrf_token'),
+        request: hiddenField(consent2Html, 'request'),
+        tool: 'search_orders',
+        lifetime: '900',
+        decision: 'allow',
+      },
     });
     expect(decided2.status).toBe(303);
     const code2 = new URL(decided2.headers.get('location')!).searchParams.get('code')!;
-    expect((await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: code2, code_verifier: pkce2.verifier, client_id: clientId, redirect_uri: REDIRECT })).status).toBe(200);
+    expect(
+      (
+        await tokenRequest(server.issuer, {
+          grant_type: 'authorization_code',
+          code: code2,
+          code_verifier: pkce2.verifier,
+          client_id: clientId,
+          redirect_uri: REDIRECT,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('the per-address limit counts invalid requests too and refuses before any client lookup', async () => {
     const statuses: number[] = [];
     for (let index = 0; index < 100; index += 1) {
-      statuses.push((await server.app.inject({ method: 'GET', url: `/authorize?client_id=no-such-client-${index}`, remoteAddress: '192.0.2.7' })).statusCode);
+      statuses.push(
+        (await server.app.inject({ method: 'GET', url: `/authorize?client_id=no-such-client-${index}`, remoteAddress: '192.0.2.7' }))
+          .statusCode,
+      );
     }
     // Unknown clients are refused on the gateway's page (400) until the address's bucket is empty ...
     expect(statuses.every((status) => status === 400)).toBe(true);
     // ... then even a metadata-document client id is refused at once, without fetching its document.
-    const limited = await server.app.inject({ method: 'GET', url: `/authorize?client_id=${encodeURIComponent('https://127.0.0.1:1/client.json')}`, remoteAddress: '192.0.2.7' });
+    const limited = await server.app.inject({
+      method: 'GET',
+      url: `/authorize?client_id=${encodeURIComponent('https://127.0.0.1:1/client.json')}`,
+      remoteAddress: '192.0.2.7',
+    });
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.body).toContain('Too many sign-in requests');

@@ -8,9 +8,22 @@ import { chromium, type Browser } from 'playwright-core';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/net.js';
-import { authorizeUrl, pkce, registerClient, startAuthorizationServer, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import {
+  authorizeUrl,
+  pkce,
+  registerClient,
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from './oauth-support/authorization-server.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
 let server: TestAuthorizationServer;
@@ -22,7 +35,13 @@ beforeAll(async () => {
   const providerPort = await freePort();
   providerIssuer = `http://127.0.0.1:${providerPort}`;
   server = await startAuthorizationServer({
-    authYaml: ['oidc:', `  issuer: ${providerIssuer}`, '  clientId: gateway', '  clientSecret: oidc-client-secret', '  label: Sign in with Example Corp'].join('\n'),
+    authYaml: [
+      'oidc:',
+      `  issuer: ${providerIssuer}`,
+      '  clientId: gateway',
+      '  clientSecret: oidc-client-secret',
+      '  label: Sign in with Example Corp',
+    ].join('\n'),
   });
   await server.vault.set('oidc-client-secret', 'a-provider-client-secret-for-tests');
   const provider = new Provider(providerIssuer, {
@@ -68,7 +87,14 @@ describe('sign-in through the OIDC provider', () => {
       page.on('request', (request) => {
         if (request.url().startsWith(REDIRECT)) redirects.push(request.url());
       });
-      await page.goto(authorizeUrl(server, { clientId: registered.body.client_id as string, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }));
+      await page.goto(
+        authorizeUrl(server, {
+          clientId: registered.body.client_id as string,
+          redirectUri: REDIRECT,
+          challenge: pkce().challenge,
+          method: 'S256',
+        }),
+      );
       await Promise.all([page.waitForURL((url) => url.href.startsWith(providerIssuer)), page.click('text=Sign in with Example Corp')]);
       // oidc-provider's development login and consent screens.
       await page.fill('input[name="login"]', 'bob');
@@ -82,7 +108,10 @@ describe('sign-in through the OIDC provider', () => {
       expect(await page.locator('main').innerText()).toContain('Bob Builder (bob@corp.example)');
       await page.check('input[name="tool"][value="get_order"]');
       // The client's redirect URI has no listener: wait for the browser to ask for it, not for a page.
-      await Promise.all([page.waitForRequest((request) => request.url().startsWith(REDIRECT)), page.click('button[value="allow"]', { noWaitAfter: true })]);
+      await Promise.all([
+        page.waitForRequest((request) => request.url().startsWith(REDIRECT)),
+        page.click('button[value="allow"]', { noWaitAfter: true }),
+      ]);
       const session = server.store.listSessions().at(-1)!;
       expect(session.subject).toBe(`oidc:${providerIssuer}#bob`);
       expect(session.personName).toBe('Bob Builder');

@@ -14,7 +14,14 @@ describe('redirect URI rules (OAuth 2.1 §7.5.1, RFC 8252)', () => {
     expect(classifyRedirectUri('http://127.0.0.1:8123/cb')).toEqual({ kind: 'loopback' });
     expect(classifyRedirectUri('http://[::1]/cb')).toEqual({ kind: 'loopback' });
     expect(classifyRedirectUri('com.example.desktop:/oauth')).toEqual({ kind: 'private-use' });
-    for (const uri of ['http://example.com/cb', 'javascript:alert(1)', 'myapp:/cb', 'https://a.example/cb#x', 'https://user:pw@a.example/cb', 'not a uri']) {
+    for (const uri of [
+      'http://example.com/cb',
+      'javascript:alert(1)',
+      'myapp:/cb',
+      'https://a.example/cb#x',
+      'https://user:pw@a.example/cb',
+      'not a uri',
+    ]) {
       expect(classifyRedirectUri(uri), uri).toHaveProperty('problem');
     }
   });

@@ -27,24 +27,44 @@ afterAll(async () => {
 });
 
 async function nativeClient(redirectUris = [REDIRECT]): Promise<string> {
-  const { status, body } = await registerClient(server.issuer, { client_name: 'Test CLI', redirect_uris: redirectUris, token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] });
+  const { status, body } = await registerClient(server.issuer, {
+    client_name: 'Test CLI',
+    redirect_uris: redirectUris,
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+  });
   expect(status).toBe(201);
   return body.client_id as string;
 }
 
 async function mcp(token?: string): Promise<{ status: number; body: Record<string, unknown>; challenge: string | null }> {
   const response = await fetch(server.mcpUrl, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {} });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, challenge: response.headers.get('www-authenticate') };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    challenge: response.headers.get('www-authenticate'),
+  };
 }
 
 /** Registration → consent → code → tokens, for the given tools. */
 async function authorise(tools: string[], options: { lifetime?: number; clientId?: string } = {}) {
   const clientId = options.clientId ?? (await nativeClient());
   const { verifier, challenge } = pkce();
-  const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools, logins: ['orders/api_key'], ...(options.lifetime ? { lifetime: options.lifetime } : {}) });
+  const location = await approve(
+    server,
+    { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
+    { tools, logins: ['orders/api_key'], ...(options.lifetime ? { lifetime: options.lifetime } : {}) },
+  );
   const code = location.searchParams.get('code')!;
   expect(code).toBeTruthy();
-  const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource: server.mcpUrl });
+  const tokens = await tokenRequest(server.issuer, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    resource: server.mcpUrl,
+  });
   return { clientId, code, verifier, location, tokens };
 }
 
@@ -110,25 +130,49 @@ describe('discovery', () => {
 
 describe('dynamic client registration', () => {
   it('a web application may not register a loopback http redirect URI', async () => {
-    const { status, body } = await registerClient(server.issuer, { client_name: 'Web', application_type: 'web', redirect_uris: ['http://127.0.0.1:3000/cb'] });
+    const { status, body } = await registerClient(server.issuer, {
+      client_name: 'Web',
+      application_type: 'web',
+      redirect_uris: ['http://127.0.0.1:3000/cb'],
+    });
     expect(status).toBe(400);
     expect(body.error).toBe('invalid_redirect_uri');
   });
 
   it('native applications may register loopback http and private-use schemes; other schemes are refused', async () => {
-    expect((await registerClient(server.issuer, { application_type: 'native', redirect_uris: ['http://127.0.0.1/cb', 'com.example.app:/oauth'] })).status).toBe(201);
+    expect(
+      (
+        await registerClient(server.issuer, {
+          application_type: 'native',
+          redirect_uris: ['http://127.0.0.1/cb', 'com.example.app:/oauth'],
+        })
+      ).status,
+    ).toBe(201);
     expect((await registerClient(server.issuer, { redirect_uris: ['javascript:alert(1)'] })).body.error).toBe('invalid_redirect_uri');
     expect((await registerClient(server.issuer, { redirect_uris: ['http://example.com/cb'] })).body.error).toBe('invalid_redirect_uri');
-    expect((await registerClient(server.issuer, { redirect_uris: ['https://app.example.com/cb#frag'] })).body.error).toBe('invalid_redirect_uri');
+    expect((await registerClient(server.issuer, { redirect_uris: ['https://app.example.com/cb#frag'] })).body.error).toBe(
+      'invalid_redirect_uri',
+    );
   });
 
   it('a confidential registration gets a secret that authenticates at the token endpoint', async () => {
-    const { body } = await registerClient(server.issuer, { redirect_uris: ['https://app.example.com/cb'], token_endpoint_auth_method: 'client_secret_basic' });
+    const { body } = await registerClient(server.issuer, {
+      redirect_uris: ['https://app.example.com/cb'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
     expect(typeof body.client_secret).toBe('string');
-    const wrong = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: 'x' }, { authorization: `Basic ${Buffer.from(`${body.client_id as string}:wrong`).toString('base64')}` });
+    const wrong = await tokenRequest(
+      server.issuer,
+      { grant_type: 'authorization_code', code: 'x' },
+      { authorization: `Basic ${Buffer.from(`${body.client_id as string}:wrong`).toString('base64')}` },
+    );
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_client');
-    const right = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: 'x' }, { authorization: `Basic ${Buffer.from(`${body.client_id as string}:${body.client_secret as string}`).toString('base64')}` });
+    const right = await tokenRequest(
+      server.issuer,
+      { grant_type: 'authorization_code', code: 'x' },
+      { authorization: `Basic ${Buffer.from(`${body.client_id as string}:${body.client_secret as string}`).toString('base64')}` },
+    );
     expect(right.body.error).toBe('invalid_grant');
   });
 });
@@ -151,14 +195,24 @@ describe('/authorize refusals', () => {
   }
 
   it('a wrong resource is refused with invalid_target, carrying state and iss', async () => {
-    const params = redirectedError(await authorize({ clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256', resource: 'https://evil.example/mcp' }));
+    const params = redirectedError(
+      await authorize({
+        clientId,
+        redirectUri: REDIRECT,
+        challenge: pkce().challenge,
+        method: 'S256',
+        resource: 'https://evil.example/mcp',
+      }),
+    );
     expect(params.get('error')).toBe('invalid_target');
     expect(params.get('state')).toBe('state-123');
     expect(params.get('iss')).toBe(server.issuer);
   });
 
   it('a missing resource is refused with invalid_target', async () => {
-    const params = redirectedError(await authorize({ clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256', resource: null }));
+    const params = redirectedError(
+      await authorize({ clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256', resource: null }),
+    );
     expect(params.get('error')).toBe('invalid_target');
   });
 
@@ -175,7 +229,12 @@ describe('/authorize refusals', () => {
   });
 
   it('a redirect URI that was not registered gets the gateway error page, never a redirect', async () => {
-    const response = await authorize({ clientId, redirectUri: 'http://127.0.0.1:9/elsewhere', challenge: pkce().challenge, method: 'S256' });
+    const response = await authorize({
+      clientId,
+      redirectUri: 'http://127.0.0.1:9/elsewhere',
+      challenge: pkce().challenge,
+      method: 'S256',
+    });
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
     expect(await response.text()).toContain('not one of its registered addresses');
@@ -189,10 +248,20 @@ describe('/authorize refusals', () => {
 
   it('a loopback redirect URI matches with any port (RFC 8252 §7.3), but not another path', async () => {
     const portless = await nativeClient(['http://127.0.0.1/callback']);
-    const ok = await authorize({ clientId: portless, redirectUri: 'http://127.0.0.1:54321/callback', challenge: pkce().challenge, method: 'S256' });
+    const ok = await authorize({
+      clientId: portless,
+      redirectUri: 'http://127.0.0.1:54321/callback',
+      challenge: pkce().challenge,
+      method: 'S256',
+    });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toMatch(/\/consent\?request=/);
-    const wrongPath = await authorize({ clientId: portless, redirectUri: 'http://127.0.0.1:54321/callbackx', challenge: pkce().challenge, method: 'S256' });
+    const wrongPath = await authorize({
+      clientId: portless,
+      redirectUri: 'http://127.0.0.1:54321/callbackx',
+      challenge: pkce().challenge,
+      method: 'S256',
+    });
     expect(wrongPath.status).toBe(400);
   });
 });
@@ -202,10 +271,18 @@ describe('sign-in and consent', () => {
     const clientId = await nativeClient();
     const browser = new Browser();
     const before = server.store.listSessions().length;
-    const signIn = await browser.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), server.issuer);
+    const signIn = await browser.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+      server.issuer,
+    );
     const html = await signIn.response.text();
     const consent = await browser.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: 'alice', password: 'correct horse battery staple' },
+      form: {
+        csrf_token: hiddenField(html, 'csrf_token'),
+        request: hiddenField(html, 'request'),
+        name: 'alice',
+        password: 'correct horse battery staple',
+      },
     });
     expect(consent.url).toContain('/consent');
     const page = await consent.response.text();
@@ -219,7 +296,10 @@ describe('sign-in and consent', () => {
   it('the consent page forbids framing and external assets (CSP)', async () => {
     const clientId = await nativeClient();
     const browser = new Browser();
-    const signIn = await browser.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), server.issuer);
+    const signIn = await browser.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+      server.issuer,
+    );
     const csp = signIn.response.headers.get('content-security-policy')!;
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain("default-src 'none'");
@@ -229,7 +309,11 @@ describe('sign-in and consent', () => {
   it('denying redirects with access_denied, state and iss, and opens no session', async () => {
     const clientId = await nativeClient();
     const before = server.store.listSessions().length;
-    const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }, { tools: [], decision: 'deny' });
+    const location = await approve(
+      server,
+      { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' },
+      { tools: [], decision: 'deny' },
+    );
     expect(location.searchParams.get('error')).toBe('access_denied');
     expect(location.searchParams.get('state')).toBe('state-123');
     expect(location.searchParams.get('iss')).toBe(server.issuer);
@@ -239,12 +323,20 @@ describe('sign-in and consent', () => {
   it('repeated wrong passwords are throttled', async () => {
     const clientId = await nativeClient();
     const browser = new Browser();
-    const signIn = await browser.follow(authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }), server.issuer);
+    const signIn = await browser.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+      server.issuer,
+    );
     let html = await signIn.response.text();
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 6; attempt += 1) {
       const response = await browser.request(`${server.issuer}/signin`, {
-        form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: 'mallory-target', password: `guess-number-${attempt}` },
+        form: {
+          csrf_token: hiddenField(html, 'csrf_token'),
+          request: hiddenField(html, 'request'),
+          name: 'mallory-target',
+          password: `guess-number-${attempt}`,
+        },
       });
       statuses.push(response.status);
       html = await response.text();
@@ -271,7 +363,10 @@ describe('tokens and sessions', () => {
 
   it('the access token is an RFC 9068 JWT bound to the /mcp audience', async () => {
     const { tokens } = await authorise(['search_orders']);
-    const [header, payload] = (tokens.body.access_token as string).split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+    const [header, payload] = (tokens.body.access_token as string)
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
     expect(header.typ).toBe('at+jwt');
     expect(header.kid).toBe((await signingKey()).kid);
     expect(payload.aud).toBe(server.mcpUrl);
@@ -285,19 +380,31 @@ describe('tokens and sessions', () => {
   it('a reused authorization code is refused and revokes the tokens it produced', async () => {
     const { code, verifier, clientId, tokens } = await authorise(['search_orders']);
     expect((await mcp(tokens.body.access_token as string)).status).toBe(200);
-    const again = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+    const again = await tokenRequest(server.issuer, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_grant');
     const after = await mcp(tokens.body.access_token as string);
     expect(after.status).toBe(401);
     expect(after.challenge).toContain('error="invalid_token"');
-    const refreshed = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+    const refreshed = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
   it('the re-approval challenge is 403 insufficient_scope naming tools:<name>; afterwards the session refresh is refused and its access token still works', async () => {
     const { clientId, tokens } = await authorise(['search_orders', 'get_order']);
-    const authenticated = await server.authorization.authorizer.authenticate({ headers: { authorization: `Bearer ${tokens.body.access_token as string}` } });
+    const authenticated = await server.authorization.authorizer.authenticate({
+      headers: { authorization: `Bearer ${tokens.body.access_token as string}` },
+    });
     if (!authenticated.ok) throw new Error('the fresh token was refused');
     const challenge = server.authorization.authorizer.challengeStaleApproval!(authenticated.caller, ['search_orders']);
     expect(challenge.status).toBe(403);
@@ -307,7 +414,11 @@ describe('tokens and sessions', () => {
     expect(header).toContain('scope="tools:search_orders"');
     expect(header).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/mcp"`);
     expect(server.store.session(authenticated.caller.sessionId)!.reapprovalTools).toEqual(['search_orders']);
-    const refreshed = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+    const refreshed = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect(refreshed.status).toBe(400);
     expect(refreshed.body.error).toBe('invalid_grant');
     expect(String(refreshed.body.error_description)).toContain('search_orders');
@@ -325,7 +436,13 @@ describe('tokens and sessions', () => {
       const { verifier, challenge } = pkce();
       const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['get_order'] });
       const form: Record<string, string> = Object.assign(
-        { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT },
+        {
+          grant_type: 'authorization_code',
+          code: location.searchParams.get('code')!,
+          code_verifier: verifier,
+          client_id: clientId,
+          redirect_uri: REDIRECT,
+        },
         change,
       );
       if (form.code_verifier === '') delete form.code_verifier;
@@ -338,16 +455,29 @@ describe('tokens and sessions', () => {
   it('refresh tokens rotate; replaying an old one after its successor was used revokes the session', async () => {
     const { tokens, clientId } = await authorise(['search_orders']);
     const first = tokens.body.refresh_token as string;
-    const rotated = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: first, client_id: clientId, resource: server.mcpUrl });
+    const rotated = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: first,
+      client_id: clientId,
+      resource: server.mcpUrl,
+    });
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(first);
     expect((await mcp(rotated.body.access_token as string)).status).toBe(200);
-    const again = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token as string, client_id: clientId });
+    const again = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: rotated.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect(again.status).toBe(200);
     const replay = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: first, client_id: clientId });
     expect(replay.body.error).toBe('invalid_grant');
     expect((await mcp(again.body.access_token as string)).status).toBe(401);
-    const next = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: again.body.refresh_token as string, client_id: clientId });
+    const next = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: again.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect(next.body.error).toBe('invalid_grant');
   });
 
@@ -380,7 +510,11 @@ describe('tokens and sessions', () => {
     const answer = await mcp(tokens.body.access_token as string);
     expect(answer.status).toBe(401);
     expect(answer.challenge).toContain('error="invalid_token"');
-    const refreshed = await tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+    const refreshed = await tokenRequest(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 });

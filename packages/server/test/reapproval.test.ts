@@ -24,7 +24,14 @@ import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 
 const PASSWORD = 'a long and careful passphrase';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 let workspace: Workspace;
 let gateway: RunningGateway;
@@ -32,12 +39,20 @@ let browser: Browser;
 let callback: { server: Server; url: string };
 
 beforeAll(async () => {
-  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'));
+  const server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   callback = { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback` };
   workspace = await prepareWorkspace();
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add('alice', PASSWORD);
-  gateway = await startGateway({ configPath: workspace.configPath, lockPath: workspace.lockPath, env: workspace.env, logger: pino({ level: 'silent' }), shutdownGraceMs: 1_000 });
+  gateway = await startGateway({
+    configPath: workspace.configPath,
+    lockPath: workspace.lockPath,
+    env: workspace.env,
+    logger: pino({ level: 'silent' }),
+    shutdownGraceMs: 1_000,
+  });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
 });
 
@@ -64,7 +79,9 @@ async function approveInBrowser(authorizationUrl: URL, tick: string[]): Promise<
     await page.fill('#name', 'alice');
     await page.fill('#password', PASSWORD);
     await Promise.all([page.waitForURL(/\/consent\?/), page.click('button[type="submit"]')]);
-    const checkedTools = await page.locator('input[name="tool"]:checked').evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value).sort());
+    const checkedTools = await page
+      .locator('input[name="tool"]:checked')
+      .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value).sort());
     const changedTools = await page
       .locator('.option', { has: page.locator('.mark.changed') })
       .locator('input[name="tool"]')
@@ -92,7 +109,13 @@ class MemoryProvider {
     this.discovery = state;
   }
   get clientMetadata() {
-    return { client_name: 'Re-approval client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Re-approval client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.information as never;
@@ -226,7 +249,9 @@ describe.each([
       expect(result.isError ?? false).toBe(false);
       const secondSession = (await sessionsOfStore()).at(-1)!;
       expect(secondSession.id).not.toBe(firstSession.id);
-      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(gateway.registry.snapshot().tools.get(search)!.entry.fingerprint);
+      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(
+        gateway.registry.snapshot().tools.get(search)!.entry.fingerprint,
+      );
     } finally {
       await client.close().catch(() => undefined);
     }

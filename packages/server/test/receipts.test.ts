@@ -143,7 +143,13 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
     // The fast path leaves refusals to the SDK path: one receipt, not one per path.
     expect(receiptCount()).toBe(before + 1);
     const receipt = await newestReceipt();
-    expect(receipt).toMatchObject({ tool: 'delete_order', outcome: 'denied', reason: 'TOOL_NOT_IN_SESSION', session: 'session-7', resultDigest: null });
+    expect(receipt).toMatchObject({
+      tool: 'delete_order',
+      outcome: 'denied',
+      reason: 'TOOL_NOT_IN_SESSION',
+      session: 'session-7',
+      resultDigest: null,
+    });
   });
 
   it('an unknown tool is receipted under the name as given, denied with TOOL_UNKNOWN', async () => {
@@ -153,7 +159,13 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
     } finally {
       await client.close();
     }
-    expect(await newestReceipt()).toMatchObject({ tool: 'no_such_tool', outcome: 'denied', reason: 'TOOL_UNKNOWN', source: null, fingerprint: null });
+    expect(await newestReceipt()).toMatchObject({
+      tool: 'no_such_tool',
+      outcome: 'denied',
+      reason: 'TOOL_UNKNOWN',
+      source: null,
+      fingerprint: null,
+    });
   });
 
   it('a call of a drifted tool is denied and receipted with TOOL_BLOCKED_BY_DRIFT', async () => {
@@ -166,7 +178,12 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
       await client.close();
       gateway.registry.setBlocked('orders', new Map());
     }
-    expect(await newestReceipt()).toMatchObject({ tool: 'search_orders', outcome: 'denied', reason: 'TOOL_BLOCKED_BY_DRIFT', source: 'orders' });
+    expect(await newestReceipt()).toMatchObject({
+      tool: 'search_orders',
+      outcome: 'denied',
+      reason: 'TOOL_BLOCKED_BY_DRIFT',
+      source: 'orders',
+    });
   });
 });
 
@@ -204,7 +221,10 @@ describe('the tamper-evident log', () => {
   it('an inclusion proof and a checkpoint verify from an export with the public key alone (RFC 9162, C2SP signed-note, node:crypto)', async () => {
     const exported = await cli(['receipts', 'export']);
     expect(exported.exitCode, exported.stderr).toBe(0);
-    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const keyLine = lines.find((line) => line.type === 'key')!;
     const receipts = lines.filter((line) => line.type === 'receipt').map((line) => line.receipt as Record<string, unknown>);
     const checkpointLine = lines.filter((line) => line.type === 'checkpoint').at(-1)!;
@@ -212,11 +232,21 @@ describe('the tamper-evident log', () => {
 
     // C2SP signed-note verifier key: <name>+<hex key ID>+<base64(0x01 || 32-byte Ed25519 key)>.
     // (The base64 part may itself contain '+': split at the first two only.)
-    const [, name, keyIdHex, keyBase64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(keyLine.verifierKey as string) as unknown as [string, string, string, string];
+    const [, name, keyIdHex, keyBase64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(keyLine.verifierKey as string) as unknown as [
+      string,
+      string,
+      string,
+      string,
+    ];
     const keyBytes = Buffer.from(keyBase64, 'base64');
     expect(keyBytes[0]).toBe(0x01);
     const rawKey = keyBytes.subarray(1);
-    const keyId = createHash('sha256').update(name).update(Buffer.from([0x0a, 0x01])).update(rawKey).digest().subarray(0, 4);
+    const keyId = createHash('sha256')
+      .update(name)
+      .update(Buffer.from([0x0a, 0x01]))
+      .update(rawKey)
+      .digest()
+      .subarray(0, 4);
     expect(keyId.toString('hex')).toBe(keyIdHex);
     const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: rawKey.toString('base64url') }, format: 'jwk' });
 
@@ -240,7 +270,10 @@ describe('the tamper-evident log', () => {
       if (value === null || typeof value !== 'object') return JSON.stringify(value);
       if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
       const object = value as Record<string, unknown>;
-      return `{${Object.keys(object).sort().map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`).join(',')}}`;
+      return `{${Object.keys(object)
+        .sort()
+        .map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`)
+        .join(',')}}`;
     };
     const sha256 = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
     const leafHashOf = (receipt: unknown) => sha256(Buffer.from([0x00]), Buffer.from(canonical(receipt)));

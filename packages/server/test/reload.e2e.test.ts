@@ -49,7 +49,10 @@ describe('hot reload of tools.lock', () => {
     const generation = harness.gateway.registry.snapshot().generation;
     const text = await readFile(harness.lockPath, 'utf8');
     // Point get_order somewhere else without re-signing: the signature no longer covers the content.
-    const tampered = text.replace('path: /orders/{orderId}\n            title: Get one order', 'path: /admin/{orderId}\n            title: Get one order');
+    const tampered = text.replace(
+      'path: /orders/{orderId}\n            title: Get one order',
+      'path: /admin/{orderId}\n            title: Get one order',
+    );
     expect(tampered).not.toBe(text);
     await writeFile(harness.lockPath, tampered);
     await until(() => harness.logs.some((line) => line.includes('refused the new tools.lock')), 'the refusal in the log');
@@ -64,7 +67,10 @@ describe('hot reload of tools.lock', () => {
     expect((await fetch(`${harness.gateway.url}/readyz`)).status).toBe(200);
 
     // The operator sees the refusal in `gateway status`, not only in the log.
-    const status = await runGateway(['status', '--url', harness.gateway.url], { cwd: harness.directory, env: { GATEWAY_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN } });
+    const status = await runGateway(['status', '--url', harness.gateway.url], {
+      cwd: harness.directory,
+      env: { GATEWAY_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN },
+    });
     expect(status.exitCode, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/tools\.lock: the change at \S+ was REFUSED; the last good lock keeps serving/);
     expect(status.stdout).toContain('LOCK_VERIFICATION_FAILED');
@@ -110,9 +116,13 @@ describe('start-up', () => {
   it('with gateway.tls it serves HTTPS', async () => {
     const cert = join(workspace.directory, 'cert.pem');
     const key = join(workspace.directory, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'],
+      {
+        stdio: 'ignore',
+      },
+    );
     const configText = await readFile(workspace.configPath, 'utf8');
     const tlsConfig = join(workspace.directory, 'gateway-tls.yaml');
     await writeFile(

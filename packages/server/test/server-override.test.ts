@@ -41,7 +41,11 @@ async function writeConfig(server: unknown): Promise<void> {
   await writeFile(
     join(directory.path, 'gateway.yaml'),
     // JSON is YAML: gateway.yaml can be written without a YAML library.
-    JSON.stringify({ gateway: { url: 'https://gateway.example.com' }, sources: { widgets: source }, trust: { keys: ['./keys/team.pub.jwk'] } }),
+    JSON.stringify({
+      gateway: { url: 'https://gateway.example.com' },
+      sources: { widgets: source },
+      trust: { keys: ['./keys/team.pub.jwk'] },
+    }),
   );
 }
 

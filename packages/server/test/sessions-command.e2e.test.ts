@@ -118,7 +118,9 @@ describe('gateway sessions (through the admin API)', () => {
     expect(String(human.stdout)).toMatch(/search_orders {2}sha256:before {2}STALE: changed since approval \(now sha256:now\)/);
     expect(String(human.stdout)).not.toMatch(/get_order .*STALE/);
     const json = await sessions(['show', stale.id, '--json']);
-    const tools = (JSON.parse(String(json.stdout)) as { session: { tools: Array<{ name: string; stale?: boolean; currentFingerprint?: string }> } }).session.tools;
+    const tools = (
+      JSON.parse(String(json.stdout)) as { session: { tools: Array<{ name: string; stale?: boolean; currentFingerprint?: string }> } }
+    ).session.tools;
     expect(tools.find((tool) => tool.name === 'search_orders')).toMatchObject({ stale: true, currentFingerprint: 'sha256:now' });
     expect(tools.find((tool) => tool.name === 'get_order')!.stale).toBeUndefined();
   });

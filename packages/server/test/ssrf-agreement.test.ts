@@ -45,7 +45,10 @@ function hits(): number {
   return target.hits.length + redirector.hits.length;
 }
 
-async function workspaceFor(entry: HostileUrlCase, allowPrivateNetworks: string[] | undefined): Promise<{ path: string; cleanup: () => Promise<void> }> {
+async function workspaceFor(
+  entry: HostileUrlCase,
+  allowPrivateNetworks: string[] | undefined,
+): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const directory = await temporaryDirectory('gateway-ssrf-agreement-');
   if (entry.file) await writeFile(join(directory.path, entry.document.replace(/^\.\//, '')), entry.file);
   const config = {
@@ -71,7 +74,15 @@ async function serverDecision(directory: string): Promise<Decision> {
   // As startGateway builds the drift watcher's agent.
   const agent = createGuardedAgent({ allowPrivateNetworks: loaded.config.network?.allowPrivateNetworks ?? [] });
   const database = openDatabase(join(directory, 'gateway.db'), driftMigrations);
-  const watcher = startDriftWatcher({ loaded, database, registry: new PublicationRegistry(), agent, logger: silent, intervalMs: 60_000, schedule: false });
+  const watcher = startDriftWatcher({
+    loaded,
+    database,
+    registry: new PublicationRegistry(),
+    agent,
+    logger: silent,
+    intervalMs: 60_000,
+    schedule: false,
+  });
   try {
     await watcher.checkNow();
     const report = watcher.report()[0]!;

@@ -50,9 +50,15 @@ beforeAll(async () => {
   registry.replace({
     lockVersion: 1,
     lastPublication: 1,
-    sources: [{ name: 'orders', kind: 'openapi', document: 'openapi.yaml', documentDigest: 'sha256:0', publications: [
-      { id: 'publication-1', status: 'in use', toolCount: 0, documentDigest: 'sha256:0', operations: [] },
-    ] }],
+    sources: [
+      {
+        name: 'orders',
+        kind: 'openapi',
+        document: 'openapi.yaml',
+        documentDigest: 'sha256:0',
+        publications: [{ id: 'publication-1', status: 'in use', toolCount: 0, documentDigest: 'sha256:0', operations: [] }],
+      },
+    ],
   });
   app = Fastify({ logger: false });
   const port = await freePort();
@@ -83,7 +89,10 @@ describe('gateway status', () => {
   });
 
   it('--json prints the admin API answer', async () => {
-    const result = await runGateway(['status', '--url', url, '--json'], { cwd: directory.path, env: { ...env, GATEWAY_ADMIN_TOKEN: TOKEN } });
+    const result = await runGateway(['status', '--url', url, '--json'], {
+      cwd: directory.path,
+      env: { ...env, GATEWAY_ADMIN_TOKEN: TOKEN },
+    });
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(String(result.stdout))).toEqual({
       ready: true,

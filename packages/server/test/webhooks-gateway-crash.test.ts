@@ -90,7 +90,10 @@ describe('webhooks across gateway crashes', () => {
     const receipts = (database.prepare('SELECT COUNT(*) AS count FROM receipts').get() as { count: number }).count;
     await waitFor(() => countAcknowledged() === receipts, `events for all ${receipts} receipts`, 60_000);
     database.close();
-    expect(behindAtKill.filter((behind) => behind > 0).length, `undelivered at each kill: ${behindAtKill.join(', ')}`).toBeGreaterThanOrEqual(3);
+    expect(
+      behindAtKill.filter((behind) => behind > 0).length,
+      `undelivered at each kill: ${behindAtKill.join(', ')}`,
+    ).toBeGreaterThanOrEqual(3);
     expect(receipts).toBeGreaterThanOrEqual(TOTAL_CALLS);
     expect(receipts).toBeLessThanOrEqual(TOTAL_CALLS + KILL_AT.length);
 

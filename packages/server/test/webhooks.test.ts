@@ -117,7 +117,12 @@ async function receiptShown(id: string): Promise<Record<string, unknown>> {
   return JSON.parse(shown.stdout) as Record<string, unknown>;
 }
 
-type Envelope = { id: string; subject: string; sequence: string; data: { tool: string; outcome: string; receipt: Record<string, unknown> } };
+type Envelope = {
+  id: string;
+  subject: string;
+  sequence: string;
+  data: { tool: string; outcome: string; receipt: Record<string, unknown> };
+};
 
 function readEvent(request: ReceivedRequest): Envelope {
   const event = HTTP.toEvent({ headers: request.headers, body: request.body });
@@ -170,7 +175,8 @@ describe.each(['modern', 'legacy'] as const)('a call through /mcp with a %s SDK 
 
 describe('gateway webhooks (CLI over the admin API)', () => {
   it('the denied-only endpoint got only denied events, each endpoint with its own gap-free sequence', async () => {
-    const sequences = (receiver: WebhookReceiver) => receiver.requests.filter((request) => request.status < 300).map((request) => Number(readEvent(request).sequence));
+    const sequences = (receiver: WebhookReceiver) =>
+      receiver.requests.filter((request) => request.status < 300).map((request) => Number(readEvent(request).sequence));
     expect(denials.requests.every((request) => readEvent(request).data.outcome === 'denied')).toBe(true);
     expect(sequences(denials)).toEqual(Array.from({ length: denials.requests.length }, (_, index) => index + 1));
     expect(sequences(audit)).toEqual(Array.from({ length: sequences(audit).length }, (_, index) => index + 1));
@@ -226,7 +232,10 @@ describe('gateway webhooks (CLI over the admin API)', () => {
     const request = lastAcknowledged(audit);
     expect(request.headers['webhook-id']).toBe(result.eventId);
     expect(new Webhook(auditSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
-    expect(HTTP.toEvent({ headers: request.headers, body: request.body })).toMatchObject({ type: 'io.service.webhook.test', source: 'service/audit' });
+    expect(HTTP.toEvent({ headers: request.headers, body: request.body })).toMatchObject({
+      type: 'io.service.webhook.test',
+      source: 'service/audit',
+    });
 
     auditStatus = 500;
     const refused = await cli(['webhooks', 'test', 'audit']);
@@ -251,19 +260,32 @@ describe('webhook configuration', () => {
   const base = 'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n';
 
   it('an endpoint must be https, plain http only for a loopback host', () => {
-    expect(() => parseConfig(`${base}webhooks:\n  audit: { url: 'http://siem.example.com/hook', secret: s }\n`, 'gateway.yaml')).toThrow(/webhooks\.audit\.url/);
-    expect(parseConfig(`${base}webhooks:\n  audit: { url: 'https://siem.example.com/hook', secret: s }\n`, 'gateway.yaml').config.webhooks?.audit?.url).toBe(
-      'https://siem.example.com/hook',
+    expect(() => parseConfig(`${base}webhooks:\n  audit: { url: 'http://siem.example.com/hook', secret: s }\n`, 'gateway.yaml')).toThrow(
+      /webhooks\.audit\.url/,
     );
-    expect(parseConfig(`${base}webhooks:\n  audit: { url: 'http://127.0.0.1:9000/hook', secret: s }\n`, 'gateway.yaml').config.webhooks).toBeDefined();
-    expect(() => parseConfig(`${base}webhooks:\n  audit: { url: 'https://x.example', secret: s, outcomes: [maybe] }\n`, 'gateway.yaml')).toThrow(/outcomes/);
+    expect(
+      parseConfig(`${base}webhooks:\n  audit: { url: 'https://siem.example.com/hook', secret: s }\n`, 'gateway.yaml').config.webhooks?.audit
+        ?.url,
+    ).toBe('https://siem.example.com/hook');
+    expect(
+      parseConfig(`${base}webhooks:\n  audit: { url: 'http://127.0.0.1:9000/hook', secret: s }\n`, 'gateway.yaml').config.webhooks,
+    ).toBeDefined();
+    expect(() =>
+      parseConfig(`${base}webhooks:\n  audit: { url: 'https://x.example', secret: s, outcomes: [maybe] }\n`, 'gateway.yaml'),
+    ).toThrow(/outcomes/);
   });
 
   it('a missing or malformed signing secret stops start-up, naming the endpoint and never the value', async () => {
     const env = { ...workspace.env };
     delete (env as Record<string, string | undefined>).GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET;
     await expect(
-      startGateway({ configPath: workspace.configPath, lockPath: workspace.lockPath, env, logger: pino({ level: 'silent' }), listen: '127.0.0.1:0' }),
+      startGateway({
+        configPath: workspace.configPath,
+        lockPath: workspace.lockPath,
+        env,
+        logger: pino({ level: 'silent' }),
+        listen: '127.0.0.1:0',
+      }),
     ).rejects.toMatchObject({ code: 'WEBHOOK_SECRET_MISSING', message: expect.stringContaining('webhooks.audit.secret') });
     const malformed = 'not-base64-!!';
     await expect(
@@ -274,6 +296,8 @@ describe('webhook configuration', () => {
         logger: pino({ level: 'silent' }),
         listen: '127.0.0.1:0',
       }),
-    ).rejects.toSatisfy((error: Error & { code?: string }) => error.code === 'WEBHOOK_SECRET_INVALID' && !error.message.includes(malformed));
+    ).rejects.toSatisfy(
+      (error: Error & { code?: string }) => error.code === 'WEBHOOK_SECRET_INVALID' && !error.message.includes(malformed),
+    );
   });
 });

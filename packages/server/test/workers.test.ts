@@ -43,7 +43,13 @@ function startCluster(extraEnv: Record<string, string> = {}): Cluster {
     env: { ...process.env, ...env, ...extraEnv, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const cluster: Cluster = { child, lines: [], stdout: '', stderr: '', exited: new Promise((resolve) => child.once('close', (code) => resolve(code))) };
+  const cluster: Cluster = {
+    child,
+    lines: [],
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.once('close', (code) => resolve(code))),
+  };
   let pending = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     cluster.stderr += chunk.toString('utf8');
@@ -100,7 +106,11 @@ async function callOnNewConnection(): Promise<{ status: number; text: string }> 
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'get_order', arguments: { orderId: 'ord_1001' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: {
+          name: 'get_order',
+          arguments: { orderId: 'ord_1001' },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
       }),
     });
     return { status: response.statusCode, text: await response.body.text() };
@@ -111,7 +121,12 @@ async function callOnNewConnection(): Promise<{ status: number; text: string }> 
 
 /** The pids of the workers that logged a line matching `filter` after line `from`. */
 function workerPids(cluster: Cluster, from: number, filter: (line: Record<string, unknown>) => boolean): Set<number> {
-  return new Set(cluster.lines.slice(from).filter((line) => typeof line.worker === 'number' && filter(line)).map((line) => line.pid as number));
+  return new Set(
+    cluster.lines
+      .slice(from)
+      .filter((line) => typeof line.worker === 'number' && filter(line))
+      .map((line) => line.pid as number),
+  );
 }
 
 beforeAll(async () => {
@@ -128,14 +143,31 @@ beforeAll(async () => {
 async function approveThroughCluster(): Promise<void> {
   const fresh = new Agent({ pipelining: 0 });
   const originalFetch = globalThis.fetch;
-  globalThis.fetch = ((input: string, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
+  globalThis.fetch = ((input: string, init?: Record<string, unknown>) =>
+    undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
   try {
     const server = { issuer: `http://127.0.0.1:${workspace.port}`, mcpUrl: workspace.env.MCP_URL! };
-    const registered = await registerClient(server.issuer, { client_name: 'workers test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] });
+    const registered = await registerClient(server.issuer, {
+      client_name: 'workers test',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
     const clientId = registered.body.client_id as string;
     const { verifier, challenge } = pkce();
-    const location = await approve(server, { clientId, redirectUri: REDIRECT, challenge, method: 'S256' }, { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 });
-    const tokens = await tokenRequest(server.issuer, { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource: server.mcpUrl });
+    const location = await approve(
+      server,
+      { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
+      { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 },
+    );
+    const tokens = await tokenRequest(server.issuer, {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      resource: server.mcpUrl,
+    });
     expect(tokens.status).toBe(200);
     token = tokens.body.access_token as string;
     sessionId = decodeJwt(token).sid as string;
@@ -180,7 +212,11 @@ describe('gateway serve --workers', () => {
       // Sign-in and consent with each step on a new connection: both workers take part, the approval holds.
       const beforeApproval = cluster.lines.length;
       await approveThroughCluster();
-      const pageWorkers = workerPids(cluster, beforeApproval, (line) => typeof line.msg === 'string' && /request completed/.test(line.msg as string));
+      const pageWorkers = workerPids(
+        cluster,
+        beforeApproval,
+        (line) => typeof line.msg === 'string' && /request completed/.test(line.msg as string),
+      );
       expect(pageWorkers.size).toBe(2);
 
       // Calls on new connections reach both workers; every one is answered with the order.

@@ -30,7 +30,11 @@ export function registerDoctor(program: Command): void {
         lines.push(`${MARK[finding.level]}  ${finding.check.padEnd(12)} ${finding.message}`);
         if (finding.fix && finding.level !== 'ok') lines.push(`      ${''.padEnd(12)} fix: ${finding.fix}`);
       }
-      lines.push(report.ok ? 'ready: `gateway serve` will serve these tools' : 'not ready: fix the FAIL lines above, then run `gateway doctor` again');
+      lines.push(
+        report.ok
+          ? 'ready: `gateway serve` will serve these tools'
+          : 'not ready: fix the FAIL lines above, then run `gateway doctor` again',
+      );
       printResult(context, lines, report);
       // 1, as for `diff --exit-code`: a finding, not a failure of the command itself.
       if (!report.ok) process.exitCode = 1;

@@ -21,7 +21,7 @@ export function registerImport(program: Command): void {
     .addHelpText(
       'after',
       '\nThe document (sources.<source>.document: a path relative to gateway.yaml, or an https URL) is read,\n' +
-        'validated (OpenAPI 3.0, 3.1 or 3.2) and every operation normalised into a tool. The source\'s proposed\n' +
+        "validated (OpenAPI 3.0, 3.1 or 3.2) and every operation normalised into a tool. The source's proposed\n" +
         'publication is written or replaced; nothing becomes callable until it is reviewed and published.\n' +
         'Operations unchanged since the publication in use keep their selection; changed ones start unselected.\n' +
         'An MCP source (kind: mcp) is connected to (stdio or HTTP), every tool listed (following pagination)\n' +

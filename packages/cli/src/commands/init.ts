@@ -37,7 +37,9 @@ export function registerInit(program: Command): void {
         context,
         [
           `wrote ${context.configPath}`,
-          gitignore.added.length > 0 ? `${gitignore.existed ? 'updated' : 'wrote'} ${gitignore.path} (${gitignore.added.join(', ')} stay out of git)` : '',
+          gitignore.added.length > 0
+            ? `${gitignore.existed ? 'updated' : 'wrote'} ${gitignore.path} (${gitignore.added.join(', ')} stay out of git)`
+            : '',
           'next: point sources.orders.document at your OpenAPI document, then run `gateway import orders`',
           'keys: `gateway keys generate --out keys` writes keys/publisher.pub.jwk (commit it, list it under trust.keys) and',
           '      keys/publisher.private.jwk: never commit it; keep it in your password manager or CI secret store',
@@ -59,7 +61,10 @@ async function ensureGitignore(directory: string): Promise<{ path: string; exist
   const added = GITIGNORE_ENTRIES.filter((entry) => !lines.has(entry));
   if (added.length > 0) {
     const prefix = current === undefined ? '' : current.endsWith('\n') || current === '' ? current : `${current}\n`;
-    await writeFileAtomically(path, `${prefix}# gateway: private keys and local state (vault, database) never go to git\n${added.join('\n')}\n`);
+    await writeFileAtomically(
+      path,
+      `${prefix}# gateway: private keys and local state (vault, database) never go to git\n${added.join('\n')}\n`,
+    );
   }
   return { path, existed: current !== undefined, added };
 }

@@ -12,7 +12,9 @@ async function exists(path: string): Promise<boolean> {
 }
 
 export function registerKeys(program: Command): void {
-  const keys = program.command('keys').description('publisher keys that sign publications')
+  const keys = program
+    .command('keys')
+    .description('publisher keys that sign publications')
     .addHelpText('after', '\nExamples:\n  gateway keys generate --out keys   # then list keys/publisher.pub.jwk under trust.keys');
   keys
     .command('generate')
@@ -31,7 +33,10 @@ export function registerKeys(program: Command): void {
     .action(async (options: { out: string; name: string; force?: boolean }, command: Command) => {
       const context = contextFrom(command);
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(options.name)) {
-        throw new GatewayError('USAGE_INVALID', `--name must be a plain file name stem (letters, digits, . _ -), not ${JSON.stringify(options.name)}`);
+        throw new GatewayError(
+          'USAGE_INVALID',
+          `--name must be a plain file name stem (letters, digits, . _ -), not ${JSON.stringify(options.name)}`,
+        );
       }
       const directory = resolve(options.out);
       const privatePath = join(directory, `${options.name}.private.jwk`);

@@ -23,7 +23,8 @@ async function readPassword(): Promise<string> {
   if (password.includes('\n')) {
     throw new GatewayError('USAGE_INVALID', 'give the password as a single line on stdin');
   }
-  if (password === '') throw new GatewayError('USAGE_INVALID', 'no password on stdin (pipe it in: `gateway people add alice < password.txt`)');
+  if (password === '')
+    throw new GatewayError('USAGE_INVALID', 'no password on stdin (pipe it in: `gateway people add alice < password.txt`)');
   return password;
 }
 
@@ -31,19 +32,31 @@ export function registerPeople(program: Command): void {
   const people = program
     .command('people')
     .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)')
-    .addHelpText('after', '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway people remove alice');
+    .addHelpText(
+      'after',
+      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway people remove alice',
+    );
 
   people
     .command('add <name>')
     .description('add a person; the password is typed twice (not echoed) or piped on stdin, never given on the command line')
     .option('--email <address>', 'shown on the consent page')
     .option('--replace', 'set a new password for an existing person')
-    .addHelpText('after', '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < bob-password.txt')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < bob-password.txt',
+    )
     .action(async (name: string, options: { email?: string; replace?: boolean }, command: Command) => {
       const context = contextFrom(command);
       const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
-      const person = await directory.add(name, await readPassword(), { ...(options.email ? { email: options.email } : {}), ...(options.replace ? { replace: true } : {}) });
-      printResult(context, `added ${person.name}${person.email ? ` <${person.email}>` : ''} to ${directory.path}`, { person, file: directory.path });
+      const person = await directory.add(name, await readPassword(), {
+        ...(options.email ? { email: options.email } : {}),
+        ...(options.replace ? { replace: true } : {}),
+      });
+      printResult(context, `added ${person.name}${person.email ? ` <${person.email}>` : ''} to ${directory.path}`, {
+        person,
+        file: directory.path,
+      });
     });
 
   people
@@ -69,7 +82,9 @@ export function registerPeople(program: Command): void {
       const list = await directory.list();
       printResult(
         context,
-        list.length === 0 ? 'no people yet: add one with `gateway people add <name>`' : list.map((person) => `${person.name}${person.email ? `  <${person.email}>` : ''}  added ${person.createdAt}`),
+        list.length === 0
+          ? 'no people yet: add one with `gateway people add <name>`'
+          : list.map((person) => `${person.name}${person.email ? `  <${person.email}>` : ''}  added ${person.createdAt}`),
         { people: list },
       );
     });

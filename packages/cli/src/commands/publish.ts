@@ -84,16 +84,18 @@ export function registerPublish(program: Command): void {
       const lock = await readLockFile(context.lockPath, { missingIsEmpty: true });
       const trustedKeys = await loadTrustedKeys(loaded);
       const publisher = await publisherName(options, loaded.directory);
-      const result = await withGuardedFetcher(loaded, (fetchText) => publishProposal({
-        lock,
-        config: loaded,
-        source: sourceName,
-        privateJwk,
-        trustedKeys,
-        publisher,
-        allowStale: options.allowStale === true,
-        live: () => importLiveSource(loaded, sourceName, liveImportOptions(loaded, lock, sourceName, fetchText)),
-      }));
+      const result = await withGuardedFetcher(loaded, (fetchText) =>
+        publishProposal({
+          lock,
+          config: loaded,
+          source: sourceName,
+          privateJwk,
+          trustedKeys,
+          publisher,
+          allowStale: options.allowStale === true,
+          live: () => importLiveSource(loaded, sourceName, liveImportOptions(loaded, lock, sourceName, fetchText)),
+        }),
+      );
       await writeLockFile(context.lockPath, result.lock);
       const publication = result.publication;
       const lines = [

@@ -54,7 +54,8 @@ export function parseExport(text: string): {
 }
 
 function describeVerification(source: string, report: LogVerification): string[] {
-  if (report.ok) return [`receipt log OK (${source}): ${report.treeSize} receipts, ${report.checkpointsVerified} signed checkpoints verified`];
+  if (report.ok)
+    return [`receipt log OK (${source}): ${report.treeSize} receipts, ${report.checkpointsVerified} signed checkpoints verified`];
   return [
     `receipt log BROKEN (${source})${report.firstBrokenReceipt ? `: first broken receipt ${report.firstBrokenReceipt}` : ''}`,
     ...report.problems.map((problem) => `  - ${problem}`),
@@ -80,7 +81,10 @@ export function registerReceipts(program: Command): void {
     receipts
       .command('list')
       .description('list receipts, oldest first')
-    .addHelpText('after', '\nExamples:\n  gateway receipts list --session session-3\n  gateway receipts list --outcome denied --since 2026-11-01T00:00:00Z --json')
+      .addHelpText(
+        'after',
+        '\nExamples:\n  gateway receipts list --session session-3\n  gateway receipts list --outcome denied --since 2026-11-01T00:00:00Z --json',
+      )
       .option('--session <id>', 'only this session (session-<n>)')
       .option('--tool <name>', 'only this tool')
       .option('--person <subject>', 'only this person')
@@ -95,26 +99,31 @@ export function registerReceipts(program: Command): void {
     for (const name of ['session', 'tool', 'person', 'outcome', 'since', 'until', 'after', 'limit']) {
       if (options[name] !== undefined) query.set(name, options[name]!);
     }
-    const page = await (await adminClient(context, options)).request<{ receipts: Receipt[]; next?: string }>('GET', `receipts?${query.toString()}`);
+    const page = await (await adminClient(context, options)).request<{ receipts: Receipt[]; next?: string }>(
+      'GET',
+      `receipts?${query.toString()}`,
+    );
     const lines = page.receipts.length === 0 ? ['no receipts'] : page.receipts.map(describeReceipt);
     if (page.next) lines.push(`more: --after ${page.next}`);
     printResult(context, lines, page);
   });
 
-  withAdminOptions(receipts.command('show <id>').description('one receipt, every field')
-    .addHelpText('after', '\nExamples:\n  gateway receipts show receipt-42')).action(
-    async (id: string, options: AdminOptions, command: Command) => {
-      const context = contextFrom(command);
-      const receipt = await (await adminClient(context, options)).request<Receipt>('GET', `receipts/${encodeURIComponent(id)}`);
-      printResult(context, JSON.stringify(receipt, null, 2), receipt);
-    },
-  );
+  withAdminOptions(
+    receipts
+      .command('show <id>')
+      .description('one receipt, every field')
+      .addHelpText('after', '\nExamples:\n  gateway receipts show receipt-42'),
+  ).action(async (id: string, options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const receipt = await (await adminClient(context, options)).request<Receipt>('GET', `receipts/${encodeURIComponent(id)}`);
+    printResult(context, JSON.stringify(receipt, null, 2), receipt);
+  });
 
   withAdminOptions(
     receipts
       .command('export')
       .description('the whole log as JSON lines: verifier keys, receipts in leaf order, signed checkpoints')
-    .addHelpText('after', '\nExamples:\n  gateway receipts export > receipts.jsonl')
+      .addHelpText('after', '\nExamples:\n  gateway receipts export > receipts.jsonl')
       .option('--out <file>', 'write to this file instead of stdout'),
   ).action(async (options: AdminOptions & { out?: string }, command: Command) => {
     const context = contextFrom(command);
@@ -127,44 +136,55 @@ export function registerReceipts(program: Command): void {
     }
   });
 
-  withAdminOptions(receipts.command('prove <id>').description('inclusion proof of a receipt against the latest signed checkpoint, checked here')
-    .addHelpText('after', '\nExamples:\n  gateway receipts prove receipt-42 --json')).action(
-    async (id: string, options: AdminOptions, command: Command) => {
-      const context = contextFrom(command);
-      const proof = await (await adminClient(context, options)).request<{
-        receipt: Receipt;
-        leafHash: string;
-        checkpoint: { treeSize: number; note: string; verifierKey: string };
-        inclusionPath: string[];
-      }>('GET', `receipts/${encodeURIComponent(id)}/proof`);
-      // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
-      const key = parseVerifierKey(proof.checkpoint.verifierKey);
-      const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;
-      const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
-      const leaf = leafHash(receiptLeafBytes(proof.receipt));
-      const isIncluded =
-        checkpoint !== undefined &&
-        verifyInclusion(leaf, proof.receipt.index, checkpoint.size, proof.inclusionPath.map((hash) => Buffer.from(hash, 'base64')), checkpoint.rootHash);
-      const lines = [
-        `${proof.receipt.id} is leaf ${proof.receipt.index} of ${proof.checkpoint.treeSize}`,
-        `leaf hash ${leaf.toString('base64')}`,
-        'inclusion path:',
-        ...proof.inclusionPath.map((hash) => `  ${hash}`),
-        'checkpoint:',
-        ...proof.checkpoint.note.trimEnd().split('\n').map((line) => `  ${line}`),
-        `verifier key ${proof.checkpoint.verifierKey}`,
-        isIncluded ? 'proof OK: the signature verifies and the receipt is in the signed tree' : 'proof FAILED',
-      ];
-      printResult(context, lines, { ...proof, verified: isIncluded });
-      if (!isIncluded) process.exitCode = EXIT_CODES.verification;
-    },
-  );
+  withAdminOptions(
+    receipts
+      .command('prove <id>')
+      .description('inclusion proof of a receipt against the latest signed checkpoint, checked here')
+      .addHelpText('after', '\nExamples:\n  gateway receipts prove receipt-42 --json'),
+  ).action(async (id: string, options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const proof = await (await adminClient(context, options)).request<{
+      receipt: Receipt;
+      leafHash: string;
+      checkpoint: { treeSize: number; note: string; verifierKey: string };
+      inclusionPath: string[];
+    }>('GET', `receipts/${encodeURIComponent(id)}/proof`);
+    // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
+    const key = parseVerifierKey(proof.checkpoint.verifierKey);
+    const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;
+    const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
+    const leaf = leafHash(receiptLeafBytes(proof.receipt));
+    const isIncluded =
+      checkpoint !== undefined &&
+      verifyInclusion(
+        leaf,
+        proof.receipt.index,
+        checkpoint.size,
+        proof.inclusionPath.map((hash) => Buffer.from(hash, 'base64')),
+        checkpoint.rootHash,
+      );
+    const lines = [
+      `${proof.receipt.id} is leaf ${proof.receipt.index} of ${proof.checkpoint.treeSize}`,
+      `leaf hash ${leaf.toString('base64')}`,
+      'inclusion path:',
+      ...proof.inclusionPath.map((hash) => `  ${hash}`),
+      'checkpoint:',
+      ...proof.checkpoint.note
+        .trimEnd()
+        .split('\n')
+        .map((line) => `  ${line}`),
+      `verifier key ${proof.checkpoint.verifierKey}`,
+      isIncluded ? 'proof OK: the signature verifies and the receipt is in the signed tree' : 'proof FAILED',
+    ];
+    printResult(context, lines, { ...proof, verified: isIncluded });
+    if (!isIncluded) process.exitCode = EXIT_CODES.verification;
+  });
 
   withAdminOptions(
     receipts
       .command('verify')
       .description('recompute the tree, check every checkpoint signature and consistency; name the first broken receipt')
-    .addHelpText('after', '\nExamples:\n  gateway receipts verify\n  gateway receipts verify --file receipts.jsonl')
+      .addHelpText('after', '\nExamples:\n  gateway receipts verify\n  gateway receipts verify --file receipts.jsonl')
       .option('--file <export>', 'verify an export (JSON lines) instead of the running gateway database')
       .option('--key <verifierKey...>', 'accept only checkpoints signed by these verifier keys (with --file)'),
   ).action(async (options: AdminOptions & { file?: string; key?: string[] }, command: Command) => {
@@ -179,7 +199,11 @@ export function registerReceipts(program: Command): void {
         throw new GatewayError('RECEIPTS_EXPORT_INVALID', `cannot read ${options.file}: ${(error as Error).message}`);
       }
       const parsed = parseExport(text);
-      report = verifyReceiptLog({ receipts: parsed.receipts, checkpoints: parsed.checkpoints, ...(options.key ? { trustedKeys: options.key } : {}) });
+      report = verifyReceiptLog({
+        receipts: parsed.receipts,
+        checkpoints: parsed.checkpoints,
+        ...(options.key ? { trustedKeys: options.key } : {}),
+      });
       source = options.file;
     } else {
       report = await (await adminClient(context, options)).request<LogVerification>('GET', 'receipts/verify');

@@ -77,7 +77,13 @@ export function registerReview(program: Command): void {
     });
 }
 
-async function saveAndReport(context: CliContext, before: Lockfile, after: Lockfile, sourceName: string, proposal: Publication<LockedEntry>): Promise<void> {
+async function saveAndReport(
+  context: CliContext,
+  before: Lockfile,
+  after: Lockfile,
+  sourceName: string,
+  proposal: Publication<LockedEntry>,
+): Promise<void> {
   const change = describeSelectionChange(before, after, sourceName);
   if (change.selected.length > 0 || change.deselected.length > 0) await writeLockFile(context.lockPath, after);
   printResult(context, describeChange(change, proposal.id), { source: sourceName, publication: proposal.id, ...change });

@@ -24,7 +24,10 @@ export function registerSecrets(program: Command): void {
   secrets
     .command('set')
     .description('store a secret (creates it or replaces its value); the value is read from stdin')
-    .addHelpText('after', '\nExamples:\n  gateway secrets set orders-api-key < key.txt\n  printf "%s" "$TOKEN" | gateway secrets set tracker-token')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  gateway secrets set orders-api-key < key.txt\n  printf "%s" "$TOKEN" | gateway secrets set tracker-token',
+    )
     .argument('<name>', 'the secret name, as gateway.yaml refers to it')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
@@ -86,14 +89,17 @@ function notFound(name: string): GatewayError {
 
 function describeList(provider: string, entries: SecretMetadata[]): string[] {
   if (entries.length === 0) return [`no secrets in the ${provider} vault`];
-  const rows = [['NAME', 'VERSION', 'CREATED', 'UPDATED'], ...entries.map((entry) => [
-    entry.name,
-    String(entry.version),
-    entry.createdAt || '-',
-    entry.updatedAt || '-',
-  ])];
+  const rows = [
+    ['NAME', 'VERSION', 'CREATED', 'UPDATED'],
+    ...entries.map((entry) => [entry.name, String(entry.version), entry.createdAt || '-', entry.updatedAt || '-']),
+  ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /**
@@ -105,7 +111,10 @@ async function readSecretValue(name: string): Promise<string> {
   const raw = stdin.isTTY ? (await readHiddenLines([`value for ${name} (not echoed): `], 'SECRET_VALUE_EMPTY'))[0]! : await readAll(stdin);
   const value = raw.replace(/\r?\n$/, '');
   if (value.length === 0) {
-    throw new GatewayError('SECRET_VALUE_EMPTY', `no value for ${name} on stdin; pipe it in, e.g. printf %s "$VALUE" | gateway secrets set ${name}`);
+    throw new GatewayError(
+      'SECRET_VALUE_EMPTY',
+      `no value for ${name} on stdin; pipe it in, e.g. printf %s "$VALUE" | gateway secrets set ${name}`,
+    );
   }
   return value;
 }
@@ -115,4 +124,3 @@ async function readAll(stream: NodeJS.ReadStream): Promise<string> {
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
-

@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
 import { loadConfig } from '@gateway/core';
 import { NOBODY_CAN_SIGN_IN, signInMethods } from '@gateway/runtime';
-import { createGatewayLogger, currentWorkerId, isRestartedWorker, parseWorkers, startGateway, superviseWorkers, type WorkerMessage } from '@gateway/server';
+import {
+  createGatewayLogger,
+  currentWorkerId,
+  isRestartedWorker,
+  parseWorkers,
+  startGateway,
+  superviseWorkers,
+  type WorkerMessage,
+} from '@gateway/server';
 import { contextFrom, printResult } from '../context.js';
 
 export function registerServe(program: Command): void {
@@ -32,7 +40,11 @@ export function registerServe(program: Command): void {
       if (workers > 1 && workerId === undefined) {
         // The primary: forks and supervises; it serves nothing itself.
         const supervisor = await superviseWorkers({ count: workers, log: rootLogger.child({ role: 'primary' }), handleSignals: true });
-        printResult(context, `serving ${supervisor.mcpUrl} with ${workers} workers`, { mcpUrl: supervisor.mcpUrl, url: supervisor.url, workers });
+        printResult(context, `serving ${supervisor.mcpUrl} with ${workers} workers`, {
+          mcpUrl: supervisor.mcpUrl,
+          url: supervisor.url,
+          workers,
+        });
         await supervisor.stopped;
         rootLogger.flush();
         return;
@@ -47,11 +59,16 @@ export function registerServe(program: Command): void {
           ...(options.listen ? { listen: options.listen } : {}),
           ...(options.url ? { url: options.url } : {}),
           logger,
-          ...(workerId === undefined ? {} : { worker: { id: workerId, checksDrift: workerId === 1, mayRotateSigningKeys: workerId === 1 && !isRestartedWorker() } }),
+          ...(workerId === undefined
+            ? {}
+            : { worker: { id: workerId, checksDrift: workerId === 1, mayRotateSigningKeys: workerId === 1 && !isRestartedWorker() } }),
         });
       } catch (error) {
         if (workerId !== undefined) {
-          const failure: WorkerMessage = { type: 'gateway-failed', error: { code: (error as { code?: string }).code ?? 'INTERNAL_ERROR', message: (error as Error).message } };
+          const failure: WorkerMessage = {
+            type: 'gateway-failed',
+            error: { code: (error as { code?: string }).code ?? 'INTERNAL_ERROR', message: (error as Error).message },
+          };
           process.send?.(failure);
         }
         throw error;

@@ -40,7 +40,11 @@ export function registerSessions(program: Command): void {
       );
     });
 
-  withAdminOptions(sessions.command('show <id>').description('one session in full: tools with the fingerprints approved (stale ones marked), logins, times'))
+  withAdminOptions(
+    sessions
+      .command('show <id>')
+      .description('one session in full: tools with the fingerprints approved (stale ones marked), logins, times'),
+  )
     .addHelpText('after', '\nExamples:\n  gateway sessions show session-3')
     .addHelpText('after', ADMIN_HELP)
     .action(async (id: string, options: AdminClientOptions, command: Command) => {

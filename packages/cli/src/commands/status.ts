@@ -23,7 +23,14 @@ export function registerStatus(program: Command): void {
 
 function table(rows: string[][], indent = '  '): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map((row) => indent + row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 function describeStatus(baseUrl: string, status: AdminStatus): string[] {
@@ -50,7 +57,10 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
       '  fix it and save again (`gateway verify` shows every problem)',
     );
   } else if (status.lockReload) {
-    lines.push('', `tools.lock: last ${status.lockReload.status === 'swapped' ? 'reloaded' : status.lockReload.status} at ${status.lockReload.at}`);
+    lines.push(
+      '',
+      `tools.lock: last ${status.lockReload.status === 'swapped' ? 'reloaded' : status.lockReload.status} at ${status.lockReload.at}`,
+    );
   }
   lines.push('', 'drift', ...describeDrift(status.drift));
   return lines;
@@ -61,7 +71,9 @@ export function describeDrift(drift: AdminStatus['drift']): string[] {
   const lines: string[] = [];
   if (drift.length === 0) lines.push('  not watched');
   for (const source of drift) {
-    lines.push(`  ${source.source}: ${source.status}${source.checkedAt ? `, checked ${source.checkedAt}` : ', not checked yet'} (${source.document})`);
+    lines.push(
+      `  ${source.source}: ${source.status}${source.checkedAt ? `, checked ${source.checkedAt}` : ', not checked yet'} (${source.document})`,
+    );
     if (source.error) lines.push(`    last check failed: ${source.error.code}: ${source.error.message}`);
     for (const blocked of source.blockedTools) lines.push(`    blocked ${blocked.tool}: ${blocked.reason}`);
     if (source.proposal) {

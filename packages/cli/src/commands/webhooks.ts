@@ -3,7 +3,6 @@ import { GatewayError } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
 import { contextFrom, printResult, type CliContext } from '../context.js';
 
-
 /** What `GET /admin/webhooks` answers (packages/server/src/webhooks/admin-routes.ts). */
 interface EndpointSummary {
   name: string;
@@ -31,13 +30,26 @@ interface Delivery {
 }
 
 /** One request to the running gateway's admin API (admin-client.ts: the token from GATEWAY_ADMIN_TOKEN or the vault). */
-async function adminRequest<T>(context: CliContext, options: AdminOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+async function adminRequest<T>(
+  context: CliContext,
+  options: AdminOptions,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   return (await adminClient(context, options)).request<T>(method, path.replace(/^\//, ''), body);
 }
 
 function table(rows: string[][], indent = '  '): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map((row) => indent + row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 function parseSequence(value: string, flag: string): number {
@@ -64,15 +76,19 @@ export function registerWebhooks(program: Command): void {
         '  gateway webhooks test audit',
     );
 
-  withAdminOptions(webhooks.command('list').description('each endpoint: url, filter, counts, disabled or not')
-    .addHelpText('after', '\nExamples:\n  gateway webhooks list')).action(
-    async (options: AdminOptions, command: Command) => {
-      const context = contextFrom(command);
-      const result = await adminRequest<{ endpoints: EndpointSummary[] }>(context, options, 'GET', '/webhooks');
-      const lines =
-        result.endpoints.length === 0
-          ? ['no webhook endpoints configured']
-          : table([
+  withAdminOptions(
+    webhooks
+      .command('list')
+      .description('each endpoint: url, filter, counts, disabled or not')
+      .addHelpText('after', '\nExamples:\n  gateway webhooks list'),
+  ).action(async (options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const result = await adminRequest<{ endpoints: EndpointSummary[] }>(context, options, 'GET', '/webhooks');
+    const lines =
+      result.endpoints.length === 0
+        ? ['no webhook endpoints configured']
+        : table(
+            [
               ['ENDPOINT', 'URL', 'OUTCOMES', 'STATE', 'NEXT', 'PENDING', 'DELIVERED', 'FAILED'],
               ...result.endpoints.map((endpoint) => [
                 endpoint.name,
@@ -84,16 +100,17 @@ export function registerWebhooks(program: Command): void {
                 String(endpoint.counts.delivered),
                 String(endpoint.counts.failed),
               ]),
-            ], '');
-      printResult(context, lines, result);
-    },
-  );
+            ],
+            '',
+          );
+    printResult(context, lines, result);
+  });
 
   withAdminOptions(
     webhooks
       .command('deliveries <endpoint>')
       .description("an endpoint's events in sequence order, with their delivery state")
-    .addHelpText('after', '\nExamples:\n  gateway webhooks deliveries audit\n  gateway webhooks deliveries audit --json')
+      .addHelpText('after', '\nExamples:\n  gateway webhooks deliveries audit\n  gateway webhooks deliveries audit --json')
       .option('--status <status>', 'only pending, delivered or failed')
       .option('--from <sequence>', 'start at this sequence number')
       .option('--limit <n>', 'at most this many (1-1000)', '100'),
@@ -111,17 +128,20 @@ export function registerWebhooks(program: Command): void {
     const lines =
       result.deliveries.length === 0
         ? [`no events for ${endpoint}${options.status ? ` with status ${options.status}` : ''}`]
-        : table([
-            ['SEQ', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'WHEN'],
-            ...result.deliveries.map((delivery) => [
-              String(delivery.sequence),
-              delivery.eventId,
-              delivery.status,
-              String(delivery.attempts),
-              delivery.lastError ?? (delivery.lastStatus === null ? '-' : String(delivery.lastStatus)),
-              delivery.deliveredAt ?? delivery.nextAttemptAt ?? delivery.lastAttemptAt ?? delivery.createdAt,
-            ]),
-          ], '');
+        : table(
+            [
+              ['SEQ', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'WHEN'],
+              ...result.deliveries.map((delivery) => [
+                String(delivery.sequence),
+                delivery.eventId,
+                delivery.status,
+                String(delivery.attempts),
+                delivery.lastError ?? (delivery.lastStatus === null ? '-' : String(delivery.lastStatus)),
+                delivery.deliveredAt ?? delivery.nextAttemptAt ?? delivery.lastAttemptAt ?? delivery.createdAt,
+              ]),
+            ],
+            '',
+          );
     printResult(context, lines, result);
   });
 
@@ -129,7 +149,7 @@ export function registerWebhooks(program: Command): void {
     webhooks
       .command('replay <endpoint>')
       .description('send events again, in sequence order, under their original ids (re-enables a disabled endpoint)')
-    .addHelpText('after', '\nExamples:\n  gateway webhooks replay audit --failed\n  gateway webhooks replay audit --from 120')
+      .addHelpText('after', '\nExamples:\n  gateway webhooks replay audit --failed\n  gateway webhooks replay audit --from 120')
       .option('--failed', 'the events given up after the last attempt')
       .option('--from <sequence>', 'every event from this sequence number on, delivered or not'),
   ).action(async (endpoint: string, options: AdminOptions & { failed?: boolean; from?: string }, command: Command) => {
@@ -145,26 +165,36 @@ export function registerWebhooks(program: Command): void {
       `/webhooks/${encodeURIComponent(endpoint)}/replay`,
       body,
     );
-    printResult(context, `${result.replayed} event${result.replayed === 1 ? '' : 's'} queued again for ${endpoint}, in sequence order`, result);
+    printResult(
+      context,
+      `${result.replayed} event${result.replayed === 1 ? '' : 's'} queued again for ${endpoint}, in sequence order`,
+      result,
+    );
   });
 
-  withAdminOptions(webhooks.command('test <endpoint>').description('send a signed test event now (outside the ordered stream)')
-    .addHelpText('after', '\nExamples:\n  gateway webhooks test audit')).action(
-    async (endpoint: string, options: AdminOptions, command: Command) => {
-      const context = contextFrom(command);
-      const result = await adminRequest<{ endpoint: string; eventId: string; status: number | null; error: string | null; acknowledged: boolean }>(
-        context,
-        options,
-        'POST',
-        `/webhooks/${encodeURIComponent(endpoint)}/test`,
-        {},
-      );
-      if (!result.acknowledged) {
-        throw new GatewayError('WEBHOOK_TEST_FAILED', `${endpoint} did not acknowledge test event ${result.eventId}: ${result.error ?? `HTTP ${result.status}`}`, {
+  withAdminOptions(
+    webhooks
+      .command('test <endpoint>')
+      .description('send a signed test event now (outside the ordered stream)')
+      .addHelpText('after', '\nExamples:\n  gateway webhooks test audit'),
+  ).action(async (endpoint: string, options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const result = await adminRequest<{
+      endpoint: string;
+      eventId: string;
+      status: number | null;
+      error: string | null;
+      acknowledged: boolean;
+    }>(context, options, 'POST', `/webhooks/${encodeURIComponent(endpoint)}/test`, {});
+    if (!result.acknowledged) {
+      throw new GatewayError(
+        'WEBHOOK_TEST_FAILED',
+        `${endpoint} did not acknowledge test event ${result.eventId}: ${result.error ?? `HTTP ${result.status}`}`,
+        {
           details: { eventId: result.eventId, status: result.status },
-        });
-      }
-      printResult(context, `${endpoint} acknowledged test event ${result.eventId} (HTTP ${result.status})`, result);
-    },
-  );
+        },
+      );
+    }
+    printResult(context, `${endpoint} acknowledged test event ${result.eventId} (HTTP ${result.status})`, result);
+  });
 }

@@ -86,7 +86,12 @@ export const authSchema = {
       properties: {
         perAddressPerMinute: { type: 'integer', minimum: 1, default: 60, description: 'requests per client address per minute' },
         perClientPerMinute: { type: 'integer', minimum: 1, default: 600, description: 'requests per client_id per minute' },
-        maxPendingPerClient: { type: 'integer', minimum: 1, default: 1000, description: 'requests of one client waiting for sign-in or consent' },
+        maxPendingPerClient: {
+          type: 'integer',
+          minimum: 1,
+          default: 1000,
+          description: 'requests of one client waiting for sign-in or consent',
+        },
         maxPending: { type: 'integer', minimum: 1, default: 10000, description: 'requests waiting for sign-in or consent, all clients' },
       },
     },
@@ -113,7 +118,8 @@ export const authSchema = {
           minimum: 0,
           maximum: 300,
           default: 60,
-          description: 'a rotated refresh token presented again this soon, its successor unused, gets a new successor instead of revoking (0: never)',
+          description:
+            'a rotated refresh token presented again this soon, its successor unused, gets a new successor instead of revoking (0: never)',
         },
         signingKeyMaxAgeDays: { type: 'integer', minimum: 1, default: 90 },
       },

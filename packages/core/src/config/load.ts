@@ -90,7 +90,8 @@ function validateConfig(value: unknown): ValidateFunction {
 
 function valueAt(root: unknown, segments: readonly string[]): unknown {
   let current = root;
-  for (const segment of segments) current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[segment] : undefined;
+  for (const segment of segments)
+    current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[segment] : undefined;
   return current;
 }
 
@@ -102,7 +103,8 @@ function allowedAcrossBranches(schemaPath: string): unknown[] | undefined {
   const match = /^#\/(.*)\/oneOf\/\d+\/properties\/([^/]+)\/(?:const|enum)$/.exec(schemaPath);
   if (!match) return undefined;
   let node: unknown = configSchema;
-  for (const part of match[1]!.split('/')) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  for (const part of match[1]!.split('/'))
+    node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
   const branches = (node as { oneOf?: Array<{ properties?: Record<string, { const?: unknown; enum?: unknown[] }> }> } | undefined)?.oneOf;
   if (!branches) return undefined;
   const values = branches.flatMap((branch) => {
@@ -119,11 +121,9 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   if (document.errors.length > 0) {
     const first = document.errors[0]!;
     const line = first.linePos?.[0]?.line;
-    throw new GatewayError(
-      'CONFIG_INVALID_YAML',
-      `${path}${line ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`,
-      { details: { line } },
-    );
+    throw new GatewayError('CONFIG_INVALID_YAML', `${path}${line ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`, {
+      details: { line },
+    });
   }
   const value: unknown = document.toJS({ maxAliasCount: 50 });
   const validator = validateConfig(value);
@@ -136,11 +136,16 @@ export function parseConfig(text: string, path: string): LoadedConfig {
       .filter((prefix): prefix is string => prefix !== undefined);
     const relevant = validator.errors.filter(
       (error) =>
-        error.keyword === 'const' || error.keyword === 'enum' || !mismatchedBranches.some((prefix) => error.schemaPath.startsWith(`${prefix}/`)),
+        error.keyword === 'const' ||
+        error.keyword === 'enum' ||
+        !mismatchedBranches.some((prefix) => error.schemaPath.startsWith(`${prefix}/`)),
     );
     const problems = relevant.flatMap((error) => {
       if (error.keyword === 'if') return []; // its `then` branch reports the actual problem
-      const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const segments = error.instancePath
+        .split('/')
+        .slice(1)
+        .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
       let key = segments.join('.');
       let message = error.message ?? 'is invalid';
       if (error.keyword === 'additionalProperties') {
@@ -153,7 +158,9 @@ export function parseConfig(text: string, path: string): LoadedConfig {
       } else if (error.keyword === 'enum' || error.keyword === 'const') {
         // Inside a oneOf, name every value any branch accepts (`kind`, credential `type`), not one branch's.
         const allowed = allowedAcrossBranches(error.schemaPath) ?? [
-          ...(error.keyword === 'enum' ? ((error.params as { allowedValues?: unknown[] }).allowedValues ?? []) : [(error.params as { allowedValue?: unknown }).allowedValue]),
+          ...(error.keyword === 'enum'
+            ? ((error.params as { allowedValues?: unknown[] }).allowedValues ?? [])
+            : [(error.params as { allowedValue?: unknown }).allowedValue]),
         ];
         const actual = valueAt(value, segments);
         message = allowed.length === 1 ? `must be ${JSON.stringify(allowed[0])}` : `must be one of ${JSON.stringify(allowed)}`;
@@ -192,10 +199,7 @@ function checkGatewayUrl(url: string, path: string): void {
     throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: not an absolute URL: ${url}`);
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-    throw new GatewayError(
-      'CONFIG_INVALID',
-      `${path}: gateway.url: must be https (plain http is allowed only for loopback hosts): ${url}`,
-    );
+    throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must be https (plain http is allowed only for loopback hosts): ${url}`);
   }
   if (parsed.search || parsed.hash) {
     throw new GatewayError('CONFIG_INVALID', `${path}: gateway.url: must not carry a query or fragment`);
@@ -206,11 +210,9 @@ function checkGatewayUrl(url: string, path: string): void {
 function checkMcpSource(name: string, source: McpSourceConfig, path: string): void {
   const where = `${path}: sources.${name}`;
   if ((source.command === undefined) === (source.url === undefined)) {
-    throw new GatewayError(
-      'CONFIG_INVALID',
-      `${where}: an mcp source needs exactly one of 'command' (stdio) or 'url' (Streamable HTTP)`,
-      { details: { source: name } }
-    );
+    throw new GatewayError('CONFIG_INVALID', `${where}: an mcp source needs exactly one of 'command' (stdio) or 'url' (Streamable HTTP)`, {
+      details: { source: name },
+    });
   }
   if (source.command !== undefined && source.credentials !== undefined) {
     throw new GatewayError('CONFIG_INVALID', `${where}.credentials: only for 'url' sources; a stdio server gets secrets through 'env'`, {
@@ -235,7 +237,10 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
       throw new GatewayError('CONFIG_INVALID', `${where}.url: not an absolute URL: ${source.url}`);
     }
     if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-      throw new GatewayError('CONFIG_INVALID', `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`);
+      throw new GatewayError(
+        'CONFIG_INVALID',
+        `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`,
+      );
     }
   }
 }

@@ -21,7 +21,12 @@ export const receiptsSchema = {
   properties: {
     enabled: { type: 'boolean', default: true, description: 'false records no receipts (measurements only: there is then no audit trail)' },
     storeArguments: { type: 'boolean', default: false, description: 'store the call arguments in receipts, not just their keyed digest' },
-    origin: { type: 'string', minLength: 1, pattern: '^[^\\s+]+$', description: 'checkpoint origin line; default <host of gateway.url>/receipts' },
+    origin: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^[^\\s+]+$',
+      description: 'checkpoint origin line; default <host of gateway.url>/receipts',
+    },
     checkpoint: {
       type: 'object',
       additionalProperties: false,

@@ -118,7 +118,7 @@ export const mcpCredentialSchema = {
         properties: {
           type: true,
           secret: { type: 'string', minLength: 1 },
-          header: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', description: 'the request header the key goes in' },
+          header: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'the request header the key goes in' },
         },
       },
     },
@@ -177,7 +177,11 @@ export const mcpSourceSchema = {
     },
     timeouts: timeoutsSchema,
     maxResponseBytes: { type: 'integer', minimum: 1 },
-    relistIntervalSeconds: { type: 'number', exclusiveMinimum: 0, description: 'how often the server re-lists tools (default drift.intervalSeconds)' },
+    relistIntervalSeconds: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      description: 'how often the server re-lists tools (default drift.intervalSeconds)',
+    },
   },
 } as const;
 

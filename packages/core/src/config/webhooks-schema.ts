@@ -47,7 +47,11 @@ export const webhooksSchema = {
         description: 'https URL (plain http only for loopback hosts)',
       },
       secret: { type: 'string', minLength: 1, description: 'vault name of the whsec_… signing secret' },
-      previousSecret: { type: 'string', minLength: 1, description: 'vault name of the secret being rotated out (both signatures are sent)' },
+      previousSecret: {
+        type: 'string',
+        minLength: 1,
+        description: 'vault name of the secret being rotated out (both signatures are sent)',
+      },
       previousSecretUntil: { type: 'string', format: 'date-time', description: 'stop signing with previousSecret after this time' },
       outcomes: {
         type: 'array',

@@ -67,7 +67,10 @@ export function normaliseMcpTool(sourceName: string, listed: ListedMcpTool, take
   const tool = mcpGatewayToolName(sourceName, name, takenByOtherSources);
   let reason: McpTool['reason'] = null;
   if (!MCP_TOOL_NAME_PATTERN.test(name)) {
-    reason = { code: 'MCP_TOOL_NAME_INVALID', message: `the upstream tool name ${JSON.stringify(name)} is not a valid MCP tool name (A-Z a-z 0-9 _ . -, 1 to 128)` };
+    reason = {
+      code: 'MCP_TOOL_NAME_INVALID',
+      message: `the upstream tool name ${JSON.stringify(name)} is not a valid MCP tool name (A-Z a-z 0-9 _ . -, 1 to 128)`,
+    };
   } else if (!MCP_TOOL_NAME_PATTERN.test(tool)) {
     reason = { code: 'MCP_TOOL_NAME_TOO_LONG', message: `the prefixed tool name ${tool} is longer than 128 characters` };
   } else if (!isObject(listed.inputSchema) || listed.inputSchema.type !== 'object') {

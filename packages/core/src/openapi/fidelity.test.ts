@@ -92,22 +92,26 @@ describe('form bodies record their encoding in the lock', () => {
 describe('every listed tool is callable', () => {
   it('a Discord-like schema with `enum: []` is INPUT_SCHEMA_INVALID at import, not a broken tool', async () => {
     const operation = await only(
-      document('3.1.0', {
-        '/channels/{channel_id}/messages': {
-          post: {
-            operationId: 'create_message',
-            parameters: [{ name: 'channel_id', in: 'path', required: true, schema: { type: 'string' } }],
-            requestBody: {
-              content: {
-                'application/json': {
-                  schema: { type: 'object', properties: { flags: { $ref: '#/components/schemas/MessageFlags' } } },
+      document(
+        '3.1.0',
+        {
+          '/channels/{channel_id}/messages': {
+            post: {
+              operationId: 'create_message',
+              parameters: [{ name: 'channel_id', in: 'path', required: true, schema: { type: 'string' } }],
+              requestBody: {
+                content: {
+                  'application/json': {
+                    schema: { type: 'object', properties: { flags: { $ref: '#/components/schemas/MessageFlags' } } },
+                  },
                 },
               },
+              responses: ok,
             },
-            responses: ok,
           },
         },
-      }, { schemas: { MessageFlags: { type: 'integer', enum: [] } } }),
+        { schemas: { MessageFlags: { type: 'integer', enum: [] } } },
+      ),
     );
     expect(operation.status).toBe('unsupported');
     expect(operation.reason?.code).toBe('INPUT_SCHEMA_INVALID');
@@ -117,13 +121,23 @@ describe('every listed tool is callable', () => {
   it('a property merely named "enum" or "default" does not hide a schema problem, and valid schemas stay supported', async () => {
     const withProblem = await only(
       document('3.1.0', {
-        '/x': { get: { parameters: [{ name: 'q', in: 'query', schema: { type: 'object', properties: { default: { enum: [] } } } }], responses: ok } },
+        '/x': {
+          get: {
+            parameters: [{ name: 'q', in: 'query', schema: { type: 'object', properties: { default: { enum: [] } } } }],
+            responses: ok,
+          },
+        },
       }),
     );
     expect(withProblem.reason?.code).toBe('INPUT_SCHEMA_INVALID');
     const fine = await only(
       document('3.1.0', {
-        '/x': { get: { parameters: [{ name: 'q', in: 'query', schema: { type: 'object', properties: { enum: { enum: ['a'] } } } }], responses: ok } },
+        '/x': {
+          get: {
+            parameters: [{ name: 'q', in: 'query', schema: { type: 'object', properties: { enum: { enum: ['a'] } } } }],
+            responses: ok,
+          },
+        },
       }),
     );
     expect(fine.status).toBe('supported');
@@ -131,20 +145,27 @@ describe('every listed tool is callable', () => {
   });
 });
 
-const k8sPatch = { type: 'object', description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.' };
+const k8sPatch = {
+  type: 'object',
+  description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.',
+};
 
 describe('media types', () => {
   it('a Kubernetes-like `*/*` body with a JSON schema is supported and sent as application/json (recorded as sendAs)', async () => {
     const operation = await only(
-      document('3.0.0', {
-        '/api/v1/namespaces': {
-          post: {
-            operationId: 'createCoreV1Namespace',
-            requestBody: { required: true, content: { '*/*': { schema: { $ref: '#/components/schemas/Namespace' } } } },
-            responses: ok,
+      document(
+        '3.0.0',
+        {
+          '/api/v1/namespaces': {
+            post: {
+              operationId: 'createCoreV1Namespace',
+              requestBody: { required: true, content: { '*/*': { schema: { $ref: '#/components/schemas/Namespace' } } } },
+              responses: ok,
+            },
           },
         },
-      }, { schemas: { Namespace: { type: 'object', properties: { kind: { type: 'string' } } } } }),
+        { schemas: { Namespace: { type: 'object', properties: { kind: { type: 'string' } } } } },
+      ),
     );
     expect(operation.status).toBe('supported');
     expect(operation.body).toEqual({ argument: 'body', mediaType: '*/*', required: true, sendAs: 'application/json' });
@@ -186,13 +207,23 @@ describe('media types', () => {
   it('PATCH offered as application/json and merge-patch picks merge-patch; JSON Patch only with an array schema', async () => {
     const both = await only(
       document('3.0.0', {
-        '/x': { patch: { requestBody: { content: { 'application/json': { schema: k8sPatch }, 'application/merge-patch+json': { schema: k8sPatch } } }, responses: ok } },
+        '/x': {
+          patch: {
+            requestBody: { content: { 'application/json': { schema: k8sPatch }, 'application/merge-patch+json': { schema: k8sPatch } } },
+            responses: ok,
+          },
+        },
       }),
     );
     expect(both.body?.mediaType).toBe('application/merge-patch+json');
     const arrayPatch = await only(
       document('3.0.0', {
-        '/x': { patch: { requestBody: { content: { 'application/json-patch+json': { schema: { type: 'array', items: { type: 'object' } } } } }, responses: ok } },
+        '/x': {
+          patch: {
+            requestBody: { content: { 'application/json-patch+json': { schema: { type: 'array', items: { type: 'object' } } } } },
+            responses: ok,
+          },
+        },
       }),
     );
     expect(arrayPatch.status).toBe('supported');
@@ -209,28 +240,32 @@ describe('media types', () => {
 describe('schema details', () => {
   it('a property made readOnly through an allOf member is removed from the request body and from required', async () => {
     const operation = await only(
-      document('3.0.3', {
-        '/orders': {
-          post: {
-            requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
-            responses: ok,
-          },
-        },
-      }, {
-        schemas: {
-          Id: { type: 'string' },
-          Audit: { allOf: [{ $ref: '#/components/schemas/Id' }, { readOnly: true }] },
-          Order: {
-            type: 'object',
-            required: ['id', 'item'],
-            properties: {
-              id: { allOf: [{ $ref: '#/components/schemas/Id' }, { readOnly: true }] },
-              created: { $ref: '#/components/schemas/Audit' },
-              item: { type: 'string' },
+      document(
+        '3.0.3',
+        {
+          '/orders': {
+            post: {
+              requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
+              responses: ok,
             },
           },
         },
-      }),
+        {
+          schemas: {
+            Id: { type: 'string' },
+            Audit: { allOf: [{ $ref: '#/components/schemas/Id' }, { readOnly: true }] },
+            Order: {
+              type: 'object',
+              required: ['id', 'item'],
+              properties: {
+                id: { allOf: [{ $ref: '#/components/schemas/Id' }, { readOnly: true }] },
+                created: { $ref: '#/components/schemas/Audit' },
+                item: { type: 'string' },
+              },
+            },
+          },
+        },
+      ),
     );
     const order = (operation.inputSchema as { $defs: Record<string, { properties: object; required: string[] }> }).$defs.Order!;
     expect(Object.keys(order.properties)).toEqual(['item']);

@@ -21,7 +21,14 @@ import {
 } from './load.js';
 import { normaliseDocument } from './normalise.js';
 
-export { DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH, MAX_YAML_ALIAS_COUNT, decodeDocumentBytes, parseDocumentText, type FetchText } from './load.js';
+export {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  MAX_DOCUMENT_DEPTH,
+  MAX_YAML_ALIAS_COUNT,
+  decodeDocumentBytes,
+  parseDocumentText,
+  type FetchText,
+} from './load.js';
 export { fingerprintOf, chooseRequestMediaType } from './normalise.js';
 export { UNSUPPORTED_REASON_CODES, type UnsupportedReasonCode } from './reasons.js';
 export { TOOL_NAME_PATTERN } from './tool-names.js';

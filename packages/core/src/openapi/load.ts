@@ -62,8 +62,8 @@ export function checkDocumentSize(text: string, where: string, maxBytes: number)
 export const noFetcher: FetchText = async (url) => {
   throw new GatewayError(
     'OPENAPI_FETCHER_MISSING',
-    `${url} is a URL, but no guarded fetcher was given to the importer; nothing was fetched.`
-    );
+    `${url} is a URL, but no guarded fetcher was given to the importer; nothing was fetched.`,
+  );
 };
 
 /**
@@ -78,7 +78,7 @@ export function decodeDocumentBytes(bytes: Uint8Array, where: string): string {
     throw new GatewayError(
       'OPENAPI_NOT_UTF8',
       `${where} is not valid UTF-8 text; save it as UTF-8 (it was not read, nothing was replaced).`,
-      { cause: error }
+      { cause: error },
     );
   }
 }
@@ -119,7 +119,7 @@ function tooDeep(where: string, cause?: unknown): GatewayError {
   return new GatewayError(
     'OPENAPI_TOO_DEEP',
     `${where} nests objects or arrays deeper than the limit of ${MAX_DOCUMENT_DEPTH} levels; it is refused.`,
-    { details: { maxDepth: MAX_DOCUMENT_DEPTH }, ...(cause === undefined ? {} : { cause }) }
+    { details: { maxDepth: MAX_DOCUMENT_DEPTH }, ...(cause === undefined ? {} : { cause }) },
   );
 }
 
@@ -131,7 +131,7 @@ function nameWithNul(where: string, pointer: string, name: string): GatewayError
     'OPENAPI_NAME_INVALID',
     `${where}: the name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} at ${pointer || '/'} contains a NUL character (U+0000); names ` +
       '(paths, operationIds, parameter and property names) must not contain one.',
-    { details: { pointer: pointer || '/' } }
+    { details: { pointer: pointer || '/' } },
   );
 }
 
@@ -261,17 +261,14 @@ export function validateOpenApi(document: Record<string, unknown>, version: stri
   if (validate(withDoubles(document))) return;
   const problems: string[] = [];
   for (const error of validate.errors ?? []) {
-    const extra =
-      error.keyword === 'additionalProperties' ? ` ("${String(error.params.additionalProperty)}")` : '';
+    const extra = error.keyword === 'additionalProperties' ? ` ("${String(error.params.additionalProperty)}")` : '';
     const line = `${error.instancePath === '' ? '/' : error.instancePath}: ${error.message ?? 'is invalid'}${extra}`;
     if (!problems.includes(line)) problems.push(line);
     if (problems.length === 5) break;
   }
-  throw new GatewayError(
-    'OPENAPI_INVALID',
-    `${where} is not a valid OpenAPI ${minor} document: ${problems.join('; ')}`,
-    { details: { problems } },
-  );
+  throw new GatewayError('OPENAPI_INVALID', `${where} is not a valid OpenAPI ${minor} document: ${problems.join('; ')}`, {
+    details: { problems },
+  });
 }
 
 /**
@@ -427,7 +424,7 @@ export async function bundleDocument(
       `${where} references files outside its own folder or that are not regular files ` +
         `(${[...new Set(refusedOutside)].slice(0, 3).join(', ')}); only regular files beside the document or below ` +
         'its folder may be referenced, and symbolic links must stay inside it. Refused files are not read.',
-      { details: { references: [...new Set(refusedOutside)].slice(0, 20) } }
+      { details: { references: [...new Set(refusedOutside)].slice(0, 20) } },
     );
   }
   if (!isObject(bundled)) {
@@ -453,11 +450,7 @@ function isInside(folder: string, path: string): boolean {
  * opened without following links and checked again on the open handle, so it cannot be swapped in between.
  * A refused file is never read, so no error can quote its content.
  */
-async function readReferencedFile(
-  path: string,
-  rootFolderReal: string,
-  maxBytes: number,
-): Promise<{ text: string } | { refused: string }> {
+async function readReferencedFile(path: string, rootFolderReal: string, maxBytes: number): Promise<{ text: string } | { refused: string }> {
   let real: string;
   try {
     real = await realpath(path);
@@ -467,7 +460,7 @@ async function readReferencedFile(
     throw new GatewayError(
       missing ? 'OPENAPI_NOT_FOUND' : 'OPENAPI_UNREADABLE',
       missing ? `${path} does not exist (a $ref names it).` : `${path} cannot be read (${code ?? 'error'}).`,
-      { cause: error }
+      { cause: error },
     );
   }
   if (!isInside(rootFolderReal, real)) return { refused: 'a symbolic link to a file outside the folder' };

@@ -531,7 +531,11 @@ describe('names that shadow Object.prototype are carried, never dropped', () => 
     const operation = await only(secured);
     expect(operation.status).toBe('supported');
     expect(Object.keys(operation.securitySchemes)).toEqual(['__proto__']);
-    expect(Object.getOwnPropertyDescriptor(operation.securitySchemes, '__proto__')?.value).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Key' });
+    expect(Object.getOwnPropertyDescriptor(operation.securitySchemes, '__proto__')?.value).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Key',
+    });
     expect(Object.keys(operation.security[0]!)).toEqual(['__proto__']);
   });
 

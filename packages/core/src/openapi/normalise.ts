@@ -129,7 +129,6 @@ export function chooseRequestMediaType(mediaTypes: string[], choice: MediaTypeCh
   return ranked[0]?.mediaType ?? null;
 }
 
-
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 }
@@ -291,8 +290,7 @@ class OperationNormaliser {
         note('PARAMETER_UNSUPPORTED', `The ${location} parameter "${name}" uses the style "${style}", not defined there.`);
       }
       // OAS 3.x §4.8.12.4 (explode): true by default for `form` (and 3.2 `cookie`) style, false otherwise.
-      const explode =
-        typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form' || style === 'cookie';
+      const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form' || style === 'cookie';
       const mapping: OperationParameter = {
         name,
         in: location,
@@ -311,8 +309,7 @@ class OperationNormaliser {
           const media = resolveObject(this.document, parameter.content[mediaType]);
           schema = media.schema ?? {};
           const base = baseMediaType(mediaType);
-          const isSerialisable =
-            isJsonMediaType(mediaType) || (location === 'querystring' && base === 'application/x-www-form-urlencoded');
+          const isSerialisable = isJsonMediaType(mediaType) || (location === 'querystring' && base === 'application/x-www-form-urlencoded');
           if (!isSerialisable) {
             note(
               'PARAMETER_UNSUPPORTED',
@@ -329,11 +326,14 @@ class OperationNormaliser {
       if (location === 'query' && isRequired && parameter.allowEmptyValue !== true && !mapping.contentType) {
         converted = nonEmptyString(converted);
       }
-      properties.set(argument, annotate(converted, {
-        description: parameter.description,
-        deprecated: parameter.deprecated === true,
-        examples: this.examplesOf(parameter),
-      }));
+      properties.set(
+        argument,
+        annotate(converted, {
+          description: parameter.description,
+          deprecated: parameter.deprecated === true,
+          examples: this.examplesOf(parameter),
+        }),
+      );
       if (isRequired) required.push(argument);
       parameters.push(mapping);
     });
@@ -369,11 +369,14 @@ class OperationNormaliser {
         const encoding = this.formEncoding(media.encoding, note);
         if (Object.keys(encoding).length > 0) body.encoding = encoding;
       }
-      properties.set('body', annotate(convert(media.schema ?? {}), {
-        description: requestBody.description,
-        deprecated: false,
-        examples: this.examplesOf(media),
-      }));
+      properties.set(
+        'body',
+        annotate(convert(media.schema ?? {}), {
+          description: requestBody.description,
+          deprecated: false,
+          examples: this.examplesOf(media),
+        }),
+      );
       if (body.required) required.push('body');
     }
 
@@ -505,8 +508,7 @@ class OperationNormaliser {
       }
       if (!isObject(response.content) || Object.keys(response.content).length === 0) return null;
       for (const [mediaType, media] of Object.entries(response.content)) {
-        const isStreaming =
-          STREAMING_MEDIA_TYPES.has(baseMediaType(mediaType)) || (isObject(media) && 'itemSchema' in media);
+        const isStreaming = STREAMING_MEDIA_TYPES.has(baseMediaType(mediaType)) || (isObject(media) && 'itemSchema' in media);
         if (!isStreaming) return null;
         streamed.push(mediaType);
       }
@@ -575,7 +577,8 @@ export function inputSchemaProblem(schema: JsonSchema): string | null {
     for (const [key, value] of Object.entries(node)) {
       if (SUBSCHEMA_MAPS.has(key) && isObject(value)) {
         for (const [name, child] of Object.entries(value)) {
-          if (key === 'patternProperties' && !compilesAsUnicode(name)) return `${where}/patternProperties: the pattern ${name} does not compile`;
+          if (key === 'patternProperties' && !compilesAsUnicode(name))
+            return `${where}/patternProperties: the pattern ${name} does not compile`;
           stack.push([child, `${where}/${key}/${name}`]);
         }
       } else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
@@ -628,7 +631,8 @@ function checkServerOverride(document: Record<string, unknown>, server: ServerOv
   const declared = new Set<string>();
   const collect = (servers: unknown): void => {
     if (!Array.isArray(servers)) return;
-    for (const entry of servers) if (isObject(entry) && isObject(entry.variables)) for (const name of Object.keys(entry.variables)) declared.add(name);
+    for (const entry of servers)
+      if (isObject(entry) && isObject(entry.variables)) for (const name of Object.keys(entry.variables)) declared.add(name);
   };
   collect(document.servers);
   const paths = isObject(document.paths) ? document.paths : {};
@@ -637,13 +641,15 @@ function checkServerOverride(document: Record<string, unknown>, server: ServerOv
     collect(pathItem.servers);
     for (const operation of Object.values(pathItem)) if (isObject(operation)) collect(operation.servers);
   }
-  const unknown = Object.keys(server.variables).filter((name) => !declared.has(name)).sort(compareText);
+  const unknown = Object.keys(server.variables)
+    .filter((name) => !declared.has(name))
+    .sort(compareText);
   if (unknown.length > 0) {
     throw new GatewayError(
       'SERVER_OVERRIDE_INVALID',
       `The configured server variables ${unknown.map((name) => `"${name}"`).join(', ')} are not declared by any server of the document` +
         (declared.size > 0 ? ` (it declares ${[...declared].sort(compareText).join(', ')}).` : ' (it declares none).'),
-      { details: { unknown } }
+      { details: { unknown } },
     );
   }
 }
@@ -658,10 +664,7 @@ function remoteReferenceRefused(path: string, method: string, error: ExternalRef
 }
 
 /** Adds the parameter's (or body's) own annotations to its schema. */
-function annotate(
-  schema: JsonSchema,
-  annotations: { description: unknown; deprecated: boolean; examples: unknown[] },
-): JsonSchema {
+function annotate(schema: JsonSchema, annotations: { description: unknown; deprecated: boolean; examples: unknown[] }): JsonSchema {
   const out: Record<string, unknown> = schema === true ? {} : schema === false ? { not: {} } : { ...schema };
   const description = text(annotations.description);
   if (description) out.description = description;

@@ -104,12 +104,7 @@ function hex8(text: string): string {
  */
 export function definitionNameOf(pointer: string): string {
   const segments = pointerSegments(pointer);
-  if (
-    segments.length === 3 &&
-    segments[0] === 'components' &&
-    segments[1] === 'schemas' &&
-    /^[A-Za-z0-9._-]+$/.test(segments[2] ?? '')
-  ) {
+  if (segments.length === 3 && segments[0] === 'components' && segments[1] === 'schemas' && /^[A-Za-z0-9._-]+$/.test(segments[2] ?? '')) {
     return segments[2] as string;
   }
   const meaningful = segments.filter((segment) => !/^[0-9]+$/.test(segment) && !STRUCTURAL_SEGMENTS.has(segment));
@@ -193,7 +188,8 @@ export class SchemaConverter {
       seen.add(pointer);
       const definition = this.definitionAt(pointer);
       collected.push(definition);
-      if (collected.length > MAX_SCHEMA_DEFINITIONS) throw new ToolSchemaTooComplexError(
+      if (collected.length > MAX_SCHEMA_DEFINITIONS)
+        throw new ToolSchemaTooComplexError(
           `its input schema needs ${collected.length} shared definitions, more than the limit of ${MAX_SCHEMA_DEFINITIONS}`,
         );
       for (const next of definition.references) if (!seen.has(next)) pending.push(next);
@@ -266,7 +262,7 @@ export class SchemaConverter {
       throw new GatewayError(
         'OPENAPI_TOO_DEEP',
         `schemas nest (through $ref) deeper than the limit of ${MAX_SCHEMA_NESTING} levels; the document is refused.`,
-        { details: { maxSchemaNesting: MAX_SCHEMA_NESTING } }
+        { details: { maxSchemaNesting: MAX_SCHEMA_NESTING } },
       );
     }
     this.nesting += 1;
@@ -348,12 +344,19 @@ export class SchemaConverter {
         }
         out.set(key, Object.fromEntries(entries));
       } else if (SCHEMA_ARRAY_KEYWORDS.has(key) && Array.isArray(value)) {
-        out.set(key, value.map((schema) => this.convertNode(schema, references)));
+        out.set(
+          key,
+          value.map((schema) => this.convertNode(schema, references)),
+        );
       } else if (SCHEMA_KEYWORDS.has(key)) {
         out.set(key, this.convertNode(value, references));
       } else if (key === 'items') {
         // draft-04 tuple form (`items: [...]`) is `prefixItems` in 2020-12.
-        if (Array.isArray(value)) out.set('prefixItems', value.map((schema) => this.convertNode(schema, references)));
+        if (Array.isArray(value))
+          out.set(
+            'prefixItems',
+            value.map((schema) => this.convertNode(schema, references)),
+          );
         else out.set('items', this.convertNode(value, references));
       } else if (key === 'additionalItems') {
         if (Array.isArray(node.items)) out.set('items', this.convertNode(value, references));

@@ -29,7 +29,9 @@ export function summariseScheme(scheme: Record<string, unknown>): SecurityScheme
     if (typeof scheme.bearerFormat === 'string') summary.bearerFormat = scheme.bearerFormat;
   } else if (type === 'oauth2') {
     const flows = isObject(scheme.flows) ? scheme.flows : {};
-    summary.flows = Object.keys(flows).filter((name) => !name.startsWith('x-')).sort();
+    summary.flows = Object.keys(flows)
+      .filter((name) => !name.startsWith('x-'))
+      .sort();
     const clientCredentials = flows.clientCredentials;
     if (isObject(clientCredentials) && typeof clientCredentials.tokenUrl === 'string') {
       summary.tokenUrl = clientCredentials.tokenUrl;
@@ -77,14 +79,10 @@ function requirementsOf(value: unknown): SecurityRequirement[] {
   );
 }
 
-export function resolveSecurity(
-  document: Record<string, unknown>,
-  operation: Record<string, unknown>,
-): SecurityResolution {
+export function resolveSecurity(document: Record<string, unknown>, operation: Record<string, unknown>): SecurityResolution {
   const security = requirementsOf(Array.isArray(operation.security) ? operation.security : document.security);
-  const declared = isObject(document.components) && isObject(document.components.securitySchemes)
-    ? document.components.securitySchemes
-    : {};
+  const declared =
+    isObject(document.components) && isObject(document.components.securitySchemes) ? document.components.securitySchemes : {};
   // Scheme names come from the document: a Map, so a scheme named `__proto__` is not lost on assignment.
   const securitySchemes = new Map<string, SecuritySchemeSummary>();
   const problems = new Map<string, string | null>();

@@ -44,11 +44,8 @@ export function baseToolName(operation: { operationId: string | null; method: st
 }
 
 function withSuffix(base: string, suffix: string): string {
-  return base.length + suffix.length <= MAX_TOOL_NAME_LENGTH
-    ? base + suffix
-    : base.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) + suffix;
+  return base.length + suffix.length <= MAX_TOOL_NAME_LENGTH ? base + suffix : base.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) + suffix;
 }
-
 
 /**
  * Unique names for a list of operations (returned in the same order). Operations sharing a base name are ordered

@@ -54,7 +54,7 @@ async function requireSecret(vault: Vault, name: string, sourceName: string): Pr
     throw new GatewayError(
       'MCP_SECRET_MISSING',
       `source '${sourceName}' needs the vault secret '${name}', which is not set; add it with \`gateway secrets set ${name}\``,
-      { details: { source: sourceName, secret: name } }
+      { details: { source: sourceName, secret: name } },
     );
   }
   return value;
@@ -90,9 +90,13 @@ async function credentialHeaders(options: McpUpstreamOptions, fetchOnce: FetchLi
       });
       const token = (await response.json().catch(() => ({}))) as { access_token?: unknown };
       if (!response.ok || typeof token.access_token !== 'string') {
-        throw new GatewayError('MCP_UPSTREAM_AUTH_FAILED', `the token endpoint of source '${options.sourceName}' answered HTTP ${response.status} without an access token`, {
-          details: { source: options.sourceName },
-        });
+        throw new GatewayError(
+          'MCP_UPSTREAM_AUTH_FAILED',
+          `the token endpoint of source '${options.sourceName}' answered HTTP ${response.status} without an access token`,
+          {
+            details: { source: options.sourceName },
+          },
+        );
       }
       return { authorization: `Bearer ${token.access_token}` };
     }
@@ -126,10 +130,14 @@ function connectError(sourceName: string, target: string, error: unknown): Gatew
   const refusal = findSsrfRefusal(error);
   if (refusal) return refusal;
   if (error instanceof GatewayError) return error;
-  return new GatewayError('MCP_UPSTREAM_UNAVAILABLE', `cannot connect to the MCP server of source '${sourceName}' (${target}): ${(error as Error)?.message ?? String(error)}`, {
-    details: { source: sourceName },
-    cause: error,
-  });
+  return new GatewayError(
+    'MCP_UPSTREAM_UNAVAILABLE',
+    `cannot connect to the MCP server of source '${sourceName}' (${target}): ${(error as Error)?.message ?? String(error)}`,
+    {
+      details: { source: sourceName },
+      cause: error,
+    },
+  );
 }
 
 /** The PEM text of each `caCertificates` file (relative to gateway.yaml's directory). */
@@ -141,14 +149,22 @@ async function readCaCertificates(source: McpSourceConfig, sourceName: string, b
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      throw new GatewayError('MCP_CA_CERTIFICATE_UNREADABLE', `source '${sourceName}': cannot read caCertificates file ${path}: ${(error as Error).message}`, {
-        details: { source: sourceName, file },
-      });
+      throw new GatewayError(
+        'MCP_CA_CERTIFICATE_UNREADABLE',
+        `source '${sourceName}': cannot read caCertificates file ${path}: ${(error as Error).message}`,
+        {
+          details: { source: sourceName, file },
+        },
+      );
     }
     if (!text.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new GatewayError('MCP_CA_CERTIFICATE_UNREADABLE', `source '${sourceName}': caCertificates file ${path} holds no PEM certificate`, {
-        details: { source: sourceName, file },
-      });
+      throw new GatewayError(
+        'MCP_CA_CERTIFICATE_UNREADABLE',
+        `source '${sourceName}': caCertificates file ${path} holds no PEM certificate`,
+        {
+          details: { source: sourceName, file },
+        },
+      );
     }
     certificates.push(text);
   }
@@ -213,7 +229,10 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   // A source that trusts its own CA gets an agent of its own (still the one SSRF guard): the extra trust
   // never applies to any other upstream. It is closed with the connection.
   const ca = await readCaCertificates(source, sourceName, options.baseDirectory);
-  const ownAgent = ca.length > 0 || !options.agent ? createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? [], connectTimeoutMs: connectMs, ca }) : undefined;
+  const ownAgent =
+    ca.length > 0 || !options.agent
+      ? createGuardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? [], connectTimeoutMs: connectMs, ca })
+      : undefined;
   const agent = ownAgent ?? options.agent!;
   const closeAgent = () => (ownAgent ? ownAgent.close().catch(() => undefined) : Promise.resolve());
   let headers: Record<string, string> = {};
@@ -230,7 +249,10 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const client = newClient(options.onToolListChanged);
   try {
     await client.connect(streamable, { timeout: connectMs });
-    return withAgentClosed(wire(client, streamable, 'streamable-http', () => null), closeAgent);
+    return withAgentClosed(
+      wire(client, streamable, 'streamable-http', () => null),
+      closeAgent,
+    );
   } catch (firstError) {
     await client.close().catch(() => undefined);
     if (findSsrfRefusal(firstError)) {
@@ -242,7 +264,10 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     const legacy = newClient(options.onToolListChanged);
     try {
       await legacy.connect(sse, { timeout: connectMs });
-      return withAgentClosed(wire(legacy, sse, 'sse', () => null), closeAgent);
+      return withAgentClosed(
+        wire(legacy, sse, 'sse', () => null),
+        closeAgent,
+      );
     } catch {
       await legacy.close().catch(() => undefined);
       await closeAgent();

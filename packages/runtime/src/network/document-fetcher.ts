@@ -35,7 +35,7 @@ export function guardedDocumentFetcher(agent: Dispatcher): DocumentFetcher {
           'OPENAPI_TOO_LARGE',
           `${url} is larger than the limit of ${limits.maxBytes} bytes; raise import.maxDocumentBytes in gateway.yaml ` +
             'if the document is genuine.',
-          { details: { maxBytes: limits.maxBytes }, cause: error }
+          { details: { maxBytes: limits.maxBytes }, cause: error },
         );
       }
       if (error instanceof GatewayError && (error.code === 'FETCH_FAILED' || error.code === 'FETCH_TIMEOUT')) {

@@ -44,8 +44,18 @@ describe('isAddressAllowed', () => {
     expect(isAddressAllowed(address, [])).toBe(false);
   });
 
-  const publicAddresses = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '172.15.255.255', '100.128.0.1',
-    '11.0.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1'];
+  const publicAddresses = [
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.32.0.1',
+    '172.15.255.255',
+    '100.128.0.1',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '2002:808:808::1',
+  ];
   it.each(publicAddresses)('%s is public and allowed without an allowlist', (address) => {
     expect(classifyAddress(address)).toBe('public');
     expect(isAddressAllowed(address)).toBe(true);

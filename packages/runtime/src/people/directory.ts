@@ -147,6 +147,11 @@ export class PeopleDirectory {
       return undefined;
     }
     if (!(await verifyPassword(password, person.passwordHash))) return undefined;
-    return { name: person.name, ...(person.email ? { email: person.email } : {}), createdAt: person.createdAt, subject: localSubject(person.name) };
+    return {
+      name: person.name,
+      ...(person.email ? { email: person.email } : {}),
+      createdAt: person.createdAt,
+      subject: localSubject(person.name),
+    };
   }
 }

@@ -69,7 +69,10 @@ export function createExecVault(options: ExecVaultOptions): Vault {
       throw readOnly('exec');
     },
     async list() {
-      throw new GatewayError('VAULT_LIST_UNSUPPORTED', 'the exec vault provider cannot list secrets: list them with the secret manager itself');
+      throw new GatewayError(
+        'VAULT_LIST_UNSUPPORTED',
+        'the exec vault provider cannot list secrets: list them with the secret manager itself',
+      );
     },
   };
 

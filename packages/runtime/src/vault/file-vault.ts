@@ -201,10 +201,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
   }
 
   function wrongKey(): GatewayError {
-    return new GatewayError(
-      'VAULT_KEY_INVALID',
-      `the vault key does not open ${options.path} (wrong key, or the file was altered)`,
-    );
+    return new GatewayError('VAULT_KEY_INVALID', `the vault key does not open ${options.path} (wrong key, or the file was altered)`);
   }
 
   async function withLock<T>(action: () => Promise<T>): Promise<T> {
@@ -221,7 +218,10 @@ export function createFileVault(options: FileVaultOptions): Vault {
         // A writer holds the lock for milliseconds; one older than 30 s belongs to a crashed process.
         if (info && Date.now() - info.mtimeMs > 30_000) await unlink(lockPath).catch(() => undefined);
         if (Date.now() > deadline) {
-          throw new GatewayError('VAULT_BUSY', `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`);
+          throw new GatewayError(
+            'VAULT_BUSY',
+            `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 25));
       }

@@ -147,9 +147,7 @@ describe('file vault', () => {
 
 describe('env vault', () => {
   it('reads GATEWAY_SECRET_<NAME> and is read-only', async () => {
-    const loaded = configWith(
-      'vault:\n  provider: env\n',
-    );
+    const loaded = configWith('vault:\n  provider: env\n');
     const vault = await createVault(loaded, { env: { GATEWAY_SECRET_ORDERS_API_KEY: 'from-env', GATEWAY_SECRET_ADMIN_TOKEN: 't' } });
     expect(vault.provider).toBe('env');
     expect(await vault.get('orders-api.key')).toBe('from-env');
@@ -184,7 +182,9 @@ describe('exec vault', () => {
 
   it('a non-zero exit is VAULT_EXEC_FAILED and the output never appears in the error', async () => {
     await script('echo "leaked-secret-output"; echo "leaked-stderr" >&2; exit 3');
-    const vault = await createVault(configWith('vault:\n  provider: exec\n  exec:\n    command: [./secret-helper.sh]\n'), { env: noKeyEnv });
+    const vault = await createVault(configWith('vault:\n  provider: exec\n  exec:\n    command: [./secret-helper.sh]\n'), {
+      env: noKeyEnv,
+    });
     const error = await vault.get('api-key').catch((caught: unknown) => caught as Error);
     expect(error).toMatchObject({ code: 'VAULT_EXEC_FAILED' });
     expect((error as Error).message).toContain('exited with code 3');

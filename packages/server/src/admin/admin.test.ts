@@ -86,7 +86,9 @@ describe('admin API', () => {
     expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer first-token' } })).statusCode).toBe(200);
     await vault.set('admin-token', 'second-token');
     expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer first-token' } })).statusCode).toBe(401);
-    expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer second-token' } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer second-token' } })).statusCode).toBe(
+      200,
+    );
   });
 
   it('a Host or Origin that does not name this gateway is refused before the token is looked at (DNS rebinding)', async () => {

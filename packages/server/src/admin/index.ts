@@ -176,11 +176,21 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     app.post<{ Body: { source?: unknown } | undefined }>('/drift/check', async (request, reply) => {
       const drift = options.drift;
       if (!drift?.checkNow) {
-        return sendProblem(reply, { status: 409, code: 'DRIFT_DISABLED', title: 'Drift checks are off', detail: 'drift.enabled is false in gateway.yaml' });
+        return sendProblem(reply, {
+          status: 409,
+          code: 'DRIFT_DISABLED',
+          title: 'Drift checks are off',
+          detail: 'drift.enabled is false in gateway.yaml',
+        });
       }
       const source = request.body?.source;
       if (source !== undefined && (typeof source !== 'string' || !Object.hasOwn(options.loaded.config.sources, source))) {
-        return sendProblem(reply, { status: 404, code: 'SOURCE_UNKNOWN', title: 'Unknown source', detail: `no source ${JSON.stringify(source)} in gateway.yaml` });
+        return sendProblem(reply, {
+          status: 404,
+          code: 'SOURCE_UNKNOWN',
+          title: 'Unknown source',
+          detail: `no source ${JSON.stringify(source)} in gateway.yaml`,
+        });
       }
       await drift.checkNow(source === undefined ? undefined : [source]);
       reply.header('cache-control', 'no-store');
@@ -250,7 +260,12 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     );
 
     app.setNotFoundHandler((request, reply) =>
-      sendProblem(reply, { status: 404, code: 'ADMIN_ROUTE_NOT_FOUND', title: 'Not found', detail: `no admin route ${request.method} ${request.url}` }),
+      sendProblem(reply, {
+        status: 404,
+        code: 'ADMIN_ROUTE_NOT_FOUND',
+        title: 'Not found',
+        detail: `no admin route ${request.method} ${request.url}`,
+      }),
     );
 
     app.setErrorHandler((error, request, reply) => {

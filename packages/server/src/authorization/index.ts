@@ -47,7 +47,10 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     try {
       caCertificates.push(await readFile(file, 'utf8'));
     } catch (error) {
-      throw new GatewayError('AUTH_CA_CERTIFICATE_UNREADABLE', `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`);
+      throw new GatewayError(
+        'AUTH_CA_CERTIFICATE_UNREADABLE',
+        `auth.clientMetadata.caCertificates: cannot read ${file}: ${(error as Error).message}`,
+      );
     }
   }
   const metadataDocuments = createClientMetadataFetcher({
@@ -59,7 +62,11 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   });
   const clients = createClientRegistry({ settings, registrations: store.clients, vault: context.vault, metadataDocuments });
   const tokens = new AccessTokens(keys, settings.issuer, settings.mcpUrl, settings.accessTokenSeconds);
-  const authorizer = createMcpAuthorizer({ tokens, sessions: store.sessions, resourceMetadataUrl: settings.endpoints.protectedResourceMetadata });
+  const authorizer = createMcpAuthorizer({
+    tokens,
+    sessions: store.sessions,
+    resourceMetadataUrl: settings.endpoints.protectedResourceMetadata,
+  });
   const people = new PeopleDirectory(settings.peopleFile);
   // With workers, a browser's next page may reach another process: page state goes through the database.
   const isShared = context.requireSharedSigningKeys === true;

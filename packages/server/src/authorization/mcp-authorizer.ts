@@ -25,7 +25,11 @@ export function bearerChallenge(resourceMetadataUrl: string, error?: { code: str
  * Sessions are parsed once and cached; whether one is still open is read from the database on every
  * request (a primary-key lookup), so `gateway sessions revoke` from another process takes effect at once.
  */
-export function createMcpAuthorizer(options: { tokens: AccessTokens; sessions: Sessions; resourceMetadataUrl: string }): McpAuthorizer & { forget(sessionId: string): void } {
+export function createMcpAuthorizer(options: {
+  tokens: AccessTokens;
+  sessions: Sessions;
+  resourceMetadataUrl: string;
+}): McpAuthorizer & { forget(sessionId: string): void } {
   const { tokens, sessions, resourceMetadataUrl } = options;
   const callers = new Map<string, McpCaller>();
   sessions.onRevoke((sessionId) => callers.delete(sessionId));

@@ -55,7 +55,11 @@ beforeAll(async () => {
     join(directory.path, 'gateway.yaml'),
   );
   database = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
-  log = await createReceiptLog({ store: createSqliteReceiptStore(database), vault: await createVault(loaded, { env: { PATH: process.env.PATH } }), loaded });
+  log = await createReceiptLog({
+    store: createSqliteReceiptStore(database),
+    vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+    loaded,
+  });
   pipeline = createCallPipeline({
     registry,
     authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => isSessionOpen },
@@ -98,7 +102,15 @@ describe('the call pipeline', () => {
     const { answer, receipt } = await pipeline.callTool(caller(), name, { q: 1 }, undefined);
     expect(answer.kind).toBe(kind);
     if (answer.kind === 'result') expect(answer.result.isError).toBe(true);
-    expect(receipt).toMatchObject({ tool: name, outcome: 'denied', reason, session: 'session-4', person: 'bob', clientId: 'client-9', resultDigest: null });
+    expect(receipt).toMatchObject({
+      tool: name,
+      outcome: 'denied',
+      reason,
+      session: 'session-4',
+      person: 'bob',
+      clientId: 'client-9',
+      resultDigest: null,
+    });
     expect(log.store.get(receipt!.index)).toEqual(receipt);
     expect(upstream.requests.length).toBe(before);
   });
@@ -117,7 +129,13 @@ describe('the call pipeline', () => {
   it('an allowed call is executed and receipted allowed, with the upstream status and a result digest', async () => {
     const { answer, receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
     expect(answer).toMatchObject({ kind: 'result', result: { structuredContent: { ok: true } } });
-    expect(receipt).toMatchObject({ outcome: 'allowed', reason: null, upstreamStatus: 200, source: 'orders', publication: 'publication-1' });
+    expect(receipt).toMatchObject({
+      outcome: 'allowed',
+      reason: null,
+      upstreamStatus: 200,
+      source: 'orders',
+      publication: 'publication-1',
+    });
     expect(receipt!.resultDigest).toMatch(/^hmac-sha256:/);
   });
 

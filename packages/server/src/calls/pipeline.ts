@@ -101,7 +101,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       for (const alternative of security) {
         const schemes = Object.keys(alternative).sort();
         if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
-        alternatives.push(schemes.filter((scheme) => credentials[scheme]!.type !== 'none').map((scheme) => loginIdOf(tool.sourceName, scheme)));
+        alternatives.push(
+          schemes.filter((scheme) => credentials[scheme]!.type !== 'none').map((scheme) => loginIdOf(tool.sourceName, scheme)),
+        );
       }
       loginAlternativesCache.set(tool, alternatives);
     }
@@ -159,7 +161,10 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       });
     } catch (error) {
       // The call has happened: answer it, and say loudly that its receipt is missing.
-      logger.error({ code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message }, 'receipt not written');
+      logger.error(
+        { code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message },
+        'receipt not written',
+      );
       return undefined;
     }
   }
@@ -191,7 +196,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     }
     let outcome: ToolCallOutcome;
     try {
-      outcome = await executor.execute(tool!, argumentsObject, { logins: caller.logins, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
+      outcome = await executor.execute(tool!, argumentsObject, {
+        logins: caller.logins,
+        ...(signal ? { signal } : {}),
+        ...(onProgress ? { onProgress } : {}),
+      });
     } catch (error) {
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
@@ -210,11 +219,18 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       'tool call',
     );
     const isOk = outcome.outcome === 'ok';
-    const written = receipt(decision, caller, argumentsObject, isOk ? 'allowed' : 'error', outcome.outcome === 'ok' ? null : EXECUTION_ERROR_CODES[outcome.outcome], {
-      login: outcome.loginId,
-      ...(outcome.upstreamStatus === undefined ? {} : { upstreamStatus: outcome.upstreamStatus }),
-      result: outcome.result,
-    });
+    const written = receipt(
+      decision,
+      caller,
+      argumentsObject,
+      isOk ? 'allowed' : 'error',
+      outcome.outcome === 'ok' ? null : EXECUTION_ERROR_CODES[outcome.outcome],
+      {
+        login: outcome.loginId,
+        ...(outcome.upstreamStatus === undefined ? {} : { upstreamStatus: outcome.upstreamStatus }),
+        result: outcome.result,
+      },
+    );
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 

@@ -157,7 +157,11 @@ describe('credential resolver', () => {
 
   it('the first alternative the session may use is chosen', async () => {
     const resolver = createCredentialResolver({ loaded, vault });
-    const resolved = await resolver.resolve('api', operation([{ unconfigured: [] }, { bearerAuth: [] }, { headerKey: [] }]), new Set(['api/headerKey']));
+    const resolved = await resolver.resolve(
+      'api',
+      operation([{ unconfigured: [] }, { bearerAuth: [] }, { headerKey: [] }]),
+      new Set(['api/headerKey']),
+    );
     expect(resolved.loginId).toBe('api/headerKey');
     expect(resolved.headers).toEqual({ 'x-api-key': 'hk-value' });
   });
@@ -182,7 +186,9 @@ describe('credential resolver', () => {
     const resolver = createCredentialResolver({ loaded, vault });
     await vault.set('bearer-token', 'rotated-value');
     try {
-      expect((await resolver.resolve('api', operation([{ bearerAuth: [] }]), allLogins)).headers.authorization).toBe('Bearer rotated-value');
+      expect((await resolver.resolve('api', operation([{ bearerAuth: [] }]), allLogins)).headers.authorization).toBe(
+        'Bearer rotated-value',
+      );
     } finally {
       await vault.set('bearer-token', 'bt-value');
     }

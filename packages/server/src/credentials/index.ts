@@ -21,7 +21,6 @@ import { findSsrfRefusal } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
 import type { ExecutorCredentials } from '../execute/request.js';
 
-
 export interface CredentialResolver {
   /**
    * Credentials for one call: the first alternative of `operation.security` whose every scheme has a
@@ -185,11 +184,9 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           { details: { login: loginId, error: error.error } },
         );
       }
-      throw new GatewayError(
-        'OAUTH_TOKEN_ENDPOINT_UNREACHABLE',
-        `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`,
-        { details: { login: loginId } },
-      );
+      throw new GatewayError('OAUTH_TOKEN_ENDPOINT_UNREACHABLE', `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`, {
+        details: { login: loginId },
+      });
     }
     if (result.token_type.toLowerCase() !== 'bearer') {
       throw new GatewayError(

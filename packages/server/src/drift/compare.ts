@@ -63,4 +63,3 @@ export function compareWithPublication(
     .sort(compareText);
   return { blocked, added, changed, removed };
 }
-

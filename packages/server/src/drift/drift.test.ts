@@ -17,10 +17,10 @@ function op(tool: string, fingerprint: string): Pick<Operation, 'tool' | 'finger
 
 describe('compareWithPublication', () => {
   it('a changed fingerprint blocks the tool with a reason naming both fingerprints', () => {
-    const result = compareWithPublication([op('get_order', 'sha256:aaaaaaaaaaaaaaaa'), op('list_orders', 'sha256:1')], [
-      op('get_order', 'sha256:bbbbbbbbbbbbbbbb'),
-      op('list_orders', 'sha256:1'),
-    ]);
+    const result = compareWithPublication(
+      [op('get_order', 'sha256:aaaaaaaaaaaaaaaa'), op('list_orders', 'sha256:1')],
+      [op('get_order', 'sha256:bbbbbbbbbbbbbbbb'), op('list_orders', 'sha256:1')],
+    );
     expect([...result.blocked.keys()]).toEqual(['get_order']);
     expect(result.blocked.get('get_order')).toBe(
       'operation changed in the live description (fingerprint sha256:aaaaaaaaaaaa… → sha256:bbbbbbbbbbbb…)',
@@ -48,7 +48,11 @@ describe('compareWithPublication', () => {
   });
 
   it('operations the publication holds without offering are not reported as added', () => {
-    const result = compareWithPublication([op('a', 'sha256:1')], [op('a', 'sha256:1'), op('b', 'sha256:2')], [op('a', 'sha256:1'), op('b', 'sha256:9')]);
+    const result = compareWithPublication(
+      [op('a', 'sha256:1')],
+      [op('a', 'sha256:1'), op('b', 'sha256:2')],
+      [op('a', 'sha256:1'), op('b', 'sha256:9')],
+    );
     expect(result.added).toEqual([]);
   });
 });
@@ -152,7 +156,12 @@ describe('the drift watcher', () => {
     // Another worker: its own connection to the same database file, its own registry with the same lock.
     const otherDatabase = openDatabase(join(directory.path, 'gateway.db'), driftMigrations);
     const otherRegistry = new PublicationRegistry();
-    otherRegistry.replace(lockWith(registry.snapshot().names.map((name) => ({ ...(registry.snapshot().tools.get(name)!.entry as LockedOperation), selected: true })), { source: 'orders' }));
+    otherRegistry.replace(
+      lockWith(
+        registry.snapshot().names.map((name) => ({ ...(registry.snapshot().tools.get(name)!.entry as LockedOperation), selected: true })),
+        { source: 'orders' },
+      ),
+    );
     const follower = followDrift({ loaded, database: otherDatabase, registry: otherRegistry, intervalMs: 60_000 });
     try {
       served = DRIFTED;
@@ -176,7 +185,15 @@ describe('the drift watcher', () => {
   });
 
   it('a changed or removed operation is blocked, an unchanged one stays callable, restoring unblocks', async () => {
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     await watcher.checkNow();
     expect(watcher.report()[0]).toMatchObject({ status: 'in-sync', blockedTools: [], publication: 'publication-1' });
     expect(callable('get_order') && callable('delete_order') && callable('list_orders')).toBe(true);
@@ -186,7 +203,9 @@ describe('the drift watcher', () => {
     expect(callable('list_orders')).toBe(true);
     expect(callable('get_order')).toBe(false);
     expect(callable('delete_order')).toBe(false);
-    expect(registry.blockedReason('orders', 'get_order')).toMatch(/^operation changed in the live description \(fingerprint sha256:[0-9a-f]{12}… → sha256:[0-9a-f]{12}…\)$/);
+    expect(registry.blockedReason('orders', 'get_order')).toMatch(
+      /^operation changed in the live description \(fingerprint sha256:[0-9a-f]{12}… → sha256:[0-9a-f]{12}…\)$/,
+    );
     expect(registry.blockedReason('orders', 'delete_order')).toBe('operation removed from the live description');
     const report = watcher.report()[0]!;
     expect(report.status).toBe('drifted');
@@ -194,7 +213,10 @@ describe('the drift watcher', () => {
 
     // The proposal is in SQLite with the normalised operations, once per distinct digest.
     await watcher.checkNow();
-    const rows = database.prepare('SELECT document_digest, operations_json FROM drift_proposals').all() as Array<{ document_digest: string; operations_json: string }>;
+    const rows = database.prepare('SELECT document_digest, operations_json FROM drift_proposals').all() as Array<{
+      document_digest: string;
+      operations_json: string;
+    }>;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.document_digest).toBe(report.proposal!.digest);
     expect((JSON.parse(rows[0]!.operations_json) as Operation[]).map((operation) => operation.tool)).toEqual(['list_orders', 'get_order']);
@@ -207,7 +229,15 @@ describe('the drift watcher', () => {
   });
 
   it('an unchanged URL document is revalidated with If-None-Match', async () => {
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     await watcher.checkNow();
     const before = conditionalRequests.length;
     await watcher.checkNow();
@@ -216,7 +246,15 @@ describe('the drift watcher', () => {
   });
 
   it('an unreachable or invalid document changes nothing and is reported', async () => {
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     served = DRIFTED;
     await watcher.checkNow();
     expect(callable('get_order')).toBe(false);
@@ -237,7 +275,15 @@ describe('the drift watcher', () => {
 
   it('a description on a private address without an allowlist is refused by the SSRF guard', async () => {
     const strict = createGuardedAgent({});
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent: strict, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent: strict,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     await watcher.checkNow();
     expect(watcher.report()[0]).toMatchObject({ status: 'error', error: { code: 'SSRF_ADDRESS_REFUSED' } });
     expect(callable('get_order')).toBe(true);
@@ -256,26 +302,60 @@ describe('the drift watcher', () => {
   });
 
   it('recorded blocks are re-applied at start-up while the same publication is in use', async () => {
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     served = DRIFTED;
     await watcher.checkNow();
     await watcher.stop();
     const restarted = new PublicationRegistry();
     const imported = await importOpenApiText(ORIGINAL, 'openapi.yaml', { baseDirectory: directory.path });
-    restarted.replace(lockWith(imported.operations.map((operation) => ({ ...operation, selected: true })), { source: 'orders' }));
+    restarted.replace(
+      lockWith(
+        imported.operations.map((operation) => ({ ...operation, selected: true })),
+        { source: 'orders' },
+      ),
+    );
     registry = restarted;
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     expect(callable('get_order')).toBe(false);
     expect(callable('list_orders')).toBe(true);
   });
 
   it('a new publication matching the live description unblocks at once (hot reload)', async () => {
-    watcher = startDriftWatcher({ loaded: config(`${baseUrl}/openapi.yaml`), database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     served = DRIFTED;
     await watcher.checkNow();
     expect(callable('get_order')).toBe(false);
     const imported = await importOpenApiText(DRIFTED, 'openapi.yaml', { baseDirectory: directory.path });
-    registry.replace(lockWith(imported.operations.map((operation) => ({ ...operation, selected: true })), { source: 'orders', publicationId: 'publication-2' }));
+    registry.replace(
+      lockWith(
+        imported.operations.map((operation) => ({ ...operation, selected: true })),
+        { source: 'orders', publicationId: 'publication-2' },
+      ),
+    );
     await watcher.checkNow();
     expect(callable('get_order')).toBe(true);
     expect(watcher.report()[0]).toMatchObject({ status: 'in-sync', publication: 'publication-2' });

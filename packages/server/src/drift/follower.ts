@@ -13,7 +13,12 @@ export const DRIFT_FOLLOW_INTERVAL_MS = 1_000;
  * the same rule a restart uses: only while the publication in use is the one they were computed against.
  * So a drifted tool is refused by every worker within about a second of the check that found it.
  */
-export function followDrift(options: { loaded: LoadedConfig; database: SqliteDatabase; registry: DriftRegistry; intervalMs?: number }): DriftWatcher {
+export function followDrift(options: {
+  loaded: LoadedConfig;
+  database: SqliteDatabase;
+  registry: DriftRegistry;
+  intervalMs?: number;
+}): DriftWatcher {
   const { loaded, registry } = options;
   const store = new DriftStore(options.database);
   const sourceNames = Object.keys(loaded.config.sources).sort();
@@ -23,7 +28,10 @@ export function followDrift(options: { loaded: LoadedConfig; database: SqliteDat
     const publications = registry.snapshot().publications;
     for (const source of sourceNames) {
       const state = store.loadState(source);
-      const isCurrent = state !== undefined && state.document === sourceLocation(loaded.config.sources[source]!) && state.publicationId === (publications.get(source) ?? null);
+      const isCurrent =
+        state !== undefined &&
+        state.document === sourceLocation(loaded.config.sources[source]!) &&
+        state.publicationId === (publications.get(source) ?? null);
       const blocked = isCurrent ? state.blocked : [];
       const key = JSON.stringify([publications.get(source) ?? null, blocked]);
       if (applied.get(source) === key) continue;
@@ -63,7 +71,17 @@ export function followDrift(options: { loaded: LoadedConfig; database: SqliteDat
           ...(state.error ? { error: state.error } : {}),
           publication: state.publicationId,
           blockedTools: state.blocked,
-          ...(proposal ? { proposal: { digest: proposal.digest, detectedAt: proposal.detectedAt, changed: proposal.changed, removed: proposal.removed, added: proposal.added } } : {}),
+          ...(proposal
+            ? {
+                proposal: {
+                  digest: proposal.digest,
+                  detectedAt: proposal.detectedAt,
+                  changed: proposal.changed,
+                  removed: proposal.removed,
+                  added: proposal.added,
+                },
+              }
+            : {}),
         };
       });
     },

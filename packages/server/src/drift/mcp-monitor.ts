@@ -34,7 +34,9 @@ export interface McpDriftMonitor {
 export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftMonitor {
   const { loaded, registry, pool, logger } = options;
   const store = new DriftStore(options.database);
-  const sources = Object.entries(loaded.config.sources).flatMap(([name, source]) => (source.kind === 'mcp' ? [[name, source] as const] : []));
+  const sources = Object.entries(loaded.config.sources).flatMap(([name, source]) =>
+    source.kind === 'mcp' ? [[name, source] as const] : [],
+  );
   const reports = new Map<string, DriftSourceReport>();
   const running = new Map<string, Promise<void>>();
   for (const [name, source] of sources) {
@@ -73,7 +75,10 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
       const current = liveByName.get(tool.mcpTool.name);
       if (!current) {
         removed.push(tool.name);
-        blocked.set(tool.name, `${tool.name} is no longer offered by the upstream MCP server of '${sourceName}'; it is refused until the source is re-imported, reviewed and published`);
+        blocked.set(
+          tool.name,
+          `${tool.name} is no longer offered by the upstream MCP server of '${sourceName}'; it is refused until the source is re-imported, reviewed and published`,
+        );
       } else if (current.fingerprint !== tool.mcpTool.fingerprint) {
         changed.push(tool.name);
         blocked.set(
@@ -88,7 +93,10 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
     registry.setBlocked(sourceName, blocked);
     const detectedAt = new Date().toISOString();
     if (changed.length + removed.length > 0) {
-      const proposal = store.recordProposal({ source: sourceName, digest: live.documentDigest, publicationId, detectedAt, added, changed, removed }, live.operations);
+      const proposal = store.recordProposal(
+        { source: sourceName, digest: live.documentDigest, publicationId, detectedAt, added, changed, removed },
+        live.operations,
+      );
       report.proposal = { digest: proposal.digest, detectedAt: proposal.detectedAt, changed, removed, added };
       logger.warn({ source: sourceName, blocked: [...blocked.keys()] }, 'mcp drift: tools blocked');
     } else {

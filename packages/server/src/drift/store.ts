@@ -84,9 +84,7 @@ export class DriftStore {
     this.touchProposal = database.prepare(
       'UPDATE drift_proposals SET last_seen_at = ?, publication_id = ?, added_json = ?, changed_json = ?, removed_json = ? WHERE source = ? AND document_digest = ?',
     );
-    this.selectLatestProposal = database.prepare(
-      'SELECT * FROM drift_proposals WHERE source = ? AND document_digest = ?',
-    );
+    this.selectLatestProposal = database.prepare('SELECT * FROM drift_proposals WHERE source = ? AND document_digest = ?');
     this.selectProposalOperations = database.prepare(
       'SELECT operations_json FROM drift_proposals WHERE source = ? AND document_digest = ?',
     );
@@ -126,10 +124,7 @@ export class DriftStore {
   }
 
   /** Records a proposal the first time a digest is seen; later sightings only refresh `lastSeenAt` and the comparison. */
-  recordProposal(
-    proposal: Omit<DriftProposal, 'lastSeenAt'>,
-    operations: readonly Operation[] | readonly McpTool[],
-  ): DriftProposal {
+  recordProposal(proposal: Omit<DriftProposal, 'lastSeenAt'>, operations: readonly Operation[] | readonly McpTool[]): DriftProposal {
     const added = JSON.stringify(proposal.added);
     const changed = JSON.stringify(proposal.changed);
     const removed = JSON.stringify(proposal.removed);

@@ -109,18 +109,21 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
   for (const source of sourceNames) {
     const document = openApiSources.get(source)!.document;
     const saved = store.loadState(source);
-    const state: DriftState = saved && saved.document === document ? saved : {
-      source,
-      document,
-      etag: null,
-      lastModified: null,
-      documentDigest: null,
-      checkedAt: null,
-      status: 'pending',
-      error: null,
-      publicationId: null,
-      blocked: [],
-    };
+    const state: DriftState =
+      saved && saved.document === document
+        ? saved
+        : {
+            source,
+            document,
+            etag: null,
+            lastModified: null,
+            documentDigest: null,
+            checkedAt: null,
+            status: 'pending',
+            error: null,
+            publicationId: null,
+            blocked: [],
+          };
     memory.set(source, { state });
     // A restart must not reopen drifted tools until the first check: re-apply the recorded blocks while
     // the publication in use is still the one they were computed against.
@@ -129,7 +132,10 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     }
   }
 
-  async function readDocument(source: string, previous: LiveDocument | undefined): Promise<{ text: string | null; etag: string | null; lastModified: string | null }> {
+  async function readDocument(
+    source: string,
+    previous: LiveDocument | undefined,
+  ): Promise<{ text: string | null; etag: string | null; lastModified: string | null }> {
     const location = openApiSources.get(source)!.document;
     if (URL_LOCATION.test(location)) {
       const headers: Record<string, string> = {};
@@ -137,19 +143,32 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       if (previous?.etag) headers['if-none-match'] = previous.etag;
       if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
       // The same redirect rule as the CLI's import (guardedDocumentFetcher): each hop passes the guard again.
-      const fetched = await guardedFetchText(location, { agent: options.agent, maxBytes, timeoutMs, headers, maxRedirects: DOCUMENT_MAX_REDIRECTS });
+      const fetched = await guardedFetchText(location, {
+        agent: options.agent,
+        maxBytes,
+        timeoutMs,
+        headers,
+        maxRedirects: DOCUMENT_MAX_REDIRECTS,
+      });
       if (fetched.status === 304 && previous) return { text: null, etag: previous.etag, lastModified: previous.lastModified };
       if (fetched.status < 200 || fetched.status > 299) {
         throw new GatewayError('DRIFT_DOCUMENT_UNAVAILABLE', `${location} answered HTTP ${fetched.status}`);
       }
-      return { text: decodeDocumentBytes(fetched.bytes, location), etag: fetched.headers.etag ?? null, lastModified: fetched.headers['last-modified'] ?? null };
+      return {
+        text: decodeDocumentBytes(fetched.bytes, location),
+        etag: fetched.headers.etag ?? null,
+        lastModified: fetched.headers['last-modified'] ?? null,
+      };
     }
     const path = resolveConfigPath(loaded, location);
     let size: number;
     try {
       size = (await stat(path)).size;
     } catch (error) {
-      throw new GatewayError('DRIFT_DOCUMENT_UNREADABLE', `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new GatewayError(
+        'DRIFT_DOCUMENT_UNREADABLE',
+        `cannot read ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
     if (size > maxBytes) {
       throw new GatewayError('FETCH_RESPONSE_TOO_LARGE', `${location} is larger than ${maxBytes} bytes`);
@@ -157,7 +176,11 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     return { text: decodeDocumentBytes(await readFile(path), location), etag: null, lastModified: null };
   }
 
-  async function normalise(source: string, text: string, read: { etag: string | null; lastModified: string | null }): Promise<LiveDocument> {
+  async function normalise(
+    source: string,
+    text: string,
+    read: { etag: string | null; lastModified: string | null },
+  ): Promise<LiveDocument> {
     const settings = openApiSources.get(source)!;
     const imported = await importOpenApiText(text, settings.document, {
       baseDirectory: loaded.directory,
@@ -190,12 +213,14 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     const publicationId = snapshot.publications.get(source) ?? null;
     let comparison: DriftComparison | undefined;
     if (publicationId) {
-      const offered = [...snapshot.tools.values()].flatMap((tool) => (tool.sourceName === source && tool.operation ? [tool.operation] : []));
+      const offered = [...snapshot.tools.values()].flatMap((tool) =>
+        tool.sourceName === source && tool.operation ? [tool.operation] : [],
+      );
       comparison = compareWithPublication(offered, live.operations, knownOperations(snapshot.lock, source, publicationId) ?? offered);
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];
     registry.setBlocked(source, comparison?.blocked ?? new Map());
-    const hasDifference = comparison !== undefined && (comparison.changed.length + comparison.removed.length + comparison.added.length > 0);
+    const hasDifference = comparison !== undefined && comparison.changed.length + comparison.removed.length + comparison.added.length > 0;
     if (hasDifference) {
       store.recordProposal(
         {
@@ -289,7 +314,9 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     if (change.kind !== 'snapshot' || stopped) return;
     round = round.then(async () => {
       for (const source of sourceNames) {
-        await evaluate(source).catch((error: unknown) => logger.error({ source, error: (error as Error)?.message }, 'drift re-evaluation failed'));
+        await evaluate(source).catch((error: unknown) =>
+          logger.error({ source, error: (error as Error)?.message }, 'drift re-evaluation failed'),
+        );
       }
     });
   });

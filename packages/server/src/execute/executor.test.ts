@@ -102,7 +102,9 @@ beforeAll(async () => {
         method: 'DELETE',
         path: '/items/{itemId}',
         server,
-        parameters: [{ name: 'itemId', in: 'path', argument: 'itemId', required: true, style: 'simple', explode: false, allowReserved: false }],
+        parameters: [
+          { name: 'itemId', in: 'path', argument: 'itemId', required: true, style: 'simple', explode: false, allowReserved: false },
+        ],
         inputSchema: { type: 'object', properties: { itemId: { type: 'string' } }, required: ['itemId'] },
       }),
       lockedOperation({
@@ -171,7 +173,11 @@ const context = { logins: new Set(['api/bearer']) };
 
 describe('executing an OpenAPI tool', () => {
   it('builds the request from the frozen operation: server base path, path, query, header, cookie, form body', async () => {
-    const outcome = await executor.execute(tool('create'), { kind: 'a b', tags: ['x', 'y'], trace: 't-1', pref: 'dark', body: { name: 'n', qty: 2 } }, context);
+    const outcome = await executor.execute(
+      tool('create'),
+      { kind: 'a b', tags: ['x', 'y'], trace: 't-1', pref: 'dark', body: { name: 'n', qty: 2 } },
+      context,
+    );
     expect(outcome.outcome).toBe('ok');
     const request = upstream.requests.at(-1)!;
     expect(request).toMatchObject({ method: 'POST', path: '/v1/items/a%20b', query: 'tags=x&tags=y', body: 'name=n&qty=2' });

@@ -26,7 +26,17 @@ export interface ToolCallOutcome {
   /** The final upstream HTTP status, when the upstream answered. */
   upstreamStatus?: number;
   /** `validation`, `credentials`, `upstream`, `timeout`, `too-large`, `network`, `redirect`, `ok`. */
-  outcome: 'ok' | 'upstream-error' | 'validation' | 'credentials' | 'timeout' | 'too-large' | 'network' | 'redirect' | 'refused' | 'cancelled';
+  outcome:
+    | 'ok'
+    | 'upstream-error'
+    | 'validation'
+    | 'credentials'
+    | 'timeout'
+    | 'too-large'
+    | 'network'
+    | 'redirect'
+    | 'refused'
+    | 'cancelled';
   loginId: string | null;
   durationMs: number;
 }
@@ -359,10 +369,22 @@ function reasonPhrase(status: number): string {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 410: 'Gone', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
-  429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway',
-  503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /**
@@ -380,7 +402,8 @@ export function toToolResult(
   containsSecret: (bytes: Buffer) => boolean = () => false,
 ): ToolResult {
   const mediaType = mediaTypeOf(contentType);
-  const textBody = bytes.length === 0 ? '' : isJsonMediaType(mediaType) || isTextMediaType(mediaType) || !mediaType ? decodeUtf8(bytes) : undefined;
+  const textBody =
+    bytes.length === 0 ? '' : isJsonMediaType(mediaType) || isTextMediaType(mediaType) || !mediaType ? decodeUtf8(bytes) : undefined;
   if (status >= 400) {
     const excerpt =
       textBody === undefined
@@ -419,7 +442,11 @@ export function toToolResult(
       {
         type: 'resource',
         // A synthetic URI: the real request URL may carry a query credential.
-        resource: { uri: `gateway://tools/${toolName}/response`, mimeType: mediaType || 'application/octet-stream', blob: bytes.toString('base64') },
+        resource: {
+          uri: `gateway://tools/${toolName}/response`,
+          mimeType: mediaType || 'application/octet-stream',
+          blob: bytes.toString('base64'),
+        },
       },
     ],
   };

@@ -35,9 +35,13 @@ export async function executeMcpTool(
   const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
   const check = tool.validate(argumentsObject);
   if (!check.ok) {
-    return finish(errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`), 'validation');
+    return finish(
+      errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`),
+      'validation',
+    );
   }
-  if (!pool) return finish(errorResult(`cannot call ${tool.name}: no MCP upstream is configured for source '${tool.sourceName}'`), 'network');
+  if (!pool)
+    return finish(errorResult(`cannot call ${tool.name}: no MCP upstream is configured for source '${tool.sourceName}'`), 'network');
   try {
     const upstream = await pool.callTool(tool.sourceName, tool.mcpTool.name, argumentsObject, {
       ...(context.signal ? { signal: context.signal } : {}),

@@ -56,7 +56,9 @@ describe('MCP upstream pool (stdio, supervised)', () => {
     const image = await current.callTool('everything', 'get-tiny-image', {});
     expect(image.content).toContainEqual(expect.objectContaining({ type: 'image', mimeType: 'image/png', data: expect.any(String) }));
 
-    const error = await current.callTool('everything', 'get-structured-content', { location: 'Atlantis' }).catch((caught: unknown) => caught);
+    const error = await current
+      .callTool('everything', 'get-structured-content', { location: 'Atlantis' })
+      .catch((caught: unknown) => caught);
     // Either the upstream's own isError result, passed through, or its protocol error as a clear gateway error.
     if (error instanceof GatewayError) expect(error.code).toBe('MCP_UPSTREAM_FAILED');
     else expect((error as { isError?: boolean }).isError).toBe(true);
@@ -74,7 +76,9 @@ describe('MCP upstream pool (stdio, supervised)', () => {
     const pid = current.pid('everything')!;
     expect(pid).toBeGreaterThan(0);
     const started = Date.now();
-    const call = current.callTool('everything', 'trigger-long-running-operation', { duration: 15, steps: 3 }).catch((error: unknown) => error);
+    const call = current
+      .callTool('everything', 'trigger-long-running-operation', { duration: 15, steps: 3 })
+      .catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 500));
     process.kill(pid, 'SIGKILL');
     const error = await call;
@@ -92,7 +96,9 @@ describe('MCP upstream pool (stdio, supervised)', () => {
     current = await pool(2_000);
     await current.connection('everything'); // started first: the connect has its own timeout (connectMs)
     const started = Date.now();
-    const error = await current.callTool('everything', 'trigger-long-running-operation', { duration: 10, steps: 2 }).catch((caught: unknown) => caught);
+    const error = await current
+      .callTool('everything', 'trigger-long-running-operation', { duration: 10, steps: 2 })
+      .catch((caught: unknown) => caught);
     expect((error as GatewayError).code).toBe('MCP_UPSTREAM_TIMEOUT');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
     expect(Date.now() - started).toBeLessThan(6_000);

@@ -146,7 +146,7 @@ export class McpUpstreamPool {
     const crash = new GatewayError(
       'MCP_UPSTREAM_CRASHED',
       `the MCP server of source '${state.name}' stopped during the call (${connection.transport}); it is being restarted, try again`,
-      { details: { source: state.name } }
+      { details: { source: state.name } },
     );
     for (const reject of state.inFlight) reject(crash);
     state.inFlight.clear();
@@ -175,7 +175,12 @@ export class McpUpstreamPool {
   }
 
   /** Forwards one `tools/call`; the per-source timeout and response-size limit apply. */
-  async callTool(sourceName: string, upstreamName: string, argumentsValue: unknown, options: UpstreamCallOptions = {}): Promise<UpstreamCallResult> {
+  async callTool(
+    sourceName: string,
+    upstreamName: string,
+    argumentsValue: unknown,
+    options: UpstreamCallOptions = {},
+  ): Promise<UpstreamCallResult> {
     const state = this.state(sourceName);
     const timeoutMs = state.config.timeouts?.totalMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
     const maxBytes = state.config.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES;
@@ -213,18 +218,26 @@ export class McpUpstreamPool {
       const result = (await Promise.race([call, crashed, aborted])) as UpstreamCallResult;
       const size = Buffer.byteLength(JSON.stringify(result));
       if (size > maxBytes) {
-        throw new GatewayError('MCP_RESPONSE_TOO_LARGE', `the result of ${upstreamName} (${size} bytes) is larger than maxResponseBytes (${maxBytes})`, {
-          details: { source: sourceName, bytes: size, maxBytes },
-        });
+        throw new GatewayError(
+          'MCP_RESPONSE_TOO_LARGE',
+          `the result of ${upstreamName} (${size} bytes) is larger than maxResponseBytes (${maxBytes})`,
+          {
+            details: { source: sourceName, bytes: size, maxBytes },
+          },
+        );
       }
       return result;
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       if (deadline.aborted) throw timedOut();
-      throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed the call: ${(error as Error)?.message ?? String(error)}`, {
-        details: { source: sourceName },
-        cause: error,
-      });
+      throw new GatewayError(
+        'MCP_UPSTREAM_FAILED',
+        `the MCP server of source '${sourceName}' failed the call: ${(error as Error)?.message ?? String(error)}`,
+        {
+          details: { source: sourceName },
+          cause: error,
+        },
+      );
     } finally {
       state.inFlight.delete(rejectCrash);
     }

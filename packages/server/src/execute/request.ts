@@ -130,7 +130,7 @@ function pathValueRefused(operation: LockedOperation, argument: string, serialis
     'PATH_PARAMETER_INVALID',
     `argument '${argument}' is ${shown}, which a path segment cannot carry: it would take the request out of the path ` +
       `template ${operation.path}`,
-    { details: { argument, template: operation.path } }
+    { details: { argument, template: operation.path } },
   );
 }
 
@@ -170,6 +170,6 @@ function pathLeftTemplate(operation: LockedOperation): GatewayError {
   return new GatewayError(
     'PATH_PARAMETER_INVALID',
     `the arguments would take the request out of the path template ${operation.path}; nothing was sent`,
-    { details: { template: operation.path } }
+    { details: { template: operation.path } },
   );
 }

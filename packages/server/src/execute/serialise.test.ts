@@ -50,8 +50,12 @@ describe('query parameters follow the OAS style table', () => {
   });
 
   it('encodes reserved characters unless allowReserved', () => {
-    expect(serialiseQueryValue(parameter({ in: 'query', style: 'form', explode: true }), 'a/b?c&d=e f')).toEqual(['id=a%2Fb%3Fc%26d%3De%20f']);
-    expect(serialiseQueryValue(parameter({ in: 'query', style: 'form', explode: true, allowReserved: true }), 'a/b?c:d#e')).toEqual(['id=a/b?c:d%23e']);
+    expect(serialiseQueryValue(parameter({ in: 'query', style: 'form', explode: true }), 'a/b?c&d=e f')).toEqual([
+      'id=a%2Fb%3Fc%26d%3De%20f',
+    ]);
+    expect(serialiseQueryValue(parameter({ in: 'query', style: 'form', explode: true, allowReserved: true }), 'a/b?c:d#e')).toEqual([
+      'id=a/b?c:d%23e',
+    ]);
   });
 
   it('a parameter described with content is serialised as that media type', () => {
@@ -61,11 +65,12 @@ describe('query parameters follow the OAS style table', () => {
   });
 
   it('OAS 3.2 querystring: a form-urlencoded object becomes the whole query', () => {
-    expect(serialiseQueryString(parameter({ in: 'querystring', style: 'form', contentType: 'application/x-www-form-urlencoded' }), { q: 'a b', tag: ['x', 'y'] })).toEqual([
-      'q=a%20b',
-      'tag=x',
-      'tag=y',
-    ]);
+    expect(
+      serialiseQueryString(parameter({ in: 'querystring', style: 'form', contentType: 'application/x-www-form-urlencoded' }), {
+        q: 'a b',
+        tag: ['x', 'y'],
+      }),
+    ).toEqual(['q=a%20b', 'tag=x', 'tag=y']);
   });
 });
 

@@ -7,7 +7,14 @@ import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/su
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from '../calls/caller.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { DEFAULT_SSE_KEEP_ALIVE_MS, encodeModernResult, fastRequestOf, legacyCallToolResult, legacyToolsListResultText, toolsListResultText } from './fast-path.js';
+import {
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+  encodeModernResult,
+  fastRequestOf,
+  legacyCallToolResult,
+  legacyToolsListResultText,
+  toolsListResultText,
+} from './fast-path.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
@@ -44,7 +51,14 @@ function sessionAuthorizer(): McpAuthorizer {
       const snapshot = registry.snapshot();
       const tools = new Map<string, string>();
       for (const name of snapshot.names) if (name !== 'not_in_session') tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
-      const caller: McpCaller = { sessionId: 'session-1', subject: 'alice', clientId: 'client', tools, logins: new Set(), expiresAt: Date.now() + 60_000 };
+      const caller: McpCaller = {
+        sessionId: 'session-1',
+        subject: 'alice',
+        clientId: 'client',
+        tools,
+        logins: new Set(),
+        expiresAt: Date.now() + 60_000,
+      };
       return { ok: true, caller };
     },
     isSessionOpen: () => {
@@ -52,7 +66,12 @@ function sessionAuthorizer(): McpAuthorizer {
       return sessionOpen;
     },
     // The production authorizer has the re-approval challenge, so /mcp decides each call before the fast path.
-    challengeStaleApproval: () => ({ ok: false, status: 403, headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' }, body: '' }),
+    challengeStaleApproval: () => ({
+      ok: false,
+      status: 403,
+      headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' },
+      body: '',
+    }),
   };
 }
 
@@ -122,7 +141,9 @@ beforeAll(async () => {
         path: '/orders',
         server,
         title: 'List orders',
-        parameters: [{ name: 'status', in: 'query', argument: 'status', required: false, style: 'form', explode: true, allowReserved: false }],
+        parameters: [
+          { name: 'status', in: 'query', argument: 'status', required: false, style: 'form', explode: true, allowReserved: false },
+        ],
         inputSchema: { type: 'object', properties: { status: { type: 'string', enum: ['open', 'shipped'] } }, additionalProperties: false },
       }),
       lockedOperation({ tool: 'array_report', method: 'GET', path: '/array', server }),
@@ -199,17 +220,35 @@ async function bothPaths(
 const TAKEN: Array<[string, Exchange]> = [
   ['tools/list, first page', modern('tools/list', {})],
   ['tools/list, empty cursor', modern('tools/list', { cursor: '' })],
-  ['tools/call with a JSON object answer', modern('tools/call', { name: 'list_orders', arguments: { status: 'open' } }, { name: 'list_orders' })],
-  ['tools/call with a string id and client info', {
-    ...modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders', id: 'call-1' }),
-    body: { jsonrpc: '2.0', id: 'call-1', method: 'tools/call', params: { name: 'list_orders', arguments: {}, _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } } } },
-  }],
+  [
+    'tools/call with a JSON object answer',
+    modern('tools/call', { name: 'list_orders', arguments: { status: 'open' } }, { name: 'list_orders' }),
+  ],
+  [
+    'tools/call with a string id and client info',
+    {
+      ...modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders', id: 'call-1' }),
+      body: {
+        jsonrpc: '2.0',
+        id: 'call-1',
+        method: 'tools/call',
+        params: {
+          name: 'list_orders',
+          arguments: {},
+          _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } },
+        },
+      },
+    },
+  ],
   ['tools/call without arguments', modern('tools/call', { name: 'list_orders' }, { name: 'list_orders' })],
   ['tools/call with a JSON array answer', modern('tools/call', { name: 'array_report', arguments: {} }, { name: 'array_report' })],
   ['tools/call with a text answer', modern('tools/call', { name: 'text_report', arguments: {} }, { name: 'text_report' })],
   ['tools/call with an upstream 503', modern('tools/call', { name: 'broken_report', arguments: {} }, { name: 'broken_report' })],
   ['tools/call with an empty 204', modern('tools/call', { name: 'empty_delete', arguments: {} }, { name: 'empty_delete' })],
-  ['tools/call with invalid arguments', modern('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } }, { name: 'list_orders' })],
+  [
+    'tools/call with invalid arguments',
+    modern('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } }, { name: 'list_orders' }),
+  ],
   ['tools/call with header whitespace', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: '  list_orders\t' })],
 ];
 
@@ -219,27 +258,127 @@ const LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['a tool blocked by drift', modern('tools/call', { name: 'drifted_report', arguments: {} }, { name: 'drifted_report' })],
   ['Mcp-Name disagreeing with the body (-32020)', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'text_report' })],
   ['Mcp-Name missing', modern('tools/call', { name: 'list_orders', arguments: {} })],
-  ['Mcp-Name as a Base64 sentinel', modern('tools/call', { name: 'list_orders', arguments: {} }, { name: `=?base64?${Buffer.from('list_orders').toString('base64')}?=` })],
-  ['Mcp-Method missing', { ...modern('tools/call', { name: 'list_orders' }, { name: 'list_orders' }), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-name': 'list_orders' } }],
+  [
+    'Mcp-Name as a Base64 sentinel',
+    modern('tools/call', { name: 'list_orders', arguments: {} }, { name: `=?base64?${Buffer.from('list_orders').toString('base64')}?=` }),
+  ],
+  [
+    'Mcp-Method missing',
+    {
+      ...modern('tools/call', { name: 'list_orders' }, { name: 'list_orders' }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': REVISION,
+        'mcp-name': 'list_orders',
+      },
+    },
+  ],
   ['Mcp-Method disagreeing', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-method': 'tools/call' } }],
-  ['MCP-Protocol-Version missing', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': undefined } }],
-  ['MCP-Protocol-Version disagreeing with _meta', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2025-11-25' } }],
-  ['an unsupported revision in _meta (-32022)', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2099-01-01' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } } }],
-  ['a modern header without the envelope', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }],
-  ['an envelope missing clientCapabilities', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION } } } }],
+  [
+    'MCP-Protocol-Version missing',
+    { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': undefined } },
+  ],
+  [
+    'MCP-Protocol-Version disagreeing with _meta',
+    { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2025-11-25' } },
+  ],
+  [
+    'an unsupported revision in _meta (-32022)',
+    {
+      ...modern('tools/list', {}),
+      headers: { ...modern('tools/list', {}).headers, 'mcp-protocol-version': '2099-01-01' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      },
+    },
+  ],
+  [
+    'a modern header without the envelope',
+    { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } },
+  ],
+  [
+    'an envelope missing clientCapabilities',
+    {
+      ...modern('tools/list', {}),
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION } } },
+    },
+  ],
   ['an invalid cursor', modern('tools/list', { cursor: 'not-a-cursor' })],
-  ['a malformed clientInfo in the envelope', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } } } }],
-  ['the same malformed envelope again (remembered verdict)', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } } } }],
-  ['clientCapabilities that is not an object', { ...modern('tools/call', {}, { name: 'list_orders' }), body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } } } }],
+  [
+    'a malformed clientInfo in the envelope',
+    {
+      ...modern('tools/list', {}),
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } },
+      },
+    },
+  ],
+  [
+    'the same malformed envelope again (remembered verdict)',
+    {
+      ...modern('tools/list', {}),
+      body: {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/list',
+        params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } } },
+      },
+    },
+  ],
+  [
+    'clientCapabilities that is not an object',
+    {
+      ...modern('tools/call', {}, { name: 'list_orders' }),
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_orders', _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } },
+      },
+    },
+  ],
   ['tools/call with non-object arguments', modern('tools/call', { name: 'list_orders', arguments: [1] }, { name: 'list_orders' })],
   ['tools/call with a name that is not a string', modern('tools/call', { name: 5, arguments: {} }, { name: '5' })],
-  ['tools/call with an unknown param member', modern('tools/call', { name: 'list_orders', arguments: {}, task: { ttl: 1 } }, { name: 'list_orders' })],
-  ['a logLevel in _meta', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/logLevel': 'debug' } } } }],
-  ['a notification', { ...modern('notifications/cancelled', {}), body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: ENVELOPE } } }],
+  [
+    'tools/call with an unknown param member',
+    modern('tools/call', { name: 'list_orders', arguments: {}, task: { ttl: 1 } }, { name: 'list_orders' }),
+  ],
+  [
+    'a logLevel in _meta',
+    {
+      ...modern('tools/list', {}),
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/logLevel': 'debug' } },
+      },
+    },
+  ],
+  [
+    'a notification',
+    {
+      ...modern('notifications/cancelled', {}),
+      body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: ENVELOPE } },
+    },
+  ],
   ['a batch', { ...modern('tools/list', {}), body: [modern('tools/list', {}).body] }],
   ['server/discover', modern('server/discover', {})],
-  ['a JSON-RPC version other than 2.0', { ...modern('tools/list', {}), body: { jsonrpc: '1.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } } }],
-  ['a fractional id', { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1.5, method: 'tools/list', params: { _meta: ENVELOPE } } }],
+  [
+    'a JSON-RPC version other than 2.0',
+    { ...modern('tools/list', {}), body: { jsonrpc: '1.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } } },
+  ],
+  [
+    'a fractional id',
+    { ...modern('tools/list', {}), body: { jsonrpc: '2.0', id: 1.5, method: 'tools/list', params: { _meta: ENVELOPE } } },
+  ],
   ['malformed JSON', { ...modern('tools/list', {}), body: '{"jsonrpc":' }],
   ['a text/plain body', { ...modern('tools/list', {}), headers: { ...modern('tools/list', {}).headers, 'content-type': 'text/plain' } }],
 ];
@@ -276,7 +415,9 @@ describe('the /mcp fast path answers exactly as the SDK does', () => {
   it('a session that ended is answered by the SDK (isError), not by the fast path', async () => {
     sessionOpen = false;
     try {
-      const { fast, sdk, servedFast } = await bothPaths(modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders' }));
+      const { fast, sdk, servedFast } = await bothPaths(
+        modern('tools/call', { name: 'list_orders', arguments: {} }, { name: 'list_orders' }),
+      );
       expect(servedFast).toEqual([]);
       expect(fast).toEqual(sdk);
       expect(JSON.parse(fast.body).result.isError).toBe(true);
@@ -288,14 +429,28 @@ describe('the /mcp fast path answers exactly as the SDK does', () => {
   it('a tools/list result carries resultType, ttlMs, cacheScope private and the server identity', async () => {
     const { fast } = await bothPaths(modern('tools/list', {}));
     const result = JSON.parse(fast.body).result;
-    expect(result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'governed-tool-gateway' } } });
+    expect(result).toMatchObject({
+      resultType: 'complete',
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'governed-tool-gateway' } },
+    });
   });
 });
 
 /** A 2025-11-25 request as the SDK 1.x client sends it after `initialize` (mcp-remote and most clients). */
-function legacy(method: string, params: Record<string, unknown> | undefined, extra: { id?: string | number; headers?: Record<string, string | undefined> } = {}): Exchange {
+function legacy(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  extra: { id?: string | number; headers?: Record<string, string | undefined> } = {},
+): Exchange {
   return {
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...extra.headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...extra.headers,
+    },
     body: { method, ...(params === undefined ? {} : { params }), jsonrpc: '2.0', id: extra.id ?? 3 },
   };
 }
@@ -305,24 +460,66 @@ const LEGACY_TAKEN: Array<[string, Exchange]> = [
   ['tools/list with empty params', legacy('tools/list', {})],
   ['tools/list with an empty cursor', legacy('tools/list', { cursor: '' })],
   ['tools/list without MCP-Protocol-Version', legacy('tools/list', undefined, { headers: { 'mcp-protocol-version': undefined } })],
-  ['tools/list with Accept in the other order and with q-values', legacy('tools/list', {}, { headers: { accept: 'text/event-stream;q=0.9, application/json' } })],
+  [
+    'tools/list with Accept in the other order and with q-values',
+    legacy('tools/list', {}, { headers: { accept: 'text/event-stream;q=0.9, application/json' } }),
+  ],
   ['tools/call with a JSON object answer', legacy('tools/call', { name: 'list_orders', arguments: { status: 'open' } })],
   ['tools/call with a string id', legacy('tools/call', { name: 'list_orders', arguments: {} }, { id: 'call-9' })],
   ['tools/call without arguments', legacy('tools/call', { name: 'list_orders' })],
-  ['tools/call without MCP-Protocol-Version', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': undefined } })],
-  ['tools/call with a JSON array answer (structuredContent wrapped as { result })', legacy('tools/call', { name: 'array_report', arguments: {} })],
-  ['tools/call with a JSON string answer (structuredContent wrapped as { result })', legacy('tools/call', { name: 'scalar_report', arguments: {} })],
+  [
+    'tools/call without MCP-Protocol-Version',
+    legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': undefined } }),
+  ],
+  [
+    'tools/call with a JSON array answer (structuredContent wrapped as { result })',
+    legacy('tools/call', { name: 'array_report', arguments: {} }),
+  ],
+  [
+    'tools/call with a JSON string answer (structuredContent wrapped as { result })',
+    legacy('tools/call', { name: 'scalar_report', arguments: {} }),
+  ],
   ['tools/call with a __proto__ member in the answer', legacy('tools/call', { name: 'proto_report', arguments: {} })],
   ['tools/call with a text answer', legacy('tools/call', { name: 'text_report', arguments: {} })],
   ['tools/call with a binary answer (embedded resource)', legacy('tools/call', { name: 'binary_report', arguments: {} })],
   ['tools/call with an upstream 503 (isError)', legacy('tools/call', { name: 'broken_report', arguments: {} })],
   ['tools/call with an empty 204', legacy('tools/call', { name: 'empty_delete', arguments: {} })],
   ['tools/call with invalid arguments (isError)', legacy('tools/call', { name: 'list_orders', arguments: { status: 'lost', extra: 1 } })],
-  ['initialize as SDK 1.x sends it', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1.0.0' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with client capabilities, a title and a string id', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, clientInfo: { name: 'c', version: '1', title: 'C' } }, { id: 'init', headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with MCP-Protocol-Version 2025-11-25', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0 })],
-  ['notifications/initialized (202)', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
-  ['notifications/initialized without MCP-Protocol-Version', { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
+  [
+    'initialize as SDK 1.x sends it',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1.0.0' } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize with client capabilities, a title and a string id',
+    legacy(
+      'initialize',
+      {
+        protocolVersion: '2025-11-25',
+        capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
+        clientInfo: { name: 'c', version: '1', title: 'C' },
+      },
+      { id: 'init', headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize with MCP-Protocol-Version 2025-11-25',
+    legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0 }),
+  ],
+  [
+    'notifications/initialized (202)',
+    { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', jsonrpc: '2.0' } },
+  ],
+  [
+    'notifications/initialized without MCP-Protocol-Version',
+    {
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: { method: 'notifications/initialized', jsonrpc: '2.0' },
+    },
+  ],
 ];
 
 const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
@@ -330,10 +527,16 @@ const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['a tool outside the session (refused)', legacy('tools/call', { name: 'not_in_session', arguments: {} })],
   ['a tool blocked by drift (refused, isError)', legacy('tools/call', { name: 'drifted_report', arguments: {} })],
   ['Accept without text/event-stream (406)', legacy('tools/list', {}, { headers: { accept: 'application/json' } })],
-  ['Accept without application/json (406)', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { accept: 'text/event-stream' } })],
+  [
+    'Accept without application/json (406)',
+    legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { accept: 'text/event-stream' } }),
+  ],
   ['no Accept (406)', legacy('tools/list', {}, { headers: { accept: undefined } })],
   ['an older revision in MCP-Protocol-Version', legacy('tools/list', {}, { headers: { 'mcp-protocol-version': '2025-06-18' } })],
-  ['an unsupported revision in MCP-Protocol-Version (400)', legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': '1999-01-01' } })],
+  [
+    'an unsupported revision in MCP-Protocol-Version (400)',
+    legacy('tools/call', { name: 'list_orders', arguments: {} }, { headers: { 'mcp-protocol-version': '1999-01-01' } }),
+  ],
   ['a progress token in _meta', legacy('tools/call', { name: 'list_orders', arguments: {}, _meta: { progressToken: 5 } })],
   ['a task-augmented call', legacy('tools/call', { name: 'list_orders', arguments: {}, task: { ttl: 1000 } })],
   ['an Mcp-Method header on a claim-less request', legacy('tools/list', {}, { headers: { 'mcp-method': 'tools/list' } })],
@@ -342,24 +545,102 @@ const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['tools/call without params', legacy('tools/call', undefined)],
   ['an invalid cursor', legacy('tools/list', { cursor: 'not-a-cursor' })],
   ['a cursor that is not a string', legacy('tools/list', { cursor: 5 })],
-  ['initialize of an older revision', legacy('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize of an unknown revision', legacy('initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with malformed capabilities', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['the same malformed capabilities again (remembered verdict)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'd', version: '2' } }, { id: 1, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize without clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {} }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with a clientInfo version that is not a string', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with icons in clientInfo', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1', icons: [{ src: 'https://example.com/i.png' }] } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize with _meta', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: { progressToken: 1 } }, { id: 0, headers: { 'mcp-protocol-version': undefined } })],
-  ['initialize without text/event-stream in Accept (406)', legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { id: 0, headers: { 'mcp-protocol-version': undefined, accept: 'application/json' } })],
+  [
+    'initialize of an older revision',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize of an unknown revision',
+    legacy(
+      'initialize',
+      { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize with malformed capabilities',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'c', version: '1' } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'the same malformed capabilities again (remembered verdict)',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: { roots: 5 }, clientInfo: { name: 'd', version: '2' } },
+      { id: 1, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize without clientInfo',
+    legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {} }, { id: 0, headers: { 'mcp-protocol-version': undefined } }),
+  ],
+  [
+    'initialize with a clientInfo version that is not a string',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: 1 } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize with icons in clientInfo',
+    legacy(
+      'initialize',
+      {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'c', version: '1', icons: [{ src: 'https://example.com/i.png' }] },
+      },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize with _meta',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: { progressToken: 1 } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined } },
+    ),
+  ],
+  [
+    'initialize without text/event-stream in Accept (406)',
+    legacy(
+      'initialize',
+      { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      { id: 0, headers: { 'mcp-protocol-version': undefined, accept: 'application/json' } },
+    ),
+  ],
   ['ping', legacy('ping', undefined)],
-  ['notifications/initialized with params', { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', params: {}, jsonrpc: '2.0' } }],
-  ['notifications/initialized without Accept (406)', { headers: { 'content-type': 'application/json' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } }],
-  ['notifications/cancelled', { headers: legacy('x', undefined).headers, body: { method: 'notifications/cancelled', params: { requestId: 1 }, jsonrpc: '2.0' } }],
-  ['a batch of two calls', { headers: legacy('x', undefined).headers, body: [legacy('tools/list', undefined, { id: 1 }).body, legacy('tools/call', { name: 'list_orders', arguments: {} }, { id: 2 }).body] }],
+  [
+    'notifications/initialized with params',
+    { headers: legacy('x', undefined).headers, body: { method: 'notifications/initialized', params: {}, jsonrpc: '2.0' } },
+  ],
+  [
+    'notifications/initialized without Accept (406)',
+    { headers: { 'content-type': 'application/json' }, body: { method: 'notifications/initialized', jsonrpc: '2.0' } },
+  ],
+  [
+    'notifications/cancelled',
+    { headers: legacy('x', undefined).headers, body: { method: 'notifications/cancelled', params: { requestId: 1 }, jsonrpc: '2.0' } },
+  ],
+  [
+    'a batch of two calls',
+    {
+      headers: legacy('x', undefined).headers,
+      body: [legacy('tools/list', undefined, { id: 1 }).body, legacy('tools/call', { name: 'list_orders', arguments: {} }, { id: 2 }).body],
+    },
+  ],
   ['a fractional id', legacy('tools/list', {}, { id: 1.5 })],
 ];
 
-describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legacy serving does', () => {
+describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy serving does", () => {
   it.each(LEGACY_TAKEN)('%s: taken by the fast path, same bytes as the SDK', async (_label, exchange) => {
     const { fast, sdk, servedFast } = await bothPaths(exchange);
     expect(servedFast).toEqual([(exchange.body as { method: string }).method]);
@@ -383,7 +664,10 @@ describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legac
   it('a non-object structuredContent is wrapped as { result } with its text kept, an isError result keeps isError', async () => {
     const array = await bothPaths(legacy('tools/call', { name: 'array_report', arguments: {} }));
     const arrayResult = JSON.parse(array.fast.body.replace(/^event: message\ndata: /, '')).result;
-    expect(arrayResult).toEqual({ content: [{ type: 'text', text: '[1,"two",{"three":3}]' }], structuredContent: { result: [1, 'two', { three: 3 }] } });
+    expect(arrayResult).toEqual({
+      content: [{ type: 'text', text: '[1,"two",{"three":3}]' }],
+      structuredContent: { result: [1, 'two', { three: 3 }] },
+    });
     const broken = await bothPaths(legacy('tools/call', { name: 'broken_report', arguments: {} }));
     const brokenResult = JSON.parse(broken.fast.body.replace(/^event: message\ndata: /, '')).result;
     expect(brokenResult.isError).toBe(true);
@@ -467,11 +751,18 @@ describe('the 2025-11-25 fast path answers exactly as the SDK\'s stateless legac
 describe('fastRequestOf selects only plain modern tools/call and tools/list requests', () => {
   const headers = { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' };
   it('takes a plain tools/list', () => {
-    expect(fastRequestOf('POST', headers, modern('tools/list', {}).body)).toEqual({ era: 'modern', method: 'tools/list', id: 7, cursor: undefined });
+    expect(fastRequestOf('POST', headers, modern('tools/list', {}).body)).toEqual({
+      era: 'modern',
+      method: 'tools/list',
+      id: 7,
+      cursor: undefined,
+    });
   });
   it('leaves GET, repeated headers and other methods to the SDK', () => {
     expect(fastRequestOf('GET', headers, modern('tools/list', {}).body)).toBeUndefined();
-    expect(fastRequestOf('POST', { ...headers, 'mcp-method': ['tools/list', 'tools/list'] }, modern('tools/list', {}).body)).toBeUndefined();
+    expect(
+      fastRequestOf('POST', { ...headers, 'mcp-method': ['tools/list', 'tools/list'] }, modern('tools/list', {}).body),
+    ).toBeUndefined();
     expect(fastRequestOf('POST', { ...headers, 'mcp-method': 'ping' }, { ...(modern('ping', {}).body as object) })).toBeUndefined();
   });
 });
@@ -480,8 +771,19 @@ describe('toolsListResultText writes what JSON.stringify of the encoded result w
   const serverInfo = { name: 'gateway', version: '1.2.3' };
   const hint = { ttlMs: 0, cacheScope: 'private' as const };
   const tools = [
-    { name: 'a', title: 'Ä "quoted" \\ tool', description: 'line\nbreak \u2028 and </script>', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^[a-z]+$' } } }, annotations: { readOnlyHint: true, openWorldHint: true } },
-    { name: 'b', description: '', inputSchema: { type: 'object' }, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true } },
+    {
+      name: 'a',
+      title: 'Ä "quoted" \\ tool',
+      description: 'line\nbreak \u2028 and </script>',
+      inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^[a-z]+$' } } },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    {
+      name: 'b',
+      description: '',
+      inputSchema: { type: 'object' },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+    },
   ];
   it.each([
     ['no tools', { tools: [] }, 1],
@@ -494,23 +796,34 @@ describe('toolsListResultText writes what JSON.stringify of the encoded result w
   });
 });
 
-describe('the 2025-11-25 encoders write what the SDK\'s legacy codec writes', () => {
+describe("the 2025-11-25 encoders write what the SDK's legacy codec writes", () => {
   it('legacyCallToolResult wraps non-objects, adds the text block only when none exists, and orders members', () => {
-    expect(legacyCallToolResult({ isError: true, content: [{ type: 'text', text: 'x' }] } as never)).toEqual({ content: [{ type: 'text', text: 'x' }], isError: true });
-    expect(JSON.stringify(legacyCallToolResult({ structuredContent: 5, content: [] }))).toBe('{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}');
-    expect(JSON.stringify(legacyCallToolResult({ structuredContent: null, content: [{ type: 'text', text: 'null' }] }))).toBe('{"content":[{"type":"text","text":"null"}],"structuredContent":{"result":null}}');
+    expect(legacyCallToolResult({ isError: true, content: [{ type: 'text', text: 'x' }] } as never)).toEqual({
+      content: [{ type: 'text', text: 'x' }],
+      isError: true,
+    });
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: 5, content: [] }))).toBe(
+      '{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}',
+    );
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: null, content: [{ type: 'text', text: 'null' }] }))).toBe(
+      '{"content":[{"type":"text","text":"null"}],"structuredContent":{"result":null}}',
+    );
     const withProto = JSON.parse('{"a":1,"__proto__":{"x":1}}') as unknown;
-    expect(JSON.stringify(legacyCallToolResult({ structuredContent: withProto, content: [] }))).toBe('{"content":[],"structuredContent":{"a":1}}');
+    expect(JSON.stringify(legacyCallToolResult({ structuredContent: withProto, content: [] }))).toBe(
+      '{"content":[],"structuredContent":{"a":1}}',
+    );
   });
   it('legacyToolsListResultText writes the page as JSON.stringify does, with no 2026 members', () => {
     const tools = [{ name: 'a', inputSchema: { type: 'object' } }];
-    expect(legacyToolsListResultText(4, { tools, nextCursor: 'c' })).toBe(JSON.stringify({ result: { tools, nextCursor: 'c' }, jsonrpc: '2.0', id: 4 }));
+    expect(legacyToolsListResultText(4, { tools, nextCursor: 'c' })).toBe(
+      JSON.stringify({ result: { tools, nextCursor: 'c' }, jsonrpc: '2.0', id: 4 }),
+    );
     expect(legacyToolsListResultText('r', { tools: [] })).toBe(JSON.stringify({ result: { tools: [] }, jsonrpc: '2.0', id: 'r' }));
   });
 });
 
 describe('the SSE keep-alive default', () => {
-  it('is the SDK transport\'s own default, so a gateway without sseKeepAliveMs keeps the SDK\'s interval', () => {
+  it("is the SDK transport's own default, so a gateway without sseKeepAliveMs keeps the SDK's interval", () => {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     expect((transport as unknown as { _keepAliveMs: number })._keepAliveMs).toBe(DEFAULT_SSE_KEEP_ALIVE_MS);
   });

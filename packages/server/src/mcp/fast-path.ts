@@ -103,7 +103,8 @@ export function fastRequestOf(httpMethod: string, headers: Headers, body: unknow
   const params = body.params;
   if (method === 'initialize') return legacyInitializeOf(id, params, headers);
   // No `_meta` at all: a 2025-11-25 request (a `_meta`, e.g. a progress token, is left to the SDK there).
-  if (params === undefined || (isPlainObject(params) && !Object.hasOwn(params, '_meta'))) return legacyRequestOf(method, id, params, headers);
+  if (params === undefined || (isPlainObject(params) && !Object.hasOwn(params, '_meta')))
+    return legacyRequestOf(method, id, params, headers);
   if (!isPlainObject(params)) return undefined;
   const meta = params._meta;
   if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== FAST_PATH_REVISION) return undefined;
@@ -165,7 +166,8 @@ function legacyRequestOf(
     request = { era: 'legacy', method, id, name, arguments: argumentsValue };
   } else {
     const cursor = params?.cursor;
-    if ((params !== undefined && !hasOnlyKeys(params, ['cursor'])) || (cursor !== undefined && typeof cursor !== 'string')) return undefined;
+    if ((params !== undefined && !hasOnlyKeys(params, ['cursor'])) || (cursor !== undefined && typeof cursor !== 'string'))
+      return undefined;
     request = { era: 'legacy', method, id, cursor };
   }
   return isLegacyRoute(method, headers) ? request : undefined;
@@ -185,7 +187,8 @@ function legacyInitializeOf(id: string | number, params: unknown, headers: Heade
   if (!isPlainObject(params) || !hasOnlyKeys(params, ['protocolVersion', 'capabilities', 'clientInfo'])) return undefined;
   if (params.protocolVersion !== LEGACY_FAST_PATH_REVISION || !isLegacyExchange(headers)) return undefined;
   const { capabilities, clientInfo } = params;
-  if (!isPlainObject(capabilities) || !isPlainObject(clientInfo) || !hasOnlyKeys(clientInfo, ['name', 'version', 'title'])) return undefined;
+  if (!isPlainObject(capabilities) || !isPlainObject(clientInfo) || !hasOnlyKeys(clientInfo, ['name', 'version', 'title']))
+    return undefined;
   if (typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') return undefined;
   if (clientInfo.title !== undefined && typeof clientInfo.title !== 'string') return undefined;
   const key = JSON.stringify(capabilities);
@@ -200,7 +203,9 @@ function legacyInitializeOf(id: string | number, params: unknown, headers: Heade
     if (capabilitiesVerdicts.size >= CAPABILITIES_VERDICT_LIMIT) capabilitiesVerdicts.clear();
     capabilitiesVerdicts.set(key, verdict);
   }
-  return verdict && isLegacyRoute('initialize', headers) ? { era: 'legacy', method: 'initialize', id, protocolVersion: LEGACY_FAST_PATH_REVISION } : undefined;
+  return verdict && isLegacyRoute('initialize', headers)
+    ? { era: 'legacy', method: 'initialize', id, protocolVersion: LEGACY_FAST_PATH_REVISION }
+    : undefined;
 }
 
 /** The SDK classifier's verdicts for claim-less messages, per method and protocol-version header. */
@@ -220,9 +225,18 @@ function isLegacyRoute(method: 'tools/call' | 'tools/list' | 'initialize' | 'not
       method === 'notifications/initialized'
         ? { jsonrpc: '2.0', method }
         : method === 'initialize'
-          ? { jsonrpc: '2.0', id: 1, method, params: { protocolVersion: LEGACY_FAST_PATH_REVISION, capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }
+          ? {
+              jsonrpc: '2.0',
+              id: 1,
+              method,
+              params: { protocolVersion: LEGACY_FAST_PATH_REVISION, capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+            }
           : { jsonrpc: '2.0', id: 1, method, params: method === 'tools/call' ? { name: 'probe' } : {} };
-    const route = classifyInboundRequest({ httpMethod: 'POST', ...(version === undefined ? {} : { protocolVersionHeader: version }), body });
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      ...(version === undefined ? {} : { protocolVersionHeader: version }),
+      body,
+    });
     verdict = route.kind === 'legacy';
     legacyVerdicts.set(key, verdict);
   }
@@ -288,11 +302,16 @@ export function encodeModernResult(
  * `structuredContent` needs a text block (added when missing), and the members come out in the order of
  * the CallToolResult schema.
  */
-export function modernCallToolResult(result: { content: unknown[]; structuredContent?: unknown; isError?: boolean }): Record<string, unknown> {
+export function modernCallToolResult(result: {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}): Record<string, unknown> {
   const structured = result.structuredContent;
   let content = result.content;
   if (structured !== undefined && (typeof structured !== 'object' || structured === null || Array.isArray(structured))) {
-    if (!content.some((block) => (block as { type?: unknown }).type === 'text')) content = [...content, { type: 'text', text: JSON.stringify(structured) }];
+    if (!content.some((block) => (block as { type?: unknown }).type === 'text'))
+      content = [...content, { type: 'text', text: JSON.stringify(structured) }];
   }
   return {
     content,
@@ -309,12 +328,17 @@ export function modernCallToolResult(result: { content: unknown[]; structuredCon
  * embedded-resource blocks, already in the schema's member order (results of MCP sources, passed through
  * whole, are left to the SDK: see the plugin).
  */
-export function legacyCallToolResult(result: { content: unknown[]; structuredContent?: unknown; isError?: boolean }): Record<string, unknown> {
+export function legacyCallToolResult(result: {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}): Record<string, unknown> {
   let structured = result.structuredContent;
   let content = result.content;
   if (structured !== undefined) {
     if (typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
-      if (!content.some((block) => (block as { type?: unknown }).type === 'text')) content = [...content, { type: 'text', text: JSON.stringify(structured) }];
+      if (!content.some((block) => (block as { type?: unknown }).type === 'text'))
+        content = [...content, { type: 'text', text: JSON.stringify(structured) }];
       structured = { result: structured };
     } else if (Object.hasOwn(structured, '__proto__')) {
       const copy: Record<string, unknown> = {};

@@ -83,7 +83,10 @@ export class NotificationStreams {
         if (!this.options.isSessionOpen(caller.sessionId) || caller.expiresAt <= Date.now()) this.end(stream);
         else response.write(': keep-alive\n\n');
       }, this.keepAliveMs),
-      expiry: caller.expiresAt - Date.now() < MAX_TIMER_MS ? setTimeout(() => this.end(stream), Math.max(0, caller.expiresAt - Date.now())) : undefined,
+      expiry:
+        caller.expiresAt - Date.now() < MAX_TIMER_MS
+          ? setTimeout(() => this.end(stream), Math.max(0, caller.expiresAt - Date.now()))
+          : undefined,
     };
     stream.keepAlive.unref();
     stream.expiry?.unref();

@@ -32,13 +32,21 @@ beforeAll(async () => {
         method: 'GET',
         path: '/orders',
         server,
-        parameters: [{ name: 'status', in: 'query', argument: 'status', required: false, style: 'form', explode: true, allowReserved: false }],
+        parameters: [
+          { name: 'status', in: 'query', argument: 'status', required: false, style: 'form', explode: true, allowReserved: false },
+        ],
         inputSchema: { type: 'object', properties: { status: { type: 'string' } }, additionalProperties: false },
       }),
       lockedOperation({ tool: 'slow_report', method: 'GET', path: '/slow', server }),
-      lockedOperation({ tool: 'delete_order', method: 'DELETE', path: '/orders/{id}', server, title: 'Delete an order',
+      lockedOperation({
+        tool: 'delete_order',
+        method: 'DELETE',
+        path: '/orders/{id}',
+        server,
+        title: 'Delete an order',
         parameters: [{ name: 'id', in: 'path', argument: 'id', required: true, style: 'simple', explode: false, allowReserved: false }],
-        inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }),
+        inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      }),
     ]),
   );
   const port = await freePort();
@@ -74,7 +82,12 @@ describe('/mcp serves both eras from the in-memory index', () => {
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['delete_order', 'list_orders', 'slow_report']);
-    expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, title: 'Delete an order' });
+    expect(tools[0]!.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      title: 'Delete an order',
+    });
     expect(tools[1]!.annotations).toMatchObject({ readOnlyHint: true });
     const result = await client.callTool({ name: 'list_orders', arguments: { status: 'open' } });
     expect(result.isError).toBeFalsy();
@@ -140,7 +153,10 @@ function nested(depth: number): string {
   return `${'['.repeat(depth)}${']'.repeat(depth)}`;
 }
 
-async function postRaw(headers: Record<string, string>, body: string): Promise<{ status: number; json: { error?: { code: number; message: string }; result?: unknown } }> {
+async function postRaw(
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; json: { error?: { code: number; message: string }; result?: unknown } }> {
   const response = await fetch(mcpUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
@@ -158,8 +174,16 @@ describe('deep nesting on /mcp is a client error', () => {
   it.each([
     ['id', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":${deep},"method":"tools/list","params":{}}`],
     ['_meta', { ...MODERN, 'mcp-method': 'tools/list' }, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":${deep}}}}`],
-    ['arguments (2026-07-28)', { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'list_orders' }, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}},"_meta":${MODERN_META}}}`],
-    ['arguments (2025-11-25)', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}}}}`],
+    [
+      'arguments (2026-07-28)',
+      { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'list_orders' },
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}},"_meta":${MODERN_META}}}`,
+    ],
+    [
+      'arguments (2025-11-25)',
+      { 'mcp-protocol-version': '2025-11-25' },
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}}}}`,
+    ],
     ['cursor', { 'mcp-protocol-version': '2025-11-25' }, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":${deep}}}`],
   ] as const)('200,000-deep JSON in %s is answered 400 with JSON-RPC -32600, not a crash', async (_where, headers, body) => {
     const before = upstream.requests.length;

@@ -149,7 +149,12 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
      * 2025-11-25 call of an MCP source's tool (its blocks pass through whole, and the SDK's era schema
      * reorders and strips their members: only the SDK knows that schema exactly).
      */
-    async function serveFast(fast: FastRequest, caller: McpCaller, reply: FastifyReply, decided: CallDecision | undefined): Promise<boolean> {
+    async function serveFast(
+      fast: FastRequest,
+      caller: McpCaller,
+      reply: FastifyReply,
+      decided: CallDecision | undefined,
+    ): Promise<boolean> {
       if (fast.method === 'notifications/initialized') {
         // The SDK's stateless legacy transport accepts a notification with an empty 202 and nothing else.
         options.onFastPathServed?.(fast.method);
@@ -213,7 +218,11 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
         response.off('close', onClose);
-        const text = JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' } });
+        const text = JSON.stringify({
+          jsonrpc: '2.0',
+          id: fast.id,
+          error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' },
+        });
         if (sse) sse.finish(text);
         else if (!response.destroyed) {
           response.writeHead(200, { 'content-type': 'application/json' });
@@ -239,7 +248,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       body: unknown,
       caller: McpCaller,
     ): { refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined } {
-      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null) return { refusal: undefined, decision: undefined };
+      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null)
+        return { refusal: undefined, decision: undefined };
       const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
       if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return { refusal: undefined, decision: undefined };
       const name = message.params.name;
@@ -266,7 +276,9 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       }
       if (!streams.hasRoom()) {
         logger.warn({ open: streams.size }, 'mcp notification stream refused: the gateway holds its maximum of open streams');
-        return jsonRpcError(reply, 503, -32000, 'Service Unavailable: too many open notification streams; try again later', { 'retry-after': '30' });
+        return jsonRpcError(reply, 503, -32000, 'Service Unavailable: too many open notification streams; try again later', {
+          'retry-after': '30',
+        });
       }
       reply.hijack();
       streams.open(caller, reply.raw);
@@ -293,8 +305,17 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       server.setRequestHandler('tools/call', async (request, handlerContext) => {
         const name = request.params.name;
         const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
-        const progress = progressForwarder(handlerContext, (error) => logger.debug({ tool: name, error: error.message }, 'progress not delivered'));
-        const { answer } = await pipeline.callTool(caller, name, argumentsValue ?? {}, handlerContext.mcpReq.signal, undefined, progress.onProgress);
+        const progress = progressForwarder(handlerContext, (error) =>
+          logger.debug({ tool: name, error: error.message }, 'progress not delivered'),
+        );
+        const { answer } = await pipeline.callTool(
+          caller,
+          name,
+          argumentsValue ?? {},
+          handlerContext.mcpReq.signal,
+          undefined,
+          progress.onProgress,
+        );
         await progress.settled();
         // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
         if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
@@ -316,7 +337,11 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
     });
 
     // List changes go to 2026-07-28 `subscriptions/listen` streams (the SDK's) and to 2025-11-25 GET streams.
-    const streams = new NotificationStreams({ logger, isSessionOpen: (sessionId) => authorizer.isSessionOpen(sessionId), ...options.notificationStreams });
+    const streams = new NotificationStreams({
+      logger,
+      isSessionOpen: (sessionId) => authorizer.isSessionOpen(sessionId),
+      ...options.notificationStreams,
+    });
     const unsubscribe = registry.onChange(() => {
       handler.notify.toolsChanged();
       streams.notifyToolsChanged();
@@ -402,7 +427,13 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         const rpcMethod = (request.body as { method?: unknown } | undefined)?.method;
         reply.raw.once('finish', () => {
           logger.info(
-            { method: request.method, rpcMethod: typeof rpcMethod === 'string' ? rpcMethod : undefined, status: reply.raw.statusCode, session: caller.sessionId, durationMs: Math.round((performance.now() - started) * 10) / 10 },
+            {
+              method: request.method,
+              rpcMethod: typeof rpcMethod === 'string' ? rpcMethod : undefined,
+              status: reply.raw.statusCode,
+              session: caller.sessionId,
+              durationMs: Math.round((performance.now() - started) * 10) / 10,
+            },
             'mcp request',
           );
         });

@@ -9,13 +9,22 @@ import { encodeCursor, listToolsPage } from './tools.js';
 
 const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const registry = new PublicationRegistry();
-registry.replace(lockWith(names.map((name) => lockedOperation({ tool: name, method: 'GET', path: `/${name}`, server: 'http://127.0.0.1:1' })), { proposed: [lockedOperation({ tool: 'zulu_proposed', method: 'GET', path: '/z' })] }));
+registry.replace(
+  lockWith(
+    names.map((name) => lockedOperation({ tool: name, method: 'GET', path: `/${name}`, server: 'http://127.0.0.1:1' })),
+    { proposed: [lockedOperation({ tool: 'zulu_proposed', method: 'GET', path: '/z' })] },
+  ),
+);
 const snapshot = registry.snapshot();
 // Calls are decided by the one call pipeline (calls/pipeline.ts); lists must agree with it.
 const pipeline = createCallPipeline({
   registry,
   authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => true },
-  executor: createExecutor({ credentials: { resolve: async () => NO_CREDENTIALS }, dispatcherFor: () => undefined as never, limitsFor: () => ({ connectMs: 1, totalMs: 1, maxResponseBytes: 1 }) }),
+  executor: createExecutor({
+    credentials: { resolve: async () => NO_CREDENTIALS },
+    dispatcherFor: () => undefined as never,
+    limitsFor: () => ({ connectMs: 1, totalMs: 1, maxResponseBytes: 1 }),
+  }),
   receipts: undefined,
   logger: pino({ level: 'silent' }),
 });
@@ -69,14 +78,22 @@ describe('tools/list pagination and filtering', () => {
       expect.objectContaining({ code: -32602 }),
     );
     expect(listToolsPage(snapshot, registry, everyone, '', 1).tools[0]!.name).toBe('alpha');
-    expect(listToolsPage(snapshot, registry, everyone, encodeCursor('charlie'), 10).tools.map((tool) => tool.name)).toEqual(['delta', 'echo']);
+    expect(listToolsPage(snapshot, registry, everyone, encodeCursor('charlie'), 10).tools.map((tool) => tool.name)).toEqual([
+      'delta',
+      'echo',
+    ]);
   });
 
   it('drift-blocked tools are omitted and refused with the reason', () => {
     const everyone = caller(names);
     registry.setBlocked('orders', new Map([['charlie', 'the operation changed']]));
     try {
-      expect(listToolsPage(snapshot, registry, everyone, undefined, 100).tools.map((tool) => tool.name)).toEqual(['alpha', 'bravo', 'delta', 'echo']);
+      expect(listToolsPage(snapshot, registry, everyone, undefined, 100).tools.map((tool) => tool.name)).toEqual([
+        'alpha',
+        'bravo',
+        'delta',
+        'echo',
+      ]);
       const refusal = refusalOf(everyone, 'charlie');
       expect(refusal?.reason).toBe('TOOL_BLOCKED_BY_DRIFT');
       expect(refusal?.message).toContain('the operation changed');

@@ -84,7 +84,12 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
  * The wait before attempt `failedAttempts + 1`: the receiver's Retry-After when it gave one, else exponential
  * backoff with full jitter (uniform in [0, min(cap, initial × 2^(failedAttempts − 1))]); both capped.
  */
-export function retryDelayMs(settings: RetrySettings, failedAttempts: number, retryAfterMs: number | undefined, random: () => number): number {
+export function retryDelayMs(
+  settings: RetrySettings,
+  failedAttempts: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, settings.maxDelayMs);
   const ceiling = Math.min(settings.maxDelayMs, settings.initialDelayMs * 2 ** Math.max(0, failedAttempts - 1));
   return Math.floor(random() * ceiling);
@@ -220,7 +225,11 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     const failedAttempts = event.attempts + 1;
     const isGivenUp = failedAttempts >= settings.attempts;
     const nextAttemptAt = isGivenUp ? null : Date.now() + retryDelayMs(settings, failedAttempts, result.retryAfterMs, random);
-    await store.markAttemptFailed(endpoint.name, event.sequence, holder, { status: result.status, error: result.error ?? 'failed', nextAttemptAt });
+    await store.markAttemptFailed(endpoint.name, event.sequence, holder, {
+      status: result.status,
+      error: result.error ?? 'failed',
+      nextAttemptAt,
+    });
     if (isGivenUp) {
       options.logger?.warn(
         { endpoint: endpoint.name, eventId: event.eventId, sequence: event.sequence, attempts: failedAttempts, error: result.error },

@@ -12,7 +12,15 @@ export {
   type RetrySettings,
   type WebhookDispatcher,
 } from './dispatcher.js';
-export { SqliteOutboxStore, type Delivery, type EndpointState, type NewOutboxEvent, type OutboxEvent, type OutboxStatus, type OutboxStore } from './store.js';
+export {
+  SqliteOutboxStore,
+  type Delivery,
+  type EndpointState,
+  type NewOutboxEvent,
+  type OutboxEvent,
+  type OutboxStatus,
+  type OutboxStore,
+} from './store.js';
 export { outboxMigrations } from './migrations.js';
 export {
   CLOUDEVENTS_CONTENT_TYPE,

@@ -163,7 +163,11 @@ describe('webhook outbox and delivery', () => {
       return { status: 200 };
     });
     const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [secret], retry: { ...fast, maxDelayMs: 5_000 } }]);
-    receiptTransaction(db, outbox, Array.from({ length: 20 }, (_, index) => makeReceipt(index)));
+    receiptTransaction(
+      db,
+      outbox,
+      Array.from({ length: 20 }, (_, index) => makeReceipt(index)),
+    );
     await waitFor(() => delivered(target).length === 20, 'twenty acknowledged events');
 
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
@@ -194,7 +198,11 @@ describe('webhook outbox and delivery', () => {
     const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
     const { outbox, dispatcher } = dispatch(db, endpoints);
-    receiptTransaction(db, outbox, Array.from({ length: 5 }, (_, index) => makeReceipt(index)));
+    receiptTransaction(
+      db,
+      outbox,
+      Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
+    );
     const store = outbox.store as SqliteOutboxStore;
     await waitFor(() => store.endpoint('audit')!.counts.failed === 5, 'five failed events');
     expect(target.requests).toHaveLength(15); // three attempts each, then given up
@@ -217,11 +225,11 @@ describe('webhook outbox and delivery', () => {
     expect(store.replay('audit', { fromSequence: 4 })).toBe(3);
     dispatcher.notify();
     await waitFor(() => delivered(target).length === 9, 'the events from sequence 4');
-    expect(delivered(target).slice(6).map((request) => request.headers['webhook-id'])).toEqual([
-      'evt_receipt-3_audit',
-      'evt_receipt-4_audit',
-      'evt_receipt-5_audit',
-    ]);
+    expect(
+      delivered(target)
+        .slice(6)
+        .map((request) => request.headers['webhook-id']),
+    ).toEqual(['evt_receipt-3_audit', 'evt_receipt-4_audit', 'evt_receipt-5_audit']);
   });
 
   it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
@@ -266,13 +274,30 @@ describe('webhook outbox and delivery', () => {
     const path = join(directory, 'gateway.db');
     const first = openDatabase(path, outboxMigrations);
     const second = openDatabase(path, outboxMigrations);
-    cleanups.push(() => first.close(), () => second.close());
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
     const target = await receiver(() => ({ status: 200, delayMs: 2 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
     const outboxA = createOutbox({ database: first, endpoints });
     const outboxB = createOutbox({ database: second, endpoints });
-    const a = createDispatcher({ store: outboxA.store, endpoints, agent: loopbackAgent, holder: 'process-a', pollIntervalMs: 20, leaseMs: 10_000 });
-    const b = createDispatcher({ store: outboxB.store, endpoints, agent: loopbackAgent, holder: 'process-b', pollIntervalMs: 20, leaseMs: 10_000 });
+    const a = createDispatcher({
+      store: outboxA.store,
+      endpoints,
+      agent: loopbackAgent,
+      holder: 'process-a',
+      pollIntervalMs: 20,
+      leaseMs: 10_000,
+    });
+    const b = createDispatcher({
+      store: outboxB.store,
+      endpoints,
+      agent: loopbackAgent,
+      holder: 'process-b',
+      pollIntervalMs: 20,
+      leaseMs: 10_000,
+    });
     a.start();
     await waitFor(() => (outboxA.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder === 'process-a', 'the first lease');
     b.start();
@@ -296,7 +321,9 @@ describe('webhook outbox and delivery', () => {
     const db = database();
     let arrivals = 0;
     const target = await receiver(() => ({ status: 200, delayMs: arrivals++ === 0 ? 1_000 : 0 }));
-    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, timeoutMs: 150 } }]);
+    const { outbox } = dispatch(db, [
+      { name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, timeoutMs: 150 } },
+    ]);
     receiptTransaction(db, outbox, [makeReceipt(0)]);
     const store = outbox.store as SqliteOutboxStore;
     await waitFor(() => store.endpoint('audit')!.counts.delivered === 1, 'the event after a timed-out attempt');
@@ -312,7 +339,11 @@ describe('webhook outbox and delivery', () => {
     const target = await receiver(() => ({ status: 200, delayMs: 1 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
     const outbox = createOutbox({ database: db, endpoints });
-    receiptTransaction(db, outbox, Array.from({ length: 300 }, (_, index) => makeReceipt(index)));
+    receiptTransaction(
+      db,
+      outbox,
+      Array.from({ length: 300 }, (_, index) => makeReceipt(index)),
+    );
     const store = outbox.store as SqliteOutboxStore;
     const first = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
     first.start();
@@ -342,7 +373,12 @@ describe('webhook outbox and delivery', () => {
     expect(store.acquireLease('audit', 'process-a', Date.now(), 10_000)).toBe(true);
     expect(store.markDelivered('audit', 'process-b', [{ sequence: 1, status: 200, at }])).toBe(0);
     expect(store.pending('audit', 10).map((event) => event.sequence)).toEqual([1, 2]);
-    expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }, { sequence: 2, status: 204, at }])).toBe(2);
+    expect(
+      store.markDelivered('audit', 'process-a', [
+        { sequence: 1, status: 200, at },
+        { sequence: 2, status: 204, at },
+      ]),
+    ).toBe(2);
     expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.lastStatus])).toEqual([
       ['delivered', 200],
       ['delivered', 204],

@@ -32,9 +32,12 @@ function signerFor(secret: string): Signer & { kind?: 'node:crypto' | 'package' 
   const isSame = `v1,${native(PROBE_ID, probeSeconds, PROBE_BODY)}` === reference.sign(PROBE_ID, PROBE_TIME, PROBE_BODY);
   signer = isSame
     ? Object.assign(native, { kind: 'node:crypto' as const })
-    : Object.assign((id: string, seconds: string, body: string) => reference.sign(id, new Date(Number(seconds) * 1000), body).slice('v1,'.length), {
-        kind: 'package' as const,
-      });
+    : Object.assign(
+        (id: string, seconds: string, body: string) => reference.sign(id, new Date(Number(seconds) * 1000), body).slice('v1,'.length),
+        {
+          kind: 'package' as const,
+        },
+      );
   if (signers.size > 64) signers.clear();
   signers.set(secret, signer);
   return signer;

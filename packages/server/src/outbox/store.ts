@@ -143,9 +143,7 @@ export class SqliteOutboxStore implements OutboxStore {
       release: database.prepare(
         'UPDATE webhook_endpoints SET lease_holder = NULL, lease_expires_at = NULL WHERE name = ? AND lease_holder = ?',
       ),
-      pending: database.prepare(
-        "SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT ?",
-      ),
+      pending: database.prepare("SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT ?"),
       holdsLease: database.prepare('SELECT 1 FROM webhook_endpoints WHERE name = ? AND lease_holder = ?').pluck(),
       // The lease is checked once per batch, in the same write transaction (markDelivered).
       delivered: database.prepare(`
@@ -260,11 +258,19 @@ export class SqliteOutboxStore implements OutboxStore {
 
   endpoint(name: string): EndpointState | undefined {
     const row = this.statements.endpoint.get(name) as
-      | { name: string; next_sequence: number; disabled_at: string | null; disabled_reason: string | null; lease_holder: string | null; lease_expires_at: number | null }
+      | {
+          name: string;
+          next_sequence: number;
+          disabled_at: string | null;
+          disabled_reason: string | null;
+          lease_holder: string | null;
+          lease_expires_at: number | null;
+        }
       | undefined;
     if (!row) return undefined;
     const counts: Record<OutboxStatus, number> = { pending: 0, delivered: 0, failed: 0 };
-    for (const entry of this.statements.counts.all(name) as Array<{ status: OutboxStatus; count: number }>) counts[entry.status] = entry.count;
+    for (const entry of this.statements.counts.all(name) as Array<{ status: OutboxStatus; count: number }>)
+      counts[entry.status] = entry.count;
     return {
       name: row.name,
       nextSequence: row.next_sequence,

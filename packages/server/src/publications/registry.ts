@@ -218,7 +218,9 @@ export class PublicationRegistry {
         // Compiled lazily, once per publication: start-up with thousands of tools stays fast, and the
         // compiled function is carried into later snapshots while the publication is unchanged.
         if (!compiled) {
-          compiled = ajv.compile(validatableSchema(kind === 'mcp' ? validationSchema(operation.inputSchema) : operation.inputSchema) as object);
+          compiled = ajv.compile(
+            validatableSchema(kind === 'mcp' ? validationSchema(operation.inputSchema) : operation.inputSchema) as object,
+          );
           nextCache.set(cacheKey, compiled);
         }
         if (compiled(argumentsValue)) return { ok: true };

@@ -47,7 +47,13 @@ function exportLinesOf(log: ReceiptLog): string[] {
 }
 
 function checkpointLine(checkpoint: StoredCheckpoint) {
-  return { type: 'checkpoint', treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey, createdAt: checkpoint.createdAt };
+  return {
+    type: 'checkpoint',
+    treeSize: checkpoint.treeSize,
+    note: checkpoint.note,
+    verifierKey: checkpoint.verifierKey,
+    createdAt: checkpoint.createdAt,
+  };
 }
 
 /** Verifies the database: the stored rows (with their recorded leaf hashes and filter columns) and checkpoints. */
@@ -72,7 +78,10 @@ export function verifyStoredLog(log: ReceiptLog): LogVerification {
         receipt.tool !== columns.tool ||
         receipt.outcome !== columns.outcome
       ) {
-        columnProblems.push({ index: row.index, problem: `receipt-${row.index}: its filter columns differ from the receipt (the row was edited)` });
+        columnProblems.push({
+          index: row.index,
+          problem: `receipt-${row.index}: its filter columns differ from the receipt (the row was edited)`,
+        });
       }
       receipts.push({ receipt, recordedLeafHash: row.leafHash });
     }
@@ -106,11 +115,17 @@ export function registerReceiptRoutes(
   sendProblem: (reply: FastifyReply, problem: ReceiptRoutesProblem) => FastifyReply,
 ): void {
   const notFound = (reply: FastifyReply, id: string) =>
-    sendProblem(reply, { status: 404, code: 'RECEIPT_NOT_FOUND', title: 'No such receipt', detail: `no receipt ${id} (ids are receipt-<n>)` });
+    sendProblem(reply, {
+      status: 404,
+      code: 'RECEIPT_NOT_FOUND',
+      title: 'No such receipt',
+      detail: `no receipt ${id} (ids are receipt-<n>)`,
+    });
 
   app.get('/receipts', async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
-    const invalid = (detail: string) => sendProblem(reply, { status: 400, code: 'RECEIPT_FILTER_INVALID', title: 'Invalid filter', detail });
+    const invalid = (detail: string) =>
+      sendProblem(reply, { status: 400, code: 'RECEIPT_FILTER_INVALID', title: 'Invalid filter', detail });
     if (query.outcome !== undefined && !OUTCOMES.includes(query.outcome as ReceiptOutcome)) {
       return invalid(`outcome must be one of ${OUTCOMES.join(', ')}`);
     }
@@ -118,7 +133,8 @@ export function registerReceiptRoutes(
       if (query[name] !== undefined && Number.isNaN(Date.parse(query[name]!))) return invalid(`${name} must be an ISO 8601 time`);
     }
     const limit = query.limit === undefined ? DEFAULT_LIST_LIMIT : Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) return invalid(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+      return invalid(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
     const after = query.after === undefined ? undefined : receiptIndexOf(query.after);
     if (query.after !== undefined && after === undefined) return invalid('after must be a receipt id (receipt-<n>)');
     const receipts = log.store.list({

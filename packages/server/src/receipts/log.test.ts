@@ -88,7 +88,10 @@ describe('the receipt log', () => {
     for (let index = 0; index < 9; index += 1) log.record(call());
     expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8]);
     const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
-    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({ ok: true, checkpointsVerified: 2 });
+    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
+      ok: true,
+      checkpointsVerified: 2,
+    });
   });
 
   it('signs a checkpoint after T seconds with new receipts (receipts.checkpoint.everySeconds)', async () => {

@@ -87,7 +87,10 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     'base64url',
   );
   if (digestKeyBytes.length < 16) {
-    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`);
+    throw new GatewayError(
+      'RECEIPTS_KEY_INVALID',
+      `the vault entry '${RECEIPTS_DIGEST_KEY_SECRET}' must hold at least 16 bytes (base64url)`,
+    );
   }
   const digestKey = createSecretKey(digestKeyBytes);
   const signingPem = await vaultSecret(
@@ -101,7 +104,10 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     signingKey = privateKeyFromPem(signingPem);
     if (signingKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
   } catch {
-    throw new GatewayError('RECEIPTS_KEY_INVALID', `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`);
+    throw new GatewayError(
+      'RECEIPTS_KEY_INVALID',
+      `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`,
+    );
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
   const hooks = [...(options.hooks ?? [])];
@@ -111,20 +117,29 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     const head = store.head();
     if (head.size === 0 || head.size <= checkpointedSize) return store.latestCheckpoint();
     const note = signNote(formatCheckpoint({ origin, size: head.size, rootHash: head.rootHash }), origin, signingKey);
-    const stored: StoredCheckpoint = { treeSize: head.size, rootHash: head.rootHash, note, verifierKey: publicVerifierKey, createdAt: now().toISOString() };
+    const stored: StoredCheckpoint = {
+      treeSize: head.size,
+      rootHash: head.rootHash,
+      note,
+      verifierKey: publicVerifierKey,
+      createdAt: now().toISOString(),
+    };
     store.addCheckpoint(stored);
     checkpointedSize = head.size;
     return stored;
   }
 
   // Every T seconds with new receipts; unref'd so the timer never keeps the process alive.
-  const timer = setInterval(() => {
-    try {
-      checkpoint();
-    } catch (error) {
-      warn(`receipt checkpoint failed: ${(error as Error).message}`);
-    }
-  }, Math.round(everySeconds * 1000));
+  const timer = setInterval(
+    () => {
+      try {
+        checkpoint();
+      } catch (error) {
+        warn(`receipt checkpoint failed: ${(error as Error).message}`);
+      }
+    },
+    Math.round(everySeconds * 1000),
+  );
   timer.unref();
 
   return {

@@ -23,9 +23,7 @@ export function openDatabase(path: string, migrations: readonly Migration[]): Sq
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
-  const applied = new Set(
-    (database.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: string }>).map((row) => row.id),
-  );
+  const applied = new Set((database.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: string }>).map((row) => row.id));
   const record = database.prepare('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)');
   for (const migration of [...migrations].sort((a, b) => compareText(a.id, b.id))) {
     if (applied.has(migration.id)) continue;

@@ -23,7 +23,13 @@ afterEach(async () => {
 });
 
 const COOKIE = { isHttps: false, lifetimeSeconds: 600 };
-const client = { clientId: 'client-1', name: 'Client', redirectUris: ['http://127.0.0.1:9/cb'], registration: 'dynamic' as const, authMethod: 'none' as const };
+const client = {
+  clientId: 'client-1',
+  name: 'Client',
+  redirectUris: ['http://127.0.0.1:9/cb'],
+  registration: 'dynamic' as const,
+  authMethod: 'none' as const,
+};
 
 describe('page state shared by workers', () => {
   it('a browser session created in one worker is found by another through its cookie, and the database holds neither the cookie nor the CSRF token', () => {
@@ -33,7 +39,12 @@ describe('page state shared by workers', () => {
     const signedIn = a.signIn(created, { subject: 'local:alice', name: 'alice', via: 'local' });
     const cookie = `${a.cookieName}=${signedIn.id}`;
     const found = b.find(cookie);
-    expect(found).toMatchObject({ id: signedIn.id, browserId: created.browserId, csrfToken: signedIn.csrfToken, person: { name: 'alice' } });
+    expect(found).toMatchObject({
+      id: signedIn.id,
+      browserId: created.browserId,
+      csrfToken: signedIn.csrfToken,
+      person: { name: 'alice' },
+    });
     // The session id rotated at sign-in: the old cookie no longer names a session anywhere.
     expect(b.find(`${a.cookieName}=${created.id}`)).toBeUndefined();
     const rows = JSON.stringify(first.prepare('SELECT * FROM shared_ephemeral').all());
@@ -48,7 +59,15 @@ describe('page state shared by workers', () => {
   it('a pending authorization started in one worker is continued in another, and only one worker can decide it', () => {
     const a = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(first, 'pending-authorization'));
     const b = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(second, 'pending-authorization'));
-    const added = a.add({ client, redirectUri: 'http://127.0.0.1:9/cb', redirectUriParameter: 'http://127.0.0.1:9/cb', state: 's', codeChallenge: 'c'.repeat(43), resource: 'http://127.0.0.1:8080/mcp', browserId: 'browser-1' });
+    const added = a.add({
+      client,
+      redirectUri: 'http://127.0.0.1:9/cb',
+      redirectUriParameter: 'http://127.0.0.1:9/cb',
+      state: 's',
+      codeChallenge: 'c'.repeat(43),
+      resource: 'http://127.0.0.1:8080/mcp',
+      browserId: 'browser-1',
+    });
     if (typeof added === 'string') throw new Error(added);
     const seen = b.find(added.id)!;
     expect(seen).toMatchObject({ id: added.id, browserId: 'browser-1', isEngaged: false });
@@ -65,7 +84,15 @@ describe('page state shared by workers', () => {
     const sessions = new BrowserSessions(COOKIE);
     const pending = new PendingAuthorizations(300);
     sessions.create();
-    pending.add({ client, redirectUri: 'http://127.0.0.1:9/cb', redirectUriParameter: '', state: null, codeChallenge: 'c'.repeat(43), resource: 'r', browserId: 'b' });
+    pending.add({
+      client,
+      redirectUri: 'http://127.0.0.1:9/cb',
+      redirectUriParameter: '',
+      state: null,
+      codeChallenge: 'c'.repeat(43),
+      resource: 'r',
+      browserId: 'b',
+    });
     expect(first.prepare('SELECT count(*) AS n FROM shared_ephemeral').get()).toEqual({ n: 0 });
   });
 });

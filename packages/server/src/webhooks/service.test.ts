@@ -35,7 +35,9 @@ describe('webhook signing secrets', () => {
       message: expect.stringContaining('webhooks.audit.previousSecret'),
     });
     const malformed = 'whsec_***not base64***';
-    const error = (await secretsFor(endpoint, { ...env, GATEWAY_SECRET_HOOK_NEW: malformed }).catch((caught: unknown) => caught)) as Error & { code: string };
+    const error = (await secretsFor(endpoint, { ...env, GATEWAY_SECRET_HOOK_NEW: malformed }).catch(
+      (caught: unknown) => caught,
+    )) as Error & { code: string };
     expect(error.code).toBe('WEBHOOK_SECRET_INVALID');
     expect(error.message).toContain("'hook-new'");
     expect(error.message).not.toContain(malformed);

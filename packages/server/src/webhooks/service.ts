@@ -43,8 +43,8 @@ async function readSecret(vault: Vault, endpoint: string, name: string, key: str
     // Never echo the value: it is a secret even when malformed.
     throw new GatewayError(
       'WEBHOOK_SECRET_INVALID',
-      `webhooks.${endpoint}.${key}: the vault secret '${name}' is not a Standard Webhooks secret (whsec_ followed by base64)`
-      );
+      `webhooks.${endpoint}.${key}: the vault secret '${name}' is not a Standard Webhooks secret (whsec_ followed by base64)`,
+    );
   }
   return value;
 }
@@ -121,6 +121,6 @@ export function unknownEndpoint(name: string, configured: ReadonlyMap<string, un
   const known = [...configured.keys()];
   return new GatewayError(
     'WEBHOOK_ENDPOINT_UNKNOWN',
-    `no webhook endpoint named '${name}' in gateway.yaml${known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)'}`
-    );
+    `no webhook endpoint named '${name}' in gateway.yaml${known.length ? ` (known: ${known.join(', ')})` : ' (no webhooks configured)'}`,
+  );
 }

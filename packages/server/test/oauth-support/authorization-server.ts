@@ -12,7 +12,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createGatewayLogger } from '../../src/logger.js';
 import { loadConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { authorizationMigrations, createAuthorization, type AuthorizationComponents, type ConsentTool } from '../../src/authorization/index.js';
+import {
+  authorizationMigrations,
+  createAuthorization,
+  type AuthorizationComponents,
+  type ConsentTool,
+} from '../../src/authorization/index.js';
 import type { LoginSummary as ConsentLogin } from '../../src/credentials/index.js';
 import type { LoginSummary } from '../../src/credentials/index.js';
 import { PeopleDirectory } from '@gateway/runtime';
@@ -25,10 +30,46 @@ import { freePort } from '../support/net.js';
 export const PERSON = { name: 'alice', password: 'correct horse battery staple', email: 'alice@example.com' };
 
 export const TOOLS: ConsentTool[] = [
-  { name: 'search_orders', title: 'Search orders', description: 'Lists orders, newest first.', source: 'orders', readOnly: true, destructive: false, fingerprint: 'sha256:aaa', logins: ['orders/api_key'] },
-  { name: 'get_order', title: 'Get an order', description: 'Reads one order.', source: 'orders', readOnly: true, destructive: false, fingerprint: 'sha256:bbb', logins: ['orders/api_key'] },
-  { name: 'create_order', title: 'Create an order', description: 'Places an order.', source: 'orders', readOnly: false, destructive: false, fingerprint: 'sha256:ccc', logins: ['orders/api_key'] },
-  { name: 'delete_order', title: 'Delete an order', description: 'Deletes an order for good.', source: 'orders', readOnly: false, destructive: true, fingerprint: 'sha256:ddd', logins: ['orders/api_key'] },
+  {
+    name: 'search_orders',
+    title: 'Search orders',
+    description: 'Lists orders, newest first.',
+    source: 'orders',
+    readOnly: true,
+    destructive: false,
+    fingerprint: 'sha256:aaa',
+    logins: ['orders/api_key'],
+  },
+  {
+    name: 'get_order',
+    title: 'Get an order',
+    description: 'Reads one order.',
+    source: 'orders',
+    readOnly: true,
+    destructive: false,
+    fingerprint: 'sha256:bbb',
+    logins: ['orders/api_key'],
+  },
+  {
+    name: 'create_order',
+    title: 'Create an order',
+    description: 'Places an order.',
+    source: 'orders',
+    readOnly: false,
+    destructive: false,
+    fingerprint: 'sha256:ccc',
+    logins: ['orders/api_key'],
+  },
+  {
+    name: 'delete_order',
+    title: 'Delete an order',
+    description: 'Deletes an order for good.',
+    source: 'orders',
+    readOnly: false,
+    destructive: true,
+    fingerprint: 'sha256:ddd',
+    logins: ['orders/api_key'],
+  },
 ];
 export const LOGINS: LoginSummary[] = [{ id: 'orders/api_key', source: 'orders', scheme: 'api_key', type: 'apiKey' }];
 
@@ -46,7 +87,14 @@ export interface TestAuthorizationServer {
 }
 
 export async function startAuthorizationServer(
-  options: { authYaml?: string; extraYaml?: string; caCertificates?: string[]; /** The tools and logins on offer (default TOOLS and LOGINS). */ tools?: ConsentTool[]; logins?: ConsentLogin[]; /** Collects the JSON lines of the gateway's own logger (info level). */ logLines?: string[] } = {},
+  options: {
+    authYaml?: string;
+    extraYaml?: string;
+    caCertificates?: string[] /** The tools and logins on offer (default TOOLS and LOGINS). */;
+    tools?: ConsentTool[];
+    logins?: ConsentLogin[] /** Collects the JSON lines of the gateway's own logger (info level). */;
+    logLines?: string[];
+  } = {},
 ): Promise<TestAuthorizationServer> {
   const temporary = await temporaryDirectory('gateway-oauth-');
   const port = await freePort();
@@ -70,7 +118,12 @@ export async function startAuthorizationServer(
   const database = openDatabase(join(temporary.path, '.gateway', 'gateway.db'), authorizationMigrations);
   const logLines = options.logLines;
   const app = logLines
-    ? (Fastify({ loggerInstance: createGatewayLogger({ level: 'info', destination: { write: (line: string) => void logLines.push(line) } }) as unknown as FastifyBaseLogger }) as unknown as FastifyInstance)
+    ? (Fastify({
+        loggerInstance: createGatewayLogger({
+          level: 'info',
+          destination: { write: (line: string) => void logLines.push(line) },
+        }) as unknown as FastifyBaseLogger,
+      }) as unknown as FastifyInstance)
     : Fastify({ logger: false });
   const authorization = await createAuthorization({
     loaded,
@@ -86,7 +139,13 @@ export async function startAuthorizationServer(
   app.all('/mcp', async (request, reply) => {
     const result = await authorization.authorizer.authenticate(request);
     if (!result.ok) return reply.status(result.status).headers(result.headers).send(result.body);
-    return { sessionId: result.caller.sessionId, subject: result.caller.subject, clientId: result.caller.clientId, tools: Object.fromEntries(result.caller.tools), logins: [...result.caller.logins] };
+    return {
+      sessionId: result.caller.sessionId,
+      subject: result.caller.subject,
+      clientId: result.caller.clientId,
+      tools: Object.fromEntries(result.caller.tools),
+      logins: [...result.caller.logins],
+    };
   });
   await app.listen({ host: '127.0.0.1', port });
   await new PeopleDirectory(join(temporary.path, '.gateway', 'people.json')).add(PERSON.name, PERSON.password, { email: PERSON.email });
@@ -125,7 +184,8 @@ export class Browser {
     let body: string | undefined;
     if (init.form) {
       const form = new URLSearchParams();
-      for (const [name, value] of Object.entries(init.form)) for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
+      for (const [name, value] of Object.entries(init.form))
+        for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
       body = form.toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
@@ -141,7 +201,11 @@ export class Browser {
   }
 
   /** Follows redirects within `origin`; returns the first response that is not a same-origin redirect. */
-  async follow(url: string, origin: string, init: { form?: Record<string, string | string[]> } = {}): Promise<{ response: Response; url: string }> {
+  async follow(
+    url: string,
+    origin: string,
+    init: { form?: Record<string, string | string[]> } = {},
+  ): Promise<{ response: Response; url: string }> {
     let current = url;
     let response = await this.request(current, init);
     for (let hop = 0; hop < 10 && response.status >= 300 && response.status < 400; hop += 1) {
@@ -194,11 +258,17 @@ export async function approve(
   if (url.includes('/signin')) {
     const html = await response.text();
     ({ response, url } = await browser.follow(`${server.issuer}/signin`, server.issuer, {
-      form: { csrf_token: hiddenField(html, 'csrf_token'), request: hiddenField(html, 'request'), name: PERSON.name, password: choice.password ?? PERSON.password },
+      form: {
+        csrf_token: hiddenField(html, 'csrf_token'),
+        request: hiddenField(html, 'request'),
+        name: PERSON.name,
+        password: choice.password ?? PERSON.password,
+      },
     }));
   }
   if (response.status >= 300 && response.status < 400) return new URL(response.headers.get('location')!);
-  if (!url.includes('/consent')) throw new Error(`expected the consent page, got ${url} (${response.status}): ${(await response.text()).slice(0, 300)}`);
+  if (!url.includes('/consent'))
+    throw new Error(`expected the consent page, got ${url} (${response.status}): ${(await response.text()).slice(0, 300)}`);
   const html = await response.text();
   const lifetime = choice.lifetime ?? Number(/name="lifetime" value="(\d+)"/.exec(html)![1]);
   const decided = await browser.request(`${server.issuer}/consent`, {
@@ -215,12 +285,23 @@ export async function approve(
   return new URL(decided.headers.get('location')!);
 }
 
-export async function registerClient(issuer: string, metadata: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${issuer}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) });
+export async function registerClient(
+  issuer: string,
+  metadata: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(metadata),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-export async function tokenRequest(issuer: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+export async function tokenRequest(
+  issuer: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const response = await fetch(`${issuer}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -234,10 +315,55 @@ export async function makeTestCertificates(directory: string): Promise<{ ca: str
   const dir = join(directory, 'tls');
   await mkdir(dir, { recursive: true });
   const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Gateway Test CA']);
-  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  run([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Gateway Test CA',
+  ]);
+  run([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=127.0.0.1',
+  ]);
   await writeFile(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
-  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf']);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+  ]);
   const { readFile } = await import('node:fs/promises');
   return {
     ca: await readFile(join(dir, 'ca.pem'), 'utf8'),
@@ -273,9 +399,10 @@ export async function startMetadataHost(tls: { key: string; cert: string }): Pro
     documents,
     hits,
     server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -32,7 +32,10 @@ export function lockedOperation(partial: Partial<LockedOperation> & Pick<LockedO
 }
 
 /** A lock with one source whose in-use publication offers `operations`. */
-export function lockWith(operations: LockedOperation[], options: { source?: string; publicationId?: string; proposed?: LockedOperation[] } = {}): Lockfile {
+export function lockWith(
+  operations: LockedOperation[],
+  options: { source?: string; publicationId?: string; proposed?: LockedOperation[] } = {},
+): Lockfile {
   const publications: Lockfile['sources'][number]['publications'] = [
     {
       id: options.publicationId ?? 'publication-1',
@@ -43,7 +46,13 @@ export function lockWith(operations: LockedOperation[], options: { source?: stri
     },
   ];
   if (options.proposed) {
-    publications.push({ id: 'publication-99', status: 'proposed', toolCount: options.proposed.length, documentDigest: DIGEST, operations: options.proposed });
+    publications.push({
+      id: 'publication-99',
+      status: 'proposed',
+      toolCount: options.proposed.length,
+      documentDigest: DIGEST,
+      operations: options.proposed,
+    });
   }
   return {
     lockVersion: 1,
@@ -62,7 +71,14 @@ export function allowAllAuthorizer(registry: PublicationRegistry, logins: Readon
       if (!caller || cachedGeneration !== snapshot.generation) {
         const tools = new Map<string, string>();
         for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
-        caller = { sessionId: 'session-test', subject: 'tester', clientId: 'test-client', tools, logins, expiresAt: Date.now() + 3_600_000 };
+        caller = {
+          sessionId: 'session-test',
+          subject: 'tester',
+          clientId: 'test-client',
+          tools,
+          logins,
+          expiresAt: Date.now() + 3_600_000,
+        };
         cachedGeneration = snapshot.generation;
       }
       return { ok: true, caller };

@@ -18,7 +18,13 @@ export const ORDERS_API_KEY = 'canary-orders-key-7f3a9c';
 
 export interface OrdersApi {
   url: string;
-  requests: Array<{ method: string; path: string; query: Record<string, string>; headers: Record<string, string | string[] | undefined>; body: unknown }>;
+  requests: Array<{
+    method: string;
+    path: string;
+    query: Record<string, string>;
+    headers: Record<string, string | string[] | undefined>;
+    body: unknown;
+  }>;
   close(): Promise<void>;
 }
 
@@ -114,7 +120,9 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
       'vault:',
       '  provider: env',
       'drift:',
-      ...(options.driftIntervalSeconds === undefined ? ['  enabled: false'] : ['  enabled: true', `  intervalSeconds: ${options.driftIntervalSeconds}`]),
+      ...(options.driftIntervalSeconds === undefined
+        ? ['  enabled: false']
+        : ['  enabled: true', `  intervalSeconds: ${options.driftIntervalSeconds}`]),
       options.configExtra ?? '',
       '',
     ].join('\n'),

@@ -30,7 +30,15 @@ export async function startFixtureMcpServer(
   const tools = (): ListToolsResult['tools'] => [
     { name: 'stable', description: 'Adds one.', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
     { name: 'mutable', description: mutableDescription, inputSchema: { type: 'object', properties: {} } },
-    ...(options.slowTool ? [{ name: 'slow', description: 'Answers after 20 seconds, unless cancelled.', inputSchema: { type: 'object' as const, properties: {} } }] : []),
+    ...(options.slowTool
+      ? [
+          {
+            name: 'slow',
+            description: 'Answers after 20 seconds, unless cancelled.',
+            inputSchema: { type: 'object' as const, properties: {} },
+          },
+        ]
+      : []),
   ];
   const factory = () => {
     const server = new Server({ name: 'fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
@@ -41,11 +49,15 @@ export async function startFixtureMcpServer(
         const signal = context.mcpReq.signal;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 20_000);
-          signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            cancelled += 1;
-            resolve();
-          }, { once: true });
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              cancelled += 1;
+              resolve();
+            },
+            { once: true },
+          );
         });
         return { content: [{ type: 'text', text: signal.aborted ? 'cancelled' : 'done' }] };
       }

@@ -5,7 +5,8 @@ import { TOOL_SCOPE_PREFIX } from './reapproval.js';
 export function toolsInScope(scope: string | null): string[] {
   if (!scope) return [];
   const names = new Set<string>();
-  for (const token of scope.split(' ')) if (token.startsWith(TOOL_SCOPE_PREFIX) && token.length > TOOL_SCOPE_PREFIX.length) names.add(token.slice(TOOL_SCOPE_PREFIX.length));
+  for (const token of scope.split(' '))
+    if (token.startsWith(TOOL_SCOPE_PREFIX) && token.length > TOOL_SCOPE_PREFIX.length) names.add(token.slice(TOOL_SCOPE_PREFIX.length));
   return [...names].slice(0, 1000);
 }
 

@@ -250,7 +250,9 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
         })
         .join('\n')
     : '<p class="hint">None of these tools needs a login.</p>';
-  const chosenLifetime = input.lifetimes.some((lifetime) => lifetime.seconds === input.selected?.lifetime) ? input.selected!.lifetime : input.lifetimes[0]?.seconds;
+  const chosenLifetime = input.lifetimes.some((lifetime) => lifetime.seconds === input.selected?.lifetime)
+    ? input.selected!.lifetime
+    : input.lifetimes[0]?.seconds;
   const lifetimes = input.lifetimes
     .map(
       (lifetime, position) => `<div class="option">

@@ -75,7 +75,12 @@ export class PendingAuthorizations {
       this.dropExpired(now);
       if (this.requests.size >= this.limits.maxRequests && !this.dropOldestUnengaged()) return 'full';
     }
-    const pending: PendingAuthorization = { ...request, id: randomBytes(24).toString('base64url'), isEngaged: false, expiresAt: now + this.lifetimeSeconds * 1000 };
+    const pending: PendingAuthorization = {
+      ...request,
+      id: randomBytes(24).toString('base64url'),
+      isEngaged: false,
+      expiresAt: now + this.lifetimeSeconds * 1000,
+    };
     this.requests.set(pending.id, pending);
     this.perClient.set(clientId, (this.perClient.get(clientId) ?? 0) + 1);
     this.save(pending);

@@ -35,7 +35,12 @@ export function markStaleTools(tools: readonly SessionTool[], published: Readonl
     const current = published.get(tool.name);
     if (current === undefined) return { ...tool, stale: true, staleReason: 'no longer published' };
     if (current !== tool.fingerprint) {
-      return { ...tool, stale: true, staleReason: `changed since approval (now ${current}); the client must ask the person to approve it again`, currentFingerprint: current };
+      return {
+        ...tool,
+        stale: true,
+        staleReason: `changed since approval (now ${current}); the client must ask the person to approve it again`,
+        currentFingerprint: current,
+      };
     }
     return { ...tool };
   });

@@ -11,7 +11,11 @@ import type { AuthorizationDependencies } from './dependencies.js';
 const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
 
 /** The authorization endpoint (OAuth 2.1 §4.1.1): validates the request, holds it, and sends the browser to consent. */
-export function registerAuthorizationEndpoint(instance: FastifyInstance, { settings, clients }: Pick<AuthorizationDependencies, 'settings' | 'clients'>, flow: BrowserFlow): void {
+export function registerAuthorizationEndpoint(
+  instance: FastifyInstance,
+  { settings, clients }: Pick<AuthorizationDependencies, 'settings' | 'clients'>,
+  flow: BrowserFlow,
+): void {
   const { pending, send, redirectBack, ensureSession, tooManyRequests, consentUrl } = flow;
   const limits = settings.authorize;
   // /authorize is unauthenticated and each request holds memory for minutes: both limits apply.
@@ -26,7 +30,8 @@ export function registerAuthorizationEndpoint(instance: FastifyInstance, { setti
     const unsafe = repeatedParameter(query, ['client_id', 'redirect_uri']);
     if (unsafe) return send(reply, errorPage('This sign-in request is invalid', `The parameter ${unsafe} was sent more than once.`));
     const clientId = query.get('client_id');
-    if (!clientId) return send(reply, errorPage('This sign-in request is invalid', 'The application did not say who it is (client_id is missing).'));
+    if (!clientId)
+      return send(reply, errorPage('This sign-in request is invalid', 'The application did not say who it is (client_id is missing).'));
     let client: OAuthClient;
     try {
       client = await clients.find(clientId);
@@ -50,7 +55,8 @@ export function registerAuthorizationEndpoint(instance: FastifyInstance, { setti
       );
     }
     const state = query.get('state');
-    const fail = (error: string, description: string): FastifyReply => redirectBack(reply, { redirectUri, state }, { error, error_description: description });
+    const fail = (error: string, description: string): FastifyReply =>
+      redirectBack(reply, { redirectUri, state }, { error, error_description: description });
     const repeated = repeatedParameter(query, ['response_type', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'scope']);
     if (repeated) return fail('invalid_request', `${repeated} was sent more than once`);
     if (query.get('response_type') !== 'code') return fail('unsupported_response_type', 'only response_type=code is supported');
@@ -79,7 +85,13 @@ export function registerAuthorizationEndpoint(instance: FastifyInstance, { setti
     });
     if (typeof added === 'string') {
       // Every held request is one a person is working on: refuse rather than end theirs.
-      return tooManyRequests(reply, 60, added === 'client-full' ? 'This application has too many sign-in requests in progress.' : 'The gateway has too many sign-in requests in progress.');
+      return tooManyRequests(
+        reply,
+        60,
+        added === 'client-full'
+          ? 'This application has too many sign-in requests in progress.'
+          : 'The gateway has too many sign-in requests in progress.',
+      );
     }
     return reply.status(303).header('cache-control', 'no-store').header('location', consentUrl(added.id)).send();
   });

@@ -13,7 +13,11 @@ export interface BrowserFlow {
   pending: PendingAuthorizations;
   send(reply: FastifyReply, page: RenderedPage): FastifyReply;
   /** RFC 9207 §2: every authorization response, success or error, names the issuer. */
-  redirectBack(reply: FastifyReply, request: PendingAuthorization | { redirectUri: string; state: string | null }, parameters: Record<string, string>): FastifyReply;
+  redirectBack(
+    reply: FastifyReply,
+    request: PendingAuthorization | { redirectUri: string; state: string | null },
+    parameters: Record<string, string>,
+  ): FastifyReply;
   session(request: FastifyRequest): BrowserSession | undefined;
   ensureSession(request: FastifyRequest, reply: FastifyReply): BrowserSession;
   tooManyRequests(reply: FastifyReply, seconds: number, why: string): FastifyReply;
@@ -21,16 +25,27 @@ export interface BrowserFlow {
    * The pending request named by `id`, continued by the browser that started it; a page to show when it
    * has expired or another browser (another cookie jar) tries to continue it.
    */
-  ownRequest(request: FastifyRequest, id: string | null | undefined): { pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage };
+  ownRequest(
+    request: FastifyRequest,
+    id: string | null | undefined,
+  ): { pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage };
   expiredPage(): RenderedPage;
   consentUrl(id: string): string;
   signInUrl(id: string): string;
 }
 
-export function createBrowserFlow({ settings, browserSessions, sharedPending }: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending'>): BrowserFlow {
+export function createBrowserFlow({
+  settings,
+  browserSessions,
+  sharedPending,
+}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending'>): BrowserFlow {
   const base = settings.basePath;
   const limits = settings.authorize;
-  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient }, sharedPending);
+  const pending = new PendingAuthorizations(
+    settings.pendingRequestSeconds,
+    { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient },
+    sharedPending,
+  );
 
   function send(reply: FastifyReply, page: RenderedPage): FastifyReply {
     return reply.status(page.status).headers(page.headers).send(page.html);

@@ -43,7 +43,11 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
    * tools it names and the tools of the person's latest open session with this application are ticked,
    * so approving again does not silently drop the tools that did not change.
    */
-  function initialChoices(browser: BrowserSession, pendingRequest: PendingAuthorization, tools: ConsentTool[]): { choices: ConsentChoices; reapproval: string[] } {
+  function initialChoices(
+    browser: BrowserSession,
+    pendingRequest: PendingAuthorization,
+    tools: ConsentTool[],
+  ): { choices: ConsentChoices; reapproval: string[] } {
     const offered = new Map(tools.map((tool) => [tool.name, tool] as const));
     const previous = sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
     const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
@@ -53,7 +57,10 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const names = [...new Set([...previousTools.map((tool) => tool.name), ...requested])];
     const usable = new Set(names.flatMap((name) => offered.get(name)!.logins));
     const logins = (previous?.logins ?? []).filter((login) => usable.has(login));
-    const completed = completeLogins(names.map((name) => offered.get(name)!), logins);
+    const completed = completeLogins(
+      names.map((name) => offered.get(name)!),
+      logins,
+    );
     return { choices: { tools: names, logins: 'logins' in completed ? completed.logins : logins }, reapproval };
   }
 
@@ -112,7 +119,14 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const form = formOf(request);
     const browser = session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
-      return send(reply, errorPage('The form has expired', 'This decision was not sent from the consent page or the page has expired. Nothing was approved.', 403));
+      return send(
+        reply,
+        errorPage(
+          'The form has expired',
+          'This decision was not sent from the consent page or the page has expired. Nothing was approved.',
+          403,
+        ),
+      );
     }
     const own = ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
@@ -130,7 +144,8 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       logins: [...new Set(form.getAll('login'))],
       lifetime: Number(form.get('lifetime')),
     };
-    const refuse = (error: string): FastifyReply => send(reply, renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted }));
+    const refuse = (error: string): FastifyReply =>
+      send(reply, renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted }));
     if (decision !== 'allow') return refuse('Choose Allow or Deny.');
 
     const shown = new Map((pendingRequest.shownTools ?? []).map((tool) => [tool.name, tool] as const));

@@ -43,7 +43,10 @@ function sendDocument(reply: FastifyReply, body: unknown): FastifyReply {
 }
 
 /** The discovery documents (RFC 9728, RFC 8414, OIDC Discovery) and the JWKS the access tokens verify with. */
-export function registerMetadataEndpoints(instance: FastifyInstance, { settings, keys }: Pick<AuthorizationDependencies, 'settings' | 'keys'>): void {
+export function registerMetadataEndpoints(
+  instance: FastifyInstance,
+  { settings, keys }: Pick<AuthorizationDependencies, 'settings' | 'keys'>,
+): void {
   const base = settings.basePath;
   // RFC 9728 §3.1: path-inserted well-known URL for /mcp, and the root one for clients that try it.
   const resourcePath = new URL(settings.endpoints.protectedResourceMetadata).pathname;

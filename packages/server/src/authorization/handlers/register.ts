@@ -4,7 +4,10 @@ import { allowCors, registerPreflight, sendOAuthJson, sendOAuthProblem } from '.
 import type { AuthorizationDependencies } from './dependencies.js';
 
 /** RFC 7591: dynamic registration (deprecated in MCP 2026-07-28, kept for 2025-11-25 clients). */
-export function registerRegistrationEndpoint(instance: FastifyInstance, { settings, clients, logger }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'logger'>): void {
+export function registerRegistrationEndpoint(
+  instance: FastifyInstance,
+  { settings, clients, logger }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'logger'>,
+): void {
   const path = `${settings.basePath}/oauth/register`;
   instance.post(path, { bodyLimit: REGISTRATION_LIMITS.bodyBytes }, async (request, reply) => {
     allowCors(reply);

@@ -22,14 +22,20 @@ export function registerRevocationEndpoint(instance: FastifyInstance, dependenci
       // RFC 7009 §2.2: 200 whether or not the token was valid.
       return sendOAuthJson(reply, 200, {});
     } catch (error) {
-      if (error instanceof OAuthProblem) return sendOAuthProblem(reply, error, { basicChallenge: authorization?.toLowerCase().startsWith('basic ') });
+      if (error instanceof OAuthProblem)
+        return sendOAuthProblem(reply, error, { basicChallenge: authorization?.toLowerCase().startsWith('basic ') });
       throw error;
     }
   });
   registerPreflight(instance, path, 'POST');
 }
 
-async function revoke({ sessions, refreshTokens, tokens }: RevocationDependencies, token: string, client: OAuthClient, hint: string | null): Promise<void> {
+async function revoke(
+  { sessions, refreshTokens, tokens }: RevocationDependencies,
+  token: string,
+  client: OAuthClient,
+  hint: string | null,
+): Promise<void> {
   const revokeIfOwned = (sessionId: string, clientId: string): void => {
     if (clientId !== client.clientId) return;
     const session = sessions.find(sessionId);

@@ -56,7 +56,11 @@ export function registerOidcSignInEndpoints(
     try {
       const person = await oidc.finish({ callbackUrl: new URL(request.url, settings.issuer), redirectUri: oidcCallback, ...attempt });
       const signedIn = browserSessions.signIn(browser, person);
-      return reply.status(303).header('set-cookie', browserSessions.setCookieHeader(signedIn)).header('location', consentUrl(pendingRequest.id)).send();
+      return reply
+        .status(303)
+        .header('set-cookie', browserSessions.setCookieHeader(signedIn))
+        .header('location', consentUrl(pendingRequest.id))
+        .send();
     } catch (error) {
       const message = error instanceof GatewayError ? error.message : 'the identity provider answered unexpectedly';
       logger.warn({ error: (error as Error).message }, 'OIDC sign-in failed');

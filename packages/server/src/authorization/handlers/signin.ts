@@ -9,12 +9,21 @@ import type { AuthorizationDependencies } from './dependencies.js';
 type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc'>;
 
 /** Sign-in with a local account (the people file): the page, and the form it posts. */
-export function registerSignInEndpoint(instance: FastifyInstance, { settings, people, browserSessions, oidc }: SignInDependencies, flow: BrowserFlow): void {
+export function registerSignInEndpoint(
+  instance: FastifyInstance,
+  { settings, people, browserSessions, oidc }: SignInDependencies,
+  flow: BrowserFlow,
+): void {
   const { pending, send, session, ownRequest, consentUrl } = flow;
   const base = settings.basePath;
   const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds);
 
-  function signInFor(browser: BrowserSession, reply: FastifyReply, pendingRequest: PendingAuthorization, extra: { error?: string; name?: string; status?: number } = {}): FastifyReply {
+  function signInFor(
+    browser: BrowserSession,
+    reply: FastifyReply,
+    pendingRequest: PendingAuthorization,
+    extra: { error?: string; name?: string; status?: number } = {},
+  ): FastifyReply {
     return send(
       reply,
       signInPage({
@@ -43,19 +52,27 @@ export function registerSignInEndpoint(instance: FastifyInstance, { settings, pe
     const form = formOf(request);
     const browser = session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
-      return send(reply, errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403));
+      return send(
+        reply,
+        errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403),
+      );
     }
     const own = ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
-    if (!settings.localAccountsEnabled) return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
+    if (!settings.localAccountsEnabled)
+      return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
     const keys = [`name:${name.toLowerCase()}`, `address:${request.ip}`];
     const wait = throttle.retryAfter(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return signInFor(own.browser, reply, pendingRequest, { error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, name, status: 429 });
+      return signInFor(own.browser, reply, pendingRequest, {
+        error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+        name,
+        status: 429,
+      });
     }
     const person = name && password ? await people.verify(name, password) : undefined;
     if (!person) {
@@ -63,7 +80,16 @@ export function registerSignInEndpoint(instance: FastifyInstance, { settings, pe
       return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
     throttle.recordSuccess([keys[0]!]);
-    const signedIn = browserSessions.signIn(browser, { subject: person.subject, name: person.name, ...(person.email ? { email: person.email } : {}), via: 'local' });
-    return reply.status(303).header('set-cookie', browserSessions.setCookieHeader(signedIn)).header('location', consentUrl(pendingRequest.id)).send();
+    const signedIn = browserSessions.signIn(browser, {
+      subject: person.subject,
+      name: person.name,
+      ...(person.email ? { email: person.email } : {}),
+      via: 'local',
+    });
+    return reply
+      .status(303)
+      .header('set-cookie', browserSessions.setCookieHeader(signedIn))
+      .header('location', consentUrl(pendingRequest.id))
+      .send();
   });
 }

@@ -6,7 +6,10 @@ import { sessionState, type SessionRecord } from '../stores/sessions.js';
 import { randomToken } from '../stores/tokens.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type TokenDependencies = Pick<AuthorizationDependencies, 'settings' | 'clients' | 'sessions' | 'codes' | 'refreshTokens' | 'tokens' | 'logger'>;
+type TokenDependencies = Pick<
+  AuthorizationDependencies,
+  'settings' | 'clients' | 'sessions' | 'codes' | 'refreshTokens' | 'tokens' | 'logger'
+>;
 
 /** RFC 7636 §4.1: 43–128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -24,7 +27,15 @@ export function registerTokenEndpoint(instance: FastifyInstance, dependencies: T
     const form = formOf(request);
     const authorization = request.headers.authorization;
     try {
-      const repeated = repeatedParameter(form, ['grant_type', 'code', 'code_verifier', 'redirect_uri', 'refresh_token', 'client_id', 'resource']);
+      const repeated = repeatedParameter(form, [
+        'grant_type',
+        'code',
+        'code_verifier',
+        'redirect_uri',
+        'refresh_token',
+        'client_id',
+        'resource',
+      ]);
       if (repeated) throw new OAuthProblem('invalid_request', `${repeated} was sent more than once`);
       const client = await clients.authenticate(form, authorization);
       const grantType = form.get('grant_type');
@@ -32,7 +43,8 @@ export function registerTokenEndpoint(instance: FastifyInstance, dependencies: T
       if (grantType === 'refresh_token') return sendOAuthJson(reply, 200, await refresh(dependencies, form, client));
       throw new OAuthProblem('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
     } catch (error) {
-      if (error instanceof OAuthProblem) return sendOAuthProblem(reply, error, { basicChallenge: authorization?.toLowerCase().startsWith('basic ') });
+      if (error instanceof OAuthProblem)
+        return sendOAuthProblem(reply, error, { basicChallenge: authorization?.toLowerCase().startsWith('basic ') });
       throw error;
     }
   });
@@ -48,7 +60,11 @@ function checkResource(form: URLSearchParams, expected: string): void {
   }
 }
 
-async function tokenResponse({ refreshTokens, tokens }: TokenDependencies, session: SessionRecord, client: OAuthClient): Promise<Record<string, unknown>> {
+async function tokenResponse(
+  { refreshTokens, tokens }: TokenDependencies,
+  session: SessionRecord,
+  client: OAuthClient,
+): Promise<Record<string, unknown>> {
   const access = await tokens.issue(session);
   const refreshToken = randomToken();
   // The refresh token lives exactly as long as the session, never longer (RFC 9700 §4.14.2).
@@ -101,7 +117,10 @@ async function refresh(dependencies: TokenDependencies, form: URLSearchParams, c
   if (session.reapprovalRequestedAt !== null) {
     // Re-approval (docs/authorization.md): /mcp asked the client to have changed tools approved again.
     // A refresh would only renew the stale approval, so it is refused and the client authorizes anew.
-    throw new OAuthProblem('invalid_grant', `the person must approve ${session.reapprovalTools.join(', ') || 'changed tools'} again: start a new authorization`);
+    throw new OAuthProblem(
+      'invalid_grant',
+      `the person must approve ${session.reapprovalTools.join(', ') || 'changed tools'} again: start a new authorization`,
+    );
   }
   checkResource(form, settings.mcpUrl);
   // Signed before the rotation so that the rotation is one synchronous transaction with nothing awaited
@@ -115,10 +134,16 @@ async function refresh(dependencies: TokenDependencies, form: URLSearchParams, c
     case 'reused':
       // RFC 9700 §4.14.2: the replay of a rotated token outside the grace rule revokes the whole grant.
       sessions.revoke(rotation.sessionId, 'refresh token used twice');
-      logger.warn({ sessionId: rotation.sessionId, clientId: client.clientId, why: rotation.why }, 'refresh token replayed; session revoked');
+      logger.warn(
+        { sessionId: rotation.sessionId, clientId: client.clientId, why: rotation.why },
+        'refresh token replayed; session revoked',
+      );
       throw new OAuthProblem('invalid_grant', 'the refresh token was already used; its session has been revoked');
     case 'reissued':
-      logger.info({ sessionId: rotation.sessionId, clientId: client.clientId }, 'refresh token presented again within the grace window; successor replaced');
+      logger.info(
+        { sessionId: rotation.sessionId, clientId: client.clientId },
+        'refresh token presented again within the grace window; successor replaced',
+      );
       break;
     case 'rotated':
       break;

@@ -43,7 +43,8 @@ function checkClientIdUrl(clientId: string): URL {
   if (url.pathname === '/' || url.pathname === '') throw invalidDocument(clientId, 'a URL client_id must have a path');
   if (url.hash || clientId.includes('#')) throw invalidDocument(clientId, 'a URL client_id must not have a fragment');
   if (url.username || url.password) throw invalidDocument(clientId, 'a URL client_id must not carry credentials');
-  if (/\/\.\.?(\/|$)/.test(clientId.replace(/^https:\/\/[^/]+/, ''))) throw invalidDocument(clientId, 'a URL client_id must not contain dot segments');
+  if (/\/\.\.?(\/|$)/.test(clientId.replace(/^https:\/\/[^/]+/, '')))
+    throw invalidDocument(clientId, 'a URL client_id must not contain dot segments');
   return url;
 }
 
@@ -72,11 +73,14 @@ export function parseClientMetadataDocument(clientId: string, text: string): Cli
   } catch {
     throw invalidDocument(clientId, 'the document is not JSON');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidDocument(clientId, 'the document is not a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalidDocument(clientId, 'the document is not a JSON object');
   const document = value as Record<string, unknown>;
   // The document's client_id MUST equal the URL it was fetched from, exactly.
-  if (document.client_id !== clientId) throw invalidDocument(clientId, `its client_id (${JSON.stringify(document.client_id)}) is not the URL it was fetched from`);
-  if (typeof document.client_name !== 'string' || document.client_name.trim() === '') throw invalidDocument(clientId, 'client_name is required');
+  if (document.client_id !== clientId)
+    throw invalidDocument(clientId, `its client_id (${JSON.stringify(document.client_id)}) is not the URL it was fetched from`);
+  if (typeof document.client_name !== 'string' || document.client_name.trim() === '')
+    throw invalidDocument(clientId, 'client_name is required');
   const redirectUris = document.redirect_uris;
   if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((uri) => typeof uri === 'string')) {
     throw invalidDocument(clientId, 'redirect_uris must be a non-empty array of strings');
@@ -87,7 +91,8 @@ export function parseClientMetadataDocument(clientId: string, text: string): Cli
   }
   // Shared secrets cannot be published in a public document (CIMD draft §4.1).
   const method = document.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw invalidDocument(clientId, `token_endpoint_auth_method '${String(method)}' is not supported here; use 'none'`);
+  if (method !== 'none')
+    throw invalidDocument(clientId, `token_endpoint_auth_method '${String(method)}' is not supported here; use 'none'`);
   return {
     clientId,
     clientName: document.client_name.trim().slice(0, 200),

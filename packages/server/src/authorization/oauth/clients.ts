@@ -34,7 +34,6 @@ export class OAuthProblem extends Error {
   }
 }
 
-
 export interface ClientRegistry {
   /** The client, or an OAuthProblem (`invalid_client`, `invalid_request`) when it is unknown or unusable. */
   find(clientId: string): Promise<OAuthClient>;
@@ -101,10 +100,17 @@ export function createClientRegistry(options: {
       };
     }
     if (isClientMetadataUrl(clientId)) {
-      if (!settings.clientMetadata.enabled) throw new OAuthProblem('invalid_client', 'client metadata documents are turned off on this gateway', 401);
+      if (!settings.clientMetadata.enabled)
+        throw new OAuthProblem('invalid_client', 'client metadata documents are turned off on this gateway', 401);
       try {
         const document = await metadataDocuments.resolve(clientId);
-        return { clientId, name: document.clientName, redirectUris: document.redirectUris, registration: 'metadata-document', authMethod: 'none' };
+        return {
+          clientId,
+          name: document.clientName,
+          redirectUris: document.redirectUris,
+          registration: 'metadata-document',
+          authMethod: 'none',
+        };
       } catch (error) {
         throw new OAuthProblem('invalid_client', error instanceof GatewayError ? error.message : String(error), 401);
       }
@@ -124,8 +130,10 @@ export function createClientRegistry(options: {
   }
 
   function register(body: unknown, from: string): Record<string, unknown> {
-    if (!settings.registration.enabled) throw new OAuthProblem('access_denied', 'dynamic client registration is turned off on this gateway', 403);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthProblem('invalid_client_metadata', 'the request body must be a JSON object');
+    if (!settings.registration.enabled)
+      throw new OAuthProblem('access_denied', 'dynamic client registration is turned off on this gateway', 403);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new OAuthProblem('invalid_client_metadata', 'the request body must be a JSON object');
     const now = Date.now();
     if (registrations.registrationsFrom(from, now - 3_600_000) >= settings.registration.perIpPerHour) {
       throw new OAuthProblem('slow_down', 'too many registrations from this address; try again later', 429);
@@ -147,13 +155,20 @@ export function createClientRegistry(options: {
     // loopback http or private-use schemes (RFC 8252). When absent we infer it from the URIs rather than
     // default to `web`, which would refuse every native client that omits it (docs/authorization.md).
     const applicationType = request.application_type ?? (kinds.every((kind) => kind === 'https') ? 'web' : 'native');
-    if (applicationType !== 'web' && applicationType !== 'native') throw new OAuthProblem('invalid_client_metadata', "application_type must be 'web' or 'native'");
+    if (applicationType !== 'web' && applicationType !== 'native')
+      throw new OAuthProblem('invalid_client_metadata', "application_type must be 'web' or 'native'");
     if (applicationType === 'web' && kinds.some((kind) => kind !== 'https')) {
-      throw new OAuthProblem('invalid_redirect_uri', 'a web application may register only https redirect URIs (application_type native allows loopback and app schemes)');
+      throw new OAuthProblem(
+        'invalid_redirect_uri',
+        'a web application may register only https redirect URIs (application_type native allows loopback and app schemes)',
+      );
     }
     const authMethod = (request.token_endpoint_auth_method ?? 'none') as string;
     if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(authMethod as TokenEndpointAuthMethod)) {
-      throw new OAuthProblem('invalid_client_metadata', `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}`);
+      throw new OAuthProblem(
+        'invalid_client_metadata',
+        `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}`,
+      );
     }
     const grantTypes = (request.grant_types ?? ['authorization_code']) as unknown;
     if (!Array.isArray(grantTypes) || !grantTypes.every((grant) => grant === 'authorization_code' || grant === 'refresh_token')) {
@@ -163,13 +178,17 @@ export function createClientRegistry(options: {
     if (!Array.isArray(responseTypes) || !responseTypes.every((type) => type === 'code')) {
       throw new OAuthProblem('invalid_client_metadata', "response_types may list only 'code'");
     }
-    const clientName = typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim() : undefined;
+    const clientName =
+      typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim() : undefined;
     if (clientName !== undefined && clientName.length > REGISTRATION_LIMITS.clientNameLength) {
       throw new OAuthProblem('invalid_client_metadata', `client_name may be at most ${REGISTRATION_LIMITS.clientNameLength} characters`);
     }
     const clientUri = request.client_uri;
     if (clientUri !== undefined && !isWebPageUrl(clientUri)) {
-      throw new OAuthProblem('invalid_client_metadata', `client_uri must be an https URL of at most ${REGISTRATION_LIMITS.clientUriLength} characters`);
+      throw new OAuthProblem(
+        'invalid_client_metadata',
+        `client_uri must be an https URL of at most ${REGISTRATION_LIMITS.clientUriLength} characters`,
+      );
     }
     if (request.scope !== undefined && (typeof request.scope !== 'string' || request.scope.length > REGISTRATION_LIMITS.scopeLength)) {
       throw new OAuthProblem('invalid_client_metadata', `scope must be a string of at most ${REGISTRATION_LIMITS.scopeLength} characters`);
@@ -186,13 +205,16 @@ export function createClientRegistry(options: {
       ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
       ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
     };
-    registrations.register({
-      clientId,
-      secretHash: secret ? hashToken(secret) : null,
-      metadata,
-      registeredFrom: from,
-      expiresAt: now + settings.registration.unusedExpirySeconds * 1000,
-    }, now);
+    registrations.register(
+      {
+        clientId,
+        secretHash: secret ? hashToken(secret) : null,
+        metadata,
+        registeredFrom: from,
+        expiresAt: now + settings.registration.unusedExpirySeconds * 1000,
+      },
+      now,
+    );
     return {
       client_id: clientId,
       client_id_issued_at: Math.floor(now / 1000),
@@ -210,7 +232,8 @@ export function createClientRegistry(options: {
       const colon = decoded.indexOf(':');
       if (colon < 0) throw new OAuthProblem('invalid_client', 'malformed Basic credentials', 401);
       const basicId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-      if (clientId !== undefined && clientId !== basicId) throw new OAuthProblem('invalid_request', 'client_id differs from the Basic credentials');
+      if (clientId !== undefined && clientId !== basicId)
+        throw new OAuthProblem('invalid_request', 'client_id differs from the Basic credentials');
       clientId = basicId;
       secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
     }

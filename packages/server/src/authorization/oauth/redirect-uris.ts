@@ -19,7 +19,26 @@ const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::([0-9]{1,5})
  * Scheme names a browser or the OS gives a meaning of their own (script, inline content, local files):
  * never a label of a private-use scheme, so `javascript.x:` or `com.example.data:` cannot pass as an app.
  */
-const DANGEROUS_SCHEME_LABELS = new Set(['javascript', 'vbscript', 'livescript', 'data', 'file', 'blob', 'filesystem', 'about', 'view-source', 'jar', 'http', 'https', 'ws', 'wss', 'ftp', 'mailto', 'chrome', 'intent']);
+const DANGEROUS_SCHEME_LABELS = new Set([
+  'javascript',
+  'vbscript',
+  'livescript',
+  'data',
+  'file',
+  'blob',
+  'filesystem',
+  'about',
+  'view-source',
+  'jar',
+  'http',
+  'https',
+  'ws',
+  'wss',
+  'ftp',
+  'mailto',
+  'chrome',
+  'intent',
+]);
 
 /** RFC 8252 §7.1: a private-use scheme is a reverse domain name: lower-case labels separated by periods. */
 const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+$/;
@@ -34,7 +53,8 @@ function writtenAuthority(uri: string): string {
 /** Why a URI cannot be a redirect URI, or its kind. */
 export function classifyRedirectUri(uri: string): { kind: RedirectUriKind } | { problem: string } {
   const shown = uri.length > 200 ? `${uri.slice(0, 200)}…` : uri;
-  if (uri.length > MAX_REDIRECT_URI_LENGTH) return { problem: `longer than ${MAX_REDIRECT_URI_LENGTH} characters: ${JSON.stringify(shown)}` };
+  if (uri.length > MAX_REDIRECT_URI_LENGTH)
+    return { problem: `longer than ${MAX_REDIRECT_URI_LENGTH} characters: ${JSON.stringify(shown)}` };
   // Tabs, newlines and surrounding spaces are removed by the URL parser, so the URI compared later would not
   // be the one registered; non-ASCII is refused for the same reason (it would be percent-encoded).
   if (/[^\x21-\x7e]/.test(uri)) return { problem: `contains spaces, control or non-ASCII characters: ${JSON.stringify(shown)}` };
@@ -57,7 +77,10 @@ export function classifyRedirectUri(uri: string): { kind: RedirectUriKind } | { 
     const authority = writtenAuthority(uri);
     const host = authority.replace(/:[0-9]*$/, '');
     if (host !== url.hostname) return { problem: `the host must be written in its standard lower-case form (${url.hostname}): ${shown}` };
-    if (/^[0-9.]+$/.test(host) && !/^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$/.test(host)) {
+    if (
+      /^[0-9.]+$/.test(host) &&
+      !/^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$/.test(host)
+    ) {
       return { problem: `not a standard dotted IPv4 address: ${shown}` };
     }
   }
@@ -69,8 +92,11 @@ export function classifyRedirectUri(uri: string): { kind: RedirectUriKind } | { 
     return { problem: `http is allowed only for loopback redirect URIs (127.0.0.1, [::1], localhost): ${shown}` };
   }
   // RFC 8252 §7.1: private-use schemes are reverse domain names of the app (at least one period).
-  if (REVERSE_DOMAIN_SCHEME.test(scheme) && !scheme.split('.').some((label) => DANGEROUS_SCHEME_LABELS.has(label))) return { kind: 'private-use' };
-  return { problem: `scheme '${scheme.slice(0, 60)}:' is not https, loopback http or a private-use (reverse domain, e.g. com.example.app:) scheme: ${shown}` };
+  if (REVERSE_DOMAIN_SCHEME.test(scheme) && !scheme.split('.').some((label) => DANGEROUS_SCHEME_LABELS.has(label)))
+    return { kind: 'private-use' };
+  return {
+    problem: `scheme '${scheme.slice(0, 60)}:' is not https, loopback http or a private-use (reverse domain, e.g. com.example.app:) scheme: ${shown}`,
+  };
 }
 
 /**
@@ -90,10 +116,13 @@ export function redirectUriMatches(registered: string, requested: string): boole
 
 /** True when every redirect URI is a loopback one (MCP security considerations: warn on the consent page). */
 export function isLocalhostOnly(uris: readonly string[]): boolean {
-  return uris.length > 0 && uris.every((uri) => {
-    const classified = classifyRedirectUri(uri);
-    return 'kind' in classified && classified.kind === 'loopback';
-  });
+  return (
+    uris.length > 0 &&
+    uris.every((uri) => {
+      const classified = classifyRedirectUri(uri);
+      return 'kind' in classified && classified.kind === 'loopback';
+    })
+  );
 }
 
 /** What the consent page shows as "where you will be sent": the host, or the scheme for an app. */

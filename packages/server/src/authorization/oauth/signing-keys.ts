@@ -39,7 +39,14 @@ async function newStoredKey(now: Date): Promise<StoredKey> {
 }
 
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
-  const publicJwk: JWK = { kty: stored.privateJwk.kty, crv: stored.privateJwk.crv, x: stored.privateJwk.x, kid: stored.kid, alg: ACCESS_TOKEN_ALGORITHM, use: 'sig' };
+  const publicJwk: JWK = {
+    kty: stored.privateJwk.kty,
+    crv: stored.privateJwk.crv,
+    x: stored.privateJwk.x,
+    kid: stored.kid,
+    alg: ACCESS_TOKEN_ALGORITHM,
+    use: 'sig',
+  };
   return {
     kid: stored.kid,
     createdAt: stored.createdAt,
@@ -66,7 +73,10 @@ export async function loadSigningKeys(
       const parsed = JSON.parse(text) as { keys?: StoredKey[] };
       stored = Array.isArray(parsed.keys) ? parsed.keys : [];
     } catch {
-      throw new GatewayError('AUTH_SIGNING_KEYS_INVALID', `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`);
+      throw new GatewayError(
+        'AUTH_SIGNING_KEYS_INVALID',
+        `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`,
+      );
     }
   }
   const newest = stored[0];
@@ -83,8 +93,8 @@ export async function loadSigningKeys(
         throw new GatewayError(
           'WORKERS_SIGNING_KEYS_NOT_SHARED',
           `--workers needs the signing keys in the vault, but the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
-            `use the file vault, or provide '${SIGNING_KEYS_SECRET}' (docs/authorization.md › Signing keys)`
-          );
+            `use the file vault, or provide '${SIGNING_KEYS_SECRET}' (docs/authorization.md › Signing keys)`,
+        );
       }
       if (newest === undefined) {
         // A read-only vault (env, exec) without the entry: sign with a key that lives as long as this process.

@@ -43,7 +43,10 @@ describe('verified access tokens are remembered, never past what verification al
     let refusal: unknown;
     while (Date.now() < deadline && refusal === undefined) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      refusal = await tokens.verify(token).then(() => undefined, (error: unknown) => error);
+      refusal = await tokens.verify(token).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     }
     expect(refusal).toBeInstanceOf(TokenRejected);
     expect((refusal as Error).message).toBe('the token has expired');

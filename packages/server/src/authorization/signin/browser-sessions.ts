@@ -161,7 +161,11 @@ export class BrowserSessions {
   private evict(now: number): void {
     if (this.sessions.size < this.maxSessions) return;
     for (const [id, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(id);
-    for (const isCandidate of [(session: BrowserSession) => !session.isSeen && !session.person, (session: BrowserSession) => !session.person, () => true]) {
+    for (const isCandidate of [
+      (session: BrowserSession) => !session.isSeen && !session.person,
+      (session: BrowserSession) => !session.person,
+      () => true,
+    ]) {
       for (const [id, session] of this.sessions) {
         if (this.sessions.size < this.maxSessions) return;
         if (isCandidate(session)) this.sessions.delete(id);

@@ -71,7 +71,15 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
       let claims: (oauth.IDToken & Record<string, unknown>) | undefined;
       try {
         const parameters = oauth.validateAuthResponse(as, client, callbackUrl, state);
-        const response = await oauth.authorizationCodeGrantRequest(as, client, await clientAuthentication(), parameters, redirectUri, codeVerifier, requestOptions);
+        const response = await oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          await clientAuthentication(),
+          parameters,
+          redirectUri,
+          codeVerifier,
+          requestOptions,
+        );
         const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: nonce, requireIdToken: true });
         claims = oauth.getValidatedIdTokenClaims(result);
         // OIDC Core §5.4: with an access token, profile and email claims may be served only by UserInfo.
@@ -83,7 +91,12 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
             await oauth.userInfoRequest(as, client, result.access_token, requestOptions),
           );
           // The ID token's sub and iss stay authoritative; UserInfo only adds display claims.
-          claims = { ...userInfo, ...claims, ...(claims.email === undefined ? { email: userInfo.email, email_verified: userInfo.email_verified } : {}), ...(claims.name === undefined ? { name: userInfo.name, preferred_username: userInfo.preferred_username } : {}) };
+          claims = {
+            ...userInfo,
+            ...claims,
+            ...(claims.email === undefined ? { email: userInfo.email, email_verified: userInfo.email_verified } : {}),
+            ...(claims.name === undefined ? { name: userInfo.name, preferred_username: userInfo.preferred_username } : {}),
+          };
         }
       } catch (error) {
         if (error instanceof GatewayError) throw error;

@@ -37,8 +37,18 @@ export class RegisteredClients {
     };
   }
 
-  register(client: { clientId: string; secretHash: string | null; metadata: Record<string, unknown>; registeredFrom: string; expiresAt: number }, now = Date.now()): void {
-    this.statements.insertClient.run(client.clientId, client.secretHash, JSON.stringify(client.metadata), client.registeredFrom, now, client.expiresAt);
+  register(
+    client: { clientId: string; secretHash: string | null; metadata: Record<string, unknown>; registeredFrom: string; expiresAt: number },
+    now = Date.now(),
+  ): void {
+    this.statements.insertClient.run(
+      client.clientId,
+      client.secretHash,
+      JSON.stringify(client.metadata),
+      client.registeredFrom,
+      now,
+      client.expiresAt,
+    );
   }
 
   find(clientId: string, now = Date.now()): StoredClient | undefined {

@@ -38,7 +38,9 @@ export class RefreshTokens {
         `INSERT INTO oauth_refresh_tokens (token_hash, session_number, client_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
       ),
       refresh: database.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?'),
-      useRefresh: database.prepare('UPDATE oauth_refresh_tokens SET used_at = ?, successor_hash = ? WHERE token_hash = ? AND used_at IS NULL'),
+      useRefresh: database.prepare(
+        'UPDATE oauth_refresh_tokens SET used_at = ?, successor_hash = ? WHERE token_hash = ? AND used_at IS NULL',
+      ),
       replaceSuccessor: database.prepare('UPDATE oauth_refresh_tokens SET successor_hash = ? WHERE token_hash = ?'),
       supersede: database.prepare('UPDATE oauth_refresh_tokens SET used_at = ?, superseded = 1 WHERE token_hash = ? AND used_at IS NULL'),
       deleteStaleRefresh: database.prepare('DELETE FROM oauth_refresh_tokens WHERE expires_at < ?'),
@@ -70,9 +72,11 @@ export class RefreshTokens {
         return { outcome: 'rotated', sessionId: session };
       }
       if (row.superseded === 1) return { outcome: 'reused', sessionId: session, why: 'a superseded refresh token was presented' };
-      if (now - row.used_at > options.graceMs) return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after the grace window' };
+      if (now - row.used_at > options.graceMs)
+        return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after the grace window' };
       const next = row.successor_hash === null ? undefined : (this.statements.refresh.get(row.successor_hash) as RefreshRow | undefined);
-      if (!next || next.used_at !== null) return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after its successor was used' };
+      if (!next || next.used_at !== null)
+        return { outcome: 'reused', sessionId: session, why: 'a rotated refresh token was presented after its successor was used' };
       this.statements.supersede.run(now, row.successor_hash);
       this.statements.replaceSuccessor.run(successorHash, hash);
       this.statements.insertRefresh.run(successorHash, row.session_number, row.client_id, now, row.expires_at);
@@ -83,7 +87,9 @@ export class RefreshTokens {
   /** Looks a refresh token up without using it (revocation endpoint). */
   find(token: string): StoredRefreshToken | undefined {
     const row = this.statements.refresh.get(hashToken(token)) as RefreshRow | undefined;
-    return row ? { sessionId: sessionId(row.session_number), clientId: row.client_id, expiresAt: row.expires_at, usedAt: row.used_at } : undefined;
+    return row
+      ? { sessionId: sessionId(row.session_number), clientId: row.client_id, expiresAt: row.expires_at, usedAt: row.used_at }
+      : undefined;
   }
 
   /** Deletes expired refresh tokens. */

@@ -8,7 +8,15 @@ export { sessionMigrations } from './migrations.js';
 export { AuthorizationCodes, type StoredCode } from './authorization-codes.js';
 export { RegisteredClients, type StoredClient } from './clients.js';
 export { RefreshTokens, type RefreshRotation, type StoredRefreshToken } from './refresh-tokens.js';
-export { Sessions, sessionNumber, sessionState, type NewSession, type SessionRecord, type SessionState, type SessionTool } from './sessions.js';
+export {
+  Sessions,
+  sessionNumber,
+  sessionState,
+  type NewSession,
+  type SessionRecord,
+  type SessionState,
+  type SessionTool,
+} from './sessions.js';
 export { hashToken, randomToken } from './tokens.js';
 
 /**

@@ -29,7 +29,10 @@ export interface SessionRecord {
 export type SessionState = 'open' | 'expired' | 'revoked';
 
 /** What opening a session takes: the approval itself; the id, times and re-approval state are the store's. */
-export type NewSession = Omit<SessionRecord, 'id' | 'createdAt' | 'revokedAt' | 'revokedReason' | 'reapprovalRequestedAt' | 'reapprovalTools'>;
+export type NewSession = Omit<
+  SessionRecord,
+  'id' | 'createdAt' | 'revokedAt' | 'revokedReason' | 'reapprovalRequestedAt' | 'reapprovalTools'
+>;
 
 interface SessionRow {
   number: number;
@@ -101,9 +104,7 @@ export class Sessions {
       latestOpen: database.prepare(
         'SELECT * FROM oauth_sessions WHERE subject = ? AND client_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY number DESC LIMIT 1',
       ),
-      revoke: database.prepare(
-        'UPDATE oauth_sessions SET revoked_at = ?, revoked_reason = ? WHERE number = ? AND revoked_at IS NULL',
-      ),
+      revoke: database.prepare('UPDATE oauth_sessions SET revoked_at = ?, revoked_reason = ? WHERE number = ? AND revoked_at IS NULL'),
       requestReapproval: database.prepare(
         'UPDATE oauth_sessions SET reapproval_requested_at = COALESCE(reapproval_requested_at, ?), reapproval_tools = ? WHERE number = ?',
       ),
