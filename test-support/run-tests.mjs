@@ -37,16 +37,17 @@ if (testTypes.status !== 0) {
   process.exit(1);
 }
 
-// The linter (Biome, biome.jsonc) is part of the test: a lint error fails `pnpm test` like a failing test.
+// The linter and the formatter (Biome, biome.jsonc) are part of the test: a lint error or an unformatted file fails
+// `pnpm test` like a failing test (`pnpm format` fixes the formatting).
 const lint = spawnSync(
   'node',
-  ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', 'packages', 'bench', 'scripts', 'test-support'],
+  ['node_modules/@biomejs/biome/bin/biome', 'check', '--error-on-warnings', 'packages', 'bench', 'scripts', 'test-support'],
   {
     stdio: 'inherit',
   },
 );
 if (lint.status !== 0) {
-  console.error('lint failed: fix the findings above (`pnpm lint`)');
+  console.error('lint or format check failed: fix the findings above (`pnpm lint`, `pnpm format`)');
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
