@@ -93,6 +93,9 @@ export function startBackgroundCheckpointer(
   return {
     async stop() {
       isStopping = true;
+      // The thread is unref'd so it never holds the process open; while stopping it must, or the event loop
+      // can empty before its exit arrives (a CLI whose start-up failed would then end with Node's exit 13).
+      worker.ref();
       if (isRunning) worker.postMessage('stop');
       else await worker.terminate();
       isRunning = false;
