@@ -114,8 +114,7 @@ try {
   const last = curve.at(-1);
   console.log(
     `\n${CALLS} calls in ${seconds.toFixed(1)} s. RSS ${afterWarmup.rssMb} MB at ${afterWarmup.calls} calls → ` +
-      `${last.rssMb} MB at ${last.calls}; ` +
-      `heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
+      `${last.rssMb} MB at ${last.calls}; heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(

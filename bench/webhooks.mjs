@@ -112,8 +112,8 @@ console.log(
     `receiver (the ceiling): ${rawPerSecond}/s; delivery reaches ${Math.round((deliverPerSecond / rawPerSecond) * 100)}% of it`,
 );
 console.log(
-  `delivered to a loopback receiver: ${deliverPerSecond} events/s (${delivered} marked delivered, ${received} received) — target >` +
-    `= 2000: ${deliverPerSecond >= 2000 ? 'met' : 'MISSED'}`,
+  `delivered to a loopback receiver: ${deliverPerSecond} events/s (${delivered} marked delivered, ${received} received) — ` +
+    `target >= 2000: ${deliverPerSecond >= 2000 ? 'met' : 'MISSED'}`,
 );
 
 await agent.close();

@@ -317,8 +317,8 @@ try {
   const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
   console.log(
-    `\n${CALLS} calls per phase ` +
-      `per target after ${WARMUP} warm-up calls; ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
+    `\n${CALLS} calls per phase per target after ${WARMUP} warm-up calls; ` +
+      `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
       'CPU: /proc utime+stime per measured call (10 ms ticks). The SDK-client rows include the SDK client\'s own cost (column "client"); ' +
       'the direct and raw rows use undici. Figures are noisy on a shared machine: compare rows of one run.',
   );

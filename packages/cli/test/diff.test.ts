@@ -73,8 +73,8 @@ describe('gateway diff', () => {
     await editOnce(
       petstore,
       '  /pets/{petId}:\n',
-      '  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      parameters:\n        - name: petId\n          in: path\n       ' +
-        '   required: true\n' +
+      '  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      parameters:\n        - name: petId\n          in: path\n' +
+        '          required: true\n' +
         '          schema:\n            type: string\n      responses:\n        "204":\n          description: deleted\n',
     );
     const { exitCode, output } = await diffJson('pets', '--exit-code');

@@ -123,8 +123,8 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
       check: 'lock',
       level: 'error',
       message:
-        `tools.lock does not ` +
-        `verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}; first: ${first.code}: ${first.message})`,
+        `tools.lock does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}; ` +
+        `first: ${first.code}: ${first.message})`,
       fix: 'gateway verify   # lists every problem; fix with gateway import, review and publish, never by hand',
     });
   } else if (report) {

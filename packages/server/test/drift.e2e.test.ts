@@ -80,8 +80,8 @@ async function status(json: boolean): Promise<{ exitCode: number | undefined; st
 function drifted(document: string): string {
   return document.replace(
     '      operationId: getOrder\n',
-    '      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n          ' +
-      'schema: { type: string }\n',
+    '      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n' +
+      '          schema: { type: string }\n',
   );
 }
 

@@ -506,8 +506,7 @@ describe('normalising operations', () => {
 describe('names that shadow Object.prototype are carried, never dropped', () => {
   const names = ['__proto__', 'constructor', 'hasOwnProperty'];
   const text =
-    `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],` +
-    `"paths":{"/probe":{"post":{
+    `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{"/probe":{"post":{
     "parameters":[${names.map((name) => `{"name":"${name}","in":"query","schema":{"type":"string"}}`).join(',')}],
     "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","additionalProperties":false,` +
     `"required":["__proto__"],

@@ -158,8 +158,7 @@ export function signInPage(input: SignInPageInput): RenderedPage {
 </form>`
     : '';
   const oidc = input.oidc
-    ? `<div class="actions">` +
-      `<a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">` +
+    ? `<div class="actions"><a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">` +
       `${escapeHtml(input.oidc.label)}</a></div>`
     : '';
   return page(
@@ -222,8 +221,7 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
   // data-logins: the logins this tool can use, for the inline script that ticks them with the tool.
   return (
     `<div class="option">
-<input type="checkbox" ` +
-    `name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
+<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
     `data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
 <label for="${id}"><span class="tool-title">${hasTitle ? escapeHtml(tool.title!) : escapeHtml(tool.name)}</span>${marks}</label>
 <div class="details" id="${id}-details">
@@ -263,8 +261,7 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
           const id = `login-${position}`;
           return (
             `<div class="option">
-<input type="checkbox" ` +
-            `name="login" ` +
+<input type="checkbox" name="login" ` +
             `value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
 <label for="${id}"><code>${escapeHtml(login.id)}</code></label>
 <div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; ` +
