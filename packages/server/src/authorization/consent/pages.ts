@@ -261,8 +261,8 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
           const id = `login-${position}`;
           return (
             `<div class="option">
-<input type="checkbox" name="login" ` +
-            `value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
+<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" ` +
+            `aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
 <label for="${id}"><code>${escapeHtml(login.id)}</code></label>
 <div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; ` +
             `used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
@@ -278,8 +278,8 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
     .map(
       (lifetime, position) =>
         `<div class="option">
-<input type="radio" ` +
-        `name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
+<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"` +
+        `${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
 <label for="lifetime-${position}">${escapeHtml(lifetime.label)}</label>
 </div>`,
     )
