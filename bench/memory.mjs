@@ -86,7 +86,8 @@ try {
     const usage = await memory();
     curve.push({ calls, rssMb: Number(mb(usage.rss)), heapUsedMb: Number(mb(usage.heapUsed)), externalMb: Number(mb(usage.external)) });
     console.log(
-      `${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`,
+      `${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  ` +
+        `heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`,
     );
   };
   console.log(`era ${options.era}, ${CALLS} calls at concurrency ${CONCURRENCY}, gateway pid ${gateway.pid}`);
@@ -112,8 +113,8 @@ try {
   const afterWarmup = curve.find((point) => point.calls >= Math.min(CALLS, 5 * EVERY)) ?? curve[1];
   const last = curve.at(-1);
   console.log(
-    `\n${CALLS} calls in ${seconds.toFixed(1)} s. RSS ${afterWarmup.rssMb} MB at ${afterWarmup.calls} calls → ${last.rssMb} MB at ${last.calls}; ` +
-      `heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
+    `\n${CALLS} calls in ${seconds.toFixed(1)} s. RSS ${afterWarmup.rssMb} MB at ${afterWarmup.calls} calls → ` +
+      `${last.rssMb} MB at ${last.calls}; heap used ${afterWarmup.heapUsedMb} → ${last.heapUsedMb} MB.`,
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(

@@ -169,12 +169,14 @@ if (process.argv[2] === 'child') {
   console.log(`  receipts off: ${offP50.toFixed(3)} ms`);
   console.log(`  receipts on:  ${onP50.toFixed(3)} ms`);
   console.log(
-    `  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`,
+    `  added: ${(onP50 - offP50).toFixed(3)} ms p50 (ratio ${(onP50 / offP50).toFixed(3)}) — ` +
+      `target <= 0.1 ms: ${onP50 - offP50 <= 0.1 ? 'met' : 'MISSED'}`,
   );
   console.log(`  median over ${ROUNDS} rounds of (round p50 on − round p50 off): ${p50(rounds.map((r) => r.on - r.off)).toFixed(3)} ms`);
   if (controlUrl) {
     console.log(
-      `  control (a second "on" gateway): ${p50(timings.control).toFixed(3)} ms p50; median round difference control − on: ${p50(rounds.map((r) => r.control - r.on)).toFixed(3)} ms (the noise floor)`,
+      `  control (a second "on" gateway): ${p50(timings.control).toFixed(3)} ms p50; median round ` +
+        `difference control − on: ${p50(rounds.map((r) => r.control - r.on)).toFixed(3)} ms (the noise floor)`,
     );
   }
 

@@ -335,7 +335,8 @@ try {
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
   console.log(`\ntools/list of 1,000 tools: p50 ${list.p50Ms} ms, p99 ${list.p99Ms} ms (${list.calls} lists)`);
   console.log(
-    `start-up with ${startupTools} tools: startGateway ${results.startup.startGatewayMs} ms; module load ${results.startup.moduleLoadMs} ms; ` +
+    `start-up with ${startupTools} tools: ` +
+      `startGateway ${results.startup.startGatewayMs} ms; module load ${results.startup.moduleLoadMs} ms; ` +
       `spawn → ready ${results.startup.processToReadyMs} ms`,
   );
   console.log(`RSS after load: ${results.rssMb} MB\n`);

@@ -172,7 +172,9 @@ if (process.argv[2] === 'child') {
   console.log(`${CALLS} tools/call, ${CONCURRENCY} concurrent, each receipted and its event delivered in order to a loopback receiver`);
   console.log(`  calls answered: ${Math.round(CALLS / ((callsDone - started) / 1000))}/s`);
   console.log(
-    `  receipted, delivered events: ${Math.round(CALLS / seconds)}/s (last event ${state.lastAt - callsDone} ms after the last answer) — target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`,
+    `  receipted, delivered events: ${Math.round(CALLS / seconds)}/s ` +
+      `(last event ${state.lastAt - callsDone} ms after the last answer) — ` +
+      `target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`,
   );
 
   child.send('stop');

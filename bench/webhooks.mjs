@@ -108,10 +108,12 @@ console.log(`events: ${TOTAL} (one endpoint, in order)`);
 console.log(`append through the outbox hook: ${appendPerSecond} receipts/s (${((appendMs * 1000) / TOTAL).toFixed(1)} µs per receipt)`);
 const rawPerSecond = Math.round((TOTAL / rawMs) * 1000);
 console.log(
-  `bare sequential POSTs to the same receiver (the ceiling): ${rawPerSecond}/s; delivery reaches ${Math.round((deliverPerSecond / rawPerSecond) * 100)}% of it`,
+  `bare sequential POSTs to the same ` +
+    `receiver (the ceiling): ${rawPerSecond}/s; delivery reaches ${Math.round((deliverPerSecond / rawPerSecond) * 100)}% of it`,
 );
 console.log(
-  `delivered to a loopback receiver: ${deliverPerSecond} events/s (${delivered} marked delivered, ${received} received) — target >= 2000: ${deliverPerSecond >= 2000 ? 'met' : 'MISSED'}`,
+  `delivered to a loopback receiver: ${deliverPerSecond} events/s (${delivered} marked delivered, ${received} received) — ` +
+    `target >= 2000: ${deliverPerSecond >= 2000 ? 'met' : 'MISSED'}`,
 );
 
 await agent.close();

@@ -67,7 +67,8 @@ const manifest = {
   name: PACKAGE_NAME,
   version: rootPackage.version,
   description:
-    'The `gateway` CLI and server of the governed tool gateway: OpenAPI and MCP tools behind one MCP address, reviewed in git, approved by a person.',
+    'The `gateway` CLI and server of the governed tool gateway: OpenAPI and MCP tools behind one MCP address, reviewed in git, ' +
+    'approved by a person.',
   type: 'module',
   bin: { gateway: 'dist/gateway.js' },
   files: ['dist', 'README.md'],

@@ -39,7 +39,8 @@ try {
   // A second `pnpm start` (or anything else on 4010): say what to do instead of a stack trace.
   if (error?.code !== 'EADDRINUSE') throw error;
   console.error(
-    '127.0.0.1:4010 (the example upstream API) is already in use: is `pnpm start` already running in another terminal?\nStop it with Ctrl+C there, or free the port, then run `pnpm start` again.',
+    '127.0.0.1:4010 (the example upstream API) is already in use: is `pnpm start` already running in another terminal?\nStop it with ' +
+      'Ctrl+C there, or free the port, then run `pnpm start` again.',
   );
   process.exit(1);
 }

@@ -317,14 +317,19 @@ try {
   const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
   console.log(
-    `\n${CALLS} calls per phase per target after ${WARMUP} warm-up calls; ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
+    `\n${CALLS} calls per phase per target after ${WARMUP} warm-up calls; ` +
+      `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
       'CPU: /proc utime+stime per measured call (10 ms ticks). The SDK-client rows include the SDK client\'s own cost (column "client"); ' +
       'the direct and raw rows use undici. Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(
     join(root, 'bench', 'results', 'peers.json'),
-    `${JSON.stringify({ calls: CALLS, warmup: WARMUP, concurrency: CONCURRENCY, node: process.version, cores: availableParallelism(), rows }, null, 2)}\n`,
+    `${JSON.stringify(
+      { calls: CALLS, warmup: WARMUP, concurrency: CONCURRENCY, node: process.version, cores: availableParallelism(), rows },
+      null,
+      2,
+    )}\n`,
   );
 } finally {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);

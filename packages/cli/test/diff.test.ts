@@ -73,7 +73,8 @@ describe('gateway diff', () => {
     await editOnce(
       petstore,
       '  /pets/{petId}:\n',
-      '  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      parameters:\n        - name: petId\n          in: path\n          required: true\n' +
+      '  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      parameters:\n        - name: petId\n          in: path\n' +
+        '          required: true\n' +
         '          schema:\n            type: string\n      responses:\n        "204":\n          description: deleted\n',
     );
     const { exitCode, output } = await diffJson('pets', '--exit-code');
@@ -138,7 +139,9 @@ describe('gateway diff', () => {
     expect(lines[0]).toBe('## Tool changes');
     expect(lines).toContain('| | tool | operation | what changed |');
     expect(lines).toContain('|---|---|---|---|');
-    expect(lines).toContain('| changed | `list_pets` | `GET /pets` | server http://petstore.swagger.io/v1 → https://pets.example.com/v2 |');
+    expect(lines).toContain(
+      '| changed | `list_pets` | `GET /pets` | ' + 'server http://petstore.swagger.io/v1 → https://pets.example.com/v2 |',
+    );
     expect(result.stdout).toContain('No changes versus publication-2 (proposed).');
   });
 

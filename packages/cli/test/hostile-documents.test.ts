@@ -141,7 +141,9 @@ describe(`documents nest at most ${MAX_DOCUMENT_DEPTH} levels`, () => {
   }
 
   it('a 10,000-deep JSON schema is OPENAPI_TOO_DEEP (exit 4), not an internal error', async () => {
-    const text = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/x":{"post":{"requestBody":{"content":{"application/json":{"schema":${deepSchema(10_000)}}}},"responses":{"200":{"description":"ok"}}}}}}`;
+    const text =
+      `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/x":{"post":` +
+      `{"requestBody":{"content":{"application/json":{"schema":${deepSchema(10_000)}}}},"responses":{"200":{"description":"ok"}}}}}}`;
     await workspace.write('openapi.json', text);
     const output = await expectDocumentRefused('OPENAPI_TOO_DEEP');
     expect(output).toContain(`limit of ${MAX_DOCUMENT_DEPTH} levels`);

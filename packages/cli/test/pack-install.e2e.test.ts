@@ -19,7 +19,9 @@ describe('the CLI installs from a tarball on a fresh machine', () => {
     for (const cleanup of cleanups) await cleanup();
   });
 
-  it('pack → npm install into a temporary prefix → gateway --version, import, review, publish, verify', { timeout: 600_000 }, async () => {
+  it('pack → npm install into a temporary prefix → ' + 'gateway --version, import, review, publish, verify', {
+    timeout: 600_000,
+  }, async () => {
     const packed = await run(process.execPath, [join(repositoryRoot, 'scripts', 'pack-cli.mjs')], {
       cwd: repositoryRoot,
       maxBuffer: 16 * 1024 * 1024,

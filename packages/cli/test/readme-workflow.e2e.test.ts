@@ -177,7 +177,8 @@ describe('the README workflow', () => {
     await binDirectory?.cleanup();
   });
 
-  it('works when followed literally in an empty folder: init … serve, a client approved in the browser, a call with the key from the vault', async () => {
+  it('works when followed literally in an empty folder: init … serve, a client approved in the browser, ' +
+    'a call with the key from the vault', async () => {
     const steps = workflowSteps(await readFile(join(repositoryRoot, 'README.md'), 'utf8'));
     expect(steps.map((step) => (step.kind === 'run' ? step.line.split(' ').slice(0, 2).join(' ') : `write ${step.file}`)).at(-1)).toBe(
       'gateway serve',

@@ -56,7 +56,8 @@ export const ERRORS = {
     category: 'network',
     area: 'receipts',
     meaning:
-      '(receipt reason) the client cancelled the call before it ended (closed its request or sent `notifications/cancelled`); the cancellation was forwarded upstream',
+      '(receipt reason) the client cancelled the call before it ended (closed its request or sent `notifications/cancelled`); ' +
+      'the cancellation was forwarded upstream',
   },
   CLIENT_METADATA_INVALID: {
     category: 'refused',
@@ -156,7 +157,8 @@ export const ERRORS = {
     category: 'document',
     area: 'lock',
     meaning:
-      'the lock about to be written would nest deeper than the reader accepts (256 levels); nothing is written (the importer already marks such operations `TOOL_SCHEMA_TOO_COMPLEX`, so this is a last line)',
+      'the lock about to be written would nest deeper than the reader accepts (256 levels); nothing is written (the importer already ' +
+      'marks such operations `TOOL_SCHEMA_TOO_COMPLEX`, so this is a last line)',
   },
   LOCK_NOT_FOUND: { category: 'lock', area: 'lock', meaning: 'no tools.lock; run `gateway import <source>` first' },
   LOCK_OPERATION_NOT_SELECTED: {
@@ -296,7 +298,8 @@ export const ERRORS = {
     category: 'internal',
     area: 'import',
     meaning:
-      "a URL reached core's importer without a guarded fetcher injected (a bug: the CLI and the server always inject one); nothing is fetched",
+      "a URL reached core's importer without a guarded fetcher injected (a bug: the CLI and the server always inject one); " +
+      'nothing is fetched',
   },
   OPENAPI_FILE_REF_REFUSED: {
     category: 'document',
@@ -330,7 +333,8 @@ export const ERRORS = {
     category: 'document',
     area: 'import',
     meaning:
-      'objects and arrays nest deeper than 128 levels (`MAX_DOCUMENT_DEPTH`), or schemas nest through `$ref` deeper than 500 (`MAX_SCHEMA_NESTING`)',
+      'objects and arrays nest deeper than 128 levels (`MAX_DOCUMENT_DEPTH`), or schemas nest through `$ref` deeper than 500 ' +
+      '(`MAX_SCHEMA_NESTING`)',
   },
   OPENAPI_TOO_LARGE: {
     category: 'document',
@@ -349,7 +353,8 @@ export const ERRORS = {
     category: 'usage',
     area: 'serving',
     meaning:
-      'a path argument is `.`, `..` or empty (after serialisation), or the request path would no longer match the frozen path template; nothing is sent',
+      'a path argument is `.`, `..` or empty (after serialisation), or the request path would no longer match the frozen path ' +
+      'template; nothing is sent',
   },
   PATH_PARAMETER_MISSING: { category: 'usage', area: 'serving', meaning: 'a path template variable has no value' },
   PEOPLE_FILE_INVALID: { category: 'config', area: 'authorization', meaning: 'the people file is not valid' },
@@ -499,7 +504,8 @@ export const ERRORS = {
     category: 'config',
     area: 'serving',
     meaning:
-      "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; use the file vault or provide the entry",
+      "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; " +
+      'use the file vault or provide the entry',
   },
   WORKER_START_FAILED: {
     category: 'internal',

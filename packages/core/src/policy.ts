@@ -49,14 +49,18 @@ export function decideCall(facts: CallFacts): CallVerdict {
     return {
       allowed: false,
       reason: 'TOOL_CHANGED_SINCE_APPROVAL',
-      message: `tool ${name} changed since it was approved for this session (fingerprint ${facts.approvedFingerprint} → ${facts.tool.fingerprint}); approve it again`,
+      message:
+        `tool ${name} changed since it was approved for this ` +
+        `session (fingerprint ${facts.approvedFingerprint} → ${facts.tool.fingerprint}); approve it again`,
     };
   }
   if (facts.driftReason !== undefined) {
     return {
       allowed: false,
       reason: 'TOOL_BLOCKED_BY_DRIFT',
-      message: `tool ${name} is blocked by drift: ${facts.driftReason}. It stays unavailable until the description matches the published operation again or a new publication is approved.`,
+      message:
+        `tool ${name} is blocked by drift: ${facts.driftReason}. It stays unavailable until the description matches the published ` +
+        `operation again or a new publication is approved.`,
     };
   }
   if (!facts.session.isOpen || facts.session.expiresAt <= facts.now) {
@@ -73,7 +77,9 @@ export function decideCall(facts: CallFacts): CallVerdict {
     return {
       allowed: false,
       reason: 'LOGIN_NOT_IN_SESSION',
-      message: `cannot call ${name}: calling ${facts.tool.operationName} needs the login ${firstMissing!.join(' and ')}, which this session was not granted (LOGIN_NOT_IN_SESSION)`,
+      message:
+        `cannot call ${name}: calling ${facts.tool.operationName} needs the login ${firstMissing!.join(' and ')}, which this ` +
+        `session was not granted (LOGIN_NOT_IN_SESSION)`,
     };
   }
   return ALLOWED;

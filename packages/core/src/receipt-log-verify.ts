@@ -105,7 +105,8 @@ export function verifyReceiptLog(input: {
         named ?? from,
         named !== undefined
           ? `receipt-${named} breaks the signed checkpoint of size ${checkpoint.size}`
-          : `the signed checkpoint of size ${checkpoint.size} does not match receipts receipt-${from}..receipt-${checkpoint.size - 1}: one of them was changed`,
+          : `the signed checkpoint of size ${checkpoint.size} does not match ` +
+              `receipts receipt-${from}..receipt-${checkpoint.size - 1}: one of them was changed`,
       );
       break;
     }

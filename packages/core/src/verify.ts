@@ -114,7 +114,9 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
         problems.push({
           code: 'LOCK_PUBLICATION_CONFLICT',
           source: source.name,
-          message: `source '${source.name}' has ${list.length} publications ${status} (${list.map((publication) => publication.id).join(', ')}); at most one is allowed`,
+          message:
+            `source '${source.name}' has ${list.length} publications ${status} ` +
+            `(${list.map((publication) => publication.id).join(', ')}); at most one is allowed`,
         });
       }
     }
@@ -150,7 +152,9 @@ export async function verifyLock(lock: Lockfile, loaded: LoadedConfig, trustedKe
             source: source.name,
             publication: publication.id,
             tool: operation.tool,
-            message: `tool name '${operation.tool}' is offered by both '${owner}' and '${source.name}'; tool names must be unique across sources`,
+            message:
+              `tool name '${operation.tool}' is offered by both '${owner}' and '${source.name}'; tool names must be ` +
+              `unique across sources`,
           });
         } else {
           inUseTools.set(operation.tool, source.name);
@@ -265,7 +269,10 @@ async function verifyPublication(
 function describeSignedChange(change: SignedContentChange): string {
   switch (change.kind) {
     case 'fields':
-      return 'the publication fields (id, status, toolCount, documentDigest, publisher, time, keyId, allowedStale) or its source changed since signing';
+      return (
+        'the publication fields (id, status, toolCount, documentDigest, publisher, time, keyId, ' +
+        'allowedStale) or its source changed since signing'
+      );
     case 'operation-changed':
       return `operation ${change.tool} changed since signing`;
     case 'operation-missing':

@@ -122,7 +122,9 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     add({
       check: 'lock',
       level: 'error',
-      message: `tools.lock does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}; first: ${first.code}: ${first.message})`,
+      message:
+        `tools.lock does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}; ` +
+        `first: ${first.code}: ${first.message})`,
       fix: 'gateway verify   # lists every problem; fix with gateway import, review and publish, never by hand',
     });
   } else if (report) {
@@ -209,7 +211,9 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
           check: 'network',
           level: 'error',
           message: `upstream ${server} is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
-          fix: `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+          fix:
+            `add it under network.allowPrivateNetworks in gateway.yaml, ` +
+            `e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
         });
       }
     }
@@ -263,7 +267,9 @@ async function checkMcpSources(
         add({
           check: 'mcp',
           level: 'error',
-          message: `source ${name}: the stdio command '${command}' is not an executable file${command.includes('/') ? '' : ' on PATH'}: the server cannot be started`,
+          message:
+            `source ${name}: the stdio command '${command}' is not an ` +
+            `executable file${command.includes('/') ? '' : ' on PATH'}: the server cannot be started`,
           fix: `install it, or fix sources.${name}.command in gateway.yaml (relative paths resolve against gateway.yaml's directory)`,
         });
       } else {
@@ -279,8 +285,12 @@ async function checkMcpSources(
       add({
         check: 'network',
         level: 'error',
-        message: `MCP source ${name} (${url.href}) is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
-        fix: `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+        message:
+          `MCP source ${name} (${url.href}) is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard ` +
+          `refuses`,
+        fix:
+          `add it under network.allowPrivateNetworks in gateway.yaml, ` +
+          `e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
       });
     } else if (addresses.length === 0) {
       add({

@@ -112,29 +112,33 @@ const checkedValues = (page: Page, name: string): Promise<string[]> =>
   page.locator(`input[name="${name}"]:checked`).evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value).sort());
 
 describe('consent ticks the logins the chosen tools need', () => {
-  it('ticking a tool ticks its login under a CSP that allows only the nonced inline script; select-all ticks them all; unticking unticks', async () => {
-    const { page, context, csp } = await consentPage({ javaScript: true });
-    try {
-      // The script runs because it carries the page's nonce, not because scripts are unrestricted.
-      expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+'/);
-      expect(csp).not.toContain('unsafe-inline');
-      expect(await checkedValues(page, 'login')).toEqual([]);
-      await page.check('input[name="tool"][value="search_orders"]');
-      expect(await checkedValues(page, 'login')).toEqual(['orders/api_key']);
-      await page.check('input[name="tool"][value="ping"]');
-      expect(await checkedValues(page, 'login')).toEqual(['orders/api_key']);
-      await page.uncheck('input[name="tool"][value="search_orders"]');
-      expect(await checkedValues(page, 'login')).toEqual([]);
-      // Several alternatives: the first is ticked, and the person may switch to the other.
-      await page.check('#select-all');
-      expect(await checkedValues(page, 'tool')).toEqual(['list_invoices', 'ping', 'search_orders']);
-      expect(await checkedValues(page, 'login')).toEqual(['billing/basic', 'orders/api_key']);
-      await page.uncheck('#select-all');
-      expect(await checkedValues(page, 'login')).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  });
+  it(
+    'ticking a tool ticks its login under a CSP that allows only the nonced inline script; select-all ticks them all; ' +
+      'unticking unticks',
+    async () => {
+      const { page, context, csp } = await consentPage({ javaScript: true });
+      try {
+        // The script runs because it carries the page's nonce, not because scripts are unrestricted.
+        expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+'/);
+        expect(csp).not.toContain('unsafe-inline');
+        expect(await checkedValues(page, 'login')).toEqual([]);
+        await page.check('input[name="tool"][value="search_orders"]');
+        expect(await checkedValues(page, 'login')).toEqual(['orders/api_key']);
+        await page.check('input[name="tool"][value="ping"]');
+        expect(await checkedValues(page, 'login')).toEqual(['orders/api_key']);
+        await page.uncheck('input[name="tool"][value="search_orders"]');
+        expect(await checkedValues(page, 'login')).toEqual([]);
+        // Several alternatives: the first is ticked, and the person may switch to the other.
+        await page.check('#select-all');
+        expect(await checkedValues(page, 'tool')).toEqual(['list_invoices', 'ping', 'search_orders']);
+        expect(await checkedValues(page, 'login')).toEqual(['billing/basic', 'orders/api_key']);
+        await page.uncheck('#select-all');
+        expect(await checkedValues(page, 'login')).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 
   it('with JavaScript off, a tool approved without its only login gets that login in the session', async () => {
     const before = server.store.listSessions().length;
@@ -153,33 +157,36 @@ describe('consent ticks the logins the chosen tools need', () => {
     }
   });
 
-  it('a tool with several logins and none ticked is refused before any session exists; the page keeps the ticks and time limit', async () => {
-    const before = server.store.listSessions().length;
-    const { page, context } = await consentPage({ javaScript: false });
-    try {
-      await page.check('input[name="tool"][value="list_invoices"]');
-      await page.check('input[name="tool"][value="ping"]');
-      const lifetimes = await page
-        .locator('input[name="lifetime"]')
-        .evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value));
-      const secondLifetime = lifetimes[1]!;
-      await page.check(`input[name="lifetime"][value="${secondLifetime}"]`);
-      await Promise.all([page.waitForLoadState('load'), page.click('button[value="allow"]')]);
-      expect(page.url()).toContain('/consent');
-      expect(await page.locator('#form-error').innerText()).toContain('list_invoices can use the login billing/basic or billing/token');
-      expect(server.store.listSessions().length).toBe(before);
-      expect(await checkedValues(page, 'tool')).toEqual(['list_invoices', 'ping']);
-      expect(await page.locator('input[name="lifetime"]:checked').getAttribute('value')).toBe(secondLifetime);
-      // The person settles it and the same page goes through.
-      await page.check('input[name="login"][value="billing/token"]');
-      await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT)), page.click('button[value="allow"]')]);
-      const session = server.store.listSessions().at(-1)!;
-      expect(session.logins).toEqual(['billing/token']);
-      expect(session.expiresAt - session.createdAt).toBe(Number(secondLifetime) * 1000);
-    } finally {
-      await context.close();
-    }
-  });
+  it(
+    'a tool with several logins and none ticked is refused before any session exists; ' + 'the page keeps the ticks and time limit',
+    async () => {
+      const before = server.store.listSessions().length;
+      const { page, context } = await consentPage({ javaScript: false });
+      try {
+        await page.check('input[name="tool"][value="list_invoices"]');
+        await page.check('input[name="tool"][value="ping"]');
+        const lifetimes = await page
+          .locator('input[name="lifetime"]')
+          .evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value));
+        const secondLifetime = lifetimes[1]!;
+        await page.check(`input[name="lifetime"][value="${secondLifetime}"]`);
+        await Promise.all([page.waitForLoadState('load'), page.click('button[value="allow"]')]);
+        expect(page.url()).toContain('/consent');
+        expect(await page.locator('#form-error').innerText()).toContain('list_invoices can use the login billing/basic or billing/token');
+        expect(server.store.listSessions().length).toBe(before);
+        expect(await checkedValues(page, 'tool')).toEqual(['list_invoices', 'ping']);
+        expect(await page.locator('input[name="lifetime"]:checked').getAttribute('value')).toBe(secondLifetime);
+        // The person settles it and the same page goes through.
+        await page.check('input[name="login"][value="billing/token"]');
+        await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT)), page.click('button[value="allow"]')]);
+        const session = server.store.listSessions().at(-1)!;
+        expect(session.logins).toEqual(['billing/token']);
+        expect(session.expiresAt - session.createdAt).toBe(Number(secondLifetime) * 1000);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 
   it('a tool title and its description are separate elements with different weights; the title is not repeated', async () => {
     const { page, context } = await consentPage({ javaScript: true });

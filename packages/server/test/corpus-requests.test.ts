@@ -224,7 +224,9 @@ describe('an independent request validator (openapi-backend) accepts the built r
     const rate = checked === 0 ? '–' : `${((accepted / checked) * 100).toFixed(0)} %`;
     acceptance.push(`| ${name} | ${accepted}/${checked} | ${rate} | ${uncheckable} |`);
     console.log(
-      `${name}: independent validator accepted ${accepted}/${checked} (${uncheckable} not checkable)${refusals.length ? `; first refusals:\n  ${refusals.slice(0, 3).join('\n  ')}` : ''}`,
+      `${name}: independent validator accepted ${accepted}/${checked} (${uncheckable} not checkable)${
+        refusals.length ? `; first refusals:\n  ${refusals.slice(0, 3).join('\n  ')}` : ''
+      }`,
     );
     expect(checked + uncheckable).toBe(sample.length);
   });

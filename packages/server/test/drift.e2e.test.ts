@@ -80,59 +80,63 @@ async function status(json: boolean): Promise<{ exitCode: number | undefined; st
 function drifted(document: string): string {
   return document.replace(
     '      operationId: getOrder\n',
-    '      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n          schema: { type: string }\n',
+    '      operationId: getOrder\n      parameters:\n        - name: fields\n          in: query\n          required: true\n' +
+      '          schema: { type: string }\n',
   );
 }
 
 describe('drift while serving', () => {
-  it('a changed operation is refused within one poll interval, others keep working, status shows the proposal, restoring restores', async () => {
-    const client = await connect();
-    await until(async () => gateway.drift?.report()[0]?.status === 'in-sync', 10_000);
-    expect((await call(client, 'get_order', { orderId: 'ord_1001' })).ok).toBe(true);
+  it(
+    'a changed operation is refused within one poll interval, others keep working, status shows the proposal, ' + 'restoring restores',
+    async () => {
+      const client = await connect();
+      await until(async () => gateway.drift?.report()[0]?.status === 'in-sync', 10_000);
+      expect((await call(client, 'get_order', { orderId: 'ord_1001' })).ok).toBe(true);
 
-    await writeFile(workspace.documentPath, drifted(original));
-    const elapsed = await until(async () => !(await call(client, 'get_order', { orderId: 'ord_1001' })).ok, 10_000);
-    // One interval, plus the time one round of checks and this polling loop take on a busy 2-core machine.
-    expect(elapsed).toBeLessThan(INTERVAL_MS + 1_500);
+      await writeFile(workspace.documentPath, drifted(original));
+      const elapsed = await until(async () => !(await call(client, 'get_order', { orderId: 'ord_1001' })).ok, 10_000);
+      // One interval, plus the time one round of checks and this polling loop take on a busy 2-core machine.
+      expect(elapsed).toBeLessThan(INTERVAL_MS + 1_500);
 
-    const refused = await call(client, 'get_order', { orderId: 'ord_1001' });
-    expect(refused.text).toContain('drift');
-    expect(refused.text).toContain('operation changed in the live description');
-    expect((await call(client, 'search_orders', { status: 'shipped' })).ok).toBe(true);
-    const listed = (await client.listTools()).tools.map((tool) => tool.name);
-    expect(listed).not.toContain('get_order');
-    expect(listed).toContain('search_orders');
+      const refused = await call(client, 'get_order', { orderId: 'ord_1001' });
+      expect(refused.text).toContain('drift');
+      expect(refused.text).toContain('operation changed in the live description');
+      expect((await call(client, 'search_orders', { status: 'shipped' })).ok).toBe(true);
+      const listed = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(listed).not.toContain('get_order');
+      expect(listed).toContain('search_orders');
 
-    const json = await status(true);
-    expect(json.exitCode, json.stderr).toBe(0);
-    const report = JSON.parse(json.stdout) as {
-      ready: boolean;
-      publications: Array<{ source: string; id: string; toolCount: number }>;
-      drift: Array<{
-        source: string;
-        status: string;
-        blockedTools: Array<{ tool: string; reason: string }>;
-        proposal?: { changed: string[]; removed: string[] };
-      }>;
-    };
-    expect(report.ready).toBe(true);
-    expect(report.publications[0]).toMatchObject({ source: 'orders', toolCount: 4 });
-    expect(report.drift[0]).toMatchObject({ source: 'orders', status: 'drifted', proposal: { changed: ['get_order'], removed: [] } });
-    expect(report.drift[0]!.blockedTools.map((entry) => entry.tool)).toEqual(['get_order']);
+      const json = await status(true);
+      expect(json.exitCode, json.stderr).toBe(0);
+      const report = JSON.parse(json.stdout) as {
+        ready: boolean;
+        publications: Array<{ source: string; id: string; toolCount: number }>;
+        drift: Array<{
+          source: string;
+          status: string;
+          blockedTools: Array<{ tool: string; reason: string }>;
+          proposal?: { changed: string[]; removed: string[] };
+        }>;
+      };
+      expect(report.ready).toBe(true);
+      expect(report.publications[0]).toMatchObject({ source: 'orders', toolCount: 4 });
+      expect(report.drift[0]).toMatchObject({ source: 'orders', status: 'drifted', proposal: { changed: ['get_order'], removed: [] } });
+      expect(report.drift[0]!.blockedTools.map((entry) => entry.tool)).toEqual(['get_order']);
 
-    const human = await status(false);
-    expect(human.stdout).toContain('orders: drifted');
-    expect(human.stdout).toContain('blocked get_order: operation changed in the live description');
-    expect(human.stdout).toMatch(/changed\s+get_order/);
+      const human = await status(false);
+      expect(human.stdout).toContain('orders: drifted');
+      expect(human.stdout).toContain('blocked get_order: operation changed in the live description');
+      expect(human.stdout).toMatch(/changed\s+get_order/);
 
-    await writeFile(workspace.documentPath, original);
-    await until(async () => (await call(client, 'get_order', { orderId: 'ord_1001' })).ok, 10_000);
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('get_order');
-    const restored = JSON.parse((await status(true)).stdout) as { drift: Array<{ status: string; proposal?: unknown }> };
-    expect(restored.drift[0]).toMatchObject({ status: 'in-sync' });
-    expect(restored.drift[0]!.proposal).toBeUndefined();
-    await client.close();
-  });
+      await writeFile(workspace.documentPath, original);
+      await until(async () => (await call(client, 'get_order', { orderId: 'ord_1001' })).ok, 10_000);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('get_order');
+      const restored = JSON.parse((await status(true)).stdout) as { drift: Array<{ status: string; proposal?: unknown }> };
+      expect(restored.drift[0]).toMatchObject({ status: 'in-sync' });
+      expect(restored.drift[0]!.proposal).toBeUndefined();
+      await client.close();
+    },
+  );
 
   it('an invalid document changes nothing and is reported by gateway status', async () => {
     const client = await connect();

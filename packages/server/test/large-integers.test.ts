@@ -7,13 +7,15 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './support/harness.js';
 
-const LEDGER_PATH = `
+const LEDGER_PATH =
+  `
   /ledger:
     get:
       operationId: listLedger
       summary: Ledger entries between two ids
       parameters:
-        - { name: after, in: query, required: true, schema: { type: integer, format: int64, minimum: -9223372036854775808, maximum: 18014398509481983 } }
+        - { name: after, in: query, required: true, schema: { type: integer, format: int64, minimum: -9223372036854775808, ` +
+  `maximum: 18014398509481983 } }
       responses:
         '200': { description: Entries. }
 `;

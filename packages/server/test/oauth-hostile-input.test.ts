@@ -227,20 +227,23 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
   const refresh = (clientId: string, refreshToken: string) =>
     tokenRequest(server.issuer, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
 
-  it('a just-rotated token presented again within the window, its successor unused, gets a new successor; the session stays open', async () => {
-    const { clientId, refreshToken } = await authorise(server);
-    const lost = await refresh(clientId, refreshToken);
-    expect(lost.status).toBe(200);
-    // The client never saw `lost` (a crash, a dropped connection) and presents the old token again.
-    const retried = await refresh(clientId, refreshToken);
-    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
-    expect(retried.body.refresh_token).not.toBe(lost.body.refresh_token);
-    expect(retried.body.refresh_token).not.toBe(refreshToken);
-    expect(await mcpStatus(server, retried.body.access_token as string)).toBe(200);
-    const next = await refresh(clientId, retried.body.refresh_token as string);
-    expect(next.status).toBe(200);
-    expect(await mcpStatus(server, next.body.access_token as string)).toBe(200);
-  });
+  it(
+    'a just-rotated token presented again within the window, its successor unused, gets a new successor; ' + 'the session stays open',
+    async () => {
+      const { clientId, refreshToken } = await authorise(server);
+      const lost = await refresh(clientId, refreshToken);
+      expect(lost.status).toBe(200);
+      // The client never saw `lost` (a crash, a dropped connection) and presents the old token again.
+      const retried = await refresh(clientId, refreshToken);
+      expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+      expect(retried.body.refresh_token).not.toBe(lost.body.refresh_token);
+      expect(retried.body.refresh_token).not.toBe(refreshToken);
+      expect(await mcpStatus(server, retried.body.access_token as string)).toBe(200);
+      const next = await refresh(clientId, retried.body.refresh_token as string);
+      expect(next.status).toBe(200);
+      expect(await mcpStatus(server, next.body.access_token as string)).toBe(200);
+    },
+  );
 
   it('the successor replaced by a retry is dead: presenting it revokes the session (someone else had it)', async () => {
     const { clientId, refreshToken } = await authorise(server);
@@ -291,7 +294,8 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     const rotated = await refresh(clientId, refreshToken);
     const rows = server.database
       .prepare(
-        'SELECT used_at IS NOT NULL AS used, successor_hash IS NOT NULL AS linked FROM oauth_refresh_tokens WHERE token_hash IN (?, ?) ORDER BY created_at, used DESC',
+        'SELECT used_at IS NOT NULL AS used, successor_hash IS NOT NULL AS linked FROM oauth_refresh_tokens WHERE token_hash IN (?, ' +
+          '?) ORDER BY created_at, used DESC',
       )
       .all(
         ...[refreshToken, rotated.body.refresh_token as string].map((token) => createHash('sha256').update(token).digest('base64url')),

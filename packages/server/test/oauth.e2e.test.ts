@@ -400,30 +400,34 @@ describe('tokens and sessions', () => {
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
-  it('the re-approval challenge is 403 insufficient_scope naming tools:<name>; afterwards the session refresh is refused and its access token still works', async () => {
-    const { clientId, tokens } = await authorise(['search_orders', 'get_order']);
-    const authenticated = await server.authorization.authorizer.authenticate({
-      headers: { authorization: `Bearer ${tokens.body.access_token as string}` },
-    });
-    if (!authenticated.ok) throw new Error('the fresh token was refused');
-    const challenge = server.authorization.authorizer.challengeStaleApproval!(authenticated.caller, ['search_orders']);
-    expect(challenge.status).toBe(403);
-    const header = challenge.headers['WWW-Authenticate']!;
-    expect(header).toMatch(/^Bearer /);
-    expect(header).toContain('error="insufficient_scope"');
-    expect(header).toContain('scope="tools:search_orders"');
-    expect(header).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/mcp"`);
-    expect(server.store.session(authenticated.caller.sessionId)!.reapprovalTools).toEqual(['search_orders']);
-    const refreshed = await tokenRequest(server.issuer, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.body.refresh_token as string,
-      client_id: clientId,
-    });
-    expect(refreshed.status).toBe(400);
-    expect(refreshed.body.error).toBe('invalid_grant');
-    expect(String(refreshed.body.error_description)).toContain('search_orders');
-    expect((await mcp(tokens.body.access_token as string)).status).toBe(200);
-  });
+  it(
+    'the re-approval challenge is 403 insufficient_scope naming tools:<name>; afterwards the session refresh is refused and its access ' +
+      'token still works',
+    async () => {
+      const { clientId, tokens } = await authorise(['search_orders', 'get_order']);
+      const authenticated = await server.authorization.authorizer.authenticate({
+        headers: { authorization: `Bearer ${tokens.body.access_token as string}` },
+      });
+      if (!authenticated.ok) throw new Error('the fresh token was refused');
+      const challenge = server.authorization.authorizer.challengeStaleApproval!(authenticated.caller, ['search_orders']);
+      expect(challenge.status).toBe(403);
+      const header = challenge.headers['WWW-Authenticate']!;
+      expect(header).toMatch(/^Bearer /);
+      expect(header).toContain('error="insufficient_scope"');
+      expect(header).toContain('scope="tools:search_orders"');
+      expect(header).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/mcp"`);
+      expect(server.store.session(authenticated.caller.sessionId)!.reapprovalTools).toEqual(['search_orders']);
+      const refreshed = await tokenRequest(server.issuer, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.body.refresh_token as string,
+        client_id: clientId,
+      });
+      expect(refreshed.status).toBe(400);
+      expect(refreshed.body.error).toBe('invalid_grant');
+      expect(String(refreshed.body.error_description)).toContain('search_orders');
+      expect((await mcp(tokens.body.access_token as string)).status).toBe(200);
+    },
+  );
 
   it('a wrong code_verifier, a wrong redirect_uri or a wrong resource at the token endpoint is refused', async () => {
     for (const [change, error] of [

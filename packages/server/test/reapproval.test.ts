@@ -204,56 +204,59 @@ describe.each([
   ['2026-07-28: SDK v2 client', modernClient, '10000'],
   ['2025-11-25: SDK v1 client', legacyClient, '20000'],
 ] as const)('%s', (_label, makeClient, maximum) => {
-  it('after a publication changes an approved tool, the client is challenged, re-authorizes by itself, and the call then works', async () => {
-    const names = [...gateway.registry.snapshot().names];
-    const search = names.find((name) => name.startsWith('search'))!;
-    const get = names.find((name) => name.startsWith('get'))!;
-    const client = makeClient();
-    try {
-      // First approval: nothing preselected; the person ticks two tools (their login comes with them).
-      await expect(client.connect()).rejects.toThrow();
-      const first = await approveInBrowser(client.provider.authorizationUrl!, [search, get]);
-      expect(first.checkedTools).toEqual([]);
-      await client.finishAuth(first.params);
-      client.provider.authorizationUrl = undefined;
-      await client.connect();
-      expect((await client.call(search)).isError ?? false).toBe(false);
-      const firstSession = (await sessionsOfStore()).at(-1)!;
-      expect(firstSession.tools.map((tool) => tool.name).sort()).toEqual([get, search].sort());
+  it(
+    'after a publication changes an approved tool, the client is challenged, re-authorizes by itself, ' + 'and the call then works',
+    async () => {
+      const names = [...gateway.registry.snapshot().names];
+      const search = names.find((name) => name.startsWith('search'))!;
+      const get = names.find((name) => name.startsWith('get'))!;
+      const client = makeClient();
+      try {
+        // First approval: nothing preselected; the person ticks two tools (their login comes with them).
+        await expect(client.connect()).rejects.toThrow();
+        const first = await approveInBrowser(client.provider.authorizationUrl!, [search, get]);
+        expect(first.checkedTools).toEqual([]);
+        await client.finishAuth(first.params);
+        client.provider.authorizationUrl = undefined;
+        await client.connect();
+        expect((await client.call(search)).isError ?? false).toBe(false);
+        const firstSession = (await sessionsOfStore()).at(-1)!;
+        expect(firstSession.tools.map((tool) => tool.name).sort()).toEqual([get, search].sort());
 
-      // The search operation changes and is published: its fingerprint no longer matches the approval.
-      const before = (await readLockFile(workspace.lockPath)).sources;
-      await workspace.republish((document) => document.replace(/maximum: \d+/, `maximum: ${maximum}`));
-      await gateway.reloadLock();
-      expect((await readLockFile(workspace.lockPath)).sources).not.toEqual(before);
-      const stale = markStaleTools(firstSession.tools, publishedFingerprints(await readLockFile(workspace.lockPath)));
-      expect(stale.filter((tool) => tool.stale).map((tool) => tool.name)).toEqual([search]);
+        // The search operation changes and is published: its fingerprint no longer matches the approval.
+        const before = (await readLockFile(workspace.lockPath)).sources;
+        await workspace.republish((document) => document.replace(/maximum: \d+/, `maximum: ${maximum}`));
+        await gateway.reloadLock();
+        expect((await readLockFile(workspace.lockPath)).sources).not.toEqual(before);
+        const stale = markStaleTools(firstSession.tools, publishedFingerprints(await readLockFile(workspace.lockPath)));
+        expect(stale.filter((tool) => tool.stale).map((tool) => tool.name)).toEqual([search]);
 
-      // The call is challenged; the SDK runs authorization again by itself and hands the URL to the app.
-      await expect(client.call(search)).rejects.toThrow();
-      const again = client.provider.authorizationUrl!;
-      expect(again).toBeDefined();
-      expect(again.searchParams.get('scope')).toBe(`tools:${search}`);
-      const challenged = (await sessionsOfStore()).find((session) => session.id === firstSession.id)!;
-      expect(challenged.reapprovalTools).toEqual([search]);
-      // The challenge is a refusal of the one call pipeline: it ends in a denied receipt like any other.
-      const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'denied', limit: 100 });
-      expect(denied.map((receipt) => [receipt.tool, receipt.reason])).toContainEqual([search, 'TOOL_CHANGED_SINCE_APPROVAL']);
+        // The call is challenged; the SDK runs authorization again by itself and hands the URL to the app.
+        await expect(client.call(search)).rejects.toThrow();
+        const again = client.provider.authorizationUrl!;
+        expect(again).toBeDefined();
+        expect(again.searchParams.get('scope')).toBe(`tools:${search}`);
+        const challenged = (await sessionsOfStore()).find((session) => session.id === firstSession.id)!;
+        expect(challenged.reapprovalTools).toEqual([search]);
+        // The challenge is a refusal of the one call pipeline: it ends in a denied receipt like any other.
+        const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'denied', limit: 100 });
+        expect(denied.map((receipt) => [receipt.tool, receipt.reason])).toContainEqual([search, 'TOOL_CHANGED_SINCE_APPROVAL']);
 
-      // The person sees the earlier choices ticked and the changed tool marked, and approves.
-      const second = await approveInBrowser(again, []);
-      expect(second.checkedTools).toEqual([get, search].sort());
-      expect(second.changedTools).toEqual([search]);
-      await client.finishAuth(second.params);
-      const result = await client.call(search);
-      expect(result.isError ?? false).toBe(false);
-      const secondSession = (await sessionsOfStore()).at(-1)!;
-      expect(secondSession.id).not.toBe(firstSession.id);
-      expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(
-        gateway.registry.snapshot().tools.get(search)!.entry.fingerprint,
-      );
-    } finally {
-      await client.close().catch(() => undefined);
-    }
-  });
+        // The person sees the earlier choices ticked and the changed tool marked, and approves.
+        const second = await approveInBrowser(again, []);
+        expect(second.checkedTools).toEqual([get, search].sort());
+        expect(second.changedTools).toEqual([search]);
+        await client.finishAuth(second.params);
+        const result = await client.call(search);
+        expect(result.isError ?? false).toBe(false);
+        const secondSession = (await sessionsOfStore()).at(-1)!;
+        expect(secondSession.id).not.toBe(firstSession.id);
+        expect(secondSession.tools.find((tool) => tool.name === search)!.fingerprint).toBe(
+          gateway.registry.snapshot().tools.get(search)!.entry.fingerprint,
+        );
+      } finally {
+        await client.close().catch(() => undefined);
+      }
+    },
+  );
 });

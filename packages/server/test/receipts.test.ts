@@ -218,105 +218,108 @@ describe('gateway receipts list', () => {
 });
 
 describe('the tamper-evident log', () => {
-  it('an inclusion proof and a checkpoint verify from an export with the public key alone (RFC 9162, C2SP signed-note, node:crypto)', async () => {
-    const exported = await cli(['receipts', 'export']);
-    expect(exported.exitCode, exported.stderr).toBe(0);
-    const lines = exported.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const keyLine = lines.find((line) => line.type === 'key')!;
-    const receipts = lines.filter((line) => line.type === 'receipt').map((line) => line.receipt as Record<string, unknown>);
-    const checkpointLine = lines.filter((line) => line.type === 'checkpoint').at(-1)!;
-    expect(receipts.length).toBeGreaterThanOrEqual(8);
+  it(
+    'an inclusion proof and a checkpoint verify from an export with the public key alone (RFC 9162, C2SP signed-note, ' + 'node:crypto)',
+    async () => {
+      const exported = await cli(['receipts', 'export']);
+      expect(exported.exitCode, exported.stderr).toBe(0);
+      const lines = exported.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const keyLine = lines.find((line) => line.type === 'key')!;
+      const receipts = lines.filter((line) => line.type === 'receipt').map((line) => line.receipt as Record<string, unknown>);
+      const checkpointLine = lines.filter((line) => line.type === 'checkpoint').at(-1)!;
+      expect(receipts.length).toBeGreaterThanOrEqual(8);
 
-    // C2SP signed-note verifier key: <name>+<hex key ID>+<base64(0x01 || 32-byte Ed25519 key)>.
-    // (The base64 part may itself contain '+': split at the first two only.)
-    const [, name, keyIdHex, keyBase64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(keyLine.verifierKey as string) as unknown as [
-      string,
-      string,
-      string,
-      string,
-    ];
-    const keyBytes = Buffer.from(keyBase64, 'base64');
-    expect(keyBytes[0]).toBe(0x01);
-    const rawKey = keyBytes.subarray(1);
-    const keyId = createHash('sha256')
-      .update(name)
-      .update(Buffer.from([0x0a, 0x01]))
-      .update(rawKey)
-      .digest()
-      .subarray(0, 4);
-    expect(keyId.toString('hex')).toBe(keyIdHex);
-    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: rawKey.toString('base64url') }, format: 'jwk' });
+      // C2SP signed-note verifier key: <name>+<hex key ID>+<base64(0x01 || 32-byte Ed25519 key)>.
+      // (The base64 part may itself contain '+': split at the first two only.)
+      const [, name, keyIdHex, keyBase64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(keyLine.verifierKey as string) as unknown as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      const keyBytes = Buffer.from(keyBase64, 'base64');
+      expect(keyBytes[0]).toBe(0x01);
+      const rawKey = keyBytes.subarray(1);
+      const keyId = createHash('sha256')
+        .update(name)
+        .update(Buffer.from([0x0a, 0x01]))
+        .update(rawKey)
+        .digest()
+        .subarray(0, 4);
+      expect(keyId.toString('hex')).toBe(keyIdHex);
+      const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: rawKey.toString('base64url') }, format: 'jwk' });
 
-    // The note: text, blank line, "— <name> <base64(key ID || signature)>".
-    const note = checkpointLine.note as string;
-    const split = note.indexOf('\n\n');
-    const text = note.slice(0, split + 1);
-    const signatureLine = note.slice(split + 2).trimEnd();
-    expect(signatureLine.startsWith(`\u2014 ${name} `)).toBe(true);
-    const signed = Buffer.from(signatureLine.slice(`\u2014 ${name} `.length), 'base64');
-    expect(signed.subarray(0, 4).equals(keyId)).toBe(true);
-    expect(verify(null, Buffer.from(text), publicKey, signed.subarray(4))).toBe(true);
-    const [origin, sizeText, rootBase64] = text.trimEnd().split('\n') as [string, string, string];
-    expect(origin).toBe(name);
-    const size = Number(sizeText);
-    const root = Buffer.from(rootBase64, 'base64');
-    expect(size).toBe(receipts.length);
+      // The note: text, blank line, "— <name> <base64(key ID || signature)>".
+      const note = checkpointLine.note as string;
+      const split = note.indexOf('\n\n');
+      const text = note.slice(0, split + 1);
+      const signatureLine = note.slice(split + 2).trimEnd();
+      expect(signatureLine.startsWith(`\u2014 ${name} `)).toBe(true);
+      const signed = Buffer.from(signatureLine.slice(`\u2014 ${name} `.length), 'base64');
+      expect(signed.subarray(0, 4).equals(keyId)).toBe(true);
+      expect(verify(null, Buffer.from(text), publicKey, signed.subarray(4))).toBe(true);
+      const [origin, sizeText, rootBase64] = text.trimEnd().split('\n') as [string, string, string];
+      expect(origin).toBe(name);
+      const size = Number(sizeText);
+      const root = Buffer.from(rootBase64, 'base64');
+      expect(size).toBe(receipts.length);
 
-    // RFC 8785 for these values (strings, integers, null, objects): sorted keys, JSON.stringify otherwise.
-    const canonical = (value: unknown): string => {
-      if (value === null || typeof value !== 'object') return JSON.stringify(value);
-      if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-      const object = value as Record<string, unknown>;
-      return `{${Object.keys(object)
-        .sort()
-        .map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`)
-        .join(',')}}`;
-    };
-    const sha256 = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
-    const leafHashOf = (receipt: unknown) => sha256(Buffer.from([0x00]), Buffer.from(canonical(receipt)));
-    const nodeHashOf = (left: Buffer, right: Buffer) => sha256(Buffer.from([0x01]), left, right);
+      // RFC 8785 for these values (strings, integers, null, objects): sorted keys, JSON.stringify otherwise.
+      const canonical = (value: unknown): string => {
+        if (value === null || typeof value !== 'object') return JSON.stringify(value);
+        if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+        const object = value as Record<string, unknown>;
+        return `{${Object.keys(object)
+          .sort()
+          .map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`)
+          .join(',')}}`;
+      };
+      const sha256 = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
+      const leafHashOf = (receipt: unknown) => sha256(Buffer.from([0x00]), Buffer.from(canonical(receipt)));
+      const nodeHashOf = (left: Buffer, right: Buffer) => sha256(Buffer.from([0x01]), left, right);
 
-    // The inclusion proof of one receipt, as `gateway receipts prove` gives it.
-    const target = receipts[5]!;
-    const proved = await cli(['receipts', 'prove', String(target.id), '--json']);
-    expect(proved.exitCode, proved.stderr).toBe(0);
-    const proof = JSON.parse(proved.stdout) as { inclusionPath: string[]; checkpoint: { treeSize: number } };
-    expect(proof.checkpoint.treeSize).toBe(size);
+      // The inclusion proof of one receipt, as `gateway receipts prove` gives it.
+      const target = receipts[5]!;
+      const proved = await cli(['receipts', 'prove', String(target.id), '--json']);
+      expect(proved.exitCode, proved.stderr).toBe(0);
+      const proof = JSON.parse(proved.stdout) as { inclusionPath: string[]; checkpoint: { treeSize: number } };
+      expect(proof.checkpoint.treeSize).toBe(size);
 
-    // RFC 9162 §2.1.3.2, step by step.
-    let fn = target.index as number;
-    let sn = size - 1;
-    let r = leafHashOf(target);
-    for (const encoded of proof.inclusionPath) {
-      const p = Buffer.from(encoded, 'base64');
-      expect(sn).not.toBe(0);
-      if (fn % 2 === 1 || fn === sn) {
-        r = nodeHashOf(p, r);
-        while (fn % 2 === 0 && fn !== 0) {
-          fn >>= 1;
-          sn >>= 1;
+      // RFC 9162 §2.1.3.2, step by step.
+      let fn = target.index as number;
+      let sn = size - 1;
+      let r = leafHashOf(target);
+      for (const encoded of proof.inclusionPath) {
+        const p = Buffer.from(encoded, 'base64');
+        expect(sn).not.toBe(0);
+        if (fn % 2 === 1 || fn === sn) {
+          r = nodeHashOf(p, r);
+          while (fn % 2 === 0 && fn !== 0) {
+            fn >>= 1;
+            sn >>= 1;
+          }
+        } else {
+          r = nodeHashOf(r, p);
         }
-      } else {
-        r = nodeHashOf(r, p);
+        fn >>= 1;
+        sn >>= 1;
       }
-      fn >>= 1;
-      sn >>= 1;
-    }
-    expect(sn).toBe(0);
-    expect(r.equals(root)).toBe(true);
+      expect(sn).toBe(0);
+      expect(r.equals(root)).toBe(true);
 
-    // And the whole signed root from the exported receipts (RFC 9162 §2.1.1 MTH).
-    const mth = (hashes: Buffer[]): Buffer => {
-      if (hashes.length === 1) return hashes[0]!;
-      let k = 1;
-      while (k * 2 < hashes.length) k *= 2;
-      return nodeHashOf(mth(hashes.slice(0, k)), mth(hashes.slice(k)));
-    };
-    expect(mth(receipts.slice(0, size).map(leafHashOf)).equals(root)).toBe(true);
-  });
+      // And the whole signed root from the exported receipts (RFC 9162 §2.1.1 MTH).
+      const mth = (hashes: Buffer[]): Buffer => {
+        if (hashes.length === 1) return hashes[0]!;
+        let k = 1;
+        while (k * 2 < hashes.length) k *= 2;
+        return nodeHashOf(mth(hashes.slice(0, k)), mth(hashes.slice(k)));
+      };
+      expect(mth(receipts.slice(0, size).map(leafHashOf)).equals(root)).toBe(true);
+    },
+  );
 
   it('`gateway receipts verify` passes on the untouched database and on its export', async () => {
     const fromDatabase = await cli(['receipts', 'verify']);

@@ -32,7 +32,8 @@ afterAll(async () => {
 });
 
 describe('webhooks across gateway crashes', () => {
-  it('SIGKILL the gateway mid-way through 1,000 calls, five times: every receipt has its event, in order, none lost, receipts verify', async () => {
+  it('SIGKILL the gateway mid-way through 1,000 calls, five times: every receipt has its event, in order, ' +
+    'none lost, receipts verify', async () => {
     receiver = await startWebhookReceiver(() => ({ status: 200, delayMs: 2 })); // a slow receiver
     workspace = await prepareWorkspace({
       configExtra: [

@@ -157,20 +157,23 @@ describe.each(['modern', 'legacy'] as const)('a call through /mcp with a %s SDK 
     expect(JSON.stringify(event)).not.toContain('canary-orders-key');
   });
 
-  it('a denied call reaches both the audit endpoint and the denied-only endpoint, signed with both secrets during the rotation', async () => {
-    const beforeAudit = audit.requests.length;
-    const beforeDenials = denials.requests.length;
-    await expect(call(era, 'delete_order', { orderId: 'ord_1001' })).rejects.toThrow(/delete_order/);
-    await waitFor(() => audit.requests.length > beforeAudit && denials.requests.length > beforeDenials, 'both events');
-    const event = readEvent(denials.requests.at(-1)!);
-    expect(event.data.outcome).toBe('denied');
-    expect(event.data.receipt).toMatchObject({ tool: 'delete_order', reason: 'TOOL_NOT_IN_SESSION', session: 'session-31' });
-    expect(readEvent(audit.requests.at(-1)!).data.receipt.id).toBe(event.data.receipt.id);
-    const headers = denials.requests.at(-1)!.headers as Record<string, string>;
-    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
-    expect(new Webhook(denialsSecret).verify(denials.requests.at(-1)!.body, headers)).toBeTruthy();
-    expect(new Webhook(denialsPreviousSecret).verify(denials.requests.at(-1)!.body, headers)).toBeTruthy();
-  });
+  it(
+    'a denied call reaches both the audit endpoint and the denied-only endpoint, ' + 'signed with both secrets during the rotation',
+    async () => {
+      const beforeAudit = audit.requests.length;
+      const beforeDenials = denials.requests.length;
+      await expect(call(era, 'delete_order', { orderId: 'ord_1001' })).rejects.toThrow(/delete_order/);
+      await waitFor(() => audit.requests.length > beforeAudit && denials.requests.length > beforeDenials, 'both events');
+      const event = readEvent(denials.requests.at(-1)!);
+      expect(event.data.outcome).toBe('denied');
+      expect(event.data.receipt).toMatchObject({ tool: 'delete_order', reason: 'TOOL_NOT_IN_SESSION', session: 'session-31' });
+      expect(readEvent(audit.requests.at(-1)!).data.receipt.id).toBe(event.data.receipt.id);
+      const headers = denials.requests.at(-1)!.headers as Record<string, string>;
+      expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      expect(new Webhook(denialsSecret).verify(denials.requests.at(-1)!.body, headers)).toBeTruthy();
+      expect(new Webhook(denialsPreviousSecret).verify(denials.requests.at(-1)!.body, headers)).toBeTruthy();
+    },
+  );
 });
 
 describe('gateway webhooks (CLI over the admin API)', () => {

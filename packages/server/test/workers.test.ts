@@ -197,7 +197,8 @@ describe('gateway serve --workers', () => {
     expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
   }, 30_000);
 
-  it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, restarts a killed worker and stops all on SIGTERM', async () => {
+  it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, ' +
+    'restarts a killed worker and stops all on SIGTERM', async () => {
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));

@@ -65,7 +65,8 @@ function describeSummary(summary: ImportSummary, document: string, lockPath: str
     lines.push('no publication in use yet: every operation is new');
   } else {
     lines.push(
-      `versus ${versus.publication} (in use): ${versus.added.length} added, ${versus.changed.length} changed, ${versus.removed.length} removed`,
+      `versus ${versus.publication} (in use): ${versus.added.length} added, ` +
+        `${versus.changed.length} changed, ${versus.removed.length} removed`,
     );
     for (const tool of versus.added) lines.push(`  + ${tool}`);
     for (const tool of versus.changed) lines.push(`  ~ ${tool}`);

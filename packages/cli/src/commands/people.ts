@@ -34,7 +34,8 @@ export function registerPeople(program: Command): void {
     .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)')
     .addHelpText(
       'after',
-      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway people remove alice',
+      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway ' +
+        'people remove alice',
     );
 
   people
@@ -44,7 +45,8 @@ export function registerPeople(program: Command): void {
     .option('--replace', 'set a new password for an existing person')
     .addHelpText(
       'after',
-      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < bob-password.txt',
+      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < ' +
+        'bob-password.txt',
     )
     .action(async (name: string, options: { email?: string; replace?: boolean }, command: Command) => {
       const context = contextFrom(command);

@@ -99,7 +99,8 @@ export function registerPublish(program: Command): void {
       await writeLockFile(context.lockPath, result.lock);
       const publication = result.publication;
       const lines = [
-        `published ${sourceName} as ${publication.id} (in use, ${publication.toolCount} tool${publication.toolCount === 1 ? '' : 's'}) in ${context.lockPath}`,
+        `published ${sourceName} as ${publication.id} (in use, ` +
+          `${publication.toolCount} tool${publication.toolCount === 1 ? '' : 's'}) in ${context.lockPath}`,
         `  signed with key ${publication.keyId} by ${publication.publishedBy} at ${publication.publishedAt}`,
       ];
       if (result.retired) lines.push(`  retired ${result.retired} (removed from the lock; git history keeps it)`);

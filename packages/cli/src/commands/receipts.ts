@@ -18,7 +18,9 @@ import { contextFrom, printResult } from '../context.js';
 
 function describeReceipt(receipt: Receipt): string {
   const reason = receipt.reason ? ` ${receipt.reason}` : '';
-  return `${receipt.id}  ${receipt.time}  ${receipt.outcome}${reason}  ${receipt.tool}  ${receipt.session ?? '-'}  ${receipt.person ?? '-'}`;
+  return (
+    `${receipt.id}  ${receipt.time}  ${receipt.outcome}${reason}  ` + `${receipt.tool}  ${receipt.session ?? '-'}  ${receipt.person ?? '-'}`
+  );
 }
 
 /** Parses an export (JSON lines); a malformed line is named. */
@@ -83,7 +85,8 @@ export function registerReceipts(program: Command): void {
       .description('list receipts, oldest first')
       .addHelpText(
         'after',
-        '\nExamples:\n  gateway receipts list --session session-3\n  gateway receipts list --outcome denied --since 2026-11-01T00:00:00Z --json',
+        '\nExamples:\n  gateway receipts list --session session-3\n  gateway receipts list --outcome denied --since ' +
+          '2026-11-01T00:00:00Z --json',
       )
       .option('--session <id>', 'only this session (session-<n>)')
       .option('--tool <name>', 'only this tool')

@@ -34,7 +34,8 @@ export function registerSessions(program: Command): void {
             : 'no open sessions (--all shows ended ones)'
           : shown.map(
               (session) =>
-                `${session.id}  ${session.state.padEnd(7)}  ${session.person} → ${session.client}  ${session.tools.length} tool(s)  until ${session.expiresAt}`,
+                `${session.id}  ${session.state.padEnd(7)}  ${session.person} → ${session.client}  ${session.tools.length} tool(s)  ` +
+                `until ${session.expiresAt}`,
             ),
         { sessions: shown },
       );

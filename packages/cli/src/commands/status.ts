@@ -72,7 +72,9 @@ export function describeDrift(drift: AdminStatus['drift']): string[] {
   if (drift.length === 0) lines.push('  not watched');
   for (const source of drift) {
     lines.push(
-      `  ${source.source}: ${source.status}${source.checkedAt ? `, checked ${source.checkedAt}` : ', not checked yet'} (${source.document})`,
+      `  ${source.source}: ${source.status}${
+        source.checkedAt ? `, checked ${source.checkedAt}` : ', not checked yet'
+      } (${source.document})`,
     );
     if (source.error) lines.push(`    last check failed: ${source.error.code}: ${source.error.message}`);
     for (const blocked of source.blockedTools) lines.push(`    blocked ${blocked.tool}: ${blocked.reason}`);

@@ -60,8 +60,8 @@ describe('MCP source configuration', () => {
     const loaded = parseConfig(
       CONFIG_HEAD +
         '  everything:\n    kind: mcp\n    command: [node, ./server.js, stdio]\n    env: { API_TOKEN: { secret: everything-token } }\n' +
-        '  tracker:\n    kind: mcp\n    url: https://mcp.tracker.example.com/mcp\n    credentials: { type: bearer, secret: tracker-token }\n' +
-        '    timeouts: { totalMs: 5000 }\n    maxResponseBytes: 100000\n',
+        '  tracker:\n    kind: mcp\n    url: https://mcp.tracker.example.com/mcp\n    credentials: { type: bearer, ' +
+        'secret: tracker-token }\n    timeouts: { totalMs: 5000 }\n    maxResponseBytes: 100000\n',
       '/tmp/gateway.yaml',
     );
     expect(sourceLocation(loaded.config.sources.everything!)).toBe('stdio:["node","./server.js","stdio"]');

@@ -58,7 +58,8 @@ describe('loading OpenAPI documents', () => {
     await writeFile(join(folder.path, 'a.json'), JSON.stringify(minimal()));
     await writeFile(
       join(folder.path, 'a.yaml'),
-      'openapi: 3.0.3\ninfo: {title: T, version: "1"}\nservers: [{url: "https://x.example.com"}]\npaths:\n  /p:\n    get:\n      responses:\n        "200": {description: OK}\n',
+      'openapi: 3.0.3\ninfo: {title: T, version: "1"}\nservers: [{url: "https://x.example.com"}]\npaths:\n  /p:\n    get:\n      ' +
+        'responses:\n        "200": {description: OK}\n',
     );
     const json = await importOpenApi('a.json', { baseDirectory: folder.path });
     const yaml = await importOpenApi('a.yaml', { baseDirectory: folder.path });

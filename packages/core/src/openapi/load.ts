@@ -129,7 +129,8 @@ const NAME_VALUED_KEYS = new Set(['operationId', 'name']);
 function nameWithNul(where: string, pointer: string, name: string): GatewayError {
   return new GatewayError(
     'OPENAPI_NAME_INVALID',
-    `${where}: the name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} at ${pointer || '/'} contains a NUL character (U+0000); names ` +
+    `${where}: the name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} at ${pointer || '/'} ` +
+      `contains a NUL character (U+0000); names ` +
       '(paths, operationIds, parameter and property names) must not contain one.',
     { details: { pointer: pointer || '/' } },
   );

@@ -505,9 +505,11 @@ describe('normalising operations', () => {
 
 describe('names that shadow Object.prototype are carried, never dropped', () => {
   const names = ['__proto__', 'constructor', 'hasOwnProperty'];
-  const text = `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{"/probe":{"post":{
+  const text =
+    `{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{"/probe":{"post":{
     "parameters":[${names.map((name) => `{"name":"${name}","in":"query","schema":{"type":"string"}}`).join(',')}],
-    "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","additionalProperties":false,"required":["__proto__"],
+    "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","additionalProperties":false,` +
+    `"required":["__proto__"],
       "properties":{${names.map((name) => `"${name}":{"type":"string","__proto__":{"type":"number"}}`).join(',')}}}}}},
     "responses":{"200":{"description":"OK"}}}}}}`;
 
@@ -558,23 +560,27 @@ describe('an input schema deeper than the lock can hold is unsupported, never an
     return { requestBody: { required: true, content: { 'application/json': { schema: arrays(depth) } } }, responses: ok };
   }
 
-  it(`a body schema that puts inputSchema past MAX_INPUT_SCHEMA_DEPTH (${MAX_INPUT_SCHEMA_DEPTH}) is TOOL_SCHEMA_TOO_COMPLEX; its neighbours stay supported`, () => {
-    // inputSchema (1) → properties (2) → body schema (3…): a body schema of depth d gives an inputSchema of d + 2.
-    const document = {
-      openapi: '3.1.0',
-      info: { title: 'T', version: '1' },
-      servers: [{ url: 'https://api.example.com' }],
-      paths: {
-        '/fits': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 2) },
-        '/too-deep': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 1) },
-      },
-    };
-    const [fits, tooDeep] = normaliseDocument(document, { openapiVersion: '3.1.0', documentUrl: null });
-    expect(fits!.status).toBe('supported');
-    expect(nestingDepth(fits!.inputSchema)).toBe(MAX_INPUT_SCHEMA_DEPTH);
-    expect(tooDeep!.status).toBe('unsupported');
-    expect(tooDeep!.reason).toMatchObject({ code: 'TOOL_SCHEMA_TOO_COMPLEX' });
-    expect(tooDeep!.reason!.message).toContain(`more than ${MAX_INPUT_SCHEMA_DEPTH} levels`);
-    expect(nestingDepth(tooDeep!.inputSchema)).toBeLessThan(5);
-  });
+  it(
+    `a body schema that puts inputSchema past MAX_INPUT_SCHEMA_DEPTH (${MAX_INPUT_SCHEMA_DEPTH}) is TOOL_SCHEMA_TOO_COMPLEX; ` +
+      `its neighbours stay supported`,
+    () => {
+      // inputSchema (1) → properties (2) → body schema (3…): a body schema of depth d gives an inputSchema of d + 2.
+      const document = {
+        openapi: '3.1.0',
+        info: { title: 'T', version: '1' },
+        servers: [{ url: 'https://api.example.com' }],
+        paths: {
+          '/fits': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 2) },
+          '/too-deep': { post: operationWithBody(MAX_INPUT_SCHEMA_DEPTH - 1) },
+        },
+      };
+      const [fits, tooDeep] = normaliseDocument(document, { openapiVersion: '3.1.0', documentUrl: null });
+      expect(fits!.status).toBe('supported');
+      expect(nestingDepth(fits!.inputSchema)).toBe(MAX_INPUT_SCHEMA_DEPTH);
+      expect(tooDeep!.status).toBe('unsupported');
+      expect(tooDeep!.reason).toMatchObject({ code: 'TOOL_SCHEMA_TOO_COMPLEX' });
+      expect(tooDeep!.reason!.message).toContain(`more than ${MAX_INPUT_SCHEMA_DEPTH} levels`);
+      expect(nestingDepth(tooDeep!.inputSchema)).toBeLessThan(5);
+    },
+  );
 });

@@ -99,7 +99,8 @@ export function createMcpAuthorizer(options: {
       // MCP › Scope Challenge Handling / RFC 6750 §3.1: 403 insufficient_scope naming every scope this
       // call needs; the client re-runs authorization with them and the person approves the tools again.
       const scope = [...new Set(toolNames)].sort().map(toolScope).join(' ');
-      const description = `approve again: ${[...toolNames].join(', ')} changed since this session approved ${toolNames.length === 1 ? 'it' : 'them'}`;
+      const description =
+        `approve again: ${[...toolNames].join(', ')} changed since this session ` + `approved ${toolNames.length === 1 ? 'it' : 'them'}`;
       sessions.requestReapproval(caller.sessionId, toolNames);
       return {
         ok: false,

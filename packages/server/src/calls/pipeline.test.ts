@@ -51,7 +51,8 @@ beforeAll(async () => {
   registry.setBlocked('orders', new Map([['drifted', 'the live description changed']]));
   directory = await temporaryDirectory('gateway-pipeline-');
   const loaded: LoadedConfig = parseConfig(
-    'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  orders:\n    kind: openapi\n    document: openapi.yaml\n    credentials:\n      api_key: { type: apiKey, secret: orders-key }\n',
+    'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  orders:\n    kind: openapi\n    document: openapi.yaml\n    credentials:\n      ' +
+      'api_key: { type: apiKey, secret: orders-key }\n',
     join(directory.path, 'gateway.yaml'),
   );
   database = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);

@@ -92,7 +92,8 @@ sources:
       cookieKey: { type: apiKey, secret: cookie-key }
       bearerAuth: { type: bearer, secret: bearer-token }
       basicAuth: { type: basic, username: alice, secret: alice-password }
-      machine: { type: oauthClientCredentials, clientId: machine-client, secret: machine-secret, tokenUrl: '${echoUrl}/token', scopes: [read, write] }
+      machine: { type: oauthClientCredentials, clientId: machine-client, secret: machine-secret, tokenUrl: '${echoUrl}/token', scopes: ` +
+      `[read, write] }
       open: { type: none }
 `,
     join(directory.path, 'gateway.yaml'),

@@ -50,7 +50,8 @@ export function compareWithPublication(
       changed.push({ tool: operation.tool, from: operation.fingerprint, to: current.fingerprint });
       blocked.set(
         operation.tool,
-        `operation changed in the live description (fingerprint ${shortFingerprint(operation.fingerprint)} → ${shortFingerprint(current.fingerprint)})`,
+        `operation changed in the live description ` +
+          `(fingerprint ${shortFingerprint(operation.fingerprint)} → ${shortFingerprint(current.fingerprint)})`,
       );
     } else {
       removed.push(operation.tool);

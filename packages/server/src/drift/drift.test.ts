@@ -79,7 +79,8 @@ paths:
 // getOrder gains a required query parameter (its request changes); deleteOrder is gone.
 const DRIFTED = ORIGINAL.replace(
   "parameters: [{ name: id, in: path, required: true, schema: { type: string } }]\n      responses: { '200'",
-  "parameters: [{ name: id, in: path, required: true, schema: { type: string } }, { name: expand, in: query, required: true, schema: { type: string } }]\n      responses: { '200'",
+  'parameters: [{ name: id, in: path, required: true, schema: { type: string } }, { name: expand, in: query, required: true, ' +
+    "schema: { type: string } }]\n      responses: { '200'",
 ).replace(/ {4}delete:\n(.*\n){3}/, '');
 
 describe('the drift watcher', () => {

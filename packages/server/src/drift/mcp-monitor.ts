@@ -77,7 +77,8 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
         removed.push(tool.name);
         blocked.set(
           tool.name,
-          `${tool.name} is no longer offered by the upstream MCP server of '${sourceName}'; it is refused until the source is re-imported, reviewed and published`,
+          `${tool.name} is no longer offered by the upstream MCP server of '${sourceName}'; it is refused until the source is ` +
+            `re-imported, reviewed and published`,
         );
       } else if (current.fingerprint !== tool.mcpTool.fingerprint) {
         changed.push(tool.name);

@@ -82,7 +82,8 @@ export class DriftStore {
         @added_json, @changed_json, @removed_json)
       ON CONFLICT (source, document_digest) DO NOTHING`);
     this.touchProposal = database.prepare(
-      'UPDATE drift_proposals SET last_seen_at = ?, publication_id = ?, added_json = ?, changed_json = ?, removed_json = ? WHERE source = ? AND document_digest = ?',
+      'UPDATE drift_proposals SET last_seen_at = ?, publication_id = ?, added_json = ?, changed_json = ?, ' +
+        'removed_json = ? WHERE source = ? AND document_digest = ?',
     );
     this.selectLatestProposal = database.prepare('SELECT * FROM drift_proposals WHERE source = ? AND document_digest = ?');
     this.selectProposalOperations = database.prepare(

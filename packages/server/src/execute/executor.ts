@@ -429,12 +429,14 @@ export function toToolResult(
   if (containsSecret(bytes)) {
     // Bytes cannot be redacted without corrupting them: a binary answer that carries a credential is refused.
     return errorResult(
-      `${toolName}: the upstream's ${mediaType || 'binary'} response contains a credential of this call; refused so it never reaches the client`,
+      `${toolName}: the upstream's ${mediaType || 'binary'} response contains a credential of this call; ` +
+        `refused so it never reaches the client`,
     );
   }
   if (bytes.length > maxBinaryBytes) {
     return errorResult(
-      `${toolName}: the upstream answered ${bytes.length} bytes of ${mediaType || 'binary data'}, more than the ${maxBinaryBytes}-byte limit for binary content; refused`,
+      `${toolName}: the upstream answered ${bytes.length} bytes of ${mediaType || 'binary data'}, more than the ${maxBinaryBytes}-byte ` +
+        `limit for binary content; refused`,
     );
   }
   return {

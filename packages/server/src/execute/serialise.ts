@@ -280,7 +280,8 @@ function encodedFormPairs(value: Record<string, unknown>, encoding: Record<strin
 function unsupportedStyle(parameter: OperationParameter, why?: string): GatewayError {
   return new GatewayError(
     'PARAMETER_STYLE_UNSUPPORTED',
-    `parameter '${parameter.name}' (in ${parameter.in}) uses style '${parameter.style}'${why ? `: ${why}` : ''}, which cannot be serialised here`,
+    `parameter '${parameter.name}' (in ${parameter.in}) uses style '${parameter.style}'${why ? `: ${why}` : ''}, which cannot be ` +
+      `serialised here`,
     { details: { parameter: parameter.name, in: parameter.in, style: parameter.style } },
   );
 }

@@ -177,7 +177,8 @@ describe('deep nesting on /mcp is a client error', () => {
     [
       'arguments (2026-07-28)',
       { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'list_orders' },
-      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${deep}},"_meta":${MODERN_META}}}`,
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` +
+        `{"name":"list_orders","arguments":{"status":${deep}},"_meta":${MODERN_META}}}`,
     ],
     [
       'arguments (2025-11-25)',
@@ -195,16 +196,21 @@ describe('deep nesting on /mcp is a client error', () => {
   });
 
   it('brackets inside strings do not count, and a body at the limit is served normally', async () => {
-    const inString = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":"${'['.repeat(1000)}"}}}`;
+    const brackets = '['.repeat(1000);
+    const inString = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":"${brackets}"}}}`;
     const quoted = await postRaw({ 'mcp-protocol-version': '2025-11-25' }, inString);
     expect(quoted.status).toBe(200);
     expect(quoted.json.error).toBeUndefined();
     // Envelope (1) + params (2) + arguments (3): an argument value of the remaining depth is accepted.
-    const atLimit = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 3)}}}}`;
+    const atLimit =
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` +
+      `{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 3)}}}}`;
     const served = await postRaw({ 'mcp-protocol-version': '2025-11-25' }, atLimit);
     expect(served.status).toBe(200);
     expect(JSON.stringify(served.json.result)).toContain('invalid arguments for list_orders');
-    const over = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 2)}}}}`;
+    const over =
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` +
+      `{"name":"list_orders","arguments":{"status":${nested(MAX_MCP_BODY_DEPTH - 2)}}}}`;
     expect((await postRaw({ 'mcp-protocol-version': '2025-11-25' }, over)).json.error?.code).toBe(-32600);
   });
 });

@@ -148,89 +148,95 @@ describe('webhook outbox and delivery', () => {
     expect(headers['webhook-id']).toBe((event as { id: string }).id);
   });
 
-  it('a receiver failing the first attempts (500, then 429 and 503 with Retry-After) gets every event, in order, each id stable', async () => {
-    const db = database();
-    const secret = newWebhookSecret();
-    const attemptsById = new Map<string, number>();
-    const target = await receiver(({ headers }) => {
-      const id = String(headers['webhook-id']);
-      const attempt = (attemptsById.get(id) ?? 0) + 1;
-      attemptsById.set(id, attempt);
-      if (attempt === 1) return { status: 500 };
-      // The first event is told to come back in one second; the later ones right away.
-      if (attempt === 2) return { status: 429, headers: { 'retry-after': id === 'evt_receipt-0_audit' ? '1' : '0' } };
-      if (attempt === 3) return { status: 503, headers: { 'retry-after': new Date(Date.now() - 1000).toUTCString() } };
-      return { status: 200 };
-    });
-    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [secret], retry: { ...fast, maxDelayMs: 5_000 } }]);
-    receiptTransaction(
-      db,
-      outbox,
-      Array.from({ length: 20 }, (_, index) => makeReceipt(index)),
-    );
-    await waitFor(() => delivered(target).length === 20, 'twenty acknowledged events');
+  it(
+    'a receiver failing the first attempts (500, then 429 and 503 with Retry-After) gets every event, in order, ' + 'each id stable',
+    async () => {
+      const db = database();
+      const secret = newWebhookSecret();
+      const attemptsById = new Map<string, number>();
+      const target = await receiver(({ headers }) => {
+        const id = String(headers['webhook-id']);
+        const attempt = (attemptsById.get(id) ?? 0) + 1;
+        attemptsById.set(id, attempt);
+        if (attempt === 1) return { status: 500 };
+        // The first event is told to come back in one second; the later ones right away.
+        if (attempt === 2) return { status: 429, headers: { 'retry-after': id === 'evt_receipt-0_audit' ? '1' : '0' } };
+        if (attempt === 3) return { status: 503, headers: { 'retry-after': new Date(Date.now() - 1000).toUTCString() } };
+        return { status: 200 };
+      });
+      const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [secret], retry: { ...fast, maxDelayMs: 5_000 } }]);
+      receiptTransaction(
+        db,
+        outbox,
+        Array.from({ length: 20 }, (_, index) => makeReceipt(index)),
+      );
+      await waitFor(() => delivered(target).length === 20, 'twenty acknowledged events');
 
-    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
-    // Strictly in order: no request for event k+1 before event k was acknowledged.
-    let highestAcknowledged = 0;
-    for (const request of target.requests) {
-      const sequence = sequenceOf(request.body);
-      expect(sequence).toBe(highestAcknowledged + 1);
-      if (request.status === 200) highestAcknowledged = sequence;
-    }
-    // Every attempt of an event carries the same id and the same body.
-    const bodiesById = new Map<string, Set<string>>();
-    for (const request of target.requests) {
-      const id = String(request.headers['webhook-id']);
-      bodiesById.set(id, (bodiesById.get(id) ?? new Set()).add(request.body));
-      expect((JSON.parse(request.body) as { id: string }).id).toBe(id);
-    }
-    expect([...bodiesById.values()].every((bodies) => bodies.size === 1)).toBe(true);
-    expect(target.requests).toHaveLength(80);
-    // Retry-After: 1 was honoured (the third attempt of the first event waited at least ~1 s).
-    const first = target.requests.filter((request) => request.headers['webhook-id'] === 'evt_receipt-0_audit');
-    expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(950);
-  });
+      expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+      // Strictly in order: no request for event k+1 before event k was acknowledged.
+      let highestAcknowledged = 0;
+      for (const request of target.requests) {
+        const sequence = sequenceOf(request.body);
+        expect(sequence).toBe(highestAcknowledged + 1);
+        if (request.status === 200) highestAcknowledged = sequence;
+      }
+      // Every attempt of an event carries the same id and the same body.
+      const bodiesById = new Map<string, Set<string>>();
+      for (const request of target.requests) {
+        const id = String(request.headers['webhook-id']);
+        bodiesById.set(id, (bodiesById.get(id) ?? new Set()).add(request.body));
+        expect((JSON.parse(request.body) as { id: string }).id).toBe(id);
+      }
+      expect([...bodiesById.values()].every((bodies) => bodies.size === 1)).toBe(true);
+      expect(target.requests).toHaveLength(80);
+      // Retry-After: 1 was honoured (the third attempt of the first event waited at least ~1 s).
+      const first = target.requests.filter((request) => request.headers['webhook-id'] === 'evt_receipt-0_audit');
+      expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(950);
+    },
+  );
 
-  it('a receiver down for longer than the bound: events are marked failed, delivery moves on, and replay delivers them in order', async () => {
-    const db = database();
-    let isUp = false;
-    const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
-    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
-    const { outbox, dispatcher } = dispatch(db, endpoints);
-    receiptTransaction(
-      db,
-      outbox,
-      Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
-    );
-    const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.failed === 5, 'five failed events');
-    expect(target.requests).toHaveLength(15); // three attempts each, then given up
-    expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.attempts, event.lastStatus])).toEqual(
-      Array.from({ length: 5 }, () => ['failed', 3, 503]),
-    );
+  it(
+    'a receiver down for longer than the bound: events are marked failed, delivery moves on, ' + 'and replay delivers them in order',
+    async () => {
+      const db = database();
+      let isUp = false;
+      const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
+      const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
+      const { outbox, dispatcher } = dispatch(db, endpoints);
+      receiptTransaction(
+        db,
+        outbox,
+        Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
+      );
+      const store = outbox.store as SqliteOutboxStore;
+      await waitFor(() => store.endpoint('audit')!.counts.failed === 5, 'five failed events');
+      expect(target.requests).toHaveLength(15); // three attempts each, then given up
+      expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.attempts, event.lastStatus])).toEqual(
+        Array.from({ length: 5 }, () => ['failed', 3, 503]),
+      );
 
-    isUp = true;
-    receiptTransaction(db, outbox, [makeReceipt(5)]);
-    await waitFor(() => delivered(target).length === 1, 'the next event after the failed ones');
-    expect(sequenceOf(delivered(target)[0]!.body)).toBe(6);
+      isUp = true;
+      receiptTransaction(db, outbox, [makeReceipt(5)]);
+      await waitFor(() => delivered(target).length === 1, 'the next event after the failed ones');
+      expect(sequenceOf(delivered(target)[0]!.body)).toBe(6);
 
-    expect(store.replay('audit', { failed: true })).toBe(5);
-    dispatcher.notify();
-    await waitFor(() => delivered(target).length === 6, 'the replayed events');
-    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([6, 1, 2, 3, 4, 5]);
-    expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 6, failed: 0 });
+      expect(store.replay('audit', { failed: true })).toBe(5);
+      dispatcher.notify();
+      await waitFor(() => delivered(target).length === 6, 'the replayed events');
+      expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([6, 1, 2, 3, 4, 5]);
+      expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 6, failed: 0 });
 
-    // --from replays delivered events too, in order, under their original ids.
-    expect(store.replay('audit', { fromSequence: 4 })).toBe(3);
-    dispatcher.notify();
-    await waitFor(() => delivered(target).length === 9, 'the events from sequence 4');
-    expect(
-      delivered(target)
-        .slice(6)
-        .map((request) => request.headers['webhook-id']),
-    ).toEqual(['evt_receipt-3_audit', 'evt_receipt-4_audit', 'evt_receipt-5_audit']);
-  });
+      // --from replays delivered events too, in order, under their original ids.
+      expect(store.replay('audit', { fromSequence: 4 })).toBe(3);
+      dispatcher.notify();
+      await waitFor(() => delivered(target).length === 9, 'the events from sequence 4');
+      expect(
+        delivered(target)
+          .slice(6)
+          .map((request) => request.headers['webhook-id']),
+      ).toEqual(['evt_receipt-3_audit', 'evt_receipt-4_audit', 'evt_receipt-5_audit']);
+    },
+  );
 
   it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
     const db = database();
@@ -334,35 +340,39 @@ describe('webhook outbox and delivery', () => {
     expect(target.requests.map((request) => request.headers['webhook-id'])).toEqual(['evt_receipt-0_audit', 'evt_receipt-0_audit']);
   });
 
-  it('reading ahead, every acknowledged event is marked before the next is sent: a restarted dispatcher repeats at most the event in flight', async () => {
-    const db = database();
-    const target = await receiver(() => ({ status: 200, delayMs: 1 }));
-    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
-    const outbox = createOutbox({ database: db, endpoints });
-    receiptTransaction(
-      db,
-      outbox,
-      Array.from({ length: 300 }, (_, index) => makeReceipt(index)),
-    );
-    const store = outbox.store as SqliteOutboxStore;
-    const first = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
-    first.start();
-    await waitFor(() => delivered(target).length >= 120, 'a first part of the events');
-    await first.stop();
-    const receivedBeforeRestart = new Set(delivered(target).map((request) => request.headers['webhook-id']));
-    // Every event the receiver acknowledged before the stop is marked, except at most the one cut in flight.
-    expect(store.endpoint('audit')!.counts.delivered).toBeGreaterThanOrEqual(receivedBeforeRestart.size - 1);
-    expect(store.endpoint('audit')!.counts.delivered).toBeLessThanOrEqual(receivedBeforeRestart.size);
+  it(
+    'reading ahead, every acknowledged event is marked before the next is sent: a restarted dispatcher repeats at most ' +
+      'the event in flight',
+    async () => {
+      const db = database();
+      const target = await receiver(() => ({ status: 200, delayMs: 1 }));
+      const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
+      const outbox = createOutbox({ database: db, endpoints });
+      receiptTransaction(
+        db,
+        outbox,
+        Array.from({ length: 300 }, (_, index) => makeReceipt(index)),
+      );
+      const store = outbox.store as SqliteOutboxStore;
+      const first = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
+      first.start();
+      await waitFor(() => delivered(target).length >= 120, 'a first part of the events');
+      await first.stop();
+      const receivedBeforeRestart = new Set(delivered(target).map((request) => request.headers['webhook-id']));
+      // Every event the receiver acknowledged before the stop is marked, except at most the one cut in flight.
+      expect(store.endpoint('audit')!.counts.delivered).toBeGreaterThanOrEqual(receivedBeforeRestart.size - 1);
+      expect(store.endpoint('audit')!.counts.delivered).toBeLessThanOrEqual(receivedBeforeRestart.size);
 
-    const second = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
-    second.start();
-    cleanups.push(() => second.stop());
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'all 300 events');
-    const sequences = delivered(target).map((request) => sequenceOf(request.body));
-    expect([...new Set(sequences)]).toEqual(Array.from({ length: 300 }, (_, index) => index + 1));
-    expect(sequences.length - 300).toBeLessThanOrEqual(1);
-    expect(sequences.every((sequence, index) => index === 0 || sequence >= sequences[index - 1]!)).toBe(true);
-  });
+      const second = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
+      second.start();
+      cleanups.push(() => second.stop());
+      await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'all 300 events');
+      const sequences = delivered(target).map((request) => sequenceOf(request.body));
+      expect([...new Set(sequences)]).toEqual(Array.from({ length: 300 }, (_, index) => index + 1));
+      expect(sequences.length - 300).toBeLessThanOrEqual(1);
+      expect(sequences.every((sequence, index) => index === 0 || sequence >= sequences[index - 1]!)).toBe(true);
+    },
+  );
 
   it('a dispatcher without the lease marks nothing delivered: its acknowledged events are sent again by the holder', () => {
     const db = database();

@@ -6,7 +6,8 @@ import type { Migration } from '../store/database.js';
  * right edge of the Merkle tree, one 32-byte subtree root per set bit of the size); `receipt_checkpoints`
  * the signed notes. No secondary indexes on purpose: each one adds pages to every append's commit (and WAL
  * checkpoints), about 50–100 µs per tool call measured by bench/receipts.mjs; filtered lists scan in leaf
- * order instead, which an audit query can afford and a tool call cannot. Never secrets: receipts carry keyed digests, checkpoints public keys.
+ * order instead, which an audit query can afford and a tool call cannot. Never secrets: receipts carry keyed digests,
+ * checkpoints public keys.
  */
 export const receiptMigrations: Migration[] = [
   {

@@ -11,7 +11,8 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
 // The thread's code: its own connection to the same file, PASSIVE checkpoints only (they never block a
 // writer, and never wait for one). CommonJS so `require` of the native driver works in an eval'd worker.
-const WORKER_SOURCE = `
+const WORKER_SOURCE =
+  `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 let database;
@@ -23,7 +24,8 @@ try {
   process.exit(0);
 }
 const checkpoint = () => {
-  try { database.pragma('wal_checkpoint(PASSIVE)'); } catch (error) { parentPort.postMessage({ error: String(error && error.message || error) }); }
+  try { database.pragma('wal_checkpoint(PASSIVE)'); } ` +
+  `catch (error) { parentPort.postMessage({ error: String(error && error.message || error) }); }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.postMessage({ ready: true });

@@ -32,29 +32,33 @@ const client = {
 };
 
 describe('page state shared by workers', () => {
-  it('a browser session created in one worker is found by another through its cookie, and the database holds neither the cookie nor the CSRF token', () => {
-    const a = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(first, 'browser-session'));
-    const b = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(second, 'browser-session'));
-    const created = a.create();
-    const signedIn = a.signIn(created, { subject: 'local:alice', name: 'alice', via: 'local' });
-    const cookie = `${a.cookieName}=${signedIn.id}`;
-    const found = b.find(cookie);
-    expect(found).toMatchObject({
-      id: signedIn.id,
-      browserId: created.browserId,
-      csrfToken: signedIn.csrfToken,
-      person: { name: 'alice' },
-    });
-    // The session id rotated at sign-in: the old cookie no longer names a session anywhere.
-    expect(b.find(`${a.cookieName}=${created.id}`)).toBeUndefined();
-    const rows = JSON.stringify(first.prepare('SELECT * FROM shared_ephemeral').all());
-    expect(rows).not.toContain(signedIn.id);
-    expect(rows).not.toContain(signedIn.csrfToken);
-    expect(rows).not.toContain('alice');
-    // Signing out in the other worker ends it for both.
-    b.signOut(found!);
-    expect(a.find(cookie)).toBeUndefined();
-  });
+  it(
+    'a browser session created in one worker is found by another through its cookie, and the database holds neither the cookie ' +
+      'nor the CSRF token',
+    () => {
+      const a = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(first, 'browser-session'));
+      const b = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(second, 'browser-session'));
+      const created = a.create();
+      const signedIn = a.signIn(created, { subject: 'local:alice', name: 'alice', via: 'local' });
+      const cookie = `${a.cookieName}=${signedIn.id}`;
+      const found = b.find(cookie);
+      expect(found).toMatchObject({
+        id: signedIn.id,
+        browserId: created.browserId,
+        csrfToken: signedIn.csrfToken,
+        person: { name: 'alice' },
+      });
+      // The session id rotated at sign-in: the old cookie no longer names a session anywhere.
+      expect(b.find(`${a.cookieName}=${created.id}`)).toBeUndefined();
+      const rows = JSON.stringify(first.prepare('SELECT * FROM shared_ephemeral').all());
+      expect(rows).not.toContain(signedIn.id);
+      expect(rows).not.toContain(signedIn.csrfToken);
+      expect(rows).not.toContain('alice');
+      // Signing out in the other worker ends it for both.
+      b.signOut(found!);
+      expect(a.find(cookie)).toBeUndefined();
+    },
+  );
 
   it('a pending authorization started in one worker is continued in another, and only one worker can decide it', () => {
     const a = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(first, 'pending-authorization'));

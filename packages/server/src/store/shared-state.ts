@@ -31,7 +31,8 @@ export class SharedEphemeralStore {
   ) {
     this.statements = {
       put: database.prepare(
-        'INSERT INTO shared_ephemeral (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
+        'INSERT INTO shared_ephemeral (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, ' +
+          'key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
       ),
       get: database.prepare('SELECT value FROM shared_ephemeral WHERE kind = ? AND key = ? AND expires_at > ?'),
       delete: database.prepare('DELETE FROM shared_ephemeral WHERE kind = ? AND key = ?'),

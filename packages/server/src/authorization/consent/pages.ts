@@ -44,7 +44,8 @@ function securityHeaders(nonce: string, formTargets: string[]): Record<string, s
   };
 }
 
-const STYLE = `
+const STYLE =
+  `
 :root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9ced6; --accent: #0b4f8a; --accent-ink: #ffffff;
   --warn-bg: #fff4d6; --warn-ink: #5c3d00; --ro-bg: #e2f3e7; --ro-ink: #0b5126; --de-bg: #fbe6e6; --de-ink: #8a1414; --error: #a01010; }
 * { box-sizing: border-box; }
@@ -61,26 +62,32 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 1rem 0; pa
 legend { font-weight: 700; padding: 0 0.25rem; }
 fieldset fieldset { margin: 0.75rem 0 0; }
 .hint { color: var(--muted); font-size: 0.9rem; }
-.option { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 0.6rem; align-items: start; padding: 0.5rem 0; border-top: 1px solid #e6e9ee; }
+.option { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 0.6rem; align-items: start; padding: 0.5rem 0; ` +
+  `border-top: 1px solid #e6e9ee; }
 .option:first-of-type { border-top: 0; }
 .option input { margin-top: 0.3rem; width: 1.15rem; height: 1.15rem; }
 .option label { font-weight: 600; }
 .option .details { grid-column: 2; }
 .tool-title { font-weight: 700; }
-.tool-description { margin: 0.35rem 0 0.25rem; padding-left: 0.6rem; border-left: 3px solid #e0e4ea; font-weight: 400; color: var(--ink); white-space: pre-line; }
+.tool-description { margin: 0.35rem 0 0.25rem; padding-left: 0.6rem; border-left: 3px solid #e0e4ea; font-weight: 400; ` +
+  `color: var(--ink); white-space: pre-line; }
 .tool-description p { margin: 0 0 0.35rem; }
 .mark.changed { background: var(--warn-bg); color: var(--warn-ink); }
-.notice { background: #e8f0fb; color: #0d2f57; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem; border-radius: 4px; margin: 1rem 0; }
+.notice { background: #e8f0fb; color: #0d2f57; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem; border-radius: 4px; ` +
+  `margin: 1rem 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
 .mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
 .mark.destructive { background: var(--de-bg); color: var(--de-ink); }
-.warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; border-radius: 4px; margin: 1rem 0; }
+.warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; ` +
+  `border-radius: 4px; margin: 1rem 0; }
 .error { color: var(--error); font-weight: 600; }
 .actions { display: flex; gap: 1rem; flex-wrap: wrap; margin-top: 1.25rem; }
-button, .button { font: inherit; font-weight: 700; min-width: 9rem; padding: 0.65rem 1.4rem; border-radius: 6px; cursor: pointer; border: 2px solid var(--accent); text-align: center; text-decoration: none; }
+button, .button { font: inherit; font-weight: 700; min-width: 9rem; padding: 0.65rem 1.4rem; border-radius: 6px; cursor: pointer; ` +
+  `border: 2px solid var(--accent); text-align: center; text-decoration: none; }
 button.allow, .button.primary { background: var(--accent); color: var(--accent-ink); }
 button.deny, .button.secondary { background: #fff; color: var(--accent); }
-input[type=text], input[type=password] { font: inherit; width: 100%; max-width: 22rem; padding: 0.5rem; border: 1px solid #6b7380; border-radius: 4px; }
+input[type=text], input[type=password] { font: inherit; width: 100%; max-width: 22rem; padding: 0.5rem; border: 1px solid #6b7380; ` +
+  `border-radius: 4px; }
 .field { margin: 0.75rem 0; }
 .field label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
 :focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
@@ -143,13 +150,16 @@ export function signInPage(input: SignInPageInput): RenderedPage {
     ? `<form method="post" action="signin" novalidate>
 <input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
 <input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
-<div class="field"><label for="name">Name</label><input type="text" id="name" name="name" autocomplete="username" autocapitalize="none" spellcheck="false" value="${escapeHtml(input.name ?? '')}" required></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
+<div class="field"><label for="name">Name</label><input type="text" id="name" name="name" autocomplete="username" autocapitalize="none" ` +
+      `spellcheck="false" value="${escapeHtml(input.name ?? '')}" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" ` +
+      `autocomplete="current-password" required></div>
 <div class="actions"><button type="submit" class="allow">Sign in</button></div>
 </form>`
     : '';
   const oidc = input.oidc
-    ? `<div class="actions"><a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">${escapeHtml(input.oidc.label)}</a></div>`
+    ? `<div class="actions"><a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">` +
+      `${escapeHtml(input.oidc.label)}</a></div>`
     : '';
   return page(
     'Sign in',
@@ -209,16 +219,23 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
   const hasTitle = tool.title !== null && tool.title !== '' && tool.title !== tool.name;
   const paragraphs = descriptionParagraphs(tool);
   // data-logins: the logins this tool can use, for the inline script that ticks them with the tool.
-  return `<div class="option">
-<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
+  return (
+    `<div class="option">
+<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
+    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
 <label for="${id}"><span class="tool-title">${hasTitle ? escapeHtml(tool.title!) : escapeHtml(tool.name)}</span>${marks}</label>
 <div class="details" id="${id}-details">
 ${hasTitle ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
-${paragraphs.length ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('')}</div>` : ''}
+${
+  paragraphs.length
+    ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('')}</div>`
+    : ''
+}
 ${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
 <p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
 </div>
-</div>`;
+</div>`
+  );
 }
 
 export function consentPage(input: ConsentPageInput): RenderedPage {
@@ -242,11 +259,15 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
     ? input.logins
         .map((login, position) => {
           const id = `login-${position}`;
-          return `<div class="option">
-<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
+          return (
+            `<div class="option">
+<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" ` +
+            `aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
 <label for="${id}"><code>${escapeHtml(login.id)}</code></label>
-<div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
-</div>`;
+<div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; ` +
+            `used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
+</div>`
+          );
         })
         .join('\n')
     : '<p class="hint">None of these tools needs a login.</p>';
@@ -255,28 +276,36 @@ ${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), re
     : input.lifetimes[0]?.seconds;
   const lifetimes = input.lifetimes
     .map(
-      (lifetime, position) => `<div class="option">
-<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
+      (lifetime, position) =>
+        `<div class="option">
+<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"` +
+        `${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
 <label for="lifetime-${position}">${escapeHtml(lifetime.label)}</label>
 </div>`,
     )
     .join('\n');
-  const body = `<h1>Allow ${escapeHtml(input.client.name)} to use tools?</h1>
+  const body =
+    `<h1>Allow ${escapeHtml(input.client.name)} to use tools?</h1>
 <dl>
 <dt>Application</dt><dd>${escapeHtml(input.client.name)}</dd>
-<dt>Client identifier</dt><dd><code>${escapeHtml(input.client.clientId)}</code> <span class="hint">(${escapeHtml(input.client.registration)})</span></dd>
+<dt>Client identifier</dt><dd><code>${escapeHtml(input.client.clientId)}</code>` +
+    ` <span class="hint">(${escapeHtml(input.client.registration)})</span></dd>
 <dt>Sends you back to</dt><dd><code>${escapeHtml(input.redirectHost)}</code></dd>
 <dt>Gateway</dt><dd><code>${escapeHtml(input.gateway)}</code></dd>
 <dt>Signed in as</dt><dd>${escapeHtml(input.person.name)}${input.person.email ? ` (${escapeHtml(input.person.email)})` : ''}</dd>
 </dl>
 ${
   input.isLocalhostOnly
-    ? `<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer (localhost). Approve only if you started it yourself from a program on this device.</p>`
+    ? `<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer ` +
+      `(localhost). Approve only if you started it yourself from a program on this device.</p>`
     : ''
 }
 ${
   reapproval.size
-    ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ${[...reapproval].map((name) => `<code>${escapeHtml(name)}</code>`).join(', ')}. Check ${reapproval.size === 1 ? 'it' : 'them'} below; the choices of your earlier approval are ticked.</p>`
+    ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses ` +
+      `changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ` +
+      `${[...reapproval].map((name) => `<code>${escapeHtml(name)}</code>`).join(', ')}. ` +
+      `Check ${reapproval.size === 1 ? 'it' : 'them'} below; the choices of your earlier approval are ticked.</p>`
     : ''
 }
 ${input.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(input.error)}</p>` : ''}
@@ -305,7 +334,8 @@ ${lifetimes}
   // Ticking a tool ticks the login it needs (its only one, or the first of its alternatives when none of
   // them is ticked yet); a login no ticked tool can use is unticked. The server applies the same rule
   // (handlers/consent.ts), so the page also works without this script.
-  const script = `(() => {
+  const script =
+    `(() => {
   const all = document.getElementById('select-all');
   const boxes = () => Array.from(document.querySelectorAll('input[name="tool"]'));
   const loginBox = (id) => Array.from(document.querySelectorAll('input[name="login"]')).find((box) => box.value === id);
@@ -320,7 +350,8 @@ ${lifetimes}
     for (const login of document.querySelectorAll('input[name="login"]')) if (!usable.has(login.value)) login.checked = false;
   };
   all.addEventListener('change', () => { for (const box of boxes()) box.checked = all.checked; syncLogins(boxes()); });
-  for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); syncLogins([box]); });
+  for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); ` +
+    `syncLogins([box]); });
   all.checked = boxes().length > 0 && boxes().every((item) => item.checked);
 })();`;
   return page(`Allow ${input.client.name}?`, body, { status: input.status ?? 200, formTargets: [input.redirectFormTarget], script });

@@ -50,7 +50,8 @@ export function registerAuthorizationEndpoint(
           'Unregistered return address',
           requestedRedirect === undefined
             ? 'The application did not say where to return (redirect_uri), and it has several registered addresses.'
-            : `The application asked to return to ${requestedRedirect}, which is not one of its registered addresses. For your safety you were not sent there.`,
+            : `The application asked to return to ${requestedRedirect}, which is not one of its registered addresses. For your safety ` +
+                `you were not sent there.`,
         ),
       );
     }

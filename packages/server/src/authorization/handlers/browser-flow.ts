@@ -91,7 +91,8 @@ export function createBrowserFlow({
         return {
           page: errorPage(
             'This request belongs to another browser',
-            'This sign-in request was started in another browser or window profile, so it cannot be continued here. Nothing was approved. Start again from the application, in this browser.',
+            'This sign-in request was started in another browser or window profile, so it cannot be continued here. Nothing was ' +
+              'approved. Start again from the application, in this browser.',
             403,
           ),
         };

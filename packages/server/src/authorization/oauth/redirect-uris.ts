@@ -95,7 +95,9 @@ export function classifyRedirectUri(uri: string): { kind: RedirectUriKind } | { 
   if (REVERSE_DOMAIN_SCHEME.test(scheme) && !scheme.split('.').some((label) => DANGEROUS_SCHEME_LABELS.has(label)))
     return { kind: 'private-use' };
   return {
-    problem: `scheme '${scheme.slice(0, 60)}:' is not https, loopback http or a private-use (reverse domain, e.g. com.example.app:) scheme: ${shown}`,
+    problem:
+      `scheme '${scheme.slice(0, 60)}:' is not https, loopback http or a private-use (reverse domain, ` +
+      `e.g. com.example.app:) scheme: ${shown}`,
   };
 }
 

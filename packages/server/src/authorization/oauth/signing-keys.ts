@@ -92,7 +92,8 @@ export async function loadSigningKeys(
         // key of this process alone would make every other worker refuse the tokens it issues.
         throw new GatewayError(
           'WORKERS_SIGNING_KEYS_NOT_SHARED',
-          `--workers needs the signing keys in the vault, but the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
+          `--workers needs the signing keys in ` +
+            `the vault, but the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
             `use the file vault, or provide '${SIGNING_KEYS_SECRET}' (docs/authorization.md › Signing keys)`,
         );
       }

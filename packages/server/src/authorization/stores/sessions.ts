@@ -102,7 +102,8 @@ export class Sessions {
       sessionState: database.prepare('SELECT expires_at, revoked_at FROM oauth_sessions WHERE number = ?'),
       sessions: database.prepare('SELECT * FROM oauth_sessions ORDER BY number'),
       latestOpen: database.prepare(
-        'SELECT * FROM oauth_sessions WHERE subject = ? AND client_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY number DESC LIMIT 1',
+        'SELECT * FROM oauth_sessions WHERE subject = ? AND client_id = ? AND revoked_at IS NULL AND ' +
+          'expires_at > ? ORDER BY number DESC LIMIT 1',
       ),
       revoke: database.prepare('UPDATE oauth_sessions SET revoked_at = ?, revoked_reason = ? WHERE number = ? AND revoked_at IS NULL'),
       requestReapproval: database.prepare(
