@@ -10,11 +10,13 @@ export function readHiddenLines(prompts: string[], cancelCode: ErrorCode): Promi
   const stdin = process.stdin;
   const lines: string[] = [];
   let value = '';
-  process.stderr.write(prompts[0] ?? '');
   return new Promise((resolve, reject) => {
+    // Echo goes off before the prompt appears: a person (or a paste) quick enough to type right after it would
+    // otherwise see the first characters of the secret written back.
     stdin.setRawMode(true);
     stdin.setEncoding('utf8');
     stdin.resume();
+    process.stderr.write(prompts[0] ?? '');
     const finish = (error?: Error): void => {
       stdin.setRawMode(false);
       stdin.pause();
