@@ -10,6 +10,7 @@ import {
   loadTrustedKeys,
   verifyLockFile,
   type LoadedConfig,
+  type Lockfile,
   type TrustedKey,
   type VerificationReport,
 } from '@gateway/core';
@@ -107,8 +108,9 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
   }
 
   let report: VerificationReport | undefined;
+  let lock: Lockfile | null = null;
   try {
-    report = (await verifyLockFile(options.lockPath, loaded, Array.isArray(trusted) ? trusted : [])).report;
+    ({ report, lock } = await verifyLockFile(options.lockPath, loaded, Array.isArray(trusted) ? trusted : []));
   } catch (error) {
     add({
       check: 'lock',
@@ -194,7 +196,6 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     const allowList = loaded.config.network?.allowPrivateNetworks ?? [];
     const resolveHost = options.resolveHost ?? systemResolve;
     const servers = new Set<string>();
-    const lock = (await verifyLockFile(options.lockPath, loaded, Array.isArray(trusted) ? trusted : [])).lock;
     for (const source of lock?.sources ?? []) {
       for (const publication of source.publications) {
         if (publication.status !== 'in use') continue;
@@ -203,17 +204,13 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
       }
     }
     for (const server of [...servers].sort()) {
-      const host = new URL(server).hostname.replace(/^\[|\]$/g, '');
-      const addresses = isIP(host) ? [host] : await resolveHost(host).catch(() => []);
-      const refused = addresses.filter((address) => !isAddressAllowed(address, allowList));
+      const { refused } = await guardedAddresses(new URL(server), allowList, resolveHost);
       if (refused.length > 0) {
         add({
           check: 'network',
           level: 'error',
           message: `upstream ${server} is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
-          fix:
-            `add it under network.allowPrivateNetworks in gateway.yaml, ` +
-            `e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+          fix: allowListFix(refused[0]!),
         });
       }
     }
@@ -223,6 +220,23 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
   await checkMcpSources(loaded, options.env ?? process.env, options.resolveHost ?? systemResolve, add);
 
   return { ok: !findings.some((finding) => finding.level === 'error'), findings };
+}
+
+/** The addresses a URL's host resolves to (or is), and those the SSRF guard would refuse. */
+async function guardedAddresses(
+  url: URL,
+  allowList: readonly string[],
+  resolveHost: (hostname: string) => Promise<string[]>,
+): Promise<{ addresses: string[]; refused: string[] }> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : await resolveHost(host).catch(() => []);
+  return { addresses, refused: addresses.filter((address) => !isAddressAllowed(address, allowList)) };
+}
+
+/** The gateway.yaml line that lets the guard through to one address. */
+function allowListFix(address: string): string {
+  const range = `${address}/${address.includes(':') ? 128 : 32}`;
+  return `add it under network.allowPrivateNetworks in gateway.yaml, e.g. allowPrivateNetworks: ["${range}"]`;
 }
 
 /** True when `file` is an executable regular file. */
@@ -278,9 +292,7 @@ async function checkMcpSources(
       continue;
     }
     const url = new URL(source.url!);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [host] : await resolveHost(host).catch(() => []);
-    const refused = addresses.filter((address) => !isAddressAllowed(address, allowList));
+    const { addresses, refused } = await guardedAddresses(url, allowList, resolveHost);
     if (refused.length > 0) {
       add({
         check: 'network',
@@ -288,9 +300,7 @@ async function checkMcpSources(
         message:
           `MCP source ${name} (${url.href}) is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard ` +
           `refuses`,
-        fix:
-          `add it under network.allowPrivateNetworks in gateway.yaml, ` +
-          `e.g. allowPrivateNetworks: ["${refused[0]}/${refused[0]!.includes(':') ? 128 : 32}"]`,
+        fix: allowListFix(refused[0]!),
       });
     } else if (addresses.length === 0) {
       add({
