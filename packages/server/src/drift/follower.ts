@@ -1,6 +1,6 @@
 import { sourceLocation, type LoadedConfig } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
-import { DriftStore } from './store.js';
+import { DriftStore, reportOf } from './store.js';
 import type { DriftRegistry, DriftSourceReport, DriftWatcher } from './watcher.js';
 
 /** How often a follower re-reads the drift state the checking worker records. */
@@ -63,26 +63,7 @@ export function followDrift(options: {
         const document = sourceLocation(loaded.config.sources[source]!);
         if (!state) return { source, document, checkedAt: null, status: 'pending', publication: null, blockedTools: [] };
         const proposal = state.documentDigest && state.status === 'drifted' ? store.proposal(source, state.documentDigest) : undefined;
-        return {
-          source,
-          document: state.document,
-          checkedAt: state.checkedAt,
-          status: state.status,
-          ...(state.error ? { error: state.error } : {}),
-          publication: state.publicationId,
-          blockedTools: state.blocked,
-          ...(proposal
-            ? {
-                proposal: {
-                  digest: proposal.digest,
-                  detectedAt: proposal.detectedAt,
-                  changed: proposal.changed,
-                  removed: proposal.removed,
-                  added: proposal.added,
-                },
-              }
-            : {}),
-        };
+        return reportOf(state, proposal);
       });
     },
   };

@@ -1,4 +1,4 @@
-import type { DriftStatus, McpTool, Operation } from '@gateway/core';
+import type { DriftSourceReport, DriftStatus, McpTool, Operation } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 
 export type { DriftStatus } from '@gateway/core';
@@ -27,6 +27,30 @@ export interface DriftProposal {
   added: string[];
   changed: string[];
   removed: string[];
+}
+
+/** One source's recorded state (and the proposal it shows) as `GET /admin/status` reports it. */
+export function reportOf(state: DriftState, proposal: DriftProposal | undefined): DriftSourceReport {
+  return {
+    source: state.source,
+    document: state.document,
+    checkedAt: state.checkedAt,
+    status: state.status,
+    ...(state.error ? { error: state.error } : {}),
+    publication: state.publicationId,
+    blockedTools: state.blocked,
+    ...(proposal
+      ? {
+          proposal: {
+            digest: proposal.digest,
+            detectedAt: proposal.detectedAt,
+            changed: proposal.changed,
+            removed: proposal.removed,
+            added: proposal.added,
+          },
+        }
+      : {}),
+  };
 }
 
 interface StateRow {

@@ -19,7 +19,7 @@ import {
 import { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, guardedFetchText } from '@gateway/runtime';
 import type { SqliteDatabase } from '../store/database.js';
 import { compareWithPublication, type DriftComparison } from './compare.js';
-import { DriftStore, type DriftState, type DriftStatus } from './store.js';
+import { DriftStore, reportOf, type DriftState, type DriftStatus } from './store.js';
 
 /** The part of the publication registry drift needs (publications/registry.ts). */
 export interface DriftRegistry {
@@ -335,26 +335,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       return sourceNames.map((source) => {
         const { state, proposalDigest } = memory.get(source)!;
         const proposal = proposalDigest ? store.proposal(source, proposalDigest) : undefined;
-        return {
-          source,
-          document: state.document,
-          checkedAt: state.checkedAt,
-          status: state.status,
-          ...(state.error ? { error: state.error } : {}),
-          publication: state.publicationId,
-          blockedTools: state.blocked,
-          ...(proposal
-            ? {
-                proposal: {
-                  digest: proposal.digest,
-                  detectedAt: proposal.detectedAt,
-                  changed: proposal.changed,
-                  removed: proposal.removed,
-                  added: proposal.added,
-                },
-              }
-            : {}),
-        };
+        return reportOf(state, proposal);
       });
     },
   };
