@@ -32,3 +32,16 @@ export function printResult(context: CliContext, human: string | string[], json:
     if (text.length > 0) context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 }
+
+/** Rows as aligned columns (two spaces between them), for the human output of list commands. */
+export function table(rows: string[][], indent = '  '): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+  );
+}

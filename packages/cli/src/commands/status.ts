@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AdminStatus } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions } from '../admin-client.js';
-import { contextFrom, printResult } from '../context.js';
+import { contextFrom, printResult, table } from '../context.js';
 
 export function registerStatus(program: Command): void {
   withAdminOptions(program.command('status').description("show a running gateway's publications and drift (reads its admin API)"))
@@ -19,18 +19,6 @@ export function registerStatus(program: Command): void {
       const status = await admin.request<AdminStatus>('GET', 'status');
       printResult(context, describeStatus(admin.baseUrl, status), status);
     });
-}
-
-function table(rows: string[][], indent = '  '): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map(
-    (row) =>
-      indent +
-      row
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-  );
 }
 
 function describeStatus(baseUrl: string, status: AdminStatus): string[] {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { GatewayError } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
-import { contextFrom, printResult, type CliContext } from '../context.js';
+import { contextFrom, printResult, table, type CliContext } from '../context.js';
 
 /** What `GET /admin/webhooks` answers (packages/server/src/webhooks/admin-routes.ts). */
 interface EndpointSummary {
@@ -38,18 +38,6 @@ async function adminRequest<T>(
   body?: unknown,
 ): Promise<T> {
   return (await adminClient(context, options)).request<T>(method, path.replace(/^\//, ''), body);
-}
-
-function table(rows: string[][], indent = '  '): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map(
-    (row) =>
-      indent +
-      row
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-  );
 }
 
 function parseSequence(value: string, flag: string): number {
