@@ -84,10 +84,16 @@ try {
   const curve = [];
   const sample = async (calls) => {
     const usage = await memory();
-    curve.push({ calls, rssMb: Number(mb(usage.rss)), heapUsedMb: Number(mb(usage.heapUsed)), externalMb: Number(mb(usage.external)) });
+    curve.push({
+      calls,
+      rssMb: Number(mb(usage.rss)),
+      heapTotalMb: Number(mb(usage.heapTotal)),
+      heapUsedMb: Number(mb(usage.heapUsed)),
+      externalMb: Number(mb(usage.external)),
+    });
     console.log(
       `${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  ` +
-        `heap used ${mb(usage.heapUsed).padStart(6)} MB  external ${mb(usage.external).padStart(5)} MB`,
+        `V8 heap ${mb(usage.heapTotal).padStart(6)} MB (used ${mb(usage.heapUsed).padStart(6)} MB)  external ${mb(usage.external).padStart(5)} MB`,
     );
   };
   console.log(`era ${options.era}, ${CALLS} calls at concurrency ${CONCURRENCY}, gateway pid ${gateway.pid}`);

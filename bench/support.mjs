@@ -164,7 +164,8 @@ export function startGatewayChild(configPath, { execArgv = [] } = {}) {
   const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
     env: { ...ENV, BENCH_CONFIG: configPath },
     stdio: ['ignore', 'inherit', log, 'ipc'],
-    execArgv,
+    // BENCH_GATEWAY_FLAGS: extra Node/V8 flags for the gateway process only (e.g. to compare GC settings).
+    execArgv: [...execArgv, ...(process.env.BENCH_GATEWAY_FLAGS ?? '').split(' ').filter(Boolean)],
   });
   closeSync(log);
   const ready = new Promise((resolve, reject) => {

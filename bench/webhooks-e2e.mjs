@@ -120,6 +120,7 @@ if (process.argv[2] === 'child') {
   const child = fork(fileURLToPath(import.meta.url), ['child'], {
     env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
     stdio: 'inherit',
+    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   });
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
@@ -152,6 +153,9 @@ if (process.argv[2] === 'child') {
   for (let index = 0; index < 200; index += 1) await callOnce();
   while ((await receiverState()).received < 200) await new Promise((resolve) => setTimeout(resolve, 20));
 
+  const { processStats } = await import('./support.mjs');
+  const cpuOf = () => ({ gateway: processStats(child.pid).cpuMs, receiver: processStats(receiver.pid).cpuMs, client: process.cpuUsage() });
+  const cpuBefore = cpuOf();
   let next = 0;
   const started = Date.now();
   await Promise.all(
@@ -169,12 +173,20 @@ if (process.argv[2] === 'child') {
     state = await receiverState();
   }
   const seconds = (state.lastAt - started) / 1000;
+  const cpuAfter = cpuOf();
+  const clientCpu = process.cpuUsage(cpuBefore.client);
+  const perCall = (ms) => (ms / CALLS).toFixed(3);
   console.log(`${CALLS} tools/call, ${CONCURRENCY} concurrent, each receipted and its event delivered in order to a loopback receiver`);
   console.log(`  calls answered: ${Math.round(CALLS / ((callsDone - started) / 1000))}/s`);
   console.log(
     `  receipted, delivered events: ${Math.round(CALLS / seconds)}/s ` +
       `(last event ${state.lastAt - callsDone} ms after the last answer) — ` +
       `target >= 2000: ${CALLS / seconds >= 2000 ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `  CPU ms per call: gateway ${perCall(cpuAfter.gateway - cpuBefore.gateway)} (all its threads), ` +
+      `receiver ${perCall(cpuAfter.receiver - cpuBefore.receiver)}, ` +
+      `load client + upstream ${perCall((clientCpu.user + clientCpu.system) / 1000)} (one process); 2 cores = 2 ms of CPU per ms`,
   );
 
   child.send('stop');
