@@ -115,6 +115,25 @@ describe('webhook outbox and delivery', () => {
     expect(audit.every((event) => event.status === 'pending')).toBe(true);
   });
 
+  it('sequences continue from the highest stored event when two processes append to one file in turn', () => {
+    const first = database();
+    const path = first.name;
+    const second = openDatabase(path, outboxMigrations);
+    cleanups.push(() => second.close());
+    const endpoints = [{ name: 'audit' }];
+    const outboxes = [createOutbox({ database: first, endpoints }), createOutbox({ database: second, endpoints })];
+    for (let index = 0; index < 9; index += 1) {
+      const which = index % 3 === 0 ? 1 : 0;
+      receiptTransaction(which === 0 ? first : second, outboxes[which]!, [makeReceipt(index)]);
+    }
+    const store = new SqliteOutboxStore(second);
+    expect(store.events('audit', { limit: 100 }).map((event) => [event.sequence, event.receiptId])).toEqual(
+      Array.from({ length: 9 }, (_, index) => [index + 1, `receipt-${index}`]),
+    );
+    // `gateway webhooks list` shows the sequence the next event will get.
+    expect(store.endpoint('audit')?.nextSequence).toBe(10);
+  });
+
   it('an event arrives with exactly the CloudEvents envelope and a Standard Webhooks signature that verifies', async () => {
     const db = database();
     const secret = newWebhookSecret();
