@@ -77,6 +77,11 @@ export interface ToolCallContext {
   signal?: AbortSignal;
   /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Called once, right after the upstream request is sent and before its answer is awaited: work the call
+   * must do anyway (the receipt's arguments digest) runs while the upstream works, not after it answers.
+   */
+  onSent?: () => void;
 }
 
 export interface Executor {
@@ -197,7 +202,7 @@ function createOpenApiExecutor(
     try {
       let current = upstream;
       for (let hop = 0; ; hop += 1) {
-        const response = await request(current.url, {
+        const answer = request(current.url, {
           dispatcher,
           method: current.method as Dispatcher.HttpMethod,
           headers: current.headers,
@@ -206,6 +211,8 @@ function createOpenApiExecutor(
           headersTimeout: limits.totalMs,
           bodyTimeout: limits.totalMs,
         });
+        if (hop === 0) context.onSent?.();
+        const response = await answer;
         const location = headerValue(response.headers.location);
         if (isRedirect(response.statusCode) && location) {
           await response.body.dump().catch(() => undefined);

@@ -234,13 +234,15 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       return selectLeafHashes.all(size) as Buffer[];
     },
     addCheckpoint(checkpoint) {
-      database.transaction(() => {
-        insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
-        // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of
-        // the file below a signed size still leave a gap that `receipts verify` names.
-        const tree = currentTree();
-        if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
-      }).immediate();
+      database
+        .transaction(() => {
+          insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+          // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of
+          // the file below a signed size still leave a gap that `receipts verify` names.
+          const tree = currentTree();
+          if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
+        })
+        .immediate();
     },
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
