@@ -1,7 +1,7 @@
 // bench/peers: the gateway next to two OpenAPI→MCP peers and the direct call, in one run, one table.
 //
 //   pnpm bench:peers                      (builds, then: node bench/peers/run.mjs)
-//   node bench/peers/run.mjs --calls 1000 --workers 2
+//   node bench/peers/run.mjs --calls 1000 --workers 2 [--only floor,2025,2026,ivotoby,generator]
 //
 // Targets, all answering `GET /orders/{id}` of the example upstream (examples/orders-api/server.mjs):
 // - direct: the upstream itself, plain HTTP (undici);
@@ -180,6 +180,14 @@ try {
     headers: { 'x-api-key': API_KEY, accept: 'application/json' },
   });
   rows.push(await measure('direct (upstream, undici)', directCall, () => [upstream.pid], upstream.pid));
+  // The same call with fetch(), the HTTP client the SDK 1.x client's transport uses (and most applications):
+  // the second reference column, since undici.request is the cheapest client Node has.
+  const fetchCall = async () => {
+    const response = await fetch(`${upstream.url}/orders/ord_1001`, { headers: { 'x-api-key': API_KEY, accept: 'application/json' } });
+    const text = await response.text();
+    if (response.status >= 400 || !text.includes(EXPECT)) throw new Error(`unexpected answer ${response.status}: ${text.slice(0, 300)}`);
+  };
+  rows.push(await measure('direct (upstream, fetch)', fetchCall, () => [upstream.pid], upstream.pid));
 
   // The floor of the SDK 1.x client: the same client against a server that does no work at all. Its added
   // p50 is what any MCP server over HTTP costs this client before doing anything.
@@ -231,7 +239,8 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 50));
     delivered = (await receiver.state()).received;
   }
-  eventsLine = `events delivered to the webhook receiver: ${delivered} (≥ ${gatewayCalls} measured gateway calls, plus warm-up)`;
+  if (gatewayCalls > 0)
+    eventsLine = `events delivered to the webhook receiver: ${delivered} (≥ ${gatewayCalls} measured gateway calls, plus warm-up)`;
   if (delivered < gatewayCalls) throw new Error(`only ${delivered} events delivered for ${gatewayCalls} receipted calls`);
   await gatewayChild.stop();
 
@@ -329,6 +338,7 @@ try {
   }
 
   const direct = rows[0];
+  const directFetch = rows[1];
   const signed = (ms) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(3)} ms`;
   const table = [
     [
@@ -338,6 +348,7 @@ try {
       'added p99',
       `c=${CONCURRENCY} calls/s`,
       'vs direct',
+      'vs fetch',
       'CPU ms/call: target',
       'upstream',
       'client',
@@ -350,6 +361,7 @@ try {
       row === direct ? '—' : signed(row.c1.p99 - direct.c1.p99),
       String(Math.round(row.c16.callsPerSecond)),
       `${Math.round((row.c16.callsPerSecond / direct.c16.callsPerSecond) * 100)} %`,
+      `${Math.round((row.c16.callsPerSecond / directFetch.c16.callsPerSecond) * 100)} %`,
       row.cpuMsPerCall.target.toFixed(3),
       row.cpuMsPerCall.upstream.toFixed(3),
       row.cpuMsPerCall.client.toFixed(3),
@@ -363,7 +375,8 @@ try {
     `\n${CALLS} calls per phase per target after ${WARMUP} warm-up calls; ` +
       `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
       'CPU: /proc utime+stime per measured call (10 ms ticks). The SDK-client rows include the SDK client\'s own cost (column "client"); ' +
-      'the direct and raw rows use undici. Figures are noisy on a shared machine: compare rows of one run.',
+      'the raw rows use undici. "added" is against the undici direct row; "vs fetch" divides by the fetch direct row. ' +
+      'Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(
