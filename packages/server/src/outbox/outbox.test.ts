@@ -6,6 +6,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Receipt, ReceiptOutcome } from '@gateway/core';
 import { createGuardedAgent } from '@gateway/runtime';
+import { receiptMigrations } from '../receipts/migrations.js';
+import { createSqliteReceiptStore } from '../receipts/store.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import {
@@ -256,6 +258,42 @@ describe('webhook outbox and delivery', () => {
       ).toEqual(['evt_receipt-3_audit', 'evt_receipt-4_audit', 'evt_receipt-5_audit']);
     },
   );
+
+  it('events committed through the receipt log go out in order without being read back from the store one by one', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const secret = newWebhookSecret();
+    const target = await receiver();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    // The real SQLite store, counting how often the dispatcher reads pending events back.
+    const sqlite = new SqliteOutboxStore(db);
+    let reads = 0;
+    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
+      pending: (endpoint: string, limit: number) => {
+        reads += 1;
+        return sqlite.pending(endpoint, limit);
+      },
+    });
+    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
+    outbox.subscribe((committed) => dispatcher.notify({ committed }));
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    const receipts = createSqliteReceiptStore(db);
+    const total = 40;
+    for (let index = 0; index < total; index += 1) {
+      const { id, index: _leaf, ...draft } = makeReceipt(index);
+      receipts.append(draft, [outbox]);
+      // One call at a time, as a client at concurrency 1: each event is out before the next receipt.
+      await waitFor(() => delivered(target).length === index + 1, `event ${index + 1}`);
+    }
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+    // The first event is read (nothing known yet); the others join the queue as they commit.
+    expect(reads).toBeLessThanOrEqual(2);
+    expect(sqlite.events('audit', { limit: 100 }).every((event) => event.status === 'delivered')).toBe(true);
+  });
 
   it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
     const db = database();

@@ -152,6 +152,12 @@ export class SqliteOutboxStore implements OutboxStore {
       ),
       pending: database.prepare("SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT ?"),
       holdsLease: database.prepare('SELECT 1 FROM webhook_endpoints WHERE name = ? AND lease_holder = ?').pluck(),
+      // One event (what the dispatcher marks): the lease check inside the one statement, no explicit transaction.
+      deliveredIfLeased: database.prepare(`
+        UPDATE webhook_outbox SET status = 'delivered', attempts = attempts + 1, last_status = @status,
+          last_error = NULL, last_attempt_at = @at, delivered_at = @at
+        WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'
+          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = @endpoint AND lease_holder = @holder)`),
       // The lease is checked once per batch, in the same write transaction (markDelivered).
       delivered: database.prepare(`
         UPDATE webhook_outbox SET status = 'delivered', attempts = attempts + 1, last_status = @status,
@@ -228,6 +234,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   markDelivered(endpoint: string, holder: string, deliveries: readonly Delivery[]): number {
+    if (deliveries.length === 1) return this.statements.deliveredIfLeased.run({ endpoint, holder, ...deliveries[0]! }).changes;
     return deliveries.length === 0 ? 0 : this.markDeliveredTransaction(endpoint, holder, deliveries);
   }
 

@@ -10,6 +10,8 @@ export type ReceiptDraft = Omit<Receipt, 'id' | 'index'>;
  */
 export interface ReceiptHook {
   onReceipt(receipt: Receipt): void;
+  /** Called after the append's transaction committed (never for one that rolled back). */
+  afterCommit?(receipt: Receipt): void;
 }
 
 export interface TreeHead {
@@ -171,6 +173,7 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       const { receipt, tree } = appendTransaction.immediate(draft, hooks);
       // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
       cached = tree;
+      for (const hook of hooks) hook.afterCommit?.(receipt);
       return receipt;
     },
     head() {
