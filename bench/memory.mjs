@@ -93,7 +93,8 @@ try {
     });
     console.log(
       `${String(calls).padStart(7)} calls  RSS ${mb(usage.rss).padStart(6)} MB  ` +
-        `V8 heap ${mb(usage.heapTotal).padStart(6)} MB (used ${mb(usage.heapUsed).padStart(6)} MB)  external ${mb(usage.external).padStart(5)} MB`,
+        `V8 heap ${mb(usage.heapTotal).padStart(6)} MB (used ${mb(usage.heapUsed).padStart(6)} MB)  ` +
+        `external ${mb(usage.external).padStart(5)} MB`,
     );
   };
   console.log(`era ${options.era}, ${CALLS} calls at concurrency ${CONCURRENCY}, gateway pid ${gateway.pid}`);
