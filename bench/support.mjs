@@ -342,7 +342,11 @@ export async function startCannedMcpServer(text) {
         const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         if (message.id === undefined) return response.writeHead(202).end();
         const result = message.method === 'initialize'
-          ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'floor', version: '1.0.0' } }
+          ? {
+              protocolVersion: message.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: 'floor', version: '1.0.0' },
+            }
           : { content: [{ type: 'text', text: ${JSON.stringify(JSON.stringify(text))} }] };
         response.writeHead(200, { 'content-type': 'application/json' }).end(answer(message.id, result));
       });
