@@ -115,6 +115,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const openApi = createOpenApiExecutor(options);
   return {
     execute(tool, argumentsValue, context) {
+      // Whatever the source kind, the upstream is never called with arguments the frozen inputSchema refuses.
+      const check = tool.validate((argumentsValue ?? {}) as Record<string, unknown>);
+      if (!check.ok) {
+        const text = `invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`;
+        return Promise.resolve({ result: errorResult(text), outcome: 'validation', loginId: null, durationMs: 0 });
+      }
       switch (tool.kind) {
         case 'openapi':
           return openApi(tool, argumentsValue, context);
@@ -126,7 +132,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 }
 
 /**
- * Executes OpenAPI tools: validate, build the request from the frozen operation, call the upstream
+ * Executes OpenAPI tools (arguments already validated): build the request from the frozen operation, call the upstream
  * through the source's pool, and turn the response into a tool result.
  */
 function createOpenApiExecutor(
@@ -150,15 +156,6 @@ function createOpenApiExecutor(
     });
 
     const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
-    // The upstream is never called with arguments the frozen inputSchema refuses.
-    const check = tool.validate(argumentsObject);
-    if (!check.ok) {
-      return finish(
-        errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`),
-        'validation',
-      );
-    }
-
     let credentials: ExecutorCredentials;
     try {
       credentials = await options.credentials.resolve(tool.sourceName, tool.operation, context.logins);
