@@ -114,6 +114,9 @@ interface Worker {
   caughtUpThrough: number | undefined;
   /** The highest sequence this worker has had in its queue. */
   lastSeen: number | undefined;
+  /** A read of pending events is in flight (an asynchronous store): events committed meanwhile are not known. */
+  isReading: boolean;
+  wasNotifiedWhileReading: boolean;
 }
 
 /**
@@ -142,6 +145,8 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         mustReread: false,
         caughtUpThrough: undefined,
         lastSeen: undefined,
+        isReading: false,
+        wasNotifiedWhileReading: false,
       },
     ]),
   );
@@ -207,16 +212,29 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
 
   /** Reads the lowest pending events into the queue and notes whether that was all of them. */
   const readPending = async (worker: Worker): Promise<void> => {
-    const events = await store.pending(worker.endpoint.name, READ_AHEAD);
+    worker.isReading = true;
+    worker.wasNotifiedWhileReading = false;
+    let events: OutboxEvent[];
+    try {
+      events = await store.pending(worker.endpoint.name, READ_AHEAD);
+    } finally {
+      worker.isReading = false;
+    }
     worker.queue = events;
     const last = events.at(-1)?.sequence;
     if (last !== undefined) worker.lastSeen = Math.max(worker.lastSeen ?? last, last);
-    // Fewer than asked for: nothing else was pending. Empty: nothing pending above what this worker saw.
-    worker.caughtUpThrough = events.length < READ_AHEAD ? (last ?? worker.lastSeen) : undefined;
+    // Fewer than asked for: nothing else was pending. Empty: nothing pending above what this worker saw. A
+    // commit announced while the read was in flight may be missing from it: then read again.
+    const isComplete = events.length < READ_AHEAD && !worker.wasNotifiedWhileReading;
+    worker.caughtUpThrough = isComplete ? (last ?? worker.lastSeen) : undefined;
   };
 
   /** Takes events this process committed into the queue when they follow it without a hole; else reads. */
   const accept = (worker: Worker, committed: readonly OutboxEvent[]): void => {
+    if (worker.isReading) {
+      worker.wasNotifiedWhileReading = true;
+      return;
+    }
     const through = worker.caughtUpThrough;
     // Events the worker already has (its read came after their commit) are skipped, not a reason to read.
     const events = committed.filter(
@@ -340,7 +358,10 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         if (notification?.committed && notification.committed.length > 0) accept(worker, notification.committed);
         // A wake that names no events (a replay, a re-enabled endpoint, a commit this process cannot see):
         // the worker reads the store.
-        else worker.caughtUpThrough = undefined;
+        else {
+          worker.caughtUpThrough = undefined;
+          if (worker.isReading) worker.wasNotifiedWhileReading = true;
+        }
         worker.wake?.();
       }
     },

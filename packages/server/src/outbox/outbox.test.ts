@@ -295,6 +295,43 @@ describe('webhook outbox and delivery', () => {
     expect(sqlite.events('audit', { limit: 100 }).every((event) => event.status === 'delivered')).toBe(true);
   });
 
+  it('with a store whose reads take time, an event committed during a read is still delivered at once', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const secret = newWebhookSecret();
+    const target = await receiver();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    const receipts = createSqliteReceiptStore(db);
+    const append = (index: number) => {
+      const { id, index: _leaf, ...draft } = makeReceipt(index);
+      receipts.append(draft, [outbox]);
+    };
+    // As a PostgreSQL store would be: the rows are read, then the answer takes a while to arrive. The second
+    // receipt commits (and is announced) after the first read's query ran, before its answer arrived.
+    const sqlite = new SqliteOutboxStore(db);
+    let reads = 0;
+    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
+      pending: async (endpoint: string, limit: number) => {
+        const rows = sqlite.pending(endpoint, limit);
+        reads += 1;
+        if (reads === 1) setTimeout(() => append(1), 10);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return rows;
+      },
+    });
+    append(0);
+    // Idle workers poll only once a minute here: only a correct hand-over delivers the second event quickly.
+    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
+    outbox.subscribe((committed) => dispatcher.notify({ committed }));
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    await waitFor(() => delivered(target).length === 2, 'both events', 5_000);
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2]);
+  });
+
   it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
     const db = database();
     let isGone = true;
