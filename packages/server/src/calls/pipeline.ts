@@ -210,19 +210,19 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
-    logger.info(
-      {
-        tool: name,
-        source: tool!.sourceName,
-        publication: tool!.publicationId,
-        session: caller.sessionId,
-        login: outcome.loginId,
-        outcome: outcome.outcome,
-        upstreamStatus: outcome.upstreamStatus,
-        durationMs: roundedMs(outcome.durationMs),
-      },
-      'tool call',
-    );
+    const line = {
+      tool: name,
+      source: tool!.sourceName,
+      publication: tool!.publicationId,
+      session: caller.sessionId,
+      login: outcome.loginId,
+      outcome: outcome.outcome,
+      upstreamStatus: outcome.upstreamStatus,
+      durationMs: roundedMs(outcome.durationMs),
+    };
+    // Written after the answer has gone out (setImmediate runs after this turn's I/O): the log line is not
+    // part of the call, its serialisation and redaction need not delay it.
+    setImmediate(() => logger.info(line, 'tool call'));
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
       decision,
