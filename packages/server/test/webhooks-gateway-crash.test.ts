@@ -81,9 +81,11 @@ describe('webhooks across gateway crashes', () => {
       behindAtKill.push(calls - countAcknowledged());
       // One more call in flight, and the process killed under it (its receipt may or may not exist).
       const inFlight = client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } }).catch(() => undefined);
+      // Listened for before the kill: the exit can be reported while the in-flight call is still failing.
+      const exited = new Promise((resolve) => gateway.process.once('exit', resolve));
       gateway.process.kill('SIGKILL');
       await inFlight;
-      await new Promise((resolve) => gateway.process.once('exit', resolve));
+      await exited;
       await client.close().catch(() => undefined);
     }
 

@@ -1,7 +1,8 @@
 /**
  * The one path every governed tool call takes, whatever the /mcp era or path and, later, the source kind:
  * resolve the tool in the caller's snapshot → decide (core `decideCall`) → execute → write the receipt
- * (and, through the receipt log's hooks, its outbox rows) in one transaction → answer. Refusals are
+ * (and, through the receipt log's hooks, its outbox rows) in one transaction, shared with the receipts of
+ * other calls that ended in the same turn of the event loop → answer once it has committed. Refusals are
  * receipted too. The wire mapping stays with the MCP layer: this returns a protocol-neutral answer.
  */
 import { decideCall, type CallDenialReason, type CallVerdict, type LoadedConfig, type Receipt, type ReceiptOutcome } from '@gateway/core';
@@ -43,7 +44,7 @@ export interface CallPipeline {
    * Receipts a denied decision that the MCP layer answers itself (the re-approval challenge, a 403 at the
    * HTTP layer): the refusal still ends in exactly one receipt.
    */
-  refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Receipt | undefined;
+  refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined>;
 }
 
 export interface CallPipelineOptions {
@@ -131,18 +132,18 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return { name, tool, verdict, receivedAt, startedMark };
   }
 
-  function receipt(
+  async function receipt(
     decision: CallDecision,
     caller: McpCaller,
     argumentsValue: unknown,
     outcome: ReceiptOutcome,
     reason: string | null,
     extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined },
-  ): Receipt | undefined {
+  ): Promise<Receipt | undefined> {
     if (!receipts) return undefined;
     const tool = decision.tool;
     try {
-      return receipts.record({
+      return await receipts.record({
         time: new Date(decision.receivedAt).toISOString(),
         session: caller.sessionId,
         person: caller.subject,
@@ -170,7 +171,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     }
   }
 
-  function refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Receipt | undefined {
+  function refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined> {
     const { verdict } = decision;
     if (verdict.allowed) throw new Error('refuse() called with an allowed decision');
     logger.info({ tool: decision.name, session: caller.sessionId, outcome: 'denied', reason: verdict.reason }, 'tool call refused');
@@ -189,7 +190,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const argumentsObject = argumentsValue ?? {};
     const { verdict, tool } = decision;
     if (!verdict.allowed) {
-      const written = refuse(caller, decision, argumentsObject);
+      const written = await refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
         : { kind: 'result', result: { content: [{ type: 'text', text: verdict.message }], isError: true } };
@@ -207,7 +208,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(onSent ? { onSent } : {}),
       });
     } catch (error) {
-      receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
+      await receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
     const line = {
@@ -224,7 +225,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     // part of the call, its serialisation and redaction need not delay it.
     setImmediate(() => logger.info(line, 'tool call'));
     const isOk = outcome.outcome === 'ok';
-    const written = receipt(
+    const written = await receipt(
       decision,
       caller,
       argumentsObject,

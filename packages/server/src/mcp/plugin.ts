@@ -291,10 +291,10 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
      * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays); then the
      * decision made here, if any, is handed on so the fast path does not decide the same call twice.
      */
-    function staleApprovalRefusal(
+    async function staleApprovalRefusal(
       body: unknown,
       caller: McpCaller,
-    ): { refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined } {
+    ): Promise<{ refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined }> {
       if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null)
         return { refusal: undefined, decision: undefined };
       const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
@@ -304,7 +304,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
       const decision = pipeline.decide(caller, name);
       if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
-      pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
+      await pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
       return { refusal: authorizer.challengeStaleApproval(caller, [name]) };
     }
 
@@ -413,7 +413,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         }
 
         const caller = authentication.caller;
-        const stale = staleApprovalRefusal(request.body, caller);
+        const stale = await staleApprovalRefusal(request.body, caller);
         if (stale.refusal) {
           const refusal = stale.refusal;
           logger.info({ status: refusal.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');

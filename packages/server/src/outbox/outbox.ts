@@ -17,8 +17,8 @@ export interface Outbox {
   enqueue(receipt: Receipt): OutboxEvent[];
   /** The same function under the hook's name (`{ onReceipt }`). */
   onReceipt(receipt: Receipt): void;
-  /** The receipt log's after-commit hook: the receipt's events are now stored for good. */
-  afterCommit(receipt: Receipt): void;
+  /** The receipt log's after-commit hook: these receipts' events are now stored for good. */
+  afterCommit(receipts: readonly Receipt[]): void;
   readonly store: OutboxStore;
   /**
    * Called (after the current transaction, on a later tick) whenever events were appended, with the events
@@ -45,7 +45,7 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
   const listeners = new Set<(committed: readonly OutboxEvent[]) => void>();
   let isWakeScheduled = false;
   // Appended in the current transaction; published by afterCommit, forgotten if it rolls back (appends are
-  // synchronous and serialised, so whatever is staged when a receipt commits belongs to that receipt).
+  // synchronous and serialised, so whatever is staged when receipts commit belongs to them or to a rollback).
   let staged: OutboxEvent[] = [];
   let committed: OutboxEvent[] = [];
   // A later tick: by then the receipt's transaction has committed (or rolled back, and there is nothing to find).
@@ -85,8 +85,9 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
     onReceipt: (receipt) => {
       enqueue(receipt);
     },
-    afterCommit: (receipt) => {
-      for (const event of staged) if (event.receiptId === receipt.id) committed.push(event);
+    afterCommit: (receipts) => {
+      const ids = new Set(receipts.map((receipt) => receipt.id));
+      for (const event of staged) if (event.receiptId !== null && ids.has(event.receiptId)) committed.push(event);
       staged = [];
     },
     store,

@@ -62,16 +62,16 @@ describe('the receipt log', () => {
     const digestKey = await first.vault.get(RECEIPTS_DIGEST_KEY_SECRET);
     expect(digestKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await first.vault.get(RECEIPTS_SIGNING_KEY_SECRET)).toContain('BEGIN PRIVATE KEY');
-    const digest = first.log.record(call()).argumentsDigest;
+    const digest = (await first.log.record(call())).argumentsDigest;
     const second = await start('', first.vault);
     expect(second.log.verifierKey).toBe(first.log.verifierKey);
-    expect(second.log.record(call()).argumentsDigest).toBe(digest);
+    expect((await second.log.record(call())).argumentsDigest).toBe(digest);
   });
 
   it('numbers receipts receipt-0, receipt-1, … and keys the argument digest (no plain SHA-256 of the arguments)', async () => {
     const { log } = await start();
-    const a = log.record(call({ orderId: 'ord_1' }));
-    const b = log.record(call({ orderId: 'ord_2' }));
+    const a = await log.record(call({ orderId: 'ord_1' }));
+    const b = await log.record(call({ orderId: 'ord_2' }));
     expect([a.id, b.id]).toEqual(['receipt-0', 'receipt-1']);
     expect(a.argumentsDigest).not.toBe(b.argumentsDigest);
     expect(a).not.toHaveProperty('arguments');
@@ -80,12 +80,12 @@ describe('the receipt log', () => {
 
   it('stores argument values only with receipts.storeArguments: true', async () => {
     const { log } = await start('receipts:\n  storeArguments: true');
-    expect(log.record(call({ orderId: 'ord_9' })).arguments).toEqual({ orderId: 'ord_9' });
+    expect((await log.record(call({ orderId: 'ord_9' }))).arguments).toEqual({ orderId: 'ord_9' });
   });
 
   it('signs a checkpoint every N receipts (receipts.checkpoint.everyReceipts)', async () => {
     const { log } = await start('receipts:\n  checkpoint: { everyReceipts: 4, everySeconds: 3600 }');
-    for (let index = 0; index < 9; index += 1) log.record(call());
+    for (let index = 0; index < 9; index += 1) await log.record(call());
     expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8]);
     const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
     expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
@@ -96,7 +96,7 @@ describe('the receipt log', () => {
 
   it('signs a checkpoint after T seconds with new receipts (receipts.checkpoint.everySeconds)', async () => {
     const { log } = await start('receipts:\n  checkpoint: { everyReceipts: 1000, everySeconds: 0.2 }');
-    log.record(call());
+    await log.record(call());
     expect(log.store.checkpoints()).toHaveLength(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([1]);
@@ -104,7 +104,7 @@ describe('the receipt log', () => {
 
   it('a hook runs inside the append transaction: when it fails, the receipt is not written either', async () => {
     const { log } = await start();
-    log.record(call());
+    await log.record(call());
     const seen: string[] = [];
     let isFull = false;
     log.addHook({
@@ -115,15 +115,40 @@ describe('the receipt log', () => {
         if (isFull) throw new Error('outbox full');
       },
     });
-    log.record(call());
+    await log.record(call());
     isFull = true;
-    expect(() => log.record(call())).toThrow('outbox full');
+    await expect(log.record(call())).rejects.toThrow('outbox full');
     isFull = false;
     expect(seen).toEqual(['receipt-1', 'receipt-2']);
     expect(log.store.head().size).toBe(2);
     expect(database.prepare('SELECT id FROM hook_rows').pluck().all()).toEqual(['receipt-1']);
     // The next receipt takes the number the rolled-back one did not keep.
-    expect(log.record(call()).id).toBe('receipt-2');
+    expect((await log.record(call())).id).toBe('receipt-2');
     expect(seen).toEqual(['receipt-1', 'receipt-2', 'receipt-2']);
+  });
+
+  it('receipts recorded in one turn commit in one transaction, and one that cannot be written does not sink the others', async () => {
+    const { log } = await start();
+    const commits: string[][] = [];
+    let refused: string | undefined;
+    log.addHook({
+      onReceipt(receipt) {
+        if (receipt.tool === refused) throw new Error('outbox full');
+      },
+      afterCommit(receipts) {
+        commits.push(receipts.map((receipt) => receipt.id));
+      },
+    });
+    // Three calls ending in the same turn: one commit for the three.
+    const together = await Promise.all([log.record(call()), log.record(call()), log.record(call())]);
+    expect(together.map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
+    expect(commits).toEqual([['receipt-0', 'receipt-1', 'receipt-2']]);
+    // The middle one's hook fails: the others are written (one by one after the shared transaction rolled back).
+    refused = 'refused_tool';
+    const results = await Promise.allSettled([log.record(call()), log.record({ ...call(), tool: 'refused_tool' }), log.record(call())]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value.id] : []))).toEqual(['receipt-3', 'receipt-4']);
+    expect(log.store.head().size).toBe(5);
+    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).not.toContain('refused_tool');
   });
 });

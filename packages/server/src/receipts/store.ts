@@ -10,8 +10,12 @@ export type ReceiptDraft = Omit<Receipt, 'id' | 'index'>;
  */
 export interface ReceiptHook {
   onReceipt(receipt: Receipt): void;
-  /** Called after the append's transaction committed (never for one that rolled back). */
-  afterCommit?(receipt: Receipt): void;
+  /**
+   * Called once a transaction's receipts have committed, with all of them in leaf order (never for a
+   * transaction that rolled back). Appends are synchronous and serialised, so whatever the hook saw in
+   * `onReceipt` since the previous call belongs to these receipts or to a transaction that rolled back.
+   */
+  afterCommit?(receipts: readonly Receipt[]): void;
 }
 
 export interface TreeHead {
@@ -70,6 +74,8 @@ export interface StoredReceiptRow {
  */
 export interface ReceiptStore {
   append(draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt;
+  /** Appends several receipts in one transaction (group commit): all of them or none. */
+  appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Receipt[];
   head(): TreeHead;
   get(index: number): Receipt | undefined;
   list(filter: ReceiptFilter): Receipt[];
@@ -153,29 +159,36 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   }
 
   const appendTransaction = database.transaction(
-    (draft: ReceiptDraft, hooks: readonly ReceiptHook[]): { receipt: Receipt; tree: { size: number; edge: Buffer[] } } => {
-      const tree = currentTree();
-      const index = tree.size;
-      const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
-      // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
-      const body = receiptCanonicalJson(receipt);
-      const hash = leafHash(body);
-      insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
-      const next = { size: index + 1, edge: appendToEdge(tree.edge, index, hash) };
-      if (next.size % EDGE_SNAPSHOT_EVERY === 0) writeTree.run(next.size, Buffer.concat(next.edge));
-      for (const hook of hooks) hook.onReceipt(receipt);
-      return { receipt, tree: next };
+    (drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): { receipts: Receipt[]; tree: { size: number; edge: Buffer[] } } => {
+      let tree = currentTree();
+      const receipts: Receipt[] = [];
+      for (const draft of drafts) {
+        const index = tree.size;
+        const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
+        // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
+        const body = receiptCanonicalJson(receipt);
+        const hash = leafHash(body);
+        insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
+        tree = { size: index + 1, edge: appendToEdge(tree.edge, index, hash) };
+        if (tree.size % EDGE_SNAPSHOT_EVERY === 0) writeTree.run(tree.size, Buffer.concat(tree.edge));
+        for (const hook of hooks) hook.onReceipt(receipt);
+        receipts.push(receipt);
+      }
+      return { receipts, tree };
     },
   );
 
+  function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Receipt[] {
+    const { receipts, tree } = appendTransaction.immediate(drafts, hooks);
+    // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
+    cached = tree;
+    for (const hook of hooks) hook.afterCommit?.(receipts);
+    return receipts;
+  }
+
   return {
-    append(draft, hooks) {
-      const { receipt, tree } = appendTransaction.immediate(draft, hooks);
-      // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
-      cached = tree;
-      for (const hook of hooks) hook.afterCommit?.(receipt);
-      return receipt;
-    },
+    append: (draft, hooks) => appendBatch([draft], hooks)[0]!,
+    appendBatch,
     head() {
       const tree = database.transaction(currentTree).deferred();
       return { size: tree.size, rootHash: rootOfEdge(tree.edge) };
