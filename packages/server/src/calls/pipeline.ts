@@ -221,9 +221,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
     };
-    // Written after the answer has gone out (setImmediate runs after this turn's I/O): the log line is not
-    // part of the call, its serialisation and redaction need not delay it.
-    setImmediate(() => logger.info(line, 'tool call'));
     const isOk = outcome.outcome === 'ok';
     const written = await receipt(
       decision,
@@ -238,6 +235,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest,
       },
     );
+    // Written once the answer has gone out (queued after the receipt's commit, so it runs on a later turn than
+    // the answer): the log line is not part of the call, its serialisation and redaction need not delay it.
+    setImmediate(() => logger.info(line, 'tool call'));
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 
