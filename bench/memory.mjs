@@ -1,5 +1,5 @@
 // bench/memory: resident memory of the gateway over many tool calls, printed as a curve so growth shows, and
-// checked against the memory target (docs/performance.md, "Memory").
+// checked against the memory target (docs/server.md, "Memory").
 //
 //   pnpm bench:memory                               (builds, then 30,000 calls of the 2026-07-28 era)
 //   node bench/memory.mjs --era 2025 --calls 30000 --every 5000 --concurrency 8

@@ -1,5 +1,5 @@
 /**
- * The Node flag every serving process runs with (docs/performance.md, "Memory"). V8 sizes the young generation
+ * The Node flag every serving process runs with (docs/server.md, "Memory"). V8 sizes the young generation
  * for throughput, not for a small server: on 64-bit it lets each of its two semi-spaces grow to 16 MB, and a
  * gateway under load keeps all 32 MB committed. Bounding a semi-space to SEMI_SPACE_MB cut the resident memory
  * of one `gateway serve` process by ~30 MB at rest and under load (bench/memory.mjs), at no measurable CPU cost

@@ -1,5 +1,5 @@
 /**
- * A serving gateway loads only what serving uses (docs/performance.md): `gateway serve`, run as an operator
+ * A serving gateway loads only what serving uses (docs/server.md, "Memory"): `gateway serve`, run as an operator
  * runs it, answers a real tool call for an OpenAPI source on the env vault, and the packages its process
  * loaded (recorded by test-support/module-recorder.mjs) include none of those imported at first use only: the
  * MCP client SDK (MCP sources), execa (the exec vault), the OpenAPI bundler and validator (importing a

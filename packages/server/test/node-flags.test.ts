@@ -25,6 +25,13 @@ describe('the Node flags of a serving process', () => {
     expect(SEMI_SPACE_FLAG).toBe(`--max-semi-space-size=${SEMI_SPACE_MB}`);
   });
 
+  it("the repository's own ways of running the CLI pass the same flag: `pnpm gateway` and the README's alias", async () => {
+    const scripts = JSON.parse(await readFile(join(repositoryRoot, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    expect(scripts.gateway).toBe(`node ${SEMI_SPACE_FLAG} packages/cli/dist/main.js`);
+    const readme = await readFile(join(repositoryRoot, 'README.md'), 'utf8');
+    expect(readme).toContain(`alias gateway="node ${SEMI_SPACE_FLAG} $PWD/packages/cli/dist/main.js"`);
+  });
+
   it('servingExecArgv adds the flag to the Node flags a worker inherits', () => {
     expect(servingExecArgv([])).toEqual([SEMI_SPACE_FLAG]);
     expect(servingExecArgv(['--enable-source-maps'])).toEqual([SEMI_SPACE_FLAG, '--enable-source-maps']);

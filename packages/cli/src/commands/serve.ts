@@ -58,7 +58,7 @@ export function registerServe(program: Command): void {
         logger.warn(
           { flag: SEMI_SPACE_FLAG },
           `node runs without ${SEMI_SPACE_FLAG}: this gateway may hold ~30 MB more memory than it needs; ` +
-            `start it as \`node ${SEMI_SPACE_FLAG} …/main.js serve\` or set NODE_OPTIONS=${SEMI_SPACE_FLAG} (docs/performance.md)`,
+            `start it as \`node ${SEMI_SPACE_FLAG} …/main.js serve\` or set NODE_OPTIONS=${SEMI_SPACE_FLAG} (docs/server.md, "Memory")`,
         );
       }
       let gateway: Awaited<ReturnType<typeof startGateway>>;

@@ -9,7 +9,7 @@ import { dirname, isAbsolute, relative, resolve as resolvePath, sep } from 'node
 import { fileURLToPath } from 'node:url';
 // The bundler and the OpenAPI schema validator are imported where they are used, at the first import of a
 // document: a serving gateway (which imports no document unless drift is checked) never loads them, nor their
-// ajv instances and schemas (docs/performance.md).
+// ajv instances and schemas (docs/server.md, "Memory").
 import type { Validator } from '@seriousme/openapi-schema-validator';
 import { parse as parseYaml } from 'yaml';
 import { GatewayError } from '../errors.js';

@@ -6,7 +6,7 @@
  * and are set by the gateway on each request, so nothing a client of the gateway sent can reach the upstream.
  */
 // Types only: the SDK itself is loaded by connectMcpUpstream on the first connection, so a gateway without an
-// MCP source (and every CLI command that lists no MCP tools) never loads it (docs/performance.md).
+// MCP source (and every CLI command that lists no MCP tools) never loads it (docs/server.md, "Memory").
 import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client';
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
