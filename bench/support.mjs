@@ -3,6 +3,7 @@
 // --workers N`), a real OAuth session (bench/oauth-session.mjs), raw 2026-07-28 requests, and per-process CPU
 // and RSS read from /proc (so every process is measured the same way, whoever started it).
 import { execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,15 @@ import { SEMI_SPACE_FLAG } from '../packages/server/dist/node-flags.js';
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
 export const API_KEY = 'bench-orders-key';
-export const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+/** The webhook endpoint's signing secret (Standard Webhooks `whsec_…`), in the vault as `bench-webhook`. */
+const WEBHOOK_SECRET_NAME = 'bench-webhook';
+const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+export const ENV = {
+  ...process.env,
+  GATEWAY_SECRET_ORDERS_API_KEY: API_KEY,
+  GATEWAY_SECRET_BENCH_WEBHOOK: WEBHOOK_SECRET,
+  NO_COLOR: '1',
+};
 const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
 const SESSION_SECONDS = 3600;
 
@@ -118,7 +127,7 @@ export async function startUpstream() {
  * --all-supported → publish) and a local account. `vault: file` when several workers must share the
  * signing keys (the env vault cannot store them).
  */
-export async function ordersWorkspace(upstreamUrl, { vault = 'env' } = {}) {
+export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl } = {}) {
   const directory = await mkdtemp(join(tmpdir(), 'gateway-bench-orders-'));
   const port = await freePort();
   const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
@@ -143,6 +152,8 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env' } = {}) {
       `  provider: ${vault}`,
       'drift:',
       '  enabled: false',
+      // Events on: every receipt becomes a signed CloudEvents webhook to this receiver (startWebhookReceiver).
+      ...(webhookUrl ? ['webhooks:', '  bench:', `    url: ${webhookUrl}`, `    secret: ${WEBHOOK_SECRET_NAME}`] : []),
       'auth:',
       '  sessions:',
       `    lifetimeChoicesSeconds: [900, ${SESSION_SECONDS}]`,
@@ -153,6 +164,7 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env' } = {}) {
   );
   gateway(['keys', 'generate', '--out', 'keys'], directory);
   if (vault === 'file') gateway(['secrets', 'set', 'orders-api-key'], directory, API_KEY);
+  if (vault === 'file' && webhookUrl) gateway(['secrets', 'set', WEBHOOK_SECRET_NAME], directory, WEBHOOK_SECRET);
   gateway(['import', 'orders'], directory);
   gateway(['review', 'orders', '--all-supported', '--no-interactive'], directory);
   gateway(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
@@ -276,4 +288,83 @@ export function modernRequest(mcpUrl, token, method, params, name) {
 
 export function percentile(sorted, fraction) {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
+}
+
+/**
+ * A webhook receiver in its own process: acknowledges every event with 204, counts them and remembers when
+ * the last one arrived. `state()` asks it over IPC.
+ */
+export async function startWebhookReceiver() {
+  const source = `
+    const { createServer } = require('node:http');
+    let received = 0, lastAt = 0;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => { received += 1; lastAt = Date.now(); response.writeHead(204).end(); });
+    });
+    server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+    process.on('message', () => process.send({ received, lastAt }));
+  `;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise((resolve) => child.once('message', (message) => resolve(message.port)));
+  return {
+    child,
+    pid: child.pid,
+    url: `http://127.0.0.1:${port}/hooks`,
+    state: () =>
+      new Promise((resolve) => {
+        child.once('message', resolve);
+        child.send('state');
+      }),
+    stop: () => child.kill(),
+  };
+}
+
+/** A 2025-11-25 request as SDK 1.x clients send it after a stateless `initialize` (no `_meta` envelope). */
+export function legacyRequest(mcpUrl, token, method, params) {
+  return {
+    url: mcpUrl,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  };
+}
+
+/**
+ * The floor of an MCP client: a server in its own process that answers `initialize`, notifications and
+ * `tools/call` at once with fixed JSON (no upstream, no checks). What a client measures against it is the
+ * client's own cost plus one HTTP exchange.
+ */
+export async function startCannedMcpServer(text) {
+  const port = await freePort();
+  const source = `
+    const { createServer } = require('node:http');
+    const answer = (id, result) => JSON.stringify({ jsonrpc: '2.0', id, result });
+    createServer((request, response) => {
+      const chunks = [];
+      request.on('data', (chunk) => chunks.push(chunk));
+      request.on('end', () => {
+        if (request.method !== 'POST') return response.writeHead(405).end();
+        const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (message.id === undefined) return response.writeHead(202).end();
+        const result = message.method === 'initialize'
+          ? {
+              protocolVersion: message.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: 'floor', version: '1.0.0' },
+            }
+          : { content: [{ type: 'text', text: ${JSON.stringify(JSON.stringify(text))} }] };
+        response.writeHead(200, { 'content-type': 'application/json' }).end(answer(message.id, result));
+      });
+    }).listen(${port}, '127.0.0.1');
+  `;
+  const child = spawn(process.execPath, ['-e', source], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await waitForHttp(url);
+  return { child, pid: child.pid, url, stop: () => child.kill() };
 }

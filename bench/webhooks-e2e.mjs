@@ -4,7 +4,8 @@
 // and delivered in order. Authentication is the test harness's allow-all authorizer (as bench/receipts.mjs:
 // this measures receipts and events, not OAuth). Run after `pnpm build` (about 20 s):
 //   node bench/webhooks-e2e.mjs            WEBHOOK_E2E_CALLS (default 10000), WEBHOOK_E2E_CONCURRENCY (8)
-import { execFileSync, fork, spawn } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
+import { processStats, startWebhookReceiver } from './support.mjs';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,24 +61,8 @@ if (process.argv[2] === 'child') {
     });
 
   // The receiver: its own process; counts events and remembers the last time one arrived.
-  const receiverSource = `
-    const { createServer } = require('node:http');
-    let received = 0, lastAt = 0;
-    const server = createServer((request, response) => {
-      request.resume();
-      request.on('end', () => { received += 1; lastAt = Date.now(); response.writeHead(204).end(); });
-    });
-    server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-    process.on('message', () => process.send({ received, lastAt }));
-  `;
-  const receiver = spawn(process.execPath, ['-e', receiverSource], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const receiverPort = await new Promise((resolve) => receiver.once('message', (message) => resolve(message.port)));
-  const receiverState = () =>
-    new Promise((resolve) => {
-      receiver.once('message', resolve);
-      receiver.send('state');
-    });
-
+  const receiver = await startWebhookReceiver();
+  const receiverState = receiver.state;
   const directory = mkdtempSync(join(tmpdir(), 'gateway-bench-webhooks-'));
   const cli = (args) =>
     execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
@@ -108,7 +93,7 @@ if (process.argv[2] === 'child') {
       '  enabled: false',
       'webhooks:',
       '  bench:',
-      `    url: http://127.0.0.1:${receiverPort}/hooks`,
+      `    url: ${receiver.url}`,
       '    secret: bench-webhook',
       '',
     ].join('\n'),
@@ -154,7 +139,6 @@ if (process.argv[2] === 'child') {
   for (let index = 0; index < 200; index += 1) await callOnce();
   while ((await receiverState()).received < 200) await new Promise((resolve) => setTimeout(resolve, 20));
 
-  const { processStats } = await import('./support.mjs');
   const cpuOf = () => ({ gateway: processStats(child.pid).cpuMs, receiver: processStats(receiver.pid).cpuMs, client: process.cpuUsage() });
   const cpuBefore = cpuOf();
   let next = 0;
@@ -192,7 +176,7 @@ if (process.argv[2] === 'child') {
 
   child.send('stop');
   await new Promise((resolve) => child.once('exit', resolve));
-  receiver.kill();
+  receiver.stop();
   await agent.close();
   await api.close();
   rmSync(directory, { recursive: true, force: true });

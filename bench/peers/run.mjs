@@ -1,12 +1,17 @@
 // bench/peers: the gateway next to two OpenAPI→MCP peers and the direct call, in one run, one table.
 //
 //   pnpm bench:peers                      (builds, then: node bench/peers/run.mjs)
-//   node bench/peers/run.mjs --calls 1000 --workers 2
+//   node bench/peers/run.mjs --calls 1000 --workers 2 [--only floor,2025,2026,ivotoby,generator]
 //
 // Targets, all answering `GET /orders/{id}` of the example upstream (examples/orders-api/server.mjs):
 // - direct: the upstream itself, plain HTTP (undici);
-// - gateway 2025-11-25: the MCP SDK 1.x client over Streamable HTTP, a real OAuth session (bench/oauth-session.mjs);
+// - floor: the same SDK 1.x client against a server that answers at once with fixed JSON (no upstream, no
+//   checks): what this client costs by itself, the least any MCP server over HTTP can add for it;
+// - gateway 2025-11-25: the MCP SDK 1.x client over Streamable HTTP, a real OAuth session (bench/oauth-session.mjs),
+//   and the same era with raw requests (undici) as the 2026 row, so the two eras compare like for like;
 // - gateway 2026-07-28: raw requests (undici), the same session;
+// The gateway runs with receipts and events on: a webhook endpoint in gateway.yaml and a receiver in its own
+// process; the run fails unless every receipted call's event was delivered.
 // - gateway 2026-07-28 ×N workers (with --workers N): `gateway serve --workers N`, raw requests;
 // - @ivotoby/openapi-mcp-server 1.16.1: the same SDK 1.x client over Streamable HTTP, no auth;
 // - openapi-mcp-generator 4.0.1: its generated server, generated into a temporary folder at run time (never
@@ -16,6 +21,7 @@
 // The peers are development dependencies of this bench only (bench/peers/package.json), installed here on
 // first run with npm into bench/peers/node_modules (git-ignored).
 import { execFileSync, spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
@@ -26,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   API_KEY,
   freePort,
+  legacyRequest,
   modernRequest,
   ordersWorkspace,
   percentile,
@@ -34,12 +41,18 @@ import {
   root,
   sessionToken,
   startGatewayChild,
+  startCannedMcpServer,
   startGatewayWorkers,
   startUpstream,
+  startWebhookReceiver,
   treeStats,
   waitForHttp,
 } from '../support.mjs';
 
+// The SDK 1.x client's Streamable HTTP transport adds one abort listener per request to its long-lived
+// signal and never removes it; without this, thousands of "possible EventTarget memory leak" warnings drown
+// the table (the listeners are the client's cost, counted in its CPU column either way).
+setMaxListeners(0);
 const here = fileURLToPath(new URL('.', import.meta.url));
 const { values: options } = parseArgs({
   options: {
@@ -154,6 +167,7 @@ async function measure(name, call, pids, upstreamPid) {
 
 const cleanups = [];
 const rows = [];
+let eventsLine = '';
 const wanted = (name) => !options.only || options.only.split(',').some((part) => name.includes(part));
 try {
   const upstream = await startUpstream();
@@ -166,10 +180,32 @@ try {
     headers: { 'x-api-key': API_KEY, accept: 'application/json' },
   });
   rows.push(await measure('direct (upstream, undici)', directCall, () => [upstream.pid], upstream.pid));
+  // The same call with fetch(), the HTTP client the SDK 1.x client's transport uses (and most applications):
+  // the second reference column, since undici.request is the cheapest client Node has.
+  const fetchCall = async () => {
+    const response = await fetch(`${upstream.url}/orders/ord_1001`, { headers: { 'x-api-key': API_KEY, accept: 'application/json' } });
+    const text = await response.text();
+    if (response.status >= 400 || !text.includes(EXPECT)) throw new Error(`unexpected answer ${response.status}: ${text.slice(0, 300)}`);
+  };
+  rows.push(await measure('direct (upstream, fetch)', fetchCall, () => [upstream.pid], upstream.pid));
 
-  // The gateway: one process (as `gateway serve`), a real session.
-  console.error('preparing the gateway (signed lock, account, session)…');
-  const workspace = await ordersWorkspace(upstream.url, { vault: WORKERS > 1 ? 'file' : 'env' });
+  // The floor of the SDK 1.x client: the same client against a server that does no work at all. Its added
+  // p50 is what any MCP server over HTTP costs this client before doing anything.
+  if (wanted('floor')) {
+    const canned = await startCannedMcpServer(`{"id":"ord_1001","customer":"${EXPECT}"}`);
+    cleanups.push(() => canned.stop());
+    const floor = await sdkCaller(new StreamableHTTPClientTransport(new URL(canned.url)), 'get_order');
+    rows.push(await measure('floor: SDK 1.x client → canned answer (no work)', floor.call, () => [canned.pid], upstream.pid));
+    await floor.close();
+    canned.stop();
+  }
+
+  // The gateway: one process (as `gateway serve`), a real session, receipts on (the default) and events on:
+  // every receipt becomes a signed CloudEvents webhook to a receiver in its own process.
+  console.error('preparing the gateway (signed lock, account, session, webhook receiver)…');
+  const receiver = await startWebhookReceiver();
+  cleanups.push(() => receiver.stop());
+  const workspace = await ordersWorkspace(upstream.url, { vault: WORKERS > 1 ? 'file' : 'env', webhookUrl: receiver.url });
   cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
   const gatewayChild = startGatewayChild(workspace.configPath, {
     execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
@@ -185,12 +221,27 @@ try {
     rows.push(await measure('gateway, 2025-11-25 (SDK 1.x client)', legacy.call, () => [gatewayChild.pid], upstream.pid));
     await legacy.close();
   }
+  if (wanted('2025')) {
+    const legacy = rawCaller(legacyRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }));
+    rows.push(await measure('gateway, 2025-11-25 (raw requests)', legacy, () => [gatewayChild.pid], upstream.pid));
+  }
   if (wanted('2026')) {
     const modern = rawCaller(
       modernRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'),
     );
     rows.push(await measure('gateway, 2026-07-28 (raw requests)', modern, () => [gatewayChild.pid], upstream.pid));
   }
+  // Events on, proven: every receipted call's event reached the receiver (delivery trails the calls a little).
+  const gatewayCalls = rows.filter((row) => row.name.startsWith('gateway')).reduce((sum, row) => sum + row.c1.calls + row.c16.calls, 0);
+  const deadline = Date.now() + 30_000;
+  let delivered = (await receiver.state()).received;
+  while (delivered < gatewayCalls && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    delivered = (await receiver.state()).received;
+  }
+  if (gatewayCalls > 0)
+    eventsLine = `events delivered to the webhook receiver: ${delivered} (≥ ${gatewayCalls} measured gateway calls, plus warm-up)`;
+  if (delivered < gatewayCalls) throw new Error(`only ${delivered} events delivered for ${gatewayCalls} receipted calls`);
   await gatewayChild.stop();
 
   if (WORKERS > 1) {
@@ -287,6 +338,7 @@ try {
   }
 
   const direct = rows[0];
+  const directFetch = rows[1];
   const signed = (ms) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(3)} ms`;
   const table = [
     [
@@ -296,6 +348,7 @@ try {
       'added p99',
       `c=${CONCURRENCY} calls/s`,
       'vs direct',
+      'vs fetch',
       'CPU ms/call: target',
       'upstream',
       'client',
@@ -308,6 +361,7 @@ try {
       row === direct ? '—' : signed(row.c1.p99 - direct.c1.p99),
       String(Math.round(row.c16.callsPerSecond)),
       `${Math.round((row.c16.callsPerSecond / direct.c16.callsPerSecond) * 100)} %`,
+      `${Math.round((row.c16.callsPerSecond / directFetch.c16.callsPerSecond) * 100)} %`,
       row.cpuMsPerCall.target.toFixed(3),
       row.cpuMsPerCall.upstream.toFixed(3),
       row.cpuMsPerCall.client.toFixed(3),
@@ -316,11 +370,13 @@ try {
   ];
   const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
   console.log(table.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n'));
+  if (eventsLine) console.log(`\n${eventsLine}`);
   console.log(
     `\n${CALLS} calls per phase per target after ${WARMUP} warm-up calls; ` +
       `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
       'CPU: /proc utime+stime per measured call (10 ms ticks). The SDK-client rows include the SDK client\'s own cost (column "client"); ' +
-      'the direct and raw rows use undici. Figures are noisy on a shared machine: compare rows of one run.',
+      'the raw rows use undici. "added" is against the undici direct row; "vs fetch" divides by the fetch direct row. ' +
+      'Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
   await writeFile(

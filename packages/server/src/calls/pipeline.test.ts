@@ -140,6 +140,26 @@ describe('the call pipeline', () => {
     expect(receipt!.resultDigest).toMatch(/^hmac-sha256:/);
   });
 
+  it('the arguments digest is made once the upstream request is out, before its answer, and is the one receipted', async () => {
+    const made: Array<{ digest: string; upstreamRequestsSeen: number }> = [];
+    const original = log.argumentsDigest;
+    log.argumentsDigest = (value) => {
+      const digest = original(value);
+      made.push({ digest, upstreamRequestsSeen: upstream.requests.length });
+      return digest;
+    };
+    try {
+      const before = upstream.requests.length;
+      const { receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+      // Made in the same tick the request was sent: the upstream (in this process) had not read it yet.
+      expect(made).toEqual([{ digest: receipt!.argumentsDigest, upstreamRequestsSeen: before }]);
+      expect(upstream.requests.length).toBe(before + 1);
+      expect(receipt).toMatchObject({ outcome: 'allowed', argumentsDigest: original({}) });
+    } finally {
+      log.argumentsDigest = original;
+    }
+  });
+
   it('an upstream error status is receipted error UPSTREAM_ERROR_STATUS', async () => {
     const { answer, receipt } = await pipeline.callTool(caller(), 'missing', {}, undefined);
     expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });

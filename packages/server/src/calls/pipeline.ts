@@ -137,7 +137,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     argumentsValue: unknown,
     outcome: ReceiptOutcome,
     reason: string | null,
-    extra: { login?: string | null; upstreamStatus?: number; result?: unknown },
+    extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined },
   ): Receipt | undefined {
     if (!receipts) return undefined;
     const tool = decision.tool;
@@ -157,6 +157,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         upstreamStatus: extra.upstreamStatus ?? null,
         durationMs: roundedMs(performance.now() - decision.startedMark),
         argumentsValue,
+        ...(extra.argumentsDigest === undefined ? {} : { argumentsDigest: extra.argumentsDigest }),
         resultValue: extra.result,
       });
     } catch (error) {
@@ -195,29 +196,33 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return { answer, receipt: written };
     }
     let outcome: ToolCallOutcome;
+    // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
+    let argumentsDigest: string | undefined;
+    const onSent = receipts ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
+        ...(onSent ? { onSent } : {}),
       });
     } catch (error) {
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
-    logger.info(
-      {
-        tool: name,
-        source: tool!.sourceName,
-        publication: tool!.publicationId,
-        session: caller.sessionId,
-        login: outcome.loginId,
-        outcome: outcome.outcome,
-        upstreamStatus: outcome.upstreamStatus,
-        durationMs: roundedMs(outcome.durationMs),
-      },
-      'tool call',
-    );
+    const line = {
+      tool: name,
+      source: tool!.sourceName,
+      publication: tool!.publicationId,
+      session: caller.sessionId,
+      login: outcome.loginId,
+      outcome: outcome.outcome,
+      upstreamStatus: outcome.upstreamStatus,
+      durationMs: roundedMs(outcome.durationMs),
+    };
+    // Written after the answer has gone out (setImmediate runs after this turn's I/O): the log line is not
+    // part of the call, its serialisation and redaction need not delay it.
+    setImmediate(() => logger.info(line, 'tool call'));
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
       decision,
@@ -229,6 +234,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         login: outcome.loginId,
         ...(outcome.upstreamStatus === undefined ? {} : { upstreamStatus: outcome.upstreamStatus }),
         result: outcome.result,
+        argumentsDigest,
       },
     );
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };

@@ -77,6 +77,11 @@ export interface ToolCallContext {
   signal?: AbortSignal;
   /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Called once, right after the upstream request is sent and before its answer is awaited: work the call
+   * must do anyway (the receipt's arguments digest) runs while the upstream works, not after it answers.
+   */
+  onSent?: () => void;
 }
 
 export interface Executor {
@@ -110,6 +115,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const openApi = createOpenApiExecutor(options);
   return {
     execute(tool, argumentsValue, context) {
+      // Whatever the source kind, the upstream is never called with arguments the frozen inputSchema refuses.
+      const check = tool.validate((argumentsValue ?? {}) as Record<string, unknown>);
+      if (!check.ok) {
+        const text = `invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`;
+        return Promise.resolve({ result: errorResult(text), outcome: 'validation', loginId: null, durationMs: 0 });
+      }
       switch (tool.kind) {
         case 'openapi':
           return openApi(tool, argumentsValue, context);
@@ -121,7 +132,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 }
 
 /**
- * Executes OpenAPI tools: validate, build the request from the frozen operation, call the upstream
+ * Executes OpenAPI tools (arguments already validated): build the request from the frozen operation, call the upstream
  * through the source's pool, and turn the response into a tool result.
  */
 function createOpenApiExecutor(
@@ -145,15 +156,6 @@ function createOpenApiExecutor(
     });
 
     const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
-    // The upstream is never called with arguments the frozen inputSchema refuses.
-    const check = tool.validate(argumentsObject);
-    if (!check.ok) {
-      return finish(
-        errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`),
-        'validation',
-      );
-    }
-
     let credentials: ExecutorCredentials;
     try {
       credentials = await options.credentials.resolve(tool.sourceName, tool.operation, context.logins);
@@ -197,7 +199,7 @@ function createOpenApiExecutor(
     try {
       let current = upstream;
       for (let hop = 0; ; hop += 1) {
-        const response = await request(current.url, {
+        const answer = request(current.url, {
           dispatcher,
           method: current.method as Dispatcher.HttpMethod,
           headers: current.headers,
@@ -206,6 +208,8 @@ function createOpenApiExecutor(
           headersTimeout: limits.totalMs,
           bodyTimeout: limits.totalMs,
         });
+        if (hop === 0) context.onSent?.();
+        const response = await answer;
         const location = headerValue(response.headers.location);
         if (isRedirect(response.statusCode) && location) {
           await response.body.dump().catch(() => undefined);

@@ -1,6 +1,7 @@
 /**
- * Executes a tool of an MCP source: validate the arguments against the frozen inputSchema, forward the call
- * under the upstream's own tool name through the supervised pool, pass the result through whole.
+ * Executes a tool of an MCP source (its arguments already checked against the frozen inputSchema by the
+ * executor): forward the call under the upstream's own tool name through the supervised pool, pass the
+ * result through whole.
  */
 import { isGatewayError } from '@gateway/core';
 import type { McpIndexedTool } from '../publications/registry.js';
@@ -33,13 +34,6 @@ export async function executeMcpTool(
     durationMs: performance.now() - started,
   });
   const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
-  const check = tool.validate(argumentsObject);
-  if (!check.ok) {
-    return finish(
-      errorResult(`invalid arguments for ${tool.name}:\n${check.problems.map((problem) => `- ${problem}`).join('\n')}`),
-      'validation',
-    );
-  }
   if (!pool)
     return finish(errorResult(`cannot call ${tool.name}: no MCP upstream is configured for source '${tool.sourceName}'`), 'network');
   try {

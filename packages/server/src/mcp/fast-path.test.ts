@@ -1,11 +1,15 @@
+import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Agent, request as httpRequest } from 'undici';
 import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
 import { PublicationRegistry } from '../publications/index.js';
 import { lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';
 import { freePort } from '../../test/support/net.js';
 import type { McpAuthorizer, McpCaller } from '../calls/caller.js';
+import { createCallPipeline } from '../calls/pipeline.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import {
   DEFAULT_SSE_KEEP_ALIVE_MS,
@@ -18,14 +22,17 @@ import {
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
-import { createMcpPlugin } from './plugin.js';
+import { type CallerAuthInfo, createMcpPlugin, mcpServerFactory } from './plugin.js';
 
 /**
  * The fast path must be invisible on the wire: every request below goes to two gateways over the same
  * index, upstream and session — one with the fast path, one answering everything through the SDK — and
- * the answers must be byte for byte the same (status, headers, body), in both eras (2026-07-28 JSON
- * answers, 2025-11-25 SSE streams). The ones the fast path must take are checked to have been taken; the
- * rest must have been left to the SDK.
+ * the answers must be byte for byte the same (status, headers, body). The ones the fast path must take are
+ * checked to have been taken; the rest must have been left to the SDK. One difference is chosen: the fast
+ * path answers the 2025-11-25 requests it takes with one JSON body where the SDK's stateless legacy serving
+ * opens an SSE stream (mcp/fast-path.ts says why), so those answers are compared with the SDK's own
+ * transport configured for JSON answers, serving the same handlers (`startSdkJsonReference`), and their
+ * JSON-RPC message with the one in the SDK gateway's SSE event.
  */
 
 const REVISION = '2026-07-28';
@@ -43,7 +50,11 @@ let sdkUrl: string;
 let fastKeepAliveUrl: string;
 let sdkKeepAliveUrl: string;
 const KEEP_ALIVE_MS = 120;
+/** The SDK's Streamable HTTP transport with `enableJsonResponse: true` over the same handlers. */
+let sdkJsonUrl: string;
+let sdkJsonServer: HttpServer | undefined;
 const apps: FastifyInstance[] = [];
+const SERVER_INFO = { name: 'governed-tool-gateway', version: '0.1.0' };
 
 function sessionAuthorizer(): McpAuthorizer {
   return {
@@ -75,6 +86,71 @@ function sessionAuthorizer(): McpAuthorizer {
   };
 }
 
+function testExecutor() {
+  return createExecutor({
+    credentials: { resolve: async () => NO_CREDENTIALS },
+    dispatcherFor: () => agent,
+    limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 100_000 }),
+  });
+}
+
+/**
+ * The SDK's own 2025-11-25 JSON answers: per request, a fresh SDK `Server` from the gateway's own factory
+ * (same index, upstream, session and call pipeline) connected to the SDK's stateless Streamable HTTP
+ * transport configured for JSON answers — what `createMcpHandler`'s legacy serving builds, plus
+ * `enableJsonResponse: true` — behind the SDK's Node adapter, on a real loopback HTTP server.
+ */
+async function startSdkJsonReference(): Promise<string> {
+  const authorizer = sessionAuthorizer();
+  const logger = Fastify({ logger: false }).log;
+  const pipeline = createCallPipeline({ registry, authorizer, executor: testExecutor(), receipts: undefined, logger });
+  const factory = mcpServerFactory({ registry, pipeline, logger, serverInfo: SERVER_INFO, pageSize: 2, listTtlMs: 0 });
+  const node = toNodeHandler({
+    fetch: async (request, options) => {
+      const server = factory({ era: 'legacy', ...(options?.authInfo ? { authInfo: options.authInfo } : {}), requestInfo: request });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(request, {
+          ...(options?.authInfo ? { authInfo: options.authInfo } : {}),
+          parsedBody: options?.parsedBody,
+        });
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    },
+  });
+  const readJson = async (request: IncomingMessage): Promise<unknown> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  };
+  const http = createServer((request, response) => {
+    void (async () => {
+      const body = await readJson(request);
+      const authentication = await authorizer.authenticate({ headers: request.headers });
+      if (!authentication.ok) throw new Error('the test authorizer always authenticates');
+      const { caller } = authentication;
+      const auth: CallerAuthInfo = {
+        token: '',
+        clientId: caller.clientId,
+        scopes: [],
+        expiresAt: Math.floor(caller.expiresAt / 1000),
+        extra: { caller, body },
+      };
+      (request as { auth?: CallerAuthInfo }).auth = auth;
+      await node(request, response, body);
+    })().catch((error: Error) => {
+      response.writeHead(599);
+      response.end(error.message);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  sdkJsonServer = http;
+  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+}
+
 async function startApp(fastPath: boolean, sseKeepAliveMs?: number): Promise<string> {
   const port = await freePort();
   const mcpUrl = `http://127.0.0.1:${port}/mcp`;
@@ -83,13 +159,10 @@ async function startApp(fastPath: boolean, sseKeepAliveMs?: number): Promise<str
     createMcpPlugin({
       authorizer: sessionAuthorizer(),
       registry,
-      executor: createExecutor({
-        credentials: { resolve: async () => NO_CREDENTIALS },
-        dispatcherFor: () => agent,
-        limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 100_000 }),
-      }),
+      executor: testExecutor(),
       guard: createOriginGuard({ mcpUrl, isLoopbackListener: true, listenPort: port }),
       pageSize: 2,
+      serverInfo: SERVER_INFO,
       fastPath,
       ...(sseKeepAliveMs === undefined ? {} : { sseKeepAliveMs }),
       onFastPathServed: (method) => served.push(method),
@@ -163,10 +236,13 @@ beforeAll(async () => {
   sdkUrl = await startApp(false);
   fastKeepAliveUrl = await startApp(true, KEEP_ALIVE_MS);
   sdkKeepAliveUrl = await startApp(false, KEEP_ALIVE_MS);
+  sdkJsonUrl = await startSdkJsonReference();
 });
 
 afterAll(async () => {
   for (const app of apps) await app.close();
+  sdkJsonServer?.closeAllConnections();
+  await new Promise((resolve) => sdkJsonServer?.close(resolve) ?? resolve(undefined));
   await upstream?.close();
   await agent.close();
 });
@@ -640,18 +716,31 @@ const LEGACY_LEFT_TO_THE_SDK: Array<[string, Exchange]> = [
   ['a fractional id', legacy('tools/list', {}, { id: 1.5 })],
 ];
 
-describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy serving does", () => {
-  it.each(LEGACY_TAKEN)('%s: taken by the fast path, same bytes as the SDK', async (_label, exchange) => {
+/** The JSON-RPC message of an SSE answer of one `event: message` (the SDK's 2025-11-25 framing). */
+function sseMessage(body: string): string {
+  const match = /^event: message\ndata: (.*)\n\n$/s.exec(body);
+  if (!match) throw new Error(`not one SSE message event: ${body}`);
+  return match[1]!;
+}
+
+describe("the 2025-11-25 fast path answers as the SDK's transport does when configured for JSON answers", () => {
+  it.each(LEGACY_TAKEN)('%s: taken by the fast path, same bytes as the SDK with enableJsonResponse', async (_label, exchange) => {
     const { fast, sdk, servedFast } = await bothPaths(exchange);
     expect(servedFast).toEqual([(exchange.body as { method: string }).method]);
-    expect(fast).toEqual(sdk);
+    const reference = await send(sdkJsonUrl, exchange);
+    expect(fast).toEqual(reference);
     if ((exchange.body as { id?: unknown }).id === undefined) {
+      // A notification: the same empty 202 as the SDK's stateless legacy serving.
+      expect(fast).toEqual(sdk);
       expect(fast.status).toBe(202);
       expect(fast.body).toBe('');
     } else {
       expect(fast.status).toBe(200);
-      expect(fast.headers['content-type']).toBe('text/event-stream');
-      expect(fast.body).toMatch(/^event: message\ndata: \{"result":.*\}\n\n$/s);
+      expect(fast.headers['content-type']).toBe('application/json');
+      expect(fast.body).toMatch(/^\{"result":.*\}$/s);
+      // The same JSON-RPC message the SDK's stateless legacy serving sends as its one SSE event.
+      expect(sdk.headers['content-type']).toBe('text/event-stream');
+      expect(fast.body).toBe(sseMessage(sdk.body));
     }
   });
 
@@ -663,13 +752,13 @@ describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy
 
   it('a non-object structuredContent is wrapped as { result } with its text kept, an isError result keeps isError', async () => {
     const array = await bothPaths(legacy('tools/call', { name: 'array_report', arguments: {} }));
-    const arrayResult = JSON.parse(array.fast.body.replace(/^event: message\ndata: /, '')).result;
+    const arrayResult = JSON.parse(array.fast.body).result;
     expect(arrayResult).toEqual({
       content: [{ type: 'text', text: '[1,"two",{"three":3}]' }],
       structuredContent: { result: [1, 'two', { three: 3 }] },
     });
     const broken = await bothPaths(legacy('tools/call', { name: 'broken_report', arguments: {} }));
-    const brokenResult = JSON.parse(broken.fast.body.replace(/^event: message\ndata: /, '')).result;
+    const brokenResult = JSON.parse(broken.fast.body).result;
     expect(brokenResult.isError).toBe(true);
     expect(Object.keys(brokenResult)).toEqual(['content', 'isError']);
   });
@@ -678,11 +767,13 @@ describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy
     let cursor: string | undefined;
     let pages = 0;
     for (let page = 0; page < 10; page += 1) {
-      const { fast, sdk, servedFast } = await bothPaths(legacy('tools/list', cursor === undefined ? undefined : { cursor }));
+      const exchange = legacy('tools/list', cursor === undefined ? undefined : { cursor });
+      const { fast, sdk, servedFast } = await bothPaths(exchange);
       expect(servedFast).toEqual(['tools/list']);
-      expect(fast).toEqual(sdk);
+      expect(fast).toEqual(await send(sdkJsonUrl, exchange));
+      expect(fast.body).toBe(sseMessage(sdk.body));
       pages += 1;
-      cursor = (JSON.parse(fast.body.replace(/^event: message\ndata: /, '')) as { result: { nextCursor?: string } }).result.nextCursor;
+      cursor = (JSON.parse(fast.body) as { result: { nextCursor?: string } }).result.nextCursor;
       if (cursor === undefined) break;
     }
     expect(pages).toBe(5);
@@ -729,10 +820,23 @@ describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy
     expect(sessionChecks).toBe(1);
   });
 
-  it('a slow call streams the same keep-alive comments before its answer on both paths', async () => {
+  it('a slow call is one JSON answer when it ends, with no keep-alive comments, as the SDK writes it', async () => {
+    const exchange = legacy('tools/call', { name: 'slow_report', arguments: {} });
+    served.length = 0;
+    const fast = await send(fastKeepAliveUrl, exchange);
+    expect(served).toEqual(['tools/call']);
+    expect(fast).toEqual(await send(sdkJsonUrl, exchange));
+    expect(fast.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(fast.body).result.structuredContent).toEqual({ slow: true });
+  });
+
+  it('a call with a progress token still streams: SSE from the SDK path, keep-alive comments while it runs', async () => {
+    // Progress is forwarded on the answer's stream (mcp/progress.ts), so such a call is never answered as JSON.
     const urls = { fast: fastKeepAliveUrl, sdk: sdkKeepAliveUrl };
-    const { fast, sdk, servedFast } = await bothPaths(legacy('tools/call', { name: 'slow_report', arguments: {} }), urls);
-    expect(servedFast).toEqual(['tools/call']);
+    const exchange = legacy('tools/call', { name: 'slow_report', arguments: {}, _meta: { progressToken: 'p-1' } });
+    const { fast, sdk, servedFast } = await bothPaths(exchange, urls);
+    expect(servedFast).toEqual([]);
+    expect(fast.headers['content-type']).toBe('text/event-stream');
     const framing = /^((?:: keepalive\n\n)+)event: message\ndata: (.*)\n\n$/s;
     const fastFrames = framing.exec(fast.body);
     const sdkFrames = framing.exec(sdk.body);
@@ -741,10 +845,6 @@ describe("the 2025-11-25 fast path answers exactly as the SDK's stateless legacy
     // The number of comments depends on timing (the upstream takes ~3 intervals); the framing and answer do not.
     expect(fastFrames![2]).toBe(sdkFrames![2]);
     expect({ ...fast, body: '' }).toEqual({ ...sdk, body: '' });
-    // And a quick call on the same pair has none.
-    const quick = await bothPaths(legacy('tools/call', { name: 'list_orders', arguments: {} }), urls);
-    expect(quick.fast).toEqual(quick.sdk);
-    expect(quick.fast.body.startsWith('event: message\n')).toBe(true);
   });
 });
 

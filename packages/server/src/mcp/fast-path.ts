@@ -19,10 +19,17 @@
  * - 2025-11-25 (what SDK 1.x clients such as mcp-remote send after a stateless `initialize`): the
  *   classifier routes it to the legacy era, no `_meta` and no SEP-2243 header, `MCP-Protocol-Version`
  *   absent or `2025-11-25`, and an `Accept` the SDK's transport accepts (both `application/json` and
- *   `text/event-stream`); for `initialize`, the shape SDK 1.x clients send. The SDK's stateless legacy
- *   transport always answers a request as an SSE stream (`event: message` framing, keep-alive comments
- *   every 15 s) and a notification with an empty 202; the answers here are the same bytes
- *   (`tests: mcp/fast-path.test.ts` compares both paths in both eras).
+ *   `text/event-stream`); for `initialize`, the shape SDK 1.x clients send. A notification gets the empty
+ *   202 the SDK's stateless legacy transport gives it. A request is answered with one `application/json`
+ *   body, where the SDK's stateless legacy serving would open an SSE stream for it: MCP 2025-11-25 ›
+ *   Transports › Streamable HTTP › Sending Messages to the Server, item 5: "If the input is a JSON-RPC
+ *   request, the server MUST either return Content-Type: text/event-stream, to initiate an SSE stream, or
+ *   Content-Type: application/json, to return one JSON object. The client MUST support both these cases."
+ *   The SDK 1.x client reads an SSE answer through web streams and an SSE parser, about 0.16 ms of its CPU
+ *   per call more than a JSON body (bench/peers); and none of these requests has anything to send before
+ *   its answer (a call with a progress token has, and goes to the SDK, which streams it). The answers are
+ *   the bytes of the SDK's own transport configured for JSON answers (`WebStandardStreamableHTTPServerTransport`
+ *   with `enableJsonResponse: true`), which `mcp/fast-path.test.ts` compares them with.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -44,7 +51,7 @@ export const LEGACY_FAST_PATH_REVISION = '2025-11-25';
 
 /**
  * The interval of the SDK's SSE keep-alive comments (its `DEFAULT_SSE_KEEP_ALIVE_MS`, which is not
- * exported); the plugin passes the same value to `createMcpHandler` so both paths always agree.
+ * exported); the plugin passes it to `createMcpHandler`, whose 2025-11-25 answers stay SSE streams.
  */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
 
@@ -366,62 +373,17 @@ export function legacyInitializeResultText(
   return JSON.stringify({ result: { protocolVersion, capabilities, serverInfo }, jsonrpc: '2.0', id });
 }
 
-/** The headers of the SDK's legacy SSE answers, as its Node adapter writes them (lower-case, sorted). */
-const SSE_HEADERS = {
-  'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
-  'content-type': 'text/event-stream',
-  'x-accel-buffering': 'no',
-} as const;
-
-/**
- * A 2025-11-25 answer stream, framed as the SDK's streamable HTTP transport frames it: the head and a
- * `: keepalive` comment every `keepAliveMs` while the call runs, then one `event: message` with the JSON-RPC
- * message. Each piece is its own chunk (`write`, then `end()`), as the SDK's Node adapter writes them.
- */
-export class LegacySseAnswer {
-  private headWritten = false;
-  private keepAlive: NodeJS.Timeout | undefined;
-
-  constructor(private readonly response: ServerResponse) {}
-
-  /** Starts the keep-alive comments (a call that may take a while; a list answers at once). */
-  keepAliveEvery(intervalMs: number): void {
-    if (!Number.isFinite(intervalMs) || intervalMs < 1) return;
-    this.keepAlive = setInterval(() => this.write(': keepalive\n\n'), intervalMs);
-    this.keepAlive.unref();
-  }
-
-  /** Stops the keep-alive comments (the call ended, or the client went away). */
-  stop(): void {
-    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
-    this.keepAlive = undefined;
-  }
-
-  /** Writes the JSON-RPC message (its JSON text) as the stream's one event and ends the stream. */
-  finish(messageText: string): void {
-    this.stop();
-    if (this.response.destroyed) return;
-    this.write(`event: message\ndata: ${messageText}\n\n`);
-    this.response.end();
-  }
-
-  private write(text: string): void {
-    if (this.response.destroyed) return;
-    if (!this.headWritten) {
-      this.response.writeHead(200, SSE_HEADERS);
-      this.headWritten = true;
-    }
-    this.response.write(text);
-  }
-}
-
 /** Writes a JSON-RPC result the way the SDK's Node adapter writes its JSON answers. */
 export function writeJsonRpcResult(response: ServerResponse, id: string | number, result: Record<string, unknown>): void {
   writeJsonRpcText(response, JSON.stringify({ result, jsonrpc: '2.0', id }));
 }
 
-function writeJsonRpcText(response: ServerResponse, text: string): void {
+/**
+ * Writes a JSON-RPC message (its JSON text) as one `application/json` answer: the bytes of the SDK's Node
+ * adapter writing the SDK's JSON `Response` (`Response.json(message, { headers: { 'Content-Type': … } })`,
+ * one chunk, then the end), in both eras.
+ */
+export function writeJsonRpcText(response: ServerResponse, text: string): void {
   response.writeHead(200, { 'content-type': 'application/json' });
   response.write(text);
   response.end();

@@ -11,7 +11,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import type { LoadedConfig } from '@gateway/core';
-import { createCallPipeline, type CallAnswer, type CallDecision } from '../calls/pipeline.js';
+import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeline } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { PublicationRegistry } from '../publications/registry.js';
@@ -23,9 +23,9 @@ import {
   legacyCallToolResult,
   legacyInitializeResultText,
   legacyToolsListResultText,
-  LegacySseAnswer,
   modernCallToolResult,
   writeJsonRpcResult,
+  writeJsonRpcText,
   writeToolsListResult,
   type FastRequest,
 } from './fast-path.js';
@@ -61,8 +61,8 @@ export interface McpPluginOptions {
    */
   fastPath?: boolean;
   /**
-   * Interval of the `: keepalive` comments on SSE answers, the same on both paths (default 15 s, the SDK's
-   * own default; tests shorten it to see the comments).
+   * Interval of the `: keepalive` comments on the SDK path's 2025-11-25 SSE answers (default 15 s, the SDK's
+   * own default; tests shorten it to see the comments). The fast path answers that era as JSON.
    */
   sseKeepAliveMs?: number;
   /** Limits of the 2025-11-25 `GET /mcp` notification streams (mcp/notification-streams.ts). */
@@ -94,7 +94,7 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-interface CallerAuthInfo extends AuthInfo {
+export interface CallerAuthInfo extends AuthInfo {
   /** `body`: the POST body as JSON.parse read it, for the arguments the SDK's schema parsing would alter. */
   extra: { caller: McpCaller; body?: unknown };
 }
@@ -113,6 +113,63 @@ function sentArguments(body: unknown, id: unknown, name: string, parsed: unknown
   const params = body.params;
   if (!isJsonObject(params) || params.name !== name || !isJsonObject(params.arguments)) return parsed;
   return params.arguments;
+}
+
+export interface McpServerFactoryOptions {
+  registry: PublicationRegistry;
+  pipeline: CallPipeline;
+  logger: FastifyBaseLogger;
+  serverInfo: { name: string; version: string };
+  pageSize: number;
+  listTtlMs: number;
+}
+
+/**
+ * The SDK `Server` of one `/mcp` request: `tools/list` and `tools/call` over the index and the call pipeline.
+ * Exported so the tests can serve the very same handlers through an SDK transport set up differently (the
+ * fast path's 2025-11-25 JSON answers are compared with the SDK transport's own, mcp/fast-path.test.ts).
+ */
+export function mcpServerFactory(options: McpServerFactoryOptions): (context: McpRequestContext) => Server {
+  const { registry, pipeline, logger, serverInfo, pageSize, listTtlMs } = options;
+  return (context: McpRequestContext): Server => {
+    const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
+    const body = (context.authInfo as CallerAuthInfo | undefined)?.extra?.body;
+    if (!caller) throw new Error('an /mcp request reached the MCP layer without an authenticated caller');
+    // The snapshot this request works on: a reload during the call does not change it.
+    const snapshot = registry.snapshot();
+    const server = new Server(serverInfo, {
+      capabilities: SERVER_CAPABILITIES,
+      cacheHints: {
+        // MCP 2026-07-28 Caching: the list depends on the session, so it must never be shared.
+        'tools/list': { ttlMs: listTtlMs, cacheScope: 'private' },
+        'server/discover': { ttlMs: listTtlMs, cacheScope: 'private' },
+      },
+    });
+    server.setRequestHandler('tools/list', async (request) => {
+      return listToolsPage(snapshot, registry, caller, request.params?.cursor, pageSize) as ListToolsResult;
+    });
+    server.setRequestHandler('tools/call', async (request, handlerContext) => {
+      const name = request.params.name;
+      const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
+      const progress = progressForwarder(handlerContext, (error) =>
+        logger.debug({ tool: name, error: error.message }, 'progress not delivered'),
+      );
+      const { answer } = await pipeline.callTool(
+        caller,
+        name,
+        argumentsValue ?? {},
+        handlerContext.mcpReq.signal,
+        undefined,
+        progress.onProgress,
+      );
+      await progress.settled();
+      // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
+      if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
+      // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
+      return server.projectCallToolResult(answer.result as CallToolResult, undefined);
+    });
+    return server;
+  };
 }
 
 /**
@@ -166,7 +223,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       if (fast.method === 'initialize') {
         options.onFastPathServed?.(fast.method);
         reply.hijack();
-        new LegacySseAnswer(reply.raw).finish(legacyInitializeResultText(fast.id, fast.protocolVersion, SERVER_CAPABILITIES, serverInfo));
+        // 2025-11-25 requests on the fast path are answered as JSON, not SSE (mcp/fast-path.ts says why).
+        writeJsonRpcText(reply.raw, legacyInitializeResultText(fast.id, fast.protocolVersion, SERVER_CAPABILITIES, serverInfo));
         return true;
       }
       const snapshot = registry.snapshot();
@@ -184,7 +242,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         options.onFastPathServed?.(fast.method);
         reply.hijack();
         if (fast.era === 'modern') writeToolsListResult(reply.raw, fast.id, page, serverInfo, listCacheHint);
-        else new LegacySseAnswer(reply.raw).finish(legacyToolsListResultText(fast.id, page));
+        else writeJsonRpcText(reply.raw, legacyToolsListResultText(fast.id, page));
         return true;
       }
       // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
@@ -196,16 +254,10 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       options.onFastPathServed?.(fast.method);
       reply.hijack();
       const response = reply.raw;
-      // 2025-11-25: the SDK's transport answers on an SSE stream, with keep-alive comments while the call runs.
-      const sse = fast.era === 'legacy' ? new LegacySseAnswer(response) : undefined;
-      sse?.keepAliveEvery(sseKeepAliveMs);
       // The client going away cancels the upstream request, as the SDK's request signal does.
       const cancel = new AbortController();
       const onClose = () => {
-        if (!response.writableFinished) {
-          cancel.abort();
-          sse?.stop();
-        }
+        if (!response.writableFinished) cancel.abort();
       };
       response.once('close', onClose);
       let body: Record<string, unknown>;
@@ -213,27 +265,22 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel.signal, decision);
         // An allowed decision always ends in a tool result (refusals are decided above).
         const result = (answer as Extract<CallAnswer, { kind: 'result' }>).result;
-        body = sse ? legacyCallToolResult(result) : encodeModernResult(modernCallToolResult(result), serverInfo);
+        body = fast.era === 'legacy' ? legacyCallToolResult(result) : encodeModernResult(modernCallToolResult(result), serverInfo);
       } catch (error) {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
         response.off('close', onClose);
-        const text = JSON.stringify({
-          jsonrpc: '2.0',
-          id: fast.id,
-          error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message ?? 'Internal error' },
-        });
-        if (sse) sse.finish(text);
-        else if (!response.destroyed) {
-          response.writeHead(200, { 'content-type': 'application/json' });
-          response.end(text);
+        if (!response.destroyed) {
+          const code = ProtocolErrorCode.InternalError;
+          writeJsonRpcText(
+            response,
+            JSON.stringify({ jsonrpc: '2.0', id: fast.id, error: { code, message: (error as Error).message ?? 'Internal error' } }),
+          );
         }
         return true;
       }
       response.off('close', onClose);
-      if (cancel.signal.aborted || response.destroyed) sse?.stop();
-      else if (sse) sse.finish(JSON.stringify({ result: body, jsonrpc: '2.0', id: fast.id }));
-      else writeJsonRpcResult(response, fast.id, body);
+      if (!cancel.signal.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
       return true;
     }
 
@@ -285,45 +332,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       return reply;
     }
 
-    const factory = (context: McpRequestContext): Server => {
-      const caller = (context.authInfo as CallerAuthInfo | undefined)?.extra?.caller;
-      const body = (context.authInfo as CallerAuthInfo | undefined)?.extra?.body;
-      if (!caller) throw new Error('an /mcp request reached the MCP layer without an authenticated caller');
-      // The snapshot this request works on: a reload during the call does not change it.
-      const snapshot = registry.snapshot();
-      const server = new Server(serverInfo, {
-        capabilities: SERVER_CAPABILITIES,
-        cacheHints: {
-          // MCP 2026-07-28 Caching: the list depends on the session, so it must never be shared.
-          'tools/list': { ttlMs: listTtlMs, cacheScope: 'private' },
-          'server/discover': { ttlMs: listTtlMs, cacheScope: 'private' },
-        },
-      });
-      server.setRequestHandler('tools/list', async (request) => {
-        return listToolsPage(snapshot, registry, caller, request.params?.cursor, pageSize) as ListToolsResult;
-      });
-      server.setRequestHandler('tools/call', async (request, handlerContext) => {
-        const name = request.params.name;
-        const argumentsValue = sentArguments(body, handlerContext.mcpReq.id, name, request.params.arguments);
-        const progress = progressForwarder(handlerContext, (error) =>
-          logger.debug({ tool: name, error: error.message }, 'progress not delivered'),
-        );
-        const { answer } = await pipeline.callTool(
-          caller,
-          name,
-          argumentsValue ?? {},
-          handlerContext.mcpReq.signal,
-          undefined,
-          progress.onProgress,
-        );
-        await progress.settled();
-        // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
-        if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
-        // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
-        return server.projectCallToolResult(answer.result as CallToolResult, undefined);
-      });
-      return server;
-    };
+    const factory = mcpServerFactory({ registry, pipeline, logger, serverInfo, pageSize, listTtlMs });
 
     const handler = createMcpHandler(factory, {
       legacy: 'stateless',

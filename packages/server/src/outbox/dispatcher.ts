@@ -53,9 +53,11 @@ export interface WebhookDispatcher {
   stop(): Promise<void>;
   /**
    * Wakes the workers: new events, a replay, a re-enabled endpoint. `reread` (a replay) makes them drop the
-   * events they read ahead, so replayed events with lower sequences go out next.
+   * events they read ahead, so replayed events with lower sequences go out next. `committed`: events this
+   * process just committed; a worker that has every earlier pending event in hand takes them as they are
+   * instead of reading them back from the store (anything else makes it read).
    */
-  notify(options?: { reread?: boolean }): void;
+  notify(options?: { reread?: boolean; committed?: readonly OutboxEvent[] }): void;
   /** Sends one signed event outside the ordered stream (`gateway webhooks test`). */
   sendOnce(endpoint: string, eventId: string, body: string): Promise<AttemptResult>;
 }
@@ -104,6 +106,17 @@ interface Worker {
   /** Pending events read ahead, lowest sequence first; the head is the one being delivered. */
   queue: OutboxEvent[];
   mustReread: boolean;
+  /**
+   * Set when the queue holds every pending event up to this sequence and none above it was pending at the
+   * last read: an event with the next sequence may then join the queue without a read (sequences have no
+   * holes). Undefined whenever that is not known (start, a failure, a replay, another process's events).
+   */
+  caughtUpThrough: number | undefined;
+  /** The highest sequence this worker has had in its queue. */
+  lastSeen: number | undefined;
+  /** A read of pending events is in flight (an asynchronous store): events committed meanwhile are not known. */
+  isReading: boolean;
+  wasNotifiedWhileReading: boolean;
 }
 
 /**
@@ -130,21 +143,26 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         running: undefined,
         queue: [],
         mustReread: false,
+        caughtUpThrough: undefined,
+        lastSeen: undefined,
+        isReading: false,
+        wasNotifiedWhileReading: false,
       },
     ]),
   );
   let isStarted = false;
 
-  const sleep = (worker: Worker, ms: number): Promise<void> =>
+  /** Resolves true when woken (notify, stop), false when the time ran out. */
+  const sleep = (worker: Worker, ms: number): Promise<boolean> =>
     new Promise((resolve) => {
-      if (stopController.signal.aborted) return resolve();
-      const timer = setTimeout(done, Math.max(0, ms));
-      function done() {
+      if (stopController.signal.aborted) return resolve(true);
+      const timer = setTimeout(() => done(false), Math.max(0, ms));
+      function done(isWoken: boolean) {
         clearTimeout(timer);
         worker.wake = undefined;
-        resolve();
+        resolve(isWoken);
       }
-      worker.wake = done;
+      worker.wake = () => done(true);
     });
 
   const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
@@ -189,6 +207,52 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
   const reread = (worker: Worker): void => {
     worker.queue = [];
     worker.mustReread = false;
+    worker.caughtUpThrough = undefined;
+  };
+
+  /** Reads the lowest pending events into the queue and notes whether that was all of them. */
+  const readPending = async (worker: Worker): Promise<void> => {
+    worker.isReading = true;
+    worker.wasNotifiedWhileReading = false;
+    let events: OutboxEvent[];
+    try {
+      events = await store.pending(worker.endpoint.name, READ_AHEAD);
+    } finally {
+      worker.isReading = false;
+    }
+    worker.queue = events;
+    const last = events.at(-1)?.sequence;
+    if (last !== undefined) worker.lastSeen = Math.max(worker.lastSeen ?? last, last);
+    // Fewer than asked for: nothing else was pending. Empty: nothing pending above what this worker saw. A
+    // commit announced while the read was in flight may be missing from it: then read again.
+    const isComplete = events.length < READ_AHEAD && !worker.wasNotifiedWhileReading;
+    worker.caughtUpThrough = isComplete ? (last ?? worker.lastSeen) : undefined;
+  };
+
+  /** Takes events this process committed into the queue when they follow it without a hole; else reads. */
+  const accept = (worker: Worker, committed: readonly OutboxEvent[]): void => {
+    if (worker.isReading) {
+      worker.wasNotifiedWhileReading = true;
+      return;
+    }
+    const through = worker.caughtUpThrough;
+    // Events the worker already has (its read came after their commit) are skipped, not a reason to read.
+    const events = committed.filter(
+      (event) => event.endpoint === worker.endpoint.name && !(through !== undefined && event.sequence <= through),
+    );
+    if (events.length === 0) return;
+    const isNext =
+      through !== undefined &&
+      !worker.mustReread &&
+      worker.leaseValidUntil > Date.now() &&
+      events.every((event, index) => event.sequence === through + 1 + index);
+    if (!isNext) {
+      worker.caughtUpThrough = undefined;
+      return;
+    }
+    worker.queue.push(...events);
+    worker.caughtUpThrough = events.at(-1)!.sequence;
+    worker.lastSeen = Math.max(worker.lastSeen ?? 0, worker.caughtUpThrough);
   };
 
   const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
@@ -255,10 +319,11 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
           worker.leaseValidUntil = now + leaseMs;
         }
         if (worker.mustReread) reread(worker);
-        if (worker.queue.length === 0) worker.queue = await store.pending(name, READ_AHEAD);
+        if (worker.queue.length === 0 && worker.caughtUpThrough === undefined) await readPending(worker);
         const event = worker.queue[0];
         if (!event) {
-          await sleep(worker, pollIntervalMs);
+          // Another process's events arrive without a notification: read again after a quiet interval.
+          if (!(await sleep(worker, pollIntervalMs))) worker.caughtUpThrough = undefined;
           continue;
         }
         const wait = event.nextAttemptAt - Date.now();
@@ -269,7 +334,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         await deliver(worker, event);
       } catch (error) {
         options.logger?.warn({ endpoint: name, error: (error as Error).message }, 'webhook worker error; retrying');
-        worker.queue = [];
+        reread(worker);
         await sleep(worker, pollIntervalMs);
       }
     }
@@ -290,6 +355,13 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     notify(notification) {
       for (const worker of workers.values()) {
         if (notification?.reread) worker.mustReread = true;
+        if (notification?.committed && notification.committed.length > 0) accept(worker, notification.committed);
+        // A wake that names no events (a replay, a re-enabled endpoint, a commit this process cannot see):
+        // the worker reads the store.
+        else {
+          worker.caughtUpThrough = undefined;
+          if (worker.isReading) worker.wasNotifiedWhileReading = true;
+        }
         worker.wake?.();
       }
     },

@@ -1,9 +1,10 @@
 import type { Migration } from '../store/database.js';
 
 /**
- * Outbox tables. `webhook_endpoints` holds, per endpoint, the next sequence number (taken in the receipt's
- * transaction), whether a `410 Gone` disabled it, and the delivery lease (one dispatcher at a time per
- * endpoint, so ordering holds with several processes on one database). `webhook_outbox` holds each event's
+ * Outbox tables. `webhook_endpoints` holds, per endpoint, the first sequence number (events take the highest
+ * stored sequence + 1 in the receipt's transaction; this column is only the floor), whether a `410 Gone`
+ * disabled it, and the delivery lease (one dispatcher at a time per endpoint, so ordering holds with several
+ * processes on one database). `webhook_outbox` holds each event's
  * exact body, so a retry or a replay sends the same bytes under the same id. Never secrets: bodies carry
  * receipts, which hold digests only.
  */

@@ -6,6 +6,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Receipt, ReceiptOutcome } from '@gateway/core';
 import { createGuardedAgent } from '@gateway/runtime';
+import { receiptMigrations } from '../receipts/migrations.js';
+import { createSqliteReceiptStore } from '../receipts/store.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import {
@@ -113,6 +115,25 @@ describe('webhook outbox and delivery', () => {
       [3, 'evt_receipt-5_denials'],
     ]);
     expect(audit.every((event) => event.status === 'pending')).toBe(true);
+  });
+
+  it('sequences continue from the highest stored event when two processes append to one file in turn', () => {
+    const first = database();
+    const path = first.name;
+    const second = openDatabase(path, outboxMigrations);
+    cleanups.push(() => second.close());
+    const endpoints = [{ name: 'audit' }];
+    const outboxes = [createOutbox({ database: first, endpoints }), createOutbox({ database: second, endpoints })];
+    for (let index = 0; index < 9; index += 1) {
+      const which = index % 3 === 0 ? 1 : 0;
+      receiptTransaction(which === 0 ? first : second, outboxes[which]!, [makeReceipt(index)]);
+    }
+    const store = new SqliteOutboxStore(second);
+    expect(store.events('audit', { limit: 100 }).map((event) => [event.sequence, event.receiptId])).toEqual(
+      Array.from({ length: 9 }, (_, index) => [index + 1, `receipt-${index}`]),
+    );
+    // `gateway webhooks list` shows the sequence the next event will get.
+    expect(store.endpoint('audit')?.nextSequence).toBe(10);
   });
 
   it('an event arrives with exactly the CloudEvents envelope and a Standard Webhooks signature that verifies', async () => {
@@ -237,6 +258,79 @@ describe('webhook outbox and delivery', () => {
       ).toEqual(['evt_receipt-3_audit', 'evt_receipt-4_audit', 'evt_receipt-5_audit']);
     },
   );
+
+  it('events committed through the receipt log go out in order without being read back from the store one by one', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const secret = newWebhookSecret();
+    const target = await receiver();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    // The real SQLite store, counting how often the dispatcher reads pending events back.
+    const sqlite = new SqliteOutboxStore(db);
+    let reads = 0;
+    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
+      pending: (endpoint: string, limit: number) => {
+        reads += 1;
+        return sqlite.pending(endpoint, limit);
+      },
+    });
+    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
+    outbox.subscribe((committed) => dispatcher.notify({ committed }));
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    const receipts = createSqliteReceiptStore(db);
+    const total = 40;
+    for (let index = 0; index < total; index += 1) {
+      const { id, index: _leaf, ...draft } = makeReceipt(index);
+      receipts.append(draft, [outbox]);
+      // One call at a time, as a client at concurrency 1: each event is out before the next receipt.
+      await waitFor(() => delivered(target).length === index + 1, `event ${index + 1}`);
+    }
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+    // The first event is read (nothing known yet); the others join the queue as they commit.
+    expect(reads).toBeLessThanOrEqual(2);
+    expect(sqlite.events('audit', { limit: 100 }).every((event) => event.status === 'delivered')).toBe(true);
+  });
+
+  it('with a store whose reads take time, an event committed during a read is still delivered at once', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const secret = newWebhookSecret();
+    const target = await receiver();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    const receipts = createSqliteReceiptStore(db);
+    const append = (index: number) => {
+      const { id, index: _leaf, ...draft } = makeReceipt(index);
+      receipts.append(draft, [outbox]);
+    };
+    // As a PostgreSQL store would be: the rows are read, then the answer takes a while to arrive. The second
+    // receipt commits (and is announced) after the first read's query ran, before its answer arrived.
+    const sqlite = new SqliteOutboxStore(db);
+    let reads = 0;
+    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
+      pending: async (endpoint: string, limit: number) => {
+        const rows = sqlite.pending(endpoint, limit);
+        reads += 1;
+        if (reads === 1) setTimeout(() => append(1), 10);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return rows;
+      },
+    });
+    append(0);
+    // Idle workers poll only once a minute here: only a correct hand-over delivers the second event quickly.
+    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
+    outbox.subscribe((committed) => dispatcher.notify({ committed }));
+    dispatcher.start();
+    cleanups.push(() => dispatcher.stop());
+    await waitFor(() => delivered(target).length === 2, 'both events', 5_000);
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2]);
+  });
 
   it('410 Gone disables the endpoint; its events stay pending until a replay re-enables it', async () => {
     const db = database();

@@ -17,9 +17,14 @@ export interface Outbox {
   enqueue(receipt: Receipt): OutboxEvent[];
   /** The same function under the hook's name (`{ onReceipt }`). */
   onReceipt(receipt: Receipt): void;
+  /** The receipt log's after-commit hook: the receipt's events are now stored for good. */
+  afterCommit(receipt: Receipt): void;
   readonly store: OutboxStore;
-  /** Called (after the current transaction, on a later tick) whenever events were appended. */
-  subscribe(listener: () => void): () => void;
+  /**
+   * Called (after the current transaction, on a later tick) whenever events were appended, with the events
+   * known to be committed since the last call (empty when only a wake is known: read the store).
+   */
+  subscribe(listener: (committed: readonly OutboxEvent[]) => void): () => void;
 }
 
 export interface CreateOutboxOptions {
@@ -37,15 +42,21 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
     name: endpoint.name,
     outcomes: endpoint.outcomes ? new Set(endpoint.outcomes) : undefined,
   }));
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(committed: readonly OutboxEvent[]) => void>();
   let isWakeScheduled = false;
+  // Appended in the current transaction; published by afterCommit, forgotten if it rolls back (appends are
+  // synchronous and serialised, so whatever is staged when a receipt commits belongs to that receipt).
+  let staged: OutboxEvent[] = [];
+  let committed: OutboxEvent[] = [];
   // A later tick: by then the receipt's transaction has committed (or rolled back, and there is nothing to find).
   const wake = () => {
     if (isWakeScheduled) return;
     isWakeScheduled = true;
     setImmediate(() => {
       isWakeScheduled = false;
-      for (const listener of listeners) listener();
+      const events = committed;
+      committed = [];
+      for (const listener of listeners) listener(events);
     });
   };
 
@@ -62,7 +73,10 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
         })),
       );
     }
-    if (appended.length > 0) wake();
+    if (appended.length > 0) {
+      staged.push(...appended);
+      wake();
+    }
     return appended;
   };
 
@@ -70,6 +84,10 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
     enqueue,
     onReceipt: (receipt) => {
       enqueue(receipt);
+    },
+    afterCommit: (receipt) => {
+      for (const event of staged) if (event.receiptId === receipt.id) committed.push(event);
+      staged = [];
     },
     store,
     subscribe(listener) {

@@ -42,8 +42,10 @@ type Awaitable<T> = T | Promise<T>;
 /**
  * What the outbox needs from a database. SQLite implements it synchronously; a PostgreSQL store implements
  * the same contract with several gateway processes sharing one database:
- * - `append` runs inside the receipt's transaction (`UPDATE … SET next_sequence = next_sequence + 1
- *   RETURNING` row-locks the endpoint, so sequences are gap-free and in commit order per endpoint);
+ * - `append` runs inside the receipt's transaction, which serialises appends (SQLite: the write lock;
+ *   PostgreSQL: `SELECT … FROM webhook_endpoints WHERE name = $1 FOR UPDATE` row-locks the endpoint), and
+ *   takes the endpoint's highest stored sequence + 1, so sequences are gap-free and in commit order per
+ *   endpoint. Nothing else is written per event: `next_sequence` only holds the first sequence (a floor);
  * - `acquireLease` is one conditional UPDATE (holder + expiry): at most one dispatcher per endpoint at a
  *   time, which is what keeps delivery strictly in order across processes;
  * - the `mark*` writes name the lease holder, so a dispatcher that lost its lease cannot overwrite a row.
@@ -130,9 +132,14 @@ export class SqliteOutboxStore implements OutboxStore {
   constructor(private readonly database: SqliteDatabase) {
     this.statements = {
       ensure: database.prepare('INSERT OR IGNORE INTO webhook_endpoints (name) VALUES (?)'),
-      takeSequence: database.prepare(
-        'UPDATE webhook_endpoints SET next_sequence = next_sequence + 1 WHERE name = ? RETURNING next_sequence - 1 AS sequence',
-      ),
+      // The highest stored sequence + 1 (a seek on the primary key), never below the endpoint's floor; no row
+      // when the endpoint has none. A read instead of an UPDATE: one page fewer in every receipt's commit.
+      nextSequence: database
+        .prepare(
+          'SELECT max(coalesce((SELECT sequence FROM webhook_outbox WHERE endpoint = @name ORDER BY sequence DESC LIMIT 1) + 1, 0), ' +
+            'next_sequence) FROM webhook_endpoints WHERE name = @name',
+        )
+        .pluck(),
       insert: database.prepare(`
         INSERT INTO webhook_outbox (endpoint, sequence, event_id, receipt_id, body, status, created_at)
         VALUES (?, ?, ?, ?, ?, 'pending', ?)`),
@@ -145,6 +152,12 @@ export class SqliteOutboxStore implements OutboxStore {
       ),
       pending: database.prepare("SELECT * FROM webhook_outbox WHERE endpoint = ? AND status = 'pending' ORDER BY sequence LIMIT ?"),
       holdsLease: database.prepare('SELECT 1 FROM webhook_endpoints WHERE name = ? AND lease_holder = ?').pluck(),
+      // One event (what the dispatcher marks): the lease check inside the one statement, no explicit transaction.
+      deliveredIfLeased: database.prepare(`
+        UPDATE webhook_outbox SET status = 'delivered', attempts = attempts + 1, last_status = @status,
+          last_error = NULL, last_attempt_at = @at, delivered_at = @at
+        WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'
+          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = @endpoint AND lease_holder = @holder)`),
       // The lease is checked once per batch, in the same write transaction (markDelivered).
       delivered: database.prepare(`
         UPDATE webhook_outbox SET status = 'delivered', attempts = attempts + 1, last_status = @status,
@@ -188,14 +201,14 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   append(endpoint: string, build: (sequence: number) => NewOutboxEvent): OutboxEvent {
-    const taken = this.statements.takeSequence.get(endpoint) as { sequence: number } | undefined;
-    if (!taken) throw new Error(`webhook endpoint '${endpoint}' has no outbox row (ensureEndpoints first)`);
-    const event = build(taken.sequence);
+    const sequence = this.statements.nextSequence.get({ name: endpoint }) as number | undefined;
+    if (sequence === undefined) throw new Error(`webhook endpoint '${endpoint}' has no outbox row (ensureEndpoints first)`);
+    const event = build(sequence);
     const createdAt = new Date().toISOString();
-    this.statements.insert.run(endpoint, taken.sequence, event.eventId, event.receiptId, event.body, createdAt);
+    this.statements.insert.run(endpoint, sequence, event.eventId, event.receiptId, event.body, createdAt);
     return {
       endpoint,
-      sequence: taken.sequence,
+      sequence,
       ...event,
       status: 'pending',
       attempts: 0,
@@ -221,6 +234,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   markDelivered(endpoint: string, holder: string, deliveries: readonly Delivery[]): number {
+    if (deliveries.length === 1) return this.statements.deliveredIfLeased.run({ endpoint, holder, ...deliveries[0]! }).changes;
     return deliveries.length === 0 ? 0 : this.markDeliveredTransaction(endpoint, holder, deliveries);
   }
 
@@ -260,7 +274,6 @@ export class SqliteOutboxStore implements OutboxStore {
     const row = this.statements.endpoint.get(name) as
       | {
           name: string;
-          next_sequence: number;
           disabled_at: string | null;
           disabled_reason: string | null;
           lease_holder: string | null;
@@ -273,7 +286,7 @@ export class SqliteOutboxStore implements OutboxStore {
       counts[entry.status] = entry.count;
     return {
       name: row.name,
-      nextSequence: row.next_sequence,
+      nextSequence: this.statements.nextSequence.get({ name }) as number,
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
       leaseHolder: row.lease_holder,

@@ -22,6 +22,8 @@ export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
 /** What the pipeline knows about a call; the log adds the digests, the number and the signature cadence. */
 export type ReceiptFields = Omit<ReceiptDraft, 'argumentsDigest' | 'resultDigest' | 'arguments'> & {
   argumentsValue: unknown;
+  /** `argumentsDigest(argumentsValue)`, when the caller made it ahead (while the upstream worked). */
+  argumentsDigest?: string;
   /** The tool result, or undefined when there was none (refusals). */
   resultValue: unknown;
 };
@@ -32,6 +34,8 @@ export interface ReceiptLog {
   readonly origin: string;
   /** The C2SP verifier key of the current signing key (public). */
   readonly verifierKey: string;
+  /** The keyed digest of a call's arguments, as `record` stores it. */
+  argumentsDigest(argumentsValue: unknown): string;
   /** Appends the receipt (and runs the hooks) in one transaction; synchronous. */
   record(fields: ReceiptFields): Receipt;
   /** Hooks run inside each append's transaction (the webhook outbox registers one). */
@@ -146,11 +150,12 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     store,
     origin,
     verifierKey: publicVerifierKey,
+    argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
     record(fields) {
-      const { argumentsValue, resultValue, ...rest } = fields;
+      const { argumentsValue, resultValue, argumentsDigest, ...rest } = fields;
       const draft: ReceiptDraft = {
         ...rest,
-        argumentsDigest: keyedDigest(digestKey, argumentsValue ?? {}),
+        argumentsDigest: argumentsDigest ?? keyedDigest(digestKey, argumentsValue ?? {}),
         resultDigest: resultValue === undefined ? null : keyedDigest(digestKey, resultValue),
         ...(storesArguments ? { arguments: argumentsValue ?? {} } : {}),
       };

@@ -2,8 +2,9 @@ import type { Migration } from '../store/database.js';
 
 /**
  * Receipt log tables. `receipts` holds each receipt's leaf bytes (`body`, RFC 8785 JSON: exactly what the
- * leaf hash covers) plus copies of the filterable fields; `receipt_tree` the single tree head (size and the
- * right edge of the Merkle tree, one 32-byte subtree root per set bit of the size); `receipt_checkpoints`
+ * leaf hash covers) plus copies of the filterable fields; `receipt_tree` a snapshot of the tree head (size and
+ * the right edge of the Merkle tree, one 32-byte subtree root per set bit of the size), refreshed every
+ * EDGE_SNAPSHOT_EVERY leaves (store.ts keeps the current edge in memory); `receipt_checkpoints`
  * the signed notes. No secondary indexes on purpose: each one adds pages to every append's commit (and WAL
  * checkpoints), about 50–100 µs per tool call measured by bench/receipts.mjs; filtered lists scan in leaf
  * order instead, which an audit query can afford and a tool call cannot. Never secrets: receipts carry keyed digests,

@@ -10,6 +10,8 @@ export type ReceiptDraft = Omit<Receipt, 'id' | 'index'>;
  */
 export interface ReceiptHook {
   onReceipt(receipt: Receipt): void;
+  /** Called after the append's transaction committed (never for one that rolled back). */
+  afterCommit?(receipt: Receipt): void;
 }
 
 export interface TreeHead {
@@ -50,12 +52,16 @@ export interface StoredReceiptRow {
 
 /**
  * The receipt log's storage. SQLite implements it here; a PostgreSQL store implements the same contract
- * for several gateway processes sharing one database. How n is assigned atomically: `append` reads the
- * single tree-head row inside its write transaction (SQLite: `BEGIN IMMEDIATE` takes the database write
- * lock first; PostgreSQL: `SELECT … FROM receipt_tree WHERE id = 1 FOR UPDATE`), uses its size as n,
- * inserts leaf n and writes size n + 1 with the new right edge before committing. Appends therefore
- * serialise on that row: n is gap-free, unique, and equal to the order of the leaves in the tree, and a
- * rolled-back append leaves no trace. Reads need no lock.
+ * for several gateway processes sharing one database. How n is assigned atomically: `append` runs in a write
+ * transaction that serialises appends (SQLite: `BEGIN IMMEDIATE` takes the database write lock first;
+ * PostgreSQL: `SELECT … FROM receipt_tree WHERE id = 1 FOR UPDATE`), reads the highest stored leaf index
+ * inside it, and inserts leaf n = that index + 1 before committing. n is therefore gap-free, unique, and equal
+ * to the order of the leaves in the tree, and a rolled-back append leaves no trace. Reads need no lock.
+ *
+ * The tree's right edge (what the root is computed from) lives in memory and is caught up from the leaves
+ * that other processes appended meanwhile; `receipt_tree` holds a snapshot of it (size and edge), written
+ * with each checkpoint and every EDGE_SNAPSHOT_EVERY leaves inside an append, so a start folds in at most
+ * that many leaf hashes. An append therefore writes one row, not two (about a third of the commit's cost).
  *
  * The methods are synchronous because better-sqlite3 is, which keeps the receipt write free of awaits on the
  * /mcp fast path. A PostgreSQL store is asynchronous: its port turns these return types into promises, and
@@ -77,6 +83,8 @@ export interface ReceiptStore {
 }
 
 const HASH_BYTES = 32;
+/** How often (in leaves) an append also stores the tree's right edge, bounding what a start must fold in. */
+export const EDGE_SNAPSHOT_EVERY = 1024;
 
 function edgeOf(blob: Buffer): Buffer[] {
   const edge: Buffer[] = [];
@@ -97,9 +105,11 @@ function checkpointOf(row: CheckpointRow): StoredCheckpoint {
 }
 
 export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore {
-  // Prepared once: an append is four statements in one transaction, no await (the /mcp fast path pays it).
+  // Prepared once: an append is three statements in one transaction, no await (the /mcp fast path pays it).
   const readTree = database.prepare('SELECT size, edge FROM receipt_tree WHERE id = 1');
   const writeTree = database.prepare('UPDATE receipt_tree SET size = ?, edge = ? WHERE id = 1');
+  const selectLastIndex = database.prepare('SELECT leaf_index FROM receipts ORDER BY leaf_index DESC LIMIT 1').pluck();
+  const selectHashesFrom = database.prepare('SELECT leaf_hash FROM receipts WHERE leaf_index >= ? ORDER BY leaf_index').pluck();
   const insert = database.prepare(
     'INSERT INTO receipts (leaf_index, time, session, person, tool, outcome, body, leaf_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
@@ -115,24 +125,60 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   const selectLatestCheckpoint = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size DESC LIMIT 1');
   const selectCheckpoints = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size');
 
-  const appendTransaction = database.transaction((draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt => {
-    const tree = readTree.get() as { size: number; edge: Buffer };
-    const index = tree.size;
-    const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
-    // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
-    const body = receiptCanonicalJson(receipt);
-    const hash = leafHash(body);
-    insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
-    writeTree.run(index + 1, Buffer.concat(appendToEdge(edgeOf(tree.edge), index, hash)));
-    for (const hook of hooks) hook.onReceipt(receipt);
-    return receipt;
-  });
+  /** This process's view of the tree: size and right edge, never behind what it has appended itself. */
+  let cached: { size: number; edge: Buffer[] } | undefined;
+
+  /**
+   * The tree over every stored leaf (call inside a transaction for a consistent view). Leaves appended by
+   * another process since this one last looked are folded into the edge. A stored size below what this
+   * process has seen (leaves deleted from the file) keeps the larger size, so the next leaf does not reuse a
+   * deleted leaf's number and `receipts verify` names the missing one.
+   */
+  function currentTree(): { size: number; edge: Buffer[] } {
+    if (!cached) {
+      const snapshot = readTree.get() as { size: number; edge: Buffer };
+      cached = { size: snapshot.size, edge: edgeOf(snapshot.edge) };
+    }
+    const last = selectLastIndex.get() as number | undefined;
+    const storedSize = last === undefined ? 0 : last + 1;
+    if (storedSize > cached.size) {
+      let { size, edge } = cached;
+      for (const hash of selectHashesFrom.all(size) as Buffer[]) {
+        edge = appendToEdge(edge, size, hash);
+        size += 1;
+      }
+      cached = { size, edge };
+    }
+    return cached;
+  }
+
+  const appendTransaction = database.transaction(
+    (draft: ReceiptDraft, hooks: readonly ReceiptHook[]): { receipt: Receipt; tree: { size: number; edge: Buffer[] } } => {
+      const tree = currentTree();
+      const index = tree.size;
+      const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
+      // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
+      const body = receiptCanonicalJson(receipt);
+      const hash = leafHash(body);
+      insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
+      const next = { size: index + 1, edge: appendToEdge(tree.edge, index, hash) };
+      if (next.size % EDGE_SNAPSHOT_EVERY === 0) writeTree.run(next.size, Buffer.concat(next.edge));
+      for (const hook of hooks) hook.onReceipt(receipt);
+      return { receipt, tree: next };
+    },
+  );
 
   return {
-    append: (draft, hooks) => appendTransaction.immediate(draft, hooks),
+    append(draft, hooks) {
+      const { receipt, tree } = appendTransaction.immediate(draft, hooks);
+      // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
+      cached = tree;
+      for (const hook of hooks) hook.afterCommit?.(receipt);
+      return receipt;
+    },
     head() {
-      const tree = readTree.get() as { size: number; edge: Buffer };
-      return { size: tree.size, rootHash: rootOfEdge(edgeOf(tree.edge)) };
+      const tree = database.transaction(currentTree).deferred();
+      return { size: tree.size, rootHash: rootOfEdge(tree.edge) };
     },
     get(index) {
       const body = selectOne.get(index) as string | undefined;
@@ -191,7 +237,15 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       return selectLeafHashes.all(size) as Buffer[];
     },
     addCheckpoint(checkpoint) {
-      insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+      database
+        .transaction(() => {
+          insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+          // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of
+          // the file below a signed size still leave a gap that `receipts verify` names.
+          const tree = currentTree();
+          if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
+        })
+        .immediate();
     },
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;

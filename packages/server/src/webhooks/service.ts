@@ -107,7 +107,7 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
       return { eventId, status: result.status, error: result.error };
     },
     start() {
-      unsubscribe ??= outbox.subscribe(() => dispatcher.notify());
+      unsubscribe ??= outbox.subscribe((committed) => dispatcher.notify({ committed }));
       dispatcher.start();
     },
     async stop() {
