@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
+import { gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -166,7 +167,7 @@ try {
     env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
     stdio: ['ignore', 'inherit', log, 'ipc'],
     // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the gateway process, written when it stops.
-    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
   });
   closeSync(log);
   const ready = await new Promise((resolve, reject) => {

@@ -6,8 +6,14 @@ import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const moduleLoadStarted = performance.now();
-const { startGateway, createGatewayLogger } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
+const { startGateway, createGatewayLogger, choosesSemiSpace, SEMI_SPACE_FLAG } = await import(
+  pathToFileURL(join(root, 'packages/server/dist/index.js')).href
+);
 const moduleLoadMs = performance.now() - moduleLoadStarted;
+// A bench measures what `gateway serve` runs: the Node flags of its bin (bench/support.mjs, gatewayExecArgv).
+if (!choosesSemiSpace(process.execArgv, process.env.NODE_OPTIONS)) {
+  throw new Error(`bench/gateway-child.mjs runs without ${SEMI_SPACE_FLAG}: fork it with gatewayExecArgv() of bench/support.mjs`);
+}
 
 const started = performance.now();
 const gateway = await startGateway({

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
@@ -116,6 +117,7 @@ if (process.argv[2] === 'child') {
   const child = fork(fileURLToPath(import.meta.url), ['child'], {
     env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
     stdio: 'inherit',
+    execArgv: gatewayExecArgv(),
   });
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 

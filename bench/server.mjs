@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { obtainAccessToken } from './oauth-session.mjs';
+import { gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -133,7 +134,7 @@ function startGatewayChild(configPath, env = {}) {
     env: { ...ENV, ...env, BENCH_CONFIG: configPath },
     stdio: ['ignore', 'inherit', log, 'ipc'],
     // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of each gateway process (open in Chrome DevTools).
-    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
   });
   closeSync(log);
   children.add(child);

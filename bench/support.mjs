@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
+// The one value `gateway serve` runs with (packages/server/src/node-flags.ts; the bin's shebang passes it).
+import { SEMI_SPACE_FLAG } from '../packages/server/dist/node-flags.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -170,14 +172,22 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl }
   return { directory, configPath: join(directory, 'gateway.yaml'), port };
 }
 
+/**
+ * The Node flags of a bench's gateway process: the ones `gateway serve` runs with (its bin's shebang), then
+ * `extra`, then BENCH_GATEWAY_FLAGS (extra Node/V8 flags for the gateway process only, e.g. to compare GC
+ * settings: a later flag wins, so `BENCH_GATEWAY_FLAGS=--max-semi-space-size=16` measures V8's default).
+ */
+export function gatewayExecArgv(extra = []) {
+  return [SEMI_SPACE_FLAG, ...extra, ...(process.env.BENCH_GATEWAY_FLAGS ?? '').split(' ').filter(Boolean)];
+}
+
 /** A gateway in its own process (bench/gateway-child.mjs: startGateway as `gateway serve` runs it). */
 export function startGatewayChild(configPath, { execArgv = [] } = {}) {
   const log = openSync(join(configPath, '..', 'gateway.log'), 'a');
   const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
     env: { ...ENV, BENCH_CONFIG: configPath },
     stdio: ['ignore', 'inherit', log, 'ipc'],
-    // BENCH_GATEWAY_FLAGS: extra Node/V8 flags for the gateway process only (e.g. to compare GC settings).
-    execArgv: [...execArgv, ...(process.env.BENCH_GATEWAY_FLAGS ?? '').split(' ').filter(Boolean)],
+    execArgv: gatewayExecArgv(execArgv),
   });
   closeSync(log);
   const ready = new Promise((resolve, reject) => {
@@ -204,7 +214,8 @@ export function startGatewayChild(configPath, { execArgv = [] } = {}) {
 /** `gateway serve --workers N` as an operator runs it; resolves once it prints that it is serving. */
 export async function startGatewayWorkers(workspace, workers) {
   const log = openSync(join(workspace.directory, 'gateway-workers.log'), 'a');
-  const child = spawn(process.execPath, [cli, 'serve', '--workers', String(workers)], {
+  // As the `gateway` bin starts it (its shebang passes the flag); the primary gives it to each worker.
+  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, cli, 'serve', '--workers', String(workers)], {
     cwd: workspace.directory,
     env: ENV,
     stdio: ['ignore', 'pipe', log],

@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -105,7 +106,7 @@ if (process.argv[2] === 'child') {
   const child = fork(fileURLToPath(import.meta.url), ['child'], {
     env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
     stdio: 'inherit',
-    execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
   });
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 

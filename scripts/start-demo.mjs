@@ -19,6 +19,8 @@ if (!existsSync(gatewayBinary)) {
   console.error('packages/cli/dist is missing: run `pnpm build` first (`pnpm start` does it for you).');
   process.exit(1);
 }
+// The Node flag `gateway serve` runs with (packages/server/src/node-flags.ts; the `gateway` bin's shebang has it).
+const { SEMI_SPACE_FLAG } = await import('../packages/server/dist/node-flags.js');
 
 function gateway(args, input) {
   const result = spawnSync(process.execPath, [gatewayBinary, ...args], { cwd: root, input: input ?? '', encoding: 'utf8' });
@@ -55,7 +57,7 @@ if (!names.includes('admin-token')) {
 }
 ensure('create the demo person', gateway(['people', 'add', DEMO_PERSON, '--email', 'demo@example.com'], DEMO_PASSWORD), 'PERSON_EXISTS');
 
-const server = spawn(process.execPath, [gatewayBinary, 'serve'], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
+const server = spawn(process.execPath, [SEMI_SPACE_FLAG, gatewayBinary, 'serve'], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
 let ready = false;
 server.stderr.on('data', (chunk) => {
   // Logs are JSON lines; show them only when asked, so the newcomer sees the instructions.

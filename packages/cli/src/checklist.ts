@@ -2,7 +2,6 @@
  * The interactive checklist of `gateway review` in a terminal: one line per operation, unsupported ones
  * shown but disabled with their reason, so a person sees everything and can pick only what may be served.
  */
-import checkbox from '@inquirer/checkbox';
 import { GatewayError, type LockedEntry, type Publication } from '@gateway/core';
 import { entryTarget } from './render-schema.js';
 
@@ -34,6 +33,8 @@ export async function askSelection(
   proposal: Publication<LockedEntry>,
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
 ): Promise<string[]> {
+  // Loaded only when a person reviews in a terminal: every other command (`serve` above all) skips it.
+  const { default: checkbox } = await import('@inquirer/checkbox');
   try {
     return await checkbox(
       {

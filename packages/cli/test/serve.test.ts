@@ -1,18 +1,29 @@
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { createPublishingWorkspace, type PublishingWorkspace } from './publishing-workspace.js';
 import { closedPort } from './workspace.js';
 
+/** The flag the `gateway` bin's shebang gives node (@gateway/server's SEMI_SPACE_FLAG, read from the built bin). */
+async function binNodeFlags(): Promise<string[]> {
+  const firstLine = (await readFile(gatewayBinary, 'utf8')).split('\n')[0]!;
+  return firstLine.replace('#!/usr/bin/env -S node', '').trim().split(/\s+/);
+}
+
 /** Runs `gateway serve` until it prints its URL, then stops it; returns what it wrote. */
-async function serveOnce(directory: string): Promise<{ stdout: string; stderr: string }> {
+async function serveOnce(directory: string, nodeFlags: string[] = []): Promise<{ stdout: string; stderr: string }> {
   const port = await closedPort();
-  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], {
-    cwd: directory,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', GATEWAY_LOG_LEVEL: 'warn' },
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, gatewayBinary, 'serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`],
+    {
+      cwd: directory,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', GATEWAY_LOG_LEVEL: 'warn' },
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -78,6 +89,17 @@ describe('gateway serve', () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
+  });
+
+  it('warns when node runs without the young generation bound of the gateway bin, and not with it', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const flags = await binNodeFlags();
+    expect(flags).toEqual([expect.stringMatching(/^--max-semi-space-size=\d+$/)]);
+    const byHand = await serveOnce(workspace.path);
+    expect(byHand.stderr).toContain(`node runs without ${flags[0]}`);
+    const likeTheBin = await serveOnce(workspace.path, flags);
+    expect(likeTheBin.stderr).not.toContain('node runs without');
   });
 
   it('warns loudly when nobody can sign in, and not once a person exists', async () => {

@@ -6,12 +6,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, fetch as undiciFetch, request } from 'undici';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { SEMI_SPACE_FLAG } from '../src/node-flags.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -209,6 +211,10 @@ describe('gateway serve --workers', () => {
       });
       const pids = listening.map((line) => line.pid as number);
       expect(new Set(pids).size).toBe(2);
+      // The primary was started without the young generation bound (plain `node main.js`); each worker has it.
+      if (process.platform === 'linux') {
+        for (const pid of pids) expect((await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')).toContain(SEMI_SPACE_FLAG);
+      }
 
       // Sign-in and consent with each step on a new connection: both workers take part, the approval holds.
       const beforeApproval = cluster.lines.length;

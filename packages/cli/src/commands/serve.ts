@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { loadConfig } from '@gateway/core';
 import { NOBODY_CAN_SIGN_IN, signInMethods } from '@gateway/runtime';
 import {
+  SEMI_SPACE_FLAG,
+  choosesSemiSpace,
   createGatewayLogger,
   currentWorkerId,
   isRestartedWorker,
@@ -51,6 +53,14 @@ export function registerServe(program: Command): void {
       }
       // Each line a worker logs names it, so an operator can tell them apart.
       const logger = workerId === undefined ? rootLogger : rootLogger.child({ worker: workerId, pid: process.pid });
+      // The `gateway` bin passes the flag; node started by hand (a service unit, a container's CMD) may not.
+      if (!choosesSemiSpace(process.execArgv, process.env.NODE_OPTIONS)) {
+        logger.warn(
+          { flag: SEMI_SPACE_FLAG },
+          `node runs without ${SEMI_SPACE_FLAG}: this gateway may hold ~30 MB more memory than it needs; ` +
+            `start it as \`node ${SEMI_SPACE_FLAG} …/main.js serve\` or set NODE_OPTIONS=${SEMI_SPACE_FLAG} (docs/server.md, "Memory")`,
+        );
+      }
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
         gateway = await startGateway({

@@ -99,7 +99,7 @@ export async function importOpenApiText(text: string, location: string, options:
     });
     documentDigest = canonicalDigest(document);
   }
-  validateOpenApi(document, openapiVersion, location);
+  await validateOpenApi(document, openapiVersion, location);
   const operations = normaliseDocument(document, {
     openapiVersion,
     documentUrl: isUrlLocation(location) ? location : null,

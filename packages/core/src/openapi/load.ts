@@ -7,8 +7,10 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundle } from '@readme/openapi-parser';
-import { Validator } from '@seriousme/openapi-schema-validator';
+// The bundler and the OpenAPI schema validator are imported where they are used, at the first import of a
+// document: a serving gateway (which imports no document unless drift is checked) never loads them, nor their
+// ajv instances and schemas (docs/server.md, "Memory").
+import type { Validator } from '@seriousme/openapi-schema-validator';
 import { parse as parseYaml } from 'yaml';
 import { GatewayError } from '../errors.js';
 import { mayHoldUnsafeIntegers, narrowSafeBigInts, parseJsonExact, withDoubles } from '../exact-integers.js';
@@ -249,15 +251,16 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
 }
 
 // One validator for the process: compiling the OpenAPI schemas costs ~100 ms per version, validating is cheap.
-const validator = new Validator();
+let validator: Promise<Validator> | undefined;
 type AjvValidate = ((data: unknown) => boolean) & {
   errors?: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] | null;
 };
 
 /** Validates against the official schema of the document's minor version; OPENAPI_INVALID lists the first problems. */
-export function validateOpenApi(document: Record<string, unknown>, version: string, where: string): void {
+export async function validateOpenApi(document: Record<string, unknown>, version: string, where: string): Promise<void> {
   const minor = version.slice(0, 3);
-  const validate = (validator as unknown as { getAjvValidator(version: string): AjvValidate }).getAjvValidator(minor);
+  validator ??= import('@seriousme/openapi-schema-validator').then((module) => new module.Validator());
+  const validate = ((await validator) as unknown as { getAjvValidator(version: string): AjvValidate }).getAjvValidator(minor);
   // The official schemas know numbers only: an exact (BigInt) bound is validated as the double it rounds to.
   if (validate(withDoubles(document))) return;
   const problems: string[] = [];
@@ -392,6 +395,7 @@ export async function bundleDocument(
 
   let bundled: unknown;
   try {
+    const { bundle } = await import('@readme/openapi-parser');
     bundled = await bundle(rootLocation, {
       resolve: {
         external: true,

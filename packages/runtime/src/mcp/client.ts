@@ -5,8 +5,9 @@
  * endpoint speaks. Every HTTP request goes through the SSRF-guarded agent; credentials come from the vault
  * and are set by the gateway on each request, so nothing a client of the gateway sent can reach the upstream.
  */
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+// Types only: the SDK itself is loaded by connectMcpUpstream on the first connection, so a gateway without an
+// MCP source (and every CLI command that lists no MCP tools) never loads it (docs/server.md, "Memory").
+import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client';
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
@@ -113,8 +114,10 @@ function guardedFetch(agent: Dispatcher, headers: () => Record<string, string>):
   }) as FetchLike;
 }
 
-function newClient(onToolListChanged?: () => void): Client {
-  return new Client(
+type ClientModule = typeof import('@modelcontextprotocol/client');
+
+function newClient(sdk: ClientModule, onToolListChanged?: () => void): Client {
+  return new sdk.Client(
     { name: 'governed-tool-gateway', version: '0.1.0' },
     {
       capabilities: {},
@@ -187,6 +190,7 @@ function withAgentClosed(connection: McpUpstreamConnection, closeAgent: () => Pr
 /** Connects to the source's MCP server (spawning it for stdio). */
 export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<McpUpstreamConnection> {
   const { source, sourceName } = options;
+  const sdk = await import('@modelcontextprotocol/client');
   const connectMs = source.timeouts?.connectMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
   const totalMs = source.timeouts?.totalMs ?? DEFAULT_MCP_TOTAL_TIMEOUT_MS;
 
@@ -205,6 +209,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   };
 
   if (source.command) {
+    const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio');
     const secrets: string[] = [];
     const env: Record<string, string> = { ...getDefaultEnvironment() };
     for (const [name, reference] of Object.entries(source.env ?? {})) {
@@ -215,7 +220,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     const [command, ...args] = source.command;
     const transport = new StdioClientTransport({ command: command!, args, env, cwd: options.baseDirectory, stderr: 'pipe' });
     transport.stderr?.on('data', (chunk: Buffer) => options.onStderr?.(redactSecrets(chunk.toString('utf8'), secrets)));
-    const client = newClient(options.onToolListChanged);
+    const client = newClient(sdk, options.onToolListChanged);
     try {
       await client.connect(transport, { timeout: connectMs });
     } catch (error) {
@@ -245,8 +250,8 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   }
   const fetch = guardedFetch(agent, () => headers);
 
-  const streamable = new StreamableHTTPClientTransport(url, { fetch });
-  const client = newClient(options.onToolListChanged);
+  const streamable = new sdk.StreamableHTTPClientTransport(url, { fetch });
+  const client = newClient(sdk, options.onToolListChanged);
   try {
     await client.connect(streamable, { timeout: connectMs });
     return withAgentClosed(
@@ -260,8 +265,8 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
       throw findSsrfRefusal(firstError)!;
     }
     // A server that predates Streamable HTTP answers its POST with 4xx; the older HTTP+SSE transport may work.
-    const sse = new SSEClientTransport(url, { fetch });
-    const legacy = newClient(options.onToolListChanged);
+    const sse = new sdk.SSEClientTransport(url, { fetch });
+    const legacy = newClient(sdk, options.onToolListChanged);
     try {
       await legacy.connect(sse, { timeout: connectMs });
       return withAgentClosed(

@@ -1,5 +1,4 @@
 import { isAbsolute, resolve } from 'node:path';
-import { execa } from 'execa';
 import { GatewayError } from '@gateway/core';
 import { readOnly } from './env-vault.js';
 import { checkSecretName } from './file-vault.js';
@@ -29,6 +28,8 @@ export function createExecVault(options: ExecVaultOptions): Vault {
     async get(name) {
       // The name becomes an argument: a name starting with '-' could be read as an option, so names are checked.
       checkSecretName(name);
+      // Loaded at the first lookup: a gateway on the env or file vault never loads execa (docs/server.md, "Memory").
+      const { execa } = await import('execa');
       // Its own process group, so a timeout kills the helper's children too: a grandchild (e.g. `sleep`
       // in a shell script) would otherwise keep stdout open and the call waiting past the timeout.
       const subprocess = execa(executable, [...baseArguments, name], {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from './database.js';
+import Database from 'better-sqlite3';
+import { PAGE_CACHE_KIB, openDatabase } from './database.js';
 
 describe('store database', () => {
   const directories: string[] = [];
@@ -24,6 +25,23 @@ describe('store database', () => {
     const second = openDatabase(path, migrations);
     expect(second.prepare('SELECT name FROM things').all()).toEqual([{ name: 'second' }]);
     second.close();
+  });
+
+  it("caches at most SQLite's default 2,000 KiB of pages per connection, not better-sqlite3's 16,000", () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-db-'));
+    directories.push(directory);
+    const path = join(directory, 'gateway.db');
+    const database = openDatabase(path, []);
+    // A plain connection shows what the gateway would otherwise get (negative: KiB rather than pages).
+    const plain = new Database(path);
+    try {
+      expect(PAGE_CACHE_KIB).toBe(2000);
+      expect(database.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KIB);
+      expect(plain.pragma('cache_size', { simple: true })).toBe(-16000);
+    } finally {
+      plain.close();
+      database.close();
+    }
   });
 
   it('rolls back a failing migration entirely', () => {
