@@ -18,11 +18,16 @@ export default defineConfig({
   root,
   resolve: {
     // Tests import workspace packages from source; CLI subprocess tests run the built binary (see globalSetup).
-    alias: {
-      '@gateway/core': fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url)),
-      '@gateway/runtime': fileURLToPath(new URL('./packages/runtime/src/index.ts', import.meta.url)),
-      '@gateway/server': fileURLToPath(new URL('./packages/server/src/index.ts', import.meta.url)),
-    },
+    // Exact matches (a bare key would also match `@gateway/runtime/…` as a path prefix).
+    alias: [
+      { find: /^@gateway\/core$/, replacement: fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url)) },
+      { find: /^@gateway\/runtime$/, replacement: fileURLToPath(new URL('./packages/runtime/src/index.ts', import.meta.url)) },
+      {
+        find: /^@gateway\/runtime\/node-flags$/,
+        replacement: fileURLToPath(new URL('./packages/runtime/src/node-flags.ts', import.meta.url)),
+      },
+      { find: /^@gateway\/server$/, replacement: fileURLToPath(new URL('./packages/server/src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     pool: 'forks',
@@ -32,7 +37,12 @@ export default defineConfig({
       { extends: true, test: { ...shared, name: 'runtime', include: ['packages/runtime/src/**/*.test.ts'] } },
       {
         extends: true,
-        test: { ...shared, name: 'server', include: ['packages/server/src/**/*.test.ts', 'packages/server/test/**/*.test.ts'], globalSetup: build },
+        test: {
+          ...shared,
+          name: 'server',
+          include: ['packages/server/src/**/*.test.ts', 'packages/server/test/**/*.test.ts'],
+          globalSetup: build,
+        },
       },
       {
         extends: true,

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
-// The one value `gateway serve` runs with (packages/server/src/node-flags.ts; the bin's shebang passes it).
-import { SEMI_SPACE_FLAG } from '../packages/server/dist/node-flags.js';
+// The one value `gateway serve` runs with (packages/runtime/src/node-flags.ts).
+import { SEMI_SPACE_FLAG } from '../packages/runtime/dist/node-flags.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const cli = join(root, 'packages', 'cli', 'dist', 'main.js');

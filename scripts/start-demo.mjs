@@ -19,8 +19,8 @@ if (!existsSync(gatewayBinary)) {
   console.error('packages/cli/dist is missing: run `pnpm build` first (`pnpm start` does it for you).');
   process.exit(1);
 }
-// The Node flag `gateway serve` runs with (packages/server/src/node-flags.ts; the `gateway` bin's shebang has it).
-const { SEMI_SPACE_FLAG } = await import('../packages/server/dist/node-flags.js');
+// The Node flag `gateway serve` runs with (packages/runtime/src/node-flags.ts).
+const { SEMI_SPACE_FLAG } = await import('../packages/runtime/dist/node-flags.js');
 
 function gateway(args, input) {
   const result = spawnSync(process.execPath, [gatewayBinary, ...args], { cwd: root, input: input ?? '', encoding: 'utf8' });

@@ -1,8 +1,12 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
-// The flag above bounds V8's young generation of every `gateway` process, `gateway serve` above all
-// (@gateway/server's node-flags.ts says why; its value is SEMI_SPACE_FLAG there, and a test keeps them equal).
-// `env -S` splits it from `node`; npm's and pnpm's Windows shims read the same line and pass the flag on.
-import { runCli } from './program.js';
+#!/usr/bin/env node
+import { serveReexecArguments } from '@gateway/runtime/node-flags';
+
+// `gateway serve` runs with V8's young generation bounded (@gateway/runtime's node-flags.ts says why): where
+// Node can replace its own process (22.15+ on POSIX), it does so now, before loading anything else.
+const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+const reexec = serveReexecArguments(process.argv, process.execArgv, process.env.NODE_OPTIONS, typeof execve === 'function');
+if (reexec) execve!(process.execPath, reexec, process.env);
+const { runCli } = await import('./program.js');
 
 // `gateway --help | head` closes stdout early: that is the reader's choice, not an error.
 for (const stream of [process.stdout, process.stderr]) {

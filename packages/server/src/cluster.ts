@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { GatewayError, isErrorCode } from '@gateway/core';
-import { servingExecArgv } from './node-flags.js';
+import { servingExecArgv } from '@gateway/runtime/node-flags';
 
 /**
  * `gateway serve --workers N`: the primary process forks N workers (node:cluster) that share the listen
@@ -88,7 +88,7 @@ export async function superviseWorkers(options: {
   let stopping = false;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
-  // Workers run with the primary's Node flags plus the bounded young generation (node-flags.ts), even when the
+  // Workers run with the primary's Node flags plus the bounded young generation (@gateway/runtime's node-flags.ts), even when the
   // primary was started by hand without it: each worker is a whole gateway, the primary only supervises.
   cluster.setupPrimary({ execArgv: servingExecArgv(process.execArgv, process.env.NODE_OPTIONS) });
 

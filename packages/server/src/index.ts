@@ -11,4 +11,4 @@ export {
   superviseWorkers,
   type WorkerMessage,
 } from './cluster.js';
-export { SEMI_SPACE_FLAG, SEMI_SPACE_MB, choosesSemiSpace, servingExecArgv } from './node-flags.js';
+export { SEMI_SPACE_FLAG, SEMI_SPACE_MB, choosesSemiSpace, servingExecArgv } from '@gateway/runtime/node-flags';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
-import { SEMI_SPACE_FLAG } from '../src/node-flags.js';
+import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';

@@ -53,12 +53,13 @@ export function registerServe(program: Command): void {
       }
       // Each line a worker logs names it, so an operator can tell them apart.
       const logger = workerId === undefined ? rootLogger : rootLogger.child({ worker: workerId, pid: process.pid });
-      // The `gateway` bin passes the flag; node started by hand (a service unit, a container's CMD) may not.
+      // main.ts re-executes `serve` with the flag where Node has process.execve (22.15+ on POSIX); on Node 20 and
+      // Windows, or when node is started by hand without it (a service unit, a container's CMD), say so.
       if (!choosesSemiSpace(process.execArgv, process.env.NODE_OPTIONS)) {
         logger.warn(
           { flag: SEMI_SPACE_FLAG },
           `node runs without ${SEMI_SPACE_FLAG}: this gateway may hold ~30 MB more memory than it needs; ` +
-            `start it as \`node ${SEMI_SPACE_FLAG} …/main.js serve\` or set NODE_OPTIONS=${SEMI_SPACE_FLAG} (docs/server.md, "Memory")`,
+            `set NODE_OPTIONS=${SEMI_SPACE_FLAG} or start it as \`node ${SEMI_SPACE_FLAG} …/main.js serve\` (docs/server.md, "Memory")`,
         );
       }
       let gateway: Awaited<ReturnType<typeof startGateway>>;

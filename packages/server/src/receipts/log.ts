@@ -165,7 +165,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         batch.map((item) => item.draft),
         hooks,
       );
-      batch.forEach((item, index) => item.resolve(receipts[index]!));
+      for (const [index, item] of batch.entries()) item.resolve(receipts[index]!);
       lastIndex = receipts.at(-1)!.index;
     } catch (error) {
       if (batch.length === 1) {

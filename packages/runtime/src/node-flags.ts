@@ -6,9 +6,10 @@
  * per call (bench/peers). The flag must be on the process's command line (or in NODE_OPTIONS): V8 sizes the heap
  * before any JavaScript runs, so `v8.setFlagsFromString` at run time does not change it (measured).
  *
- * Where it is set, all from this one value: the `gateway` bin's shebang (packages/cli/src/main.ts, checked by
- * its test), the workers of `gateway serve --workers N` (cluster.ts), `pnpm start` (scripts/start-demo.mjs) and
- * the benches' gateway processes (bench/support.mjs). This file imports nothing, so a script can import it alone.
+ * Where it is set, all from this one value: `gateway serve` re-executes itself with it (serveReexecArguments,
+ * below, called first thing by the CLI's main.ts), the workers of `gateway serve --workers N` (cluster.ts),
+ * `pnpm start` and `pnpm gateway`, and the benches' gateway processes (bench/support.mjs). This file imports
+ * nothing, so the CLI's entry point and scripts import it alone (`@gateway/runtime/node-flags`).
  */
 export const SEMI_SPACE_MB = 2;
 export const SEMI_SPACE_FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
@@ -27,4 +28,21 @@ export function choosesSemiSpace(execArgv: readonly string[], nodeOptions = ''):
  */
 export function servingExecArgv(execArgv: readonly string[], nodeOptions = ''): string[] {
   return choosesSemiSpace(execArgv, nodeOptions) ? [...execArgv] : [SEMI_SPACE_FLAG, ...execArgv];
+}
+
+/**
+ * The argument vector `gateway serve` re-executes itself with (`process.execve`: same process id, same
+ * standard streams) to run with SEMI_SPACE_FLAG, or undefined when it should run as it is: another command,
+ * a semi-space size already chosen (command line or NODE_OPTIONS), or no `process.execve` (Node before 22.15
+ * and Windows; `serve` then warns with the fix). A plain `#!/usr/bin/env node` bin is kept on purpose:
+ * `env -S` to pass the flag in the shebang does not exist in BusyBox (Alpine images).
+ */
+export function serveReexecArguments(
+  argv: readonly string[],
+  execArgv: readonly string[],
+  nodeOptions: string | undefined,
+  canExecve: boolean,
+): string[] | undefined {
+  if (!canExecve || argv[2] !== 'serve' || choosesSemiSpace(execArgv, nodeOptions ?? '')) return undefined;
+  return [argv[0]!, SEMI_SPACE_FLAG, ...execArgv, ...argv.slice(1)];
 }
