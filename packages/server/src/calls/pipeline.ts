@@ -111,6 +111,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return alternatives;
   }
 
+  /** Calls between the start of their execution and their receipt (group commit's hint, see ReceiptLog.record). */
+  let executing = 0;
+
   function decide(caller: McpCaller, name: string): CallDecision {
     const receivedAt = Date.now();
     const startedMark = performance.now();
@@ -143,7 +146,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (!receipts) return undefined;
     const tool = decision.tool;
     try {
-      return await receipts.record({
+      const fields = {
         time: new Date(decision.receivedAt).toISOString(),
         session: caller.sessionId,
         person: caller.subject,
@@ -160,7 +163,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsValue,
         ...(extra.argumentsDigest === undefined ? {} : { argumentsDigest: extra.argumentsDigest }),
         resultValue: extra.result,
-      });
+      };
+      // Other calls still executing may end in this same turn: then their receipts share one commit.
+      return await receipts.record(fields, { othersInFlight: executing > 0 });
     } catch (error) {
       // The call has happened: answer it, and say loudly that its receipt is missing.
       logger.error(
@@ -200,6 +205,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
     let argumentsDigest: string | undefined;
     const onSent = receipts ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
+    executing += 1;
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
@@ -208,9 +214,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(onSent ? { onSent } : {}),
       });
     } catch (error) {
+      executing -= 1;
       await receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
+    executing -= 1;
     const line = {
       tool: name,
       source: tool!.sourceName,

@@ -151,4 +151,25 @@ describe('the receipt log', () => {
     expect(log.store.head().size).toBe(5);
     expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).not.toContain('refused_tool');
   });
+
+  it('alone, a receipt commits as soon as the code yields; with other calls in flight, at the end of the turn, with theirs', async () => {
+    const { log } = await start();
+    const yieldTwice = async () => {
+      await Promise.resolve();
+      await Promise.resolve();
+    };
+    const alone = log.record(call());
+    await yieldTwice();
+    expect(log.store.head().size).toBe(1);
+    await alone;
+    const commits: number[] = [];
+    log.addHook({ onReceipt() {}, afterCommit: (receipts) => commits.push(receipts.length) });
+    const first = log.record(call(), { othersInFlight: true });
+    await yieldTwice();
+    // Not committed yet: the turn has not ended, and another call's receipt joins it.
+    expect(log.store.head().size).toBe(1);
+    const second = log.record(call(), { othersInFlight: true });
+    expect((await Promise.all([first, second])).map((receipt) => receipt.id)).toEqual(['receipt-1', 'receipt-2']);
+    expect(commits).toEqual([2]);
+  });
 });

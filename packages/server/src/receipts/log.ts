@@ -37,12 +37,13 @@ export interface ReceiptLog {
   /** The keyed digest of a call's arguments, as `record` stores it. */
   argumentsDigest(argumentsValue: unknown): string;
   /**
-   * Appends the receipt (and runs the hooks) and resolves once it has committed. Receipts recorded in the
-   * same turn of the event loop commit together in one transaction (group commit), on the next turn's check
-   * phase: a call is answered only after its receipt is in the database, as before, but concurrent calls
-   * share one commit instead of paying one each.
+   * Appends the receipt (and runs the hooks) and resolves once it has committed. `othersInFlight`: other
+   * calls are running, so their receipts may come in the same turn of the event loop; the commit then waits
+   * for the end of that turn (`setImmediate`) and takes them all in one transaction (group commit). Alone,
+   * it commits as soon as the current code yields (a microtask): no wait for a turn a sequential client would
+   * only lose time in. Either way a call is answered only after its receipt is in the database.
    */
-  record(fields: ReceiptFields): Promise<Receipt>;
+  record(fields: ReceiptFields, options?: { othersInFlight?: boolean }): Promise<Receipt>;
   /** Hooks run inside each append's transaction (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
@@ -154,9 +155,9 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   // Group commit: receipts recorded during one turn of the event loop (say, the answers of several upstream
   // calls read in one poll phase) are appended in one transaction when the turn ends.
   const queue: Array<{ draft: ReceiptDraft; resolve: (receipt: Receipt) => void; reject: (error: unknown) => void }> = [];
-  let isFlushScheduled = false;
+  let isTurnFlushScheduled = false;
+  let isSoonFlushScheduled = false;
   function flush(): void {
-    isFlushScheduled = false;
     if (queue.length === 0) return;
     const batch = queue.splice(0);
     let lastIndex = -1;
@@ -192,7 +193,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     origin,
     verifierKey: publicVerifierKey,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
-    record(fields) {
+    record(fields, options) {
       const { argumentsValue, resultValue, argumentsDigest, ...rest } = fields;
       const draft: ReceiptDraft = {
         ...rest,
@@ -202,9 +203,21 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       };
       return new Promise<Receipt>((resolve, reject) => {
         queue.push({ draft, resolve, reject });
-        if (!isFlushScheduled) {
-          isFlushScheduled = true;
-          setImmediate(flush);
+        if (options?.othersInFlight) {
+          if (!isTurnFlushScheduled) {
+            isTurnFlushScheduled = true;
+            setImmediate(() => {
+              isTurnFlushScheduled = false;
+              flush();
+            });
+          }
+        } else if (!isSoonFlushScheduled) {
+          // Commits whatever is queued, the receipts waiting for the end of the turn included.
+          isSoonFlushScheduled = true;
+          queueMicrotask(() => {
+            isSoonFlushScheduled = false;
+            flush();
+          });
         }
       });
     },
