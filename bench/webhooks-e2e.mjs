@@ -153,6 +153,7 @@ if (process.argv[2] === 'child') {
   );
   const callsDone = Date.now();
   let state = await receiverState();
+  const receivedAtCallsDone = state.received - 200;
   while (state.received < CALLS + 200) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     state = await receiverState();
@@ -163,6 +164,11 @@ if (process.argv[2] === 'child') {
   const perCall = (ms) => (ms / CALLS).toFixed(3);
   console.log(`${CALLS} tools/call, ${CONCURRENCY} concurrent, each receipted and its event delivered in order to a loopback receiver`);
   console.log(`  calls answered: ${Math.round(CALLS / ((callsDone - started) / 1000))}/s`);
+  const backlog = CALLS - receivedAtCallsDone;
+  console.log(
+    `  events delivered while the calls ran: ${Math.round(receivedAtCallsDone / ((callsDone - started) / 1000))}/s; ` +
+      `the ${backlog} left after them: ${Math.round(backlog / ((state.lastAt - callsDone) / 1000))}/s`,
+  );
   console.log(
     `  receipted, delivered events: ${Math.round(CALLS / seconds)}/s ` +
       `(last event ${state.lastAt - callsDone} ms after the last answer) — ` +
