@@ -172,4 +172,23 @@ describe('the receipt log', () => {
     expect((await Promise.all([first, second])).map((receipt) => receipt.id)).toEqual(['receipt-1', 'receipt-2']);
     expect(commits).toEqual([2]);
   });
+
+  it('a checkpoint that fails after a commit is a warning, not a crash: the receipt is written and its call answered', async () => {
+    const loaded = configWith('receipts:\n  checkpoint: { everyReceipts: 1, everySeconds: 3600 }');
+    const vault = await createVault(loaded, { env: { PATH: process.env.PATH } });
+    const sqlite = createSqliteReceiptStore(database);
+    const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
+      addCheckpoint() {
+        throw new Error('disk full');
+      },
+    });
+    const warnings: string[] = [];
+    const log = await createReceiptLog({ store, vault, loaded, warn: (message) => warnings.push(message) });
+    logs.push(log);
+    expect((await log.record(call())).id).toBe('receipt-0');
+    expect(warnings).toEqual(['receipt checkpoint failed: disk full']);
+    log.close();
+    expect(warnings.at(-1)).toBe('final receipt checkpoint failed: disk full');
+    expect(sqlite.head().size).toBe(1);
+  });
 });

@@ -152,8 +152,9 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   );
   timer.unref();
 
-  // Group commit: receipts recorded during one turn of the event loop (say, the answers of several upstream
-  // calls read in one poll phase) are appended in one transaction when the turn ends.
+  // Group commit: receipts recorded while other calls run (say, the answers of several upstream calls read in
+  // one poll phase) are appended in one transaction when the turn ends; a receipt alone, once the code yields.
+  // flush runs on its own (a microtask or an immediate): it never throws, every outcome goes to a promise.
   const queue: Array<{ draft: ReceiptDraft; resolve: (receipt: Receipt) => void; reject: (error: unknown) => void }> = [];
   let isTurnFlushScheduled = false;
   let isSoonFlushScheduled = false;
@@ -185,7 +186,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         }
       }
     }
-    if (lastIndex + 1 - checkpointedSize >= everyReceipts) checkpoint();
+    if (lastIndex + 1 - checkpointedSize < everyReceipts) return;
+    try {
+      checkpoint();
+    } catch (error) {
+      // The receipts are written; the next checkpoint (N receipts or T seconds on) covers them.
+      warn(`receipt checkpoint failed: ${(error as Error).message}`);
+    }
   }
 
   return {
@@ -228,7 +235,11 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     close() {
       flush();
       clearInterval(timer);
-      checkpoint();
+      try {
+        checkpoint();
+      } catch (error) {
+        warn(`final receipt checkpoint failed: ${(error as Error).message}`);
+      }
     },
   };
 }
