@@ -36,7 +36,7 @@ async function keySet(): Promise<SigningKeySet> {
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the /mcp authorizer', () => {
-  it('reads a session’s state once per request (the token check and the call decision share it), and sees a revocation at once', async () => {
+  it('reads a session’s state once per request (token check and call decision share it); a revocation is seen at once', async () => {
     const sessions = new Sessions(database);
     const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
     const authorizer = createMcpAuthorizer({ tokens, sessions, resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource` });
