@@ -8,11 +8,10 @@
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { gatewayExecArgv } from './support.mjs';
+import { freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
@@ -22,42 +21,11 @@ const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 100);
 const everything = join(dirname(serverRequire.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 
 if (process.argv[2] === 'child') {
-  // The gateway, started as `gateway serve` would, but with an allow-all authorizer.
-  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
-  const { pino } = await import(pathToFileURL(serverRequire.resolve('pino')).href);
-  const gateway = await startGateway({
-    configPath: process.env.BENCH_CONFIG,
-    env: ENV,
-    logger: pino({ level: 'silent' }),
-    authorizerOverride: ({ registry }) => {
-      const snapshot = registry.snapshot();
-      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).entry.fingerprint]));
-      const caller = {
-        sessionId: 'session-1',
-        subject: 'bench',
-        clientId: 'bench',
-        tools,
-        logins: new Set(),
-        expiresAt: Date.now() + 3_600_000,
-      };
-      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
-    },
-  });
-  process.send({ mcpUrl: gateway.mcpUrl });
-  process.on('message', async () => {
-    await gateway.close();
-    process.exit(0);
-  });
+  // One gateway, as `gateway serve` starts it, with the allow-all authorizer (bench/support.mjs).
+  await serveWithAllowAllAuthorizer({ logins: [] });
 } else {
   const { Client, StreamableHTTPClientTransport } = await import(pathToFileURL(serverRequire.resolve('@modelcontextprotocol/client')).href);
   const { StdioClientTransport } = await import(pathToFileURL(serverRequire.resolve('@modelcontextprotocol/client/stdio')).href);
-  const freePort = () =>
-    new Promise((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address();
-        server.close(() => resolve(port));
-      });
-    });
 
   // server-everything over Streamable HTTP on loopback.
   const httpPort = await freePort();

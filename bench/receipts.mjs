@@ -8,11 +8,10 @@
 import { execFileSync, fork } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { gatewayExecArgv } from './support.mjs';
+import { freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -21,43 +20,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 300);
 
 if (process.argv[2] === 'child') {
-  // One gateway, started as `gateway serve` would, but with the allow-all authorizer.
-  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
-  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
-  const gateway = await startGateway({
-    configPath: process.env.BENCH_CONFIG,
-    env: ENV,
-    logger: pino({ level: 'silent' }),
-    authorizerOverride: ({ registry }) => {
-      const snapshot = registry.snapshot();
-      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
-      const caller = {
-        sessionId: 'session-1',
-        subject: 'bench',
-        clientId: 'bench',
-        tools,
-        logins: new Set(['orders/api_key']),
-        expiresAt: Date.now() + 3_600_000,
-      };
-      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
-    },
-  });
-  process.send({ mcpUrl: gateway.mcpUrl });
-  process.on('message', async () => {
-    await gateway.close();
-    process.exit(0);
-  });
+  // One gateway, as `gateway serve` starts it, with the allow-all authorizer (bench/support.mjs).
+  await serveWithAllowAllAuthorizer({ logins: ['orders/api_key'] });
 } else {
   const { Agent, request } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('undici')).href);
   const { startOrdersApi } = await import(pathToFileURL(join(root, 'examples/orders-api/server.mjs')).href);
   const api = await startOrdersApi({ host: '127.0.0.1', port: 0, apiKey: API_KEY });
-  const freePort = () =>
-    new Promise((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address();
-        server.close(() => resolve(port));
-      });
-    });
   const cli = (args, cwd) =>
     execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd, env: ENV, stdio: 'ignore' });
 

@@ -6,10 +6,11 @@ import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
 // The one value `gateway serve` runs with (packages/runtime/src/node-flags.ts).
 import { SEMI_SPACE_FLAG } from '../packages/runtime/dist/node-flags.js';
@@ -367,4 +368,40 @@ export async function startCannedMcpServer(text) {
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url);
   return { child, pid: child.pid, url, stop: () => child.kill() };
+}
+
+/**
+ * The child side of a bench that measures the gateway's call path without OAuth (bench/receipts.mjs,
+ * webhooks-e2e.mjs, mcp-source.mjs): the gateway from BENCH_CONFIG, started as `gateway serve` would with the
+ * environment the parent forked it with, a silent logger, and an authorizer that lets one session call every
+ * published tool as approved (`logins`: the login ids that session holds). Sends `{ mcpUrl }` to the parent and
+ * closes the gateway when the parent sends any message.
+ */
+export async function serveWithAllowAllAuthorizer({ logins = [] } = {}) {
+  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
+  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
+  const gateway = await startGateway({
+    configPath: process.env.BENCH_CONFIG,
+    env: process.env,
+    logger: pino({ level: 'silent' }),
+    authorizerOverride: ({ registry }) => {
+      const snapshot = registry.snapshot();
+      // What the call decision compares: each tool's fingerprint as published.
+      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).entry.fingerprint]));
+      const caller = {
+        sessionId: 'session-1',
+        subject: 'bench',
+        clientId: 'bench',
+        tools,
+        logins: new Set(logins),
+        expiresAt: Date.now() + 3_600_000,
+      };
+      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
+    },
+  });
+  process.send({ mcpUrl: gateway.mcpUrl });
+  process.on('message', async () => {
+    await gateway.close();
+    process.exit(0);
+  });
 }

@@ -5,15 +5,13 @@
 // this measures receipts and events, not OAuth). Run after `pnpm build` (about 20 s):
 //   node bench/webhooks-e2e.mjs            WEBHOOK_E2E_CALLS (default 10000), WEBHOOK_E2E_CONCURRENCY (8)
 import { execFileSync, fork } from 'node:child_process';
-import { processStats, startWebhookReceiver } from './support.mjs';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { gatewayExecArgv } from './support.mjs';
+import { freePort, gatewayExecArgv, processStats, serveWithAllowAllAuthorizer, startWebhookReceiver } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -23,42 +21,12 @@ const CALLS = Number(process.env.WEBHOOK_E2E_CALLS ?? 10_000);
 const CONCURRENCY = Number(process.env.WEBHOOK_E2E_CONCURRENCY ?? 8);
 
 if (process.argv[2] === 'child') {
-  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
-  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
-  const gateway = await startGateway({
-    configPath: process.env.BENCH_CONFIG,
-    env: ENV,
-    logger: pino({ level: 'silent' }),
-    authorizerOverride: ({ registry }) => {
-      const snapshot = registry.snapshot();
-      const tools = new Map(snapshot.names.map((name) => [name, snapshot.tools.get(name).operation.fingerprint]));
-      const caller = {
-        sessionId: 'session-1',
-        subject: 'bench',
-        clientId: 'bench',
-        tools,
-        logins: new Set(['orders/api_key']),
-        expiresAt: Date.now() + 3_600_000,
-      };
-      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
-    },
-  });
-  process.send({ mcpUrl: gateway.mcpUrl });
-  process.on('message', async () => {
-    await gateway.close();
-    process.exit(0);
-  });
+  // One gateway, as `gateway serve` starts it, with the allow-all authorizer (bench/support.mjs).
+  await serveWithAllowAllAuthorizer({ logins: ['orders/api_key'] });
 } else {
   const { Agent, request } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('undici')).href);
   const { startOrdersApi } = await import(pathToFileURL(join(root, 'examples/orders-api/server.mjs')).href);
   const api = await startOrdersApi({ host: '127.0.0.1', port: 0, apiKey: API_KEY });
-  const freePort = () =>
-    new Promise((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address();
-        server.close(() => resolve(port));
-      });
-    });
 
   // The receiver: its own process; counts events and remembers the last time one arrived.
   const receiver = await startWebhookReceiver();
