@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpRequest } from './support/fixtures.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 /** Names that are properties of Object.prototype: a plain `{}` keyed by them loses or misreads them. */
@@ -109,29 +110,13 @@ describe.each([
   });
 });
 
-const MODERN_ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-
 /**
  * One JSON-RPC request over raw HTTP: the SDK clients parse results into plain objects (and so lose a
  * `__proto__` key on their side), so what the gateway sends and receives is checked on the wire.
  */
 async function rpc(era: '2026-07-28' | '2025-11-25', method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const url = new URL(harness.mcpUrl);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': era,
-  };
-  if (era === '2026-07-28') {
-    headers['mcp-method'] = method;
-    if (typeof params.name === 'string') headers['mcp-name'] = params.name;
-  }
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method,
-    params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params,
-  });
+  const { headers, body } = mcpRequest(era, method, params);
   const text = await new Promise<string>((resolve, reject) => {
     const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (response) => {
       let received = '';

@@ -5,6 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpRequest } from './support/fixtures.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 const LEDGER_PATH =
@@ -30,8 +31,6 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-const MODERN_ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-
 /** One JSON-RPC request over raw HTTP; the response body as text (SSE framing removed). */
 async function rpcText(
   era: '2026-07-28' | '2025-11-25',
@@ -40,21 +39,9 @@ async function rpcText(
   rawArguments?: string,
 ): Promise<string> {
   const url = new URL(harness.mcpUrl);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': era,
-  };
-  if (era === '2026-07-28') {
-    headers['mcp-method'] = method;
-    if (typeof params.name === 'string') headers['mcp-name'] = params.name;
-  }
-  let body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method,
-    params: era === '2026-07-28' ? { ...params, _meta: MODERN_ENVELOPE } : params,
-  });
+  const built = mcpRequest(era, method, params);
+  const headers = built.headers;
+  let body = built.body;
   // Arguments written as text, so an integer literal reaches the gateway with the digits the test chose.
   if (rawArguments !== undefined) body = body.replace('"arguments":"RAW"', `"arguments":${rawArguments}`);
   const text = await new Promise<string>((resolve, reject) => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
 import { gatewayBinary, repositoryRoot } from '../../../test-support/cli.js';
+import { mcpRequest } from './support/fixtures.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
 
@@ -95,24 +96,7 @@ describe('a serving gateway loads only what serving uses', () => {
       const token = await sessionToken(issuer, mcpUrl);
       const response = await fetch(mcpUrl, {
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'get_order',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: {
-            name: 'get_order',
-            arguments: { orderId: 'ord_1001' },
-            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-          },
-        }),
+        ...mcpRequest('2026-07-28', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, token),
       });
       expect(response.status).toBe(200);
       expect(await response.text()).toContain('Ada Lovelace');

@@ -12,6 +12,7 @@ import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
+import { mcpRequest } from './support/fixtures.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
@@ -96,24 +97,7 @@ async function callOnNewConnection(): Promise<{ status: number; text: string }> 
     const response = await request(`${workspace.env.MCP_URL}`, {
       method: 'POST',
       dispatcher: agent,
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'get_order',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'get_order',
-          arguments: { orderId: 'ord_1001' },
-          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-        },
-      }),
+      ...mcpRequest('2026-07-28', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, token),
     });
     return { status: response.statusCode, text: await response.body.text() };
   } finally {

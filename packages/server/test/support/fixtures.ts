@@ -138,3 +138,30 @@ export async function startRecordingUpstream(
       }),
   };
 }
+
+/**
+ * One JSON-RPC request to /mcp as a raw client writes it: 2026-07-28 with the `_meta` envelope and the
+ * standard headers (`Mcp-Method`, and `Mcp-Name` when the params name a tool), 2025-11-25 bare, as SDK 1.x
+ * clients send it after a stateless `initialize`. With `token`, the bearer token too.
+ */
+export function mcpRequest(
+  era: '2026-07-28' | '2025-11-25',
+  method: string,
+  params: Record<string, unknown>,
+  token?: string,
+): { headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': era,
+  };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const isModern = era === '2026-07-28';
+  if (isModern) {
+    headers['mcp-method'] = method;
+    if (typeof params.name === 'string') headers['mcp-name'] = params.name;
+  }
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': era, 'io.modelcontextprotocol/clientCapabilities': {} };
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: isModern ? { ...params, _meta: envelope } : params });
+  return { headers, body };
+}
