@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
+import { testSigningKeySet } from '../../test/support/signing-keys.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createMcpAuthorizer } from './mcp-authorizer.js';
-import { ACCESS_TOKEN_ALGORITHM, type SigningKey, type SigningKeySet } from './oauth/signing-keys.js';
 import { AccessTokens } from './oauth/tokens.js';
 import { authorizationMigrations } from './index.js';
 import { Sessions } from './stores/sessions.js';
@@ -25,12 +24,17 @@ afterEach(async () => {
   await directory.cleanup();
 });
 
-async function keySet(): Promise<SigningKeySet> {
-  const { privateKey, publicKey } = await generateKeyPair(ACCESS_TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
-  const publicJwk = await exportJWK(publicKey);
-  const kid = await calculateJwkThumbprint(publicJwk);
-  const key: SigningKey = { kid, createdAt: new Date().toISOString(), privateKey, publicKey, publicJwk: { ...publicJwk, kid } };
-  return { current: key, all: [key], jwks: () => ({ keys: [key.publicJwk] }), byKid: (wanted) => (wanted === kid ? key : undefined) };
+/** A minute-long session of alice's for client-1, approving nothing in particular. */
+function openSession(sessions: Sessions) {
+  return sessions.open({
+    subject: 'alice',
+    personName: 'alice',
+    clientId: 'client-1',
+    clientName: 'Client',
+    tools: [],
+    logins: [],
+    expiresAt: Date.now() + 60_000,
+  });
 }
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -38,17 +42,9 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 describe('the /mcp authorizer', () => {
   it('reads a session’s state once per request (token check and call decision share it); a revocation is seen at once', async () => {
     const sessions = new Sessions(database);
-    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
+    const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 600);
     const authorizer = createMcpAuthorizer({ tokens, sessions, resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource` });
-    const session = sessions.open({
-      subject: 'alice',
-      personName: 'alice',
-      clientId: 'client-1',
-      clientName: 'Client',
-      tools: [],
-      logins: [],
-      expiresAt: Date.now() + 60_000,
-    });
+    const session = openSession(sessions);
     const { token } = await tokens.issue(session);
     const reads: string[] = [];
     const read = sessions.isOpen.bind(sessions);
@@ -74,15 +70,7 @@ describe('the /mcp authorizer', () => {
     expect(await authorizer.authenticate(request)).toMatchObject({ ok: false, status: 401 });
 
     // Revoked behind this process's back (another process, the CLI): seen from the next turn on.
-    const other = sessions.open({
-      subject: 'alice',
-      personName: 'alice',
-      clientId: 'client-1',
-      clientName: 'Client',
-      tools: [],
-      logins: [],
-      expiresAt: Date.now() + 60_000,
-    });
+    const other = openSession(sessions);
     await nextTurn();
     expect(authorizer.isSessionOpen(other.id)).toBe(true);
     database

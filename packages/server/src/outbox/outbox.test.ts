@@ -19,6 +19,7 @@ import {
   retrySettings,
   SqliteOutboxStore,
   type DispatcherEndpoint,
+  type OutboxEvent,
   type WebhookDispatcher,
 } from './index.js';
 
@@ -53,9 +54,9 @@ describe('webhook outbox and delivery', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  function database(): SqliteDatabase {
+  function database(migrations = outboxMigrations): SqliteDatabase {
     const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
-    const handle = openDatabase(join(directory, 'gateway.db'), outboxMigrations);
+    const handle = openDatabase(join(directory, 'gateway.db'), migrations);
     cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
     cleanups.push(() => handle.close());
     return handle;
@@ -73,6 +74,37 @@ describe('webhook outbox and delivery', () => {
     dispatcher.start();
     cleanups.push(() => dispatcher.stop());
     return { outbox, dispatcher };
+  }
+
+  /**
+   * Receipts to a receiver as the gateway wires them: a SQLite receipt store whose appends run the outbox hook
+   * (and its after-commit hand-over), and, once started, a dispatcher over the real outbox store whose reads of
+   * pending events go through `readPending` (the tests count or slow them). Idle workers poll once a minute.
+   */
+  async function receiptsToReceiver(
+    readPending: (store: SqliteOutboxStore, endpoint: string, limit: number) => OutboxEvent[] | Promise<OutboxEvent[]>,
+  ) {
+    const db = database([...receiptMigrations, ...outboxMigrations]);
+    const target = await receiver();
+    const secret = newWebhookSecret();
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
+    const outbox = createOutbox({ database: db, endpoints });
+    const sqlite = new SqliteOutboxStore(db);
+    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
+      pending: (endpoint: string, limit: number) => readPending(sqlite, endpoint, limit),
+    });
+    const receipts = createSqliteReceiptStore(db);
+    const append = (index: number): void => {
+      const { id, index: _leaf, ...draft } = makeReceipt(index);
+      receipts.append(draft, [outbox]);
+    };
+    const start = (): void => {
+      const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
+      outbox.subscribe((committed) => dispatcher.notify({ committed }));
+      dispatcher.start();
+      cleanups.push(() => dispatcher.stop());
+    };
+    return { target, sqlite, append, start };
   }
 
   /** Appends receipts the way the receipt log does: the hook inside a transaction on the same handle. */
@@ -262,32 +294,16 @@ describe('webhook outbox and delivery', () => {
   );
 
   it('events committed through the receipt log go out in order without being read back from the store one by one', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
-    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
-    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
-    cleanups.push(() => db.close());
-    const secret = newWebhookSecret();
-    const target = await receiver();
-    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
-    const outbox = createOutbox({ database: db, endpoints });
     // The real SQLite store, counting how often the dispatcher reads pending events back.
-    const sqlite = new SqliteOutboxStore(db);
     let reads = 0;
-    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
-      pending: (endpoint: string, limit: number) => {
-        reads += 1;
-        return sqlite.pending(endpoint, limit);
-      },
+    const { target, sqlite, append, start } = await receiptsToReceiver((store, endpoint, limit) => {
+      reads += 1;
+      return store.pending(endpoint, limit);
     });
-    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
-    outbox.subscribe((committed) => dispatcher.notify({ committed }));
-    dispatcher.start();
-    cleanups.push(() => dispatcher.stop());
-    const receipts = createSqliteReceiptStore(db);
+    start();
     const total = 40;
     for (let index = 0; index < total; index += 1) {
-      const { id, index: _leaf, ...draft } = makeReceipt(index);
-      receipts.append(draft, [outbox]);
+      append(index);
       // One call at a time, as a client at concurrency 1: each event is out before the next receipt.
       await waitFor(() => delivered(target).length === index + 1, `event ${index + 1}`);
     }
@@ -298,38 +314,19 @@ describe('webhook outbox and delivery', () => {
   });
 
   it('with a store whose reads take time, an event committed during a read is still delivered at once', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
-    const db = openDatabase(join(directory, 'gateway.db'), [...receiptMigrations, ...outboxMigrations]);
-    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
-    cleanups.push(() => db.close());
-    const secret = newWebhookSecret();
-    const target = await receiver();
-    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
-    const outbox = createOutbox({ database: db, endpoints });
-    const receipts = createSqliteReceiptStore(db);
-    const append = (index: number) => {
-      const { id, index: _leaf, ...draft } = makeReceipt(index);
-      receipts.append(draft, [outbox]);
-    };
     // As a PostgreSQL store would be: the rows are read, then the answer takes a while to arrive. The second
     // receipt commits (and is announced) after the first read's query ran, before its answer arrived.
-    const sqlite = new SqliteOutboxStore(db);
     let reads = 0;
-    const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
-      pending: async (endpoint: string, limit: number) => {
-        const rows = sqlite.pending(endpoint, limit);
-        reads += 1;
-        if (reads === 1) setTimeout(() => append(1), 10);
-        await new Promise((resolve) => setTimeout(resolve, 60));
-        return rows;
-      },
+    const { target, append, start } = await receiptsToReceiver(async (store, endpoint, limit) => {
+      const rows = store.pending(endpoint, limit);
+      reads += 1;
+      if (reads === 1) setTimeout(() => append(1), 10);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      return rows;
     });
     append(0);
     // Idle workers poll only once a minute here: only a correct hand-over delivers the second event quickly.
-    const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
-    outbox.subscribe((committed) => dispatcher.notify({ committed }));
-    dispatcher.start();
-    cleanups.push(() => dispatcher.stop());
+    start();
     await waitFor(() => delivered(target).length === 2, 'both events', 5_000);
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2]);
   });

@@ -1,26 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { SessionRecord } from '../stores/sessions.js';
-import { ACCESS_TOKEN_ALGORITHM, type SigningKey, type SigningKeySet } from './signing-keys.js';
+import { testSigningKeySet } from '../../../test/support/signing-keys.js';
 import { AccessTokens, TokenRejected } from './tokens.js';
 
 const ISSUER = 'http://127.0.0.1:9/';
 const AUDIENCE = 'http://127.0.0.1:9/mcp';
-
-async function keySet(): Promise<SigningKeySet & { drop(kid: string): void }> {
-  const { privateKey, publicKey } = await generateKeyPair(ACCESS_TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
-  const publicJwk = await exportJWK(publicKey);
-  const kid = await calculateJwkThumbprint(publicJwk);
-  const key: SigningKey = { kid, createdAt: new Date().toISOString(), privateKey, publicKey, publicJwk: { ...publicJwk, kid } };
-  const known = new Map([[kid, key]]);
-  return {
-    current: key,
-    all: [key],
-    jwks: () => ({ keys: [...known.values()].map((entry) => entry.publicJwk) }),
-    byKid: (wanted) => known.get(wanted),
-    drop: (wanted) => known.delete(wanted),
-  };
-}
 
 function session(expiresAt: number): SessionRecord {
   return { id: 'session-1', subject: 'alice', clientId: 'client-1', expiresAt } as SessionRecord;
@@ -28,7 +12,7 @@ function session(expiresAt: number): SessionRecord {
 
 describe('verified access tokens are remembered, never past what verification allows', () => {
   it('a token verified once is accepted again with the same claims', async () => {
-    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
+    const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 600);
     const { token } = await tokens.issue(session(Date.now() + 600_000));
     const first = await tokens.verify(token);
     expect(await tokens.verify(token)).toEqual(first);
@@ -36,7 +20,7 @@ describe('verified access tokens are remembered, never past what verification al
   });
 
   it('a remembered token is refused once its exp has passed', async () => {
-    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 1);
+    const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 1);
     const { token } = await tokens.issue(session(Date.now() + 600_000));
     await tokens.verify(token);
     const deadline = Date.now() + 3_000;
@@ -53,7 +37,7 @@ describe('verified access tokens are remembered, never past what verification al
   });
 
   it('a remembered token is refused once its signing key is no longer published', async () => {
-    const keys = await keySet();
+    const keys = await testSigningKeySet();
     const tokens = new AccessTokens(keys, ISSUER, AUDIENCE, 600);
     const { token } = await tokens.issue(session(Date.now() + 600_000));
     await tokens.verify(token);
@@ -62,7 +46,7 @@ describe('verified access tokens are remembered, never past what verification al
   });
 
   it('a forged variant of a remembered token is still refused (the cache is keyed by the exact text)', async () => {
-    const tokens = new AccessTokens(await keySet(), ISSUER, AUDIENCE, 600);
+    const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 600);
     const { token } = await tokens.issue(session(Date.now() + 600_000));
     await tokens.verify(token);
     const [header, payload, signature] = token.split('.');
