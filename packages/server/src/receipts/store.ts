@@ -178,6 +178,17 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     },
   );
 
+  // The tree head in a read transaction of its own: the folded leaves and the stored size are one state.
+  const readHead = database.transaction(currentTree);
+
+  const addCheckpointTransaction = database.transaction((checkpoint: StoredCheckpoint) => {
+    insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+    // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of the
+    // file below a signed size still leave a gap that `receipts verify` names.
+    const tree = currentTree();
+    if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
+  });
+
   function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Receipt[] {
     const { receipts, tree } = appendTransaction.immediate(drafts, hooks);
     // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
@@ -190,7 +201,7 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     append: (draft, hooks) => appendBatch([draft], hooks)[0]!,
     appendBatch,
     head() {
-      const tree = database.transaction(currentTree).deferred();
+      const tree = readHead.deferred();
       return { size: tree.size, rootHash: rootOfEdge(tree.edge) };
     },
     get(index) {
@@ -249,17 +260,7 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     leafHashes(size) {
       return selectLeafHashes.all(size) as Buffer[];
     },
-    addCheckpoint(checkpoint) {
-      database
-        .transaction(() => {
-          insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
-          // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of
-          // the file below a signed size still leave a gap that `receipts verify` names.
-          const tree = currentTree();
-          if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
-        })
-        .immediate();
-    },
+    addCheckpoint: (checkpoint) => addCheckpointTransaction.immediate(checkpoint),
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
       return row ? checkpointOf(row) : undefined;
