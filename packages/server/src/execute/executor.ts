@@ -1,5 +1,6 @@
 import { isGatewayError, type LoadedConfig, type LockedOperation } from '@gateway/core';
-import { request, type Dispatcher } from 'undici';
+import { exchange, ResponseTooLarge } from '@gateway/runtime';
+import type { Dispatcher } from 'undici';
 import type { IndexedTool, OpenApiIndexedTool } from '../publications/registry.js';
 import { executeMcpTool } from './mcp-call.js';
 import type { McpUpstreamPool } from './mcp-upstream.js';
@@ -105,8 +106,6 @@ export function sourceLimits(loaded: LoadedConfig, sourceName: string): SourceLi
   };
 }
 
-class ResponseTooLarge extends Error {}
-
 /**
  * The executor: one entry point, dispatching on the tool's source kind (the switch is exhaustive, so a new
  * kind fails to compile until it has its module). OpenAPI tools run below; MCP tools in mcp-call.ts.
@@ -181,38 +180,29 @@ function createOpenApiExecutor(
     }
 
     const limits = options.limitsFor(tool.sourceName);
-    // One controller for the total deadline and the client's cancellation: a plain timer and a listener
-    // cost far less per call than AbortSignal.timeout + AbortSignal.any (weak references, a finalizer).
-    const cancel = new AbortController();
-    const signal = cancel.signal;
-    let isTimedOut = false;
-    const deadline = setTimeout(() => {
-      isTimedOut = true;
-      cancel.abort(new DOMException(`the upstream did not answer within ${limits.totalMs} ms`, 'TimeoutError'));
-    }, limits.totalMs);
-    const onClientAbort = () => cancel.abort(context.signal?.reason);
-    if (context.signal?.aborted) onClientAbort();
-    else context.signal?.addEventListener('abort', onClientAbort, { once: true });
     const dispatcher = options.dispatcherFor(tool.sourceName);
     const loginId = credentials.loginId;
+    // One deadline for every hop together; the client's cancellation cuts the exchange in flight.
+    const deadline = performance.now() + limits.totalMs;
 
     try {
       let current = upstream;
       for (let hop = 0; ; hop += 1) {
-        const answer = request(current.url, {
+        const answer = exchange({
           dispatcher,
+          url: current.url,
           method: current.method as Dispatcher.HttpMethod,
           headers: current.headers,
           body: current.body,
-          signal,
-          headersTimeout: limits.totalMs,
-          bodyTimeout: limits.totalMs,
+          timeoutMs: Math.max(1, Math.ceil(deadline - performance.now())),
+          maxBodyBytes: limits.maxResponseBytes,
+          overLimit: 'fail',
+          signal: context.signal,
         });
         if (hop === 0) context.onSent?.();
         const response = await answer;
         const location = headerValue(response.headers.location);
         if (isRedirect(response.statusCode) && location) {
-          await response.body.dump().catch(() => undefined);
           const next = new URL(location, current.url);
           // Credentials stay with the origin they were configured for: a redirect elsewhere is not followed.
           if (next.origin !== current.url.origin) {
@@ -234,13 +224,8 @@ function createOpenApiExecutor(
           current = redirected(current, next, response.statusCode);
           continue;
         }
-        const declaredLength = Number(headerValue(response.headers['content-length']) ?? Number.NaN);
-        if (Number.isFinite(declaredLength) && declaredLength > limits.maxResponseBytes) {
-          response.body.destroy();
-          throw new ResponseTooLarge();
-        }
         if (response.statusCode === 401 && loginId) options.credentials.forgetTokens?.(loginId);
-        const bytes = await readLimited(response.body, limits.maxResponseBytes);
+        const bytes = response.body;
         const contentType = headerValue(response.headers['content-type']) ?? '';
         const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes, (binary) =>
           secrets.some((secret) => binary.includes(secret)),
@@ -261,7 +246,7 @@ function createOpenApiExecutor(
           { loginId },
         );
       }
-      if (isTimedOut) {
+      if (isTimeout(error)) {
         return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
           loginId,
         });
@@ -270,9 +255,6 @@ function createOpenApiExecutor(
         return finish(errorResult(`${tool.name}: cancelled by the client`), 'network', { loginId });
       }
       return finish(errorResult(`${tool.name}: ${redact(networkMessage(error, upstream.url, limits))}`), 'network', { loginId });
-    } finally {
-      clearTimeout(deadline);
-      context.signal?.removeEventListener('abort', onClientAbort);
     }
   }
 
@@ -321,18 +303,10 @@ function redirected(previous: UpstreamRequest, next: URL, status: number): Upstr
   return { method: previous.method === 'HEAD' ? 'HEAD' : 'GET', url: next, headers, body: undefined };
 }
 
-async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+/** The exchange's own deadline, or undici's header/body timeout set to the same length (whichever fired first). */
+function isTimeout(error: unknown): boolean {
+  const code = (error as { code?: string })?.code;
+  return (error as Error)?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 function mediaTypeOf(contentType: string): string {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
+import { exchange } from '@gateway/runtime';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
 import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
@@ -119,6 +120,17 @@ interface Worker {
   wasNotifiedWhileReading: boolean;
 }
 
+const endpointUrls = new WeakMap<DispatcherEndpoint, URL>();
+/** The endpoint's URL, parsed once. */
+function endpointUrl(endpoint: DispatcherEndpoint): URL {
+  let url = endpointUrls.get(endpoint);
+  if (!url) {
+    url = new URL(endpoint.url);
+    endpointUrls.set(endpoint, url);
+  }
+  return url;
+}
+
 /**
  * Delivers the outbox, one worker per endpoint, strictly in sequence order: the worker holds the endpoint's
  * lease, takes the lowest pending event, and does not look at the next one until this one is acknowledged
@@ -166,17 +178,6 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     });
 
   const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
-    // One controller per attempt, aborted by the timeout or by stop(). Not AbortSignal.any/timeout: on Node 20
-    // every AbortSignal.any over the long-lived stop signal stays registered on it until a GC, which at
-    // thousands of events per second showed up as garbage-collector time on the delivery path.
-    const controller = new AbortController();
-    let isTimedOut = false;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      controller.abort();
-    }, settings.timeoutMs);
-    const onStop = () => controller.abort();
-    stopController.signal.addEventListener('abort', onStop, { once: true });
     try {
       const secrets = await endpoint.secrets();
       const headers = {
@@ -184,9 +185,19 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
         'user-agent': 'gateway-webhooks',
         ...signatureHeaders(secrets, eventId, new Date(), body),
       };
-      const response = await request(endpoint.url, { method: 'POST', headers, body, dispatcher: options.agent, signal: controller.signal });
-      // The receiver's answer body is not used; read a little and drop the rest.
-      await response.body.dump({ limit: 65_536 }).catch(() => undefined);
+      // The receiver's answer body is not used: at most 64 KiB of it is read, the rest dropped.
+      const response = await exchange({
+        dispatcher: options.agent,
+        url: endpointUrl(endpoint),
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: settings.timeoutMs,
+        maxBodyBytes: 65_536,
+        overLimit: 'ignore',
+        // stop() cuts the attempt in flight (it stays pending, not counted); the timeout is the exchange's timer.
+        signal: stopController.signal,
+      });
       const isAcknowledged = response.statusCode >= 200 && response.statusCode < 300;
       return {
         status: response.statusCode,
@@ -195,11 +206,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       };
     } catch (error) {
       const typed = error as Error & { code?: string };
+      const isTimedOut = typed.name === 'TimeoutError' || typed.code === 'UND_ERR_HEADERS_TIMEOUT' || typed.code === 'UND_ERR_BODY_TIMEOUT';
       const reason = isTimedOut ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
       return { status: null, error: reason, retryAfterMs: undefined };
-    } finally {
-      clearTimeout(timer);
-      stopController.signal.removeEventListener('abort', onStop);
     }
   };
 
