@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
+import { allowAllOrderCall, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -84,24 +84,7 @@ if (process.argv[2] === 'child') {
   const [onUrl, offUrl, controlUrl] = await Promise.all([start(on), start(off), ...(control ? [start(control)] : [])]);
 
   const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: {
-      name: 'get_order',
-      arguments: { orderId: 'ord_1001' },
-      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-    },
-  });
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': 'get_order',
-    authorization: 'Bearer bench',
-  };
+  const { body, headers } = allowAllOrderCall();
   const timings = { on: [], off: [], control: [] };
   /** Per round: [p50 on, p50 off], for the median of paired differences (robust to the load drifting). */
   const rounds = [];

@@ -287,6 +287,21 @@ export function modernRequest(mcpUrl, token, method, params, name) {
   };
 }
 
+/**
+ * The tools/call of the benches that run the allow-all authorizer (bench/ab.mjs, receipts.mjs, webhooks-e2e.mjs):
+ * `get_order` as a 2026-07-28 fast-path request; that authorizer takes any token.
+ */
+export function allowAllOrderCall() {
+  const { body, headers } = modernRequest(
+    '',
+    'bench',
+    'tools/call',
+    { name: 'get_order', arguments: { orderId: 'ord_1001' } },
+    'get_order',
+  );
+  return { body, headers };
+}
+
 export function percentile(sorted, fraction) {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
 }
@@ -375,11 +390,12 @@ export async function startCannedMcpServer(text) {
  * webhooks-e2e.mjs, mcp-source.mjs): the gateway from BENCH_CONFIG, started as `gateway serve` would with the
  * environment the parent forked it with, a silent logger, and an authorizer that lets one session call every
  * published tool as approved (`logins`: the login ids that session holds). Sends `{ mcpUrl }` to the parent and
- * closes the gateway when the parent sends any message.
+ * closes the gateway when the parent sends any message. `build`: the checkout whose built server runs (bench/ab.mjs
+ * compares two; default this one).
  */
-export async function serveWithAllowAllAuthorizer({ logins = [] } = {}) {
-  const { startGateway } = await import(pathToFileURL(join(root, 'packages/server/dist/index.js')).href);
-  const { pino } = await import(pathToFileURL(createRequire(join(root, 'packages/server/package.json')).resolve('pino')).href);
+export async function serveWithAllowAllAuthorizer({ logins = [], build = root } = {}) {
+  const { startGateway } = await import(pathToFileURL(join(build, 'packages/server/dist/index.js')).href);
+  const { pino } = await import(pathToFileURL(createRequire(join(build, 'packages/server/package.json')).resolve('pino')).href);
   const gateway = await startGateway({
     configPath: process.env.BENCH_CONFIG,
     env: process.env,

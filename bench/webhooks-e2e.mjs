@@ -11,7 +11,14 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort, gatewayExecArgv, processStats, serveWithAllowAllAuthorizer, startWebhookReceiver } from './support.mjs';
+import {
+  allowAllOrderCall,
+  freePort,
+  gatewayExecArgv,
+  processStats,
+  serveWithAllowAllAuthorizer,
+  startWebhookReceiver,
+} from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -79,24 +86,7 @@ if (process.argv[2] === 'child') {
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: {
-      name: 'get_order',
-      arguments: { orderId: 'ord_1001' },
-      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-    },
-  });
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': 'get_order',
-    authorization: 'Bearer bench',
-  };
+  const { body, headers } = allowAllOrderCall();
   const callOnce = async () => {
     const response = await request(mcpUrl, { method: 'POST', headers, body, dispatcher: agent });
     const text = await response.body.text();
