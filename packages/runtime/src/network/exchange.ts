@@ -28,9 +28,11 @@ export interface ExchangeResult {
   body: Buffer;
 }
 
-/** The response was larger than `maxBodyBytes` (declared or read) with `overLimit: 'fail'`. */
+/**
+ * The response was larger than `maxBodyBytes` (declared or read) with `overLimit: 'fail'`. Internal: callers
+ * turn it into their own refusal (a tool call's `too-large` outcome), so it carries no registered code.
+ */
 export class ResponseTooLarge extends Error {
-  readonly code = 'RESPONSE_TOO_LARGE';
   constructor(limit: number) {
     super(`the response is larger than ${limit} bytes`);
   }
