@@ -416,6 +416,21 @@ describe('webhook outbox and delivery', () => {
     expect((outboxB.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder).toBe('process-b');
   });
 
+  it('an acknowledgement with a body larger than 64 KiB still counts; the rest of the body is not read', async () => {
+    const db = database();
+    const target = await receiver(() => ({ status: 200, body: 'x'.repeat(300_000) }));
+    const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }]);
+    receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1), makeReceipt(2)]);
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 3, 'three events acknowledged with large bodies');
+    expect(store.events('audit', { limit: 3 }).map((event) => [event.attempts, event.lastStatus])).toEqual([
+      [1, 200],
+      [1, 200],
+      [1, 200],
+    ]);
+    expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 2, 3]);
+  });
+
   it('an attempt that outlives retry.timeoutMs is cut and retried under the same id', async () => {
     const db = database();
     let arrivals = 0;

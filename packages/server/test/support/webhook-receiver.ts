@@ -19,6 +19,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Milliseconds to wait before answering (a slow receiver). */
   delayMs?: number;
+  /** An answer body (the gateway reads at most 64 KiB of it). */
+  body?: string;
 }
 
 export interface WebhookReceiver {
@@ -39,7 +41,7 @@ export async function startWebhookReceiver(respond: WebhookReceiver['respond'] =
       const answer = () => {
         receiver.requests.push({ headers: request.headers, body, at: Date.now(), status: reply.status });
         response.writeHead(reply.status, reply.headers ?? {});
-        response.end();
+        response.end(reply.body);
       };
       if (reply.delayMs) setTimeout(answer, reply.delayMs);
       else answer();
