@@ -13,7 +13,7 @@ export {
 } from './network/addresses.js';
 export { createGuardedAgent, findSsrfRefusal, ssrfRefusal, type GuardedAgentOptions } from './network/agent.js';
 export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './network/fetch-text.js';
-export { exchange, ResponseTooLarge, type ExchangeOptions, type ExchangeResult } from './network/exchange.js';
+export { exchange, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions, type ExchangeResult } from './network/exchange.js';
 export { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, type DocumentFetcher } from './network/document-fetcher.js';
 export {
   createVault,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { createGuardedAgent, exchange, findSsrfRefusal, ResponseTooLarge, type ExchangeOptions } from '../index.js';
+import { createGuardedAgent, exchange, findSsrfRefusal, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions } from '../index.js';
 
 /** Routes of a real loopback server, one behaviour each. */
 const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void> = {
@@ -87,6 +87,8 @@ describe('exchange: one bounded HTTP request through undici dispatch', () => {
     const started = performance.now();
     const error = await exchange(options('/silent', { timeoutMs: 200 })).catch((caught: unknown) => caught);
     expect((error as Error).name).toBe('TimeoutError');
+    expect(isExchangeTimeout(error)).toBe(true);
+    expect(isExchangeTimeout(new Error('ECONNRESET'))).toBe(false);
     expect(performance.now() - started).toBeLessThan(2_000);
     expect((await exchange(options('/echo'))).statusCode).toBe(200);
   });

@@ -38,6 +38,12 @@ export class ResponseTooLarge extends Error {
   }
 }
 
+/** Whether an exchange failed on its deadline: its own timer, or undici's header/body timeout (set to the same). */
+export function isExchangeTimeout(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return (error as Error | undefined)?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
 /**
  * One HTTP request and its whole (bounded) response through undici's `dispatch` with a plain handler: the
  * gateway's outbound calls (tool calls, webhook deliveries) run it once each. Against `undici.request` +

@@ -1,5 +1,5 @@
 import { isGatewayError, type LoadedConfig, type LockedOperation } from '@gateway/core';
-import { exchange, ResponseTooLarge } from '@gateway/runtime';
+import { exchange, isExchangeTimeout, ResponseTooLarge } from '@gateway/runtime';
 import type { Dispatcher } from 'undici';
 import type { IndexedTool, OpenApiIndexedTool } from '../publications/registry.js';
 import { executeMcpTool } from './mcp-call.js';
@@ -246,7 +246,7 @@ function createOpenApiExecutor(
           { loginId },
         );
       }
-      if (isTimeout(error)) {
+      if (isExchangeTimeout(error)) {
         return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
           loginId,
         });
@@ -301,12 +301,6 @@ function redirected(previous: UpstreamRequest, next: URL, status: number): Upstr
   const headers = { ...previous.headers };
   delete headers['content-type'];
   return { method: previous.method === 'HEAD' ? 'HEAD' : 'GET', url: next, headers, body: undefined };
-}
-
-/** The exchange's own deadline, or undici's header/body timeout set to the same length (whichever fired first). */
-function isTimeout(error: unknown): boolean {
-  const code = (error as { code?: string })?.code;
-  return (error as Error)?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 function mediaTypeOf(contentType: string): string {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
-import { exchange } from '@gateway/runtime';
+import { exchange, isExchangeTimeout } from '@gateway/runtime';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
 import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
@@ -206,8 +206,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       };
     } catch (error) {
       const typed = error as Error & { code?: string };
-      const isTimedOut = typed.name === 'TimeoutError' || typed.code === 'UND_ERR_HEADERS_TIMEOUT' || typed.code === 'UND_ERR_BODY_TIMEOUT';
-      const reason = isTimedOut ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
+      const reason = isExchangeTimeout(error)
+        ? `timed out after ${settings.timeoutMs} ms`
+        : (typed.code ? `${typed.code}: ` : '') + typed.message;
       return { status: null, error: reason, retryAfterMs: undefined };
     }
   };
