@@ -58,7 +58,8 @@ const options = (path: string, extra: Partial<ExchangeOptions> = {}): ExchangeOp
 
 describe('exchange: one bounded HTTP request through undici dispatch', () => {
   it('sends the method, path with query, headers and body; returns status, parsed headers and the whole body', async () => {
-    const result = await exchange(options('/echo?a=1&b=%20', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'héllo' }));
+    const post = { method: 'POST' as const, headers: { 'content-type': 'text/plain' }, body: 'héllo' };
+    const result = await exchange(options('/echo?a=1&b=%20', post));
     expect(result.statusCode).toBe(200);
     expect(result.headers['content-type']).toBe('application/json');
     expect(result.headers['x-seen-length']).toBe(String(Buffer.byteLength('héllo')));

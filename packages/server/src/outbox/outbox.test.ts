@@ -505,6 +505,116 @@ describe('webhook outbox and delivery', () => {
     expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
   });
 
+  it('an acknowledgement is its own row: failures in between keep theirs, replay --failed sends only those, in order', async () => {
+    const db = database();
+    let isFixed = false;
+    // Events 2 and 4 fail until the receiver is fixed; the others are acknowledged at once.
+    const target = await receiver(({ body }) => ({ status: isFixed || ![2, 4].includes(sequenceOf(body)) ? 200 : 503 }));
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 2 } }];
+    const { outbox, dispatcher } = dispatch(db, endpoints);
+    receiptTransaction(
+      db,
+      outbox,
+      Array.from({ length: 6 }, (_, index) => makeReceipt(index)),
+    );
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 4, 'four acknowledged, two given up');
+    const view = () =>
+      store.events('audit', { limit: 10 }).map((event) => [event.sequence, event.status, event.attempts, event.lastStatus]);
+    expect(view()).toEqual([
+      [1, 'delivered', 1, 200],
+      [2, 'failed', 2, 503],
+      [3, 'delivered', 1, 200],
+      [4, 'failed', 2, 503],
+      [5, 'delivered', 1, 200],
+      [6, 'delivered', 1, 200],
+    ]);
+    expect(store.events('audit', { status: 'delivered', limit: 10 }).map((event) => event.sequence)).toEqual([1, 3, 5, 6]);
+    expect(store.events('audit', { status: 'failed', limit: 10 }).every((event) => event.deliveredAt === null)).toBe(true);
+    expect(store.events('audit', { status: 'delivered', limit: 10 }).every((event) => event.deliveredAt !== null)).toBe(true);
+
+    isFixed = true;
+    expect(store.replay('audit', { failed: true })).toBe(2);
+    dispatcher.notify();
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 6, 'the two replayed events');
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 3, 5, 6, 2, 4]);
+    expect(view().map(([sequence, status, attempts]) => [sequence, status, attempts])).toEqual([
+      [1, 'delivered', 1],
+      [2, 'delivered', 1],
+      [3, 'delivered', 1],
+      [4, 'delivered', 1],
+      [5, 'delivered', 1],
+      [6, 'delivered', 1],
+    ]);
+  });
+
+  it('where the search for pending events starts follows the acknowledgements, and a replay moves it back', async () => {
+    const db = database();
+    const target = await receiver();
+    const { outbox, dispatcher } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }]);
+    const pendingFrom = () => db.prepare("SELECT pending_from FROM webhook_endpoints WHERE name = 'audit'").pluck().get() as number;
+    const before = pendingFrom();
+    receiptTransaction(
+      db,
+      outbox,
+      Array.from({ length: 300 }, (_, index) => makeReceipt(index)),
+    );
+    const store = outbox.store as SqliteOutboxStore;
+    await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'three hundred acknowledged events');
+    expect(before).toBeLessThanOrEqual(1);
+    expect(pendingFrom()).toBe(257); // moved once, at the 256th acknowledgement
+    expect(store.pending('audit', 10)).toEqual([]);
+
+    expect(store.replay('audit', { fromSequence: 10 })).toBe(291);
+    expect(pendingFrom()).toBe(10);
+    expect(store.pending('audit', 2).map((event) => event.sequence)).toEqual([10, 11]);
+    dispatcher.notify({ reread: true });
+    await waitFor(() => delivered(target).length === 591, 'the replayed events');
+    expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 300, failed: 0 });
+  });
+
+  it('a database from before acknowledgements had their own table keeps every status and delivers what was pending', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const path = join(directory, 'gateway.db');
+    // The first schema alone, with events in every status written as it wrote them.
+    const old = openDatabase(path, outboxMigrations.slice(0, 1));
+    old.exec("INSERT INTO webhook_endpoints (name) VALUES ('audit')");
+    const insert = old.prepare(
+      'INSERT INTO webhook_outbox ' +
+        '(endpoint, sequence, event_id, receipt_id, body, status, attempts, last_status, created_at, delivered_at) ' +
+        "VALUES ('audit', ?, ?, NULL, ?, ?, ?, ?, '2026-11-22T12:00:00.000Z', ?)",
+    );
+    const statuses = ['delivered', 'failed', 'delivered', 'pending', 'pending'] as const;
+    for (const [index, status] of statuses.entries()) {
+      const sequence = index + 1;
+      const delivered = status === 'delivered';
+      insert.run(
+        sequence,
+        `evt_${sequence}`,
+        JSON.stringify({ sequence: String(sequence) }),
+        status,
+        delivered ? 1 : 8,
+        delivered ? 200 : 503,
+        delivered ? '2026-11-22T12:00:01.000Z' : null,
+      );
+    }
+    old.close();
+
+    const db = openDatabase(path, outboxMigrations);
+    cleanups.push(() => db.close());
+    const store = new SqliteOutboxStore(db);
+    expect(store.endpoint('audit')!.counts).toEqual({ pending: 2, delivered: 2, failed: 1 });
+    expect(db.prepare("SELECT pending_from FROM webhook_endpoints WHERE name = 'audit'").pluck().get()).toBe(4);
+    expect(store.pending('audit', 10).map((event) => event.sequence)).toEqual([4, 5]);
+    expect(
+      store.events('audit', { status: 'delivered', limit: 10 }).map((event) => [event.sequence, event.attempts, event.lastStatus]),
+    ).toEqual([
+      [1, 1, 200],
+      [3, 1, 200],
+    ]);
+  });
+
   it('the SSRF guard applies: a loopback endpoint is refused unless network.allowPrivateNetworks lists it', async () => {
     const db = database();
     const target = await receiver();
