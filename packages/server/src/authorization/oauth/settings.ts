@@ -1,5 +1,6 @@
-import { canonicalMcpUrl, resolveConfigPath, type AuthConfig, type LoadedConfig } from '@gateway/core';
+import { canonicalMcpUrl, GatewayError, resolveConfigPath, type AuthConfig, type LoadedConfig } from '@gateway/core';
 import { gatewayDataDirectory, peopleFilePath } from '@gateway/runtime';
+import { classifyRedirectUri } from './redirect-uris.js';
 
 /** The fifteen minutes … seven days the consent page offers unless configured otherwise. */
 export const DEFAULT_LIFETIME_CHOICES_SECONDS = [900, 3600, 28800, 86400, 604800];
@@ -76,7 +77,7 @@ export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(load
     peopleFile: peopleFilePath(loaded),
     localAccountsEnabled: auth.local?.enabled ?? true,
     oidc: auth.oidc,
-    clients: auth.clients ?? [],
+    clients: checkedClients(auth.clients ?? []),
     clientMetadata: {
       enabled: auth.clientMetadata?.enabled ?? true,
       maxBytes: auth.clientMetadata?.maxBytes ?? 16384,
@@ -107,4 +108,31 @@ export function authSettings(loaded: LoadedConfig, mcpUrl = canonicalMcpUrl(load
     codeSeconds: 60,
     pendingRequestSeconds: 600,
   };
+}
+
+/**
+ * Pre-registered clients (`auth.clients`) are held to the rules a dynamic registration is: each redirect URI
+ * https, loopback http or a private-use scheme, without fragment or user information (redirect-uris.ts), and
+ * each client id once. Checked at start-up, so a bad entry stops the gateway with its place in gateway.yaml
+ * instead of failing the client's first sign-in.
+ */
+function checkedClients(clients: NonNullable<AuthConfig['clients']>): NonNullable<AuthConfig['clients']> {
+  const seen = new Set<string>();
+  for (const [index, client] of clients.entries()) {
+    if (seen.has(client.clientId)) {
+      throw new GatewayError('CONFIG_INVALID', `auth.clients[${index}]: the client id '${client.clientId}' is listed twice`);
+    }
+    seen.add(client.clientId);
+    for (const [uriIndex, uri] of client.redirectUris.entries()) {
+      const verdict = classifyRedirectUri(uri);
+      if ('problem' in verdict) {
+        throw new GatewayError(
+          'CONFIG_INVALID',
+          `auth.clients[${index}].redirectUris[${uriIndex}] (client '${client.clientId}'): not a redirect URI the gateway accepts: ` +
+            verdict.problem,
+        );
+      }
+    }
+  }
+  return clients;
 }
