@@ -19,7 +19,9 @@ export const ERRORS = {
   ADMIN_REQUEST_INVALID: {
     category: 'usage',
     area: 'admin',
-    meaning: "an admin request body that does not match the route's schema (e.g. an empty revocation reason)",
+    meaning:
+      "an admin request body that is not JSON, nests deeper than 32 levels, is larger than 1 MiB (413) or does not match the route's " +
+      'schema (e.g. an empty revocation reason)',
   },
   ADMIN_REQUEST_REFUSED: {
     category: 'auth',

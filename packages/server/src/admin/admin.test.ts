@@ -81,6 +81,25 @@ describe('admin API', () => {
     });
   });
 
+  it('a body that is not JSON, too deep or too large is a 400/413 problem with its code, not a server error', async () => {
+    await vault.set('admin-token', 'correct-horse-battery');
+    const post = (payload: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/admin/drift/check',
+        headers: { host: HOST, authorization: 'Bearer correct-horse-battery', 'content-type': 'application/json' },
+        payload,
+      });
+    const malformed = await post('{"source": ');
+    expect([malformed.statusCode, malformed.json().code]).toEqual([400, 'ADMIN_REQUEST_INVALID']);
+    expect(malformed.headers['content-type']).toContain('application/problem+json');
+    const deep = await post(`${'['.repeat(10_000)}${']'.repeat(10_000)}`);
+    expect([deep.statusCode, deep.json().code]).toEqual([400, 'ADMIN_REQUEST_INVALID']);
+    expect(deep.json().detail).toContain('nested');
+    const large = await post(JSON.stringify({ source: 'x'.repeat(2_000_000) }));
+    expect([large.statusCode, large.json().code]).toEqual([413, 'ADMIN_REQUEST_INVALID']);
+  });
+
   it('a rotated admin token applies to the next request', async () => {
     await vault.set('admin-token', 'first-token');
     expect((await app.inject({ url: '/admin/status', headers: { host: HOST, authorization: 'Bearer first-token' } })).statusCode).toBe(200);

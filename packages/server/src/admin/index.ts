@@ -19,6 +19,7 @@ import {
   type LockReloadStatus,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
+import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
@@ -95,6 +96,14 @@ interface Problem {
   detail: string;
 }
 
+/** How deeply an admin request's JSON body may nest (its bodies are flat objects). */
+const ADMIN_BODY_MAX_DEPTH = 32;
+
+/** An error the admin error handler answers as the client's (400) rather than the server's. */
+function clientError(message: string): Error & { statusCode: number } {
+  return Object.assign(new Error(message), { statusCode: 400 });
+}
+
 function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="gateway-admin"');
   return reply
@@ -116,6 +125,21 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
   const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
 
   const routes: FastifyPluginAsync = async (app) => {
+    // Admin bodies are small and flat: JSON is parsed here, after the token check (an onRequest hook), with the
+    // nesting checked on the raw text first (the /mcp route's scan), so hostile input is a 400 problem.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      const text = body as string;
+      if (exceedsJsonDepth(text, ADMIN_BODY_MAX_DEPTH)) {
+        done(clientError(`the JSON body is nested deeper than ${ADMIN_BODY_MAX_DEPTH} levels`), undefined);
+        return;
+      }
+      try {
+        done(null, text === '' ? undefined : JSON.parse(text));
+      } catch (error) {
+        done(clientError(`the body is not valid JSON: ${(error as Error).message}`), undefined);
+      }
+    });
     app.addHook('onRequest', async (request, reply) => {
       const hostProblem = options.guard.checkHost(request.headers.host) ?? options.guard.checkOrigin(request.headers.origin);
       if (hostProblem) {
@@ -271,6 +295,12 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     app.setErrorHandler((error, request, reply) => {
       if ((error as { validation?: unknown }).validation) {
         return sendProblem(reply, { status: 400, code: 'ADMIN_REQUEST_INVALID', title: 'Bad request', detail: (error as Error).message });
+      }
+      // The request's own fault, found before a handler ran (a body that is not JSON, too large, of another type).
+      const status = (error as { statusCode?: unknown }).statusCode;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        const title = status === 413 ? 'Body too large' : status === 415 ? 'Unsupported media type' : 'Bad request';
+        return sendProblem(reply, { status, code: 'ADMIN_REQUEST_INVALID', title, detail: (error as Error).message });
       }
       request.log.error({ code: isGatewayError(error) ? error.code : undefined, error: (error as Error).message }, 'admin request failed');
       return sendProblem(reply, {
