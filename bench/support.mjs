@@ -262,8 +262,8 @@ export async function sessionToken({ url, mcpUrl }, tools, logins = ['orders/api
   return accessToken;
 }
 
-/** A 2026-07-28 request (bench/server.mjs's form): `_meta` envelope plus the standard headers. */
-export function modernRequest(mcpUrl, token, method, params, name) {
+/** A JSON-RPC POST to /mcp with a bearer token, in one MCP revision: the two request forms below. */
+function mcpPost(mcpUrl, token, protocolVersion, headers, message) {
   return {
     url: mcpUrl,
     method: 'POST',
@@ -271,20 +271,28 @@ export function modernRequest(mcpUrl, token, method, params, name) {
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
+      'mcp-protocol-version': protocolVersion,
+      ...headers,
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
+  };
+}
+
+/** A 2026-07-28 request (bench/server.mjs's form): `_meta` envelope plus the standard headers. */
+export function modernRequest(mcpUrl, token, method, params, name) {
+  return mcpPost(
+    mcpUrl,
+    token,
+    '2026-07-28',
+    { 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+    {
       method,
       params: {
         ...params,
         _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
       },
-    }),
-  };
+    },
+  );
 }
 
 /**
@@ -338,17 +346,7 @@ export async function startWebhookReceiver() {
 
 /** A 2025-11-25 request as SDK 1.x clients send it after a stateless `initialize` (no `_meta` envelope). */
 export function legacyRequest(mcpUrl, token, method, params) {
-  return {
-    url: mcpUrl,
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  };
+  return mcpPost(mcpUrl, token, '2025-11-25', {}, { method, params });
 }
 
 /**

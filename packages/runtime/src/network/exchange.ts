@@ -44,6 +44,11 @@ export function isExchangeTimeout(error: unknown): boolean {
   return (error as Error | undefined)?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
+/** Why a cancelling signal fired, as the Error the exchange rejects with. */
+function reasonOf(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('cancelled', 'AbortError');
+}
+
 /**
  * One HTTP request and its whole (bounded) response through undici's `dispatch` with a plain handler: the
  * gateway's outbound calls (tool calls, webhook deliveries) run it once each. Against `undici.request` +
@@ -77,7 +82,7 @@ export function exchange(options: ExchangeOptions): Promise<ExchangeResult> {
       () => cut(new DOMException(`no complete answer within ${options.timeoutMs} ms`, 'TimeoutError')),
       options.timeoutMs,
     );
-    const onAbort = () => cut(signal!.reason instanceof Error ? signal!.reason : new DOMException('cancelled', 'AbortError'));
+    const onAbort = () => cut(reasonOf(signal!));
     const settle = (error: Error | undefined) => {
       if (isSettled) return;
       isSettled = true;
@@ -88,7 +93,7 @@ export function exchange(options: ExchangeOptions): Promise<ExchangeResult> {
     };
     if (signal?.aborted) {
       clearTimeout(timer);
-      reject(signal.reason instanceof Error ? signal.reason : new DOMException('cancelled', 'AbortError'));
+      reject(reasonOf(signal));
       return;
     }
     signal?.addEventListener('abort', onAbort, { once: true });

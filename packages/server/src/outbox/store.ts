@@ -169,7 +169,6 @@ export class SqliteOutboxStore implements OutboxStore {
           AND o.sequence >= (SELECT pending_from FROM webhook_endpoints WHERE name = @endpoint)
           AND NOT EXISTS (SELECT 1 FROM webhook_acks a WHERE a.endpoint = o.endpoint AND a.sequence = o.sequence)
         ORDER BY o.sequence LIMIT @limit`),
-      holdsLease: database.prepare('SELECT 1 FROM webhook_endpoints WHERE name = ? AND lease_holder = ?').pluck(),
       // One acknowledgement, one small row (the event's own row is not even read): only while `holder` holds the
       // lease (a dispatcher only acknowledges what it sent while holding it), once per event (the key), in one
       // statement (no explicit transaction).
@@ -225,10 +224,9 @@ export class SqliteOutboxStore implements OutboxStore {
           AND (@status IS NULL OR (CASE WHEN a.sequence IS NOT NULL THEN 'delivered' ELSE o.status END) = @status)
         ORDER BY o.sequence LIMIT @limit`),
     };
-    // BEGIN IMMEDIATE: the lease check and the updates see one state. A dispatcher whose lease expired
-    // (another process took over) changes nothing; its events are sent again under the same ids.
+    // BEGIN IMMEDIATE: every acknowledgement's lease check (inside its statement) sees one state. A dispatcher
+    // whose lease expired (another process took over) records nothing; its events are sent again under the same ids.
     const marks = database.transaction((endpoint: string, holder: string, deliveries: readonly Delivery[]): number => {
-      if (this.statements.holdsLease.get(endpoint, holder) === undefined) return 0;
       let marked = 0;
       for (const delivery of deliveries) marked += this.acknowledge(endpoint, holder, delivery);
       return marked;
