@@ -570,6 +570,8 @@ describe('webhook outbox and delivery', () => {
     expect(store.pending('audit', 2).map((event) => event.sequence)).toEqual([10, 11]);
     dispatcher.notify({ reread: true });
     await waitFor(() => delivered(target).length === 591, 'the replayed events');
+    // The receiver has answered the last one; the dispatcher marks it once it has read that answer.
+    await waitFor(() => store.endpoint('audit')!.counts.pending === 0, 'the last acknowledgement marked');
     expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 300, failed: 0 });
   });
 
