@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { PeopleDirectory } from '@gateway/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { SIGNING_KEYS_SECRET } from '../src/authorization/oauth/signing-keys.js';
@@ -343,6 +345,34 @@ describe('sign-in and consent', () => {
     }
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses[5]).toBe(429);
+  });
+
+  it('wrong passwords sent all at once still get only the limit of checks; the right password is then refused too', async () => {
+    const clientId = await nativeClient();
+    const browser = new Browser();
+    const signIn = await browser.follow(
+      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
+      server.issuer,
+    );
+    const html = await signIn.response.text();
+    // An account of its own: the other tests sign in as PERSON.
+    const victim = { name: 'victor', password: 'a long and right password' };
+    await new PeopleDirectory(join(server.directory, '.gateway', 'people.json')).add(victim.name, victim.password);
+    const form = (password: string) => ({
+      csrf_token: hiddenField(html, 'csrf_token'),
+      request: hiddenField(html, 'request'),
+      name: victim.name,
+      password,
+    });
+    // Twenty guesses in parallel: each is counted as it starts, before its (slow, scrypt) password check.
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => browser.request(`${server.issuer}/signin`, { form: form(`guess-${index}`) })),
+    ).then((responses) => responses.map((response) => response.status));
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(15);
+    const right = await browser.request(`${server.issuer}/signin`, { form: form(victim.password) });
+    expect(right.status).toBe(429);
+    expect(right.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });
 

@@ -15,7 +15,16 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { mcpRequest } from './support/fixtures.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
-import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
+import {
+  approve,
+  authorizeUrl,
+  Browser,
+  hiddenField,
+  PERSON,
+  pkce,
+  registerClient,
+  tokenRequest,
+} from './oauth-support/authorization-server.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -122,24 +131,38 @@ beforeAll(async () => {
   workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
 }, 90_000);
 
-/**
- * A person approves a session through the cluster with every request on a new connection (no keep-alive),
- * so the steps of one sign-in land on different workers: the page state they share is in the database.
- */
-async function approveThroughCluster(): Promise<void> {
+/** Runs `work` with every fetch() on a new connection (no keep-alive), so its requests reach both workers. */
+async function onFreshConnections<T>(work: () => Promise<T>): Promise<T> {
   const fresh = new Agent({ pipelining: 0 });
   const originalFetch = globalThis.fetch;
   globalThis.fetch = ((input: string, init?: Record<string, unknown>) =>
     undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
   try {
+    return await work();
+  } finally {
+    globalThis.fetch = originalFetch;
+    await fresh.close();
+  }
+}
+
+async function registerNativeClient(name: string): Promise<string> {
+  const registered = await registerClient(`http://127.0.0.1:${workspace.port}`, {
+    client_name: name,
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+  });
+  return registered.body.client_id as string;
+}
+
+/**
+ * A person approves a session through the cluster with every request on a new connection (no keep-alive),
+ * so the steps of one sign-in land on different workers: the page state they share is in the database.
+ */
+async function approveThroughCluster(): Promise<void> {
+  await onFreshConnections(async () => {
     const server = { issuer: `http://127.0.0.1:${workspace.port}`, mcpUrl: workspace.env.MCP_URL! };
-    const registered = await registerClient(server.issuer, {
-      client_name: 'workers test',
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-    });
-    const clientId = registered.body.client_id as string;
+    const clientId = await registerNativeClient('workers test');
     const { verifier, challenge } = pkce();
     const location = await approve(
       server,
@@ -157,10 +180,7 @@ async function approveThroughCluster(): Promise<void> {
     expect(tokens.status).toBe(200);
     token = tokens.body.access_token as string;
     sessionId = decodeJwt(token).sid as string;
-  } finally {
-    globalThis.fetch = originalFetch;
-    await fresh.close();
-  }
+  });
 }
 
 afterAll(async () => {
@@ -182,6 +202,53 @@ describe('gateway serve --workers', () => {
     expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
     expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
   }, 30_000);
+
+  it('counts failed sign-ins across workers: the limit is the same as with one process, not one per worker', async () => {
+    const cluster = startCluster();
+    try {
+      await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      await waitFor('both workers to listen', () => cluster.lines.filter((line) => line.msg === 'worker listening').length === 2);
+      const statuses = await onFreshConnections(async () => {
+        const issuer = `http://127.0.0.1:${workspace.port}`;
+        const clientId = await registerNativeClient('throttle test');
+        const browser = new Browser();
+        const signIn = await browser.follow(
+          authorizeUrl(
+            { issuer, mcpUrl: workspace.env.MCP_URL! },
+            { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' },
+          ),
+          issuer,
+        );
+        let html = await signIn.response.text();
+        const before = cluster.lines.length;
+        const seen: number[] = [];
+        // The default limit is 5 failures per account; each guess on a new connection, so both workers take part.
+        for (let attempt = 0; attempt < 8; attempt += 1) {
+          const response = await browser.request(`${issuer}/signin`, {
+            form: {
+              csrf_token: hiddenField(html, 'csrf_token'),
+              request: hiddenField(html, 'request'),
+              name: 'mallory-target',
+              password: `guess-${attempt}`,
+            },
+          });
+          seen.push(response.status);
+          html = await response.text();
+        }
+        const answeredBy = await waitFor('both workers to answer guesses', () => {
+          const pids = workerPids(cluster, before, (line) => line.msg === 'request completed');
+          return pids.size === 2 ? pids : undefined;
+        });
+        expect(answeredBy.size).toBe(2);
+        return seen;
+      });
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+      cluster.child.kill('SIGTERM');
+      expect(await cluster.exited).toBe(0);
+    } finally {
+      if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
+    }
+  }, 60_000);
 
   it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, ' +
     'restarts a killed worker and stops all on SIGTERM', async () => {

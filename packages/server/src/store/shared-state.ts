@@ -23,12 +23,14 @@ export const sharedStateMigrations: Migration[] = [
 /** Rows of one kind, by key, until they expire. Expired rows are never returned and are purged on write. */
 export class SharedEphemeralStore {
   private readonly statements;
+  private readonly transaction;
   private writes = 0;
 
   constructor(
     database: SqliteDatabase,
     private readonly kind: string,
   ) {
+    this.transaction = database.transaction((work: () => unknown) => work());
     this.statements = {
       put: database.prepare(
         'INSERT INTO shared_ephemeral (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, ' +
@@ -48,6 +50,11 @@ export class SharedEphemeralStore {
 
   get(key: string, now = Date.now()): string | undefined {
     return (this.statements.get.get(this.kind, key, now) as { value: string } | undefined)?.value;
+  }
+
+  /** Runs `work` in one write transaction (`BEGIN IMMEDIATE`): no other worker changes a row in between. */
+  atomically<R>(work: () => R): R {
+    return this.transaction.immediate(work) as R;
   }
 
   /** True when this call removed the row (so exactly one worker wins a single-use take). */

@@ -13,14 +13,14 @@ const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
 /** The authorization endpoint (OAuth 2.1 §4.1.1): validates the request, holds it, and sends the browser to consent. */
 export function registerAuthorizationEndpoint(
   instance: FastifyInstance,
-  { settings, clients }: Pick<AuthorizationDependencies, 'settings' | 'clients'>,
+  { settings, clients, throttleStore }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'throttleStore'>,
   flow: BrowserFlow,
 ): void {
   const { pending, send, redirectBack, ensureSession, tooManyRequests, consentUrl } = flow;
   const limits = settings.authorize;
   // /authorize is unauthenticated and each request holds memory for minutes: both limits apply.
-  const perAddress = new RateLimiter(limits.perAddressPerMinute);
-  const perClient = new RateLimiter(limits.perClientPerMinute);
+  const perAddress = new RateLimiter(limits.perAddressPerMinute, throttleStore('authorize-address'));
+  const perClient = new RateLimiter(limits.perClientPerMinute, throttleStore('authorize-client'));
 
   instance.get(`${settings.basePath}/authorize`, async (request, reply) => {
     const addressWait = perAddress.take(request.ip);

@@ -3,6 +3,7 @@ import type { PeopleDirectory } from '@gateway/runtime';
 import type { SharedEphemeralStore } from '../../store/shared-state.js';
 import type { ConsentOffer } from '../consent/consent-tool.js';
 import type { ClientRegistry } from '../oauth/clients.js';
+import type { ThrottleStore } from '../oauth/rate-limit.js';
 import type { AuthSettings } from '../oauth/settings.js';
 import type { SigningKeySet } from '../oauth/signing-keys.js';
 import type { AccessTokens } from '../oauth/tokens.js';
@@ -32,4 +33,6 @@ export interface AuthorizationDependencies {
   oidc?: OidcSignIn;
   /** Workers share pending requests through the database (`gateway serve --workers N`). */
   sharedPending?: SharedEphemeralStore;
+  /** Where a throttle (sign-in failures, /authorize rate limits) keeps its counts: memory, or the database with workers. */
+  throttleStore(kind: string): ThrottleStore;
 }

@@ -2,21 +2,22 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errorPage, signInPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
-import { SignInThrottle, type BrowserSession } from '../signin/browser-sessions.js';
+import { SignInThrottle } from '../oauth/rate-limit.js';
+import type { BrowserSession } from '../signin/browser-sessions.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc'>;
+type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttleStore'>;
 
 /** Sign-in with a local account (the people file): the page, and the form it posts. */
 export function registerSignInEndpoint(
   instance: FastifyInstance,
-  { settings, people, browserSessions, oidc }: SignInDependencies,
+  { settings, people, browserSessions, oidc, throttleStore }: SignInDependencies,
   flow: BrowserFlow,
 ): void {
   const { pending, send, session, ownRequest, consentUrl } = flow;
   const base = settings.basePath;
-  const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds);
+  const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds, throttleStore('signin'));
 
   function signInFor(
     browser: BrowserSession,
@@ -65,7 +66,8 @@ export function registerSignInEndpoint(
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
     const keys = [`name:${name.toLowerCase()}`, `address:${request.ip}`];
-    const wait = throttle.retryAfter(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
+    // Counted before the password is checked: parallel guesses cannot all pass before one failure is recorded.
+    const wait = throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInFor(own.browser, reply, pendingRequest, {
@@ -76,10 +78,9 @@ export function registerSignInEndpoint(
     }
     const person = name && password ? await people.verify(name, password) : undefined;
     if (!person) {
-      throttle.recordFailure(keys);
       return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
-    throttle.recordSuccess([keys[0]!]);
+    throttle.succeeded({ clear: [keys[0]!], refund: [keys[1]!] });
     const signedIn = browserSessions.signIn(browser, {
       subject: person.subject,
       name: person.name,

@@ -1,0 +1,114 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { temporaryDirectory } from '../../../../../test-support/cli.js';
+import { openDatabase, type SqliteDatabase } from '../../store/database.js';
+import { sharedStateMigrations } from '../../store/shared-state.js';
+import { MemoryThrottleStore, RateLimiter, SharedThrottleStore, SignInThrottle, type ThrottleStore } from './rate-limit.js';
+
+/** Two "workers": two connections to one database file. */
+let directory: Awaited<ReturnType<typeof temporaryDirectory>>;
+let first: SqliteDatabase;
+let second: SqliteDatabase;
+
+beforeEach(async () => {
+  directory = await temporaryDirectory('gateway-throttle-');
+  first = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
+  second = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
+});
+afterEach(async () => {
+  first.close();
+  second.close();
+  await directory.cleanup();
+});
+
+const T0 = Date.UTC(2026, 10, 23, 9, 0, 0);
+
+/** The same behaviour from each store: one process's memory, and the database (one connection). */
+const stores: Array<[string, () => ThrottleStore]> = [
+  ['memory', () => new MemoryThrottleStore()],
+  ['database', () => new SharedThrottleStore(first, 'test')],
+];
+
+describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
+  it('a bucket of 3 per minute allows 3 at once, then one every 20 s, and says how long to wait', () => {
+    const limiter = new RateLimiter(3, makeStore());
+    expect([0, 1, 2].map(() => limiter.take('203.0.113.7', T0))).toEqual([0, 0, 0]);
+    expect(limiter.take('203.0.113.7', T0)).toBe(20);
+    expect(limiter.take('203.0.113.7', T0 + 10_000)).toBe(10);
+    expect(limiter.take('198.51.100.1', T0 + 10_000)).toBe(0);
+    expect(limiter.take('203.0.113.7', T0 + 20_000)).toBe(0);
+    expect(limiter.take('203.0.113.7', T0 + 20_000)).toBeGreaterThan(0);
+    // Refilled after a minute: 3 at once again.
+    expect([0, 1, 2].map(() => limiter.take('203.0.113.7', T0 + 90_000))).toEqual([0, 0, 0]);
+    expect(limiter.take('203.0.113.7', T0 + 90_000)).toBeGreaterThan(0);
+  });
+
+  it('sign-in: attempts are counted when they start; the limit refuses the next one until the window ends', () => {
+    const throttle = new SignInThrottle(3, 600, makeStore());
+    const keys = ['name:alice', 'address:203.0.113.7'];
+    for (let index = 0; index < 3; index += 1) expect(throttle.attempt(keys, T0 + index * 1000)).toBe(0);
+    expect(throttle.attempt(keys, T0 + 3_000)).toBe(597);
+    // Refused attempts are not counted: the window still ends 600 s after the first failure.
+    expect(throttle.attempt(keys, T0 + 599_000)).toBe(1);
+    expect(throttle.attempt(keys, T0 + 600_000)).toBe(0);
+  });
+
+  it('sign-in: an address has its own, higher limit; a success clears the account and gives the address its attempt back', () => {
+    const throttle = new SignInThrottle(2, 600, makeStore());
+    const address = 'address:203.0.113.7';
+    const limits = { [address]: 4 };
+    // Two accounts from one address: each account stops at 2, the address at 4.
+    expect(throttle.attempt(['name:alice', address], T0, limits)).toBe(0);
+    expect(throttle.attempt(['name:alice', address], T0, limits)).toBe(0);
+    expect(throttle.attempt(['name:alice', address], T0, limits)).toBeGreaterThan(0);
+    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
+    // Bob signs in: his count is cleared and the address gets that attempt back.
+    throttle.succeeded({ clear: ['name:bob'], refund: [address] }, T0);
+    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
+    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
+    // The address has now had 4 counted attempts: a third account is refused too.
+    expect(throttle.attempt(['name:carol', address], T0, limits)).toBeGreaterThan(0);
+  });
+});
+
+describe('throttles shared by workers', () => {
+  it('failures counted by two workers add up to one limit, and the database holds no name or address in the clear', () => {
+    const inFirst = new SignInThrottle(5, 600, new SharedThrottleStore(first, 'signin'));
+    const inSecond = new SignInThrottle(5, 600, new SharedThrottleStore(second, 'signin'));
+    const keys = ['name:alice', 'address:203.0.113.7'];
+    const results = Array.from({ length: 8 }, (_, index) => (index % 2 === 0 ? inFirst : inSecond).attempt(keys, T0));
+    expect(results.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    expect(results.slice(5).every((wait) => wait === 600)).toBe(true);
+
+    const rows = first.prepare("SELECT kind, key, value FROM shared_ephemeral WHERE kind LIKE 'throttle:%'").all() as Array<
+      Record<string, string>
+    >;
+    expect(rows.map((row) => row.kind)).toEqual(['throttle:signin', 'throttle:signin']);
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain('alice');
+    expect(stored).not.toContain('203.0.113.7');
+
+    // A success in one worker is seen by the other.
+    inSecond.succeeded({ clear: ['name:alice'], refund: [] }, T0);
+    expect(inFirst.attempt(['name:alice'], T0)).toBe(0);
+  });
+
+  it('one bucket across workers: the per-minute allowance is shared, not multiplied', () => {
+    const inFirst = new RateLimiter(4, new SharedThrottleStore(first, 'authorize-address'));
+    const inSecond = new RateLimiter(4, new SharedThrottleStore(second, 'authorize-address'));
+    const waits = Array.from({ length: 8 }, (_, index) => (index % 2 === 0 ? inFirst : inSecond).take('203.0.113.7', T0));
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(4);
+    expect(waits.slice(4).every((wait) => wait > 0)).toBe(true);
+  });
+
+  it('the memory store stays within its number of keys under a flood of new ones', () => {
+    const store = new MemoryThrottleStore(100);
+    const limiter = new RateLimiter(10, store);
+    for (let index = 0; index < 1_000; index += 1) limiter.take(`198.51.100.${index}`, T0);
+    const held = store.atomically(T0, (entries) =>
+      Array.from({ length: 1_000 }, (_, index) => entries.get(`198.51.100.${index}`)).filter(Boolean),
+    );
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.length).toBeLessThanOrEqual(100);
+  });
+});
