@@ -278,7 +278,11 @@ export const ERRORS = {
     meaning: 'the MCP server could not be started or reached, or its handshake failed (Streamable HTTP and HTTP+SSE were both tried)',
   },
   NETWORK_ADDRESS_INVALID: { category: 'internal', area: 'serving', meaning: 'a text that should be an IP address is not one' },
-  NETWORK_ALLOWLIST_INVALID: { category: 'config', area: 'serving', meaning: 'an `allowPrivateNetworks` entry is not a CIDR range' },
+  NETWORK_ALLOWLIST_INVALID: {
+    category: 'config',
+    area: 'serving',
+    meaning: 'an entry of `network.allowPrivateNetworks` or `gateway.trustedProxies` is not an address or CIDR range',
+  },
   OAUTH_TOKEN_ENDPOINT_UNREACHABLE: {
     category: 'network',
     area: 'credentials',

@@ -6,6 +6,7 @@ export {
   classifyAddress,
   compileAllowList,
   isAddressAllowed,
+  isAddressInRanges,
   parseAddress,
   parseCidr,
   type AddressCategory,

@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
+import { compileAllowList, isAddressInRanges } from '@gateway/runtime';
 import type { Executor } from './execute/executor.js';
 import type { McpAuthorizer } from './calls/caller.js';
 import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
@@ -75,7 +76,12 @@ class McpQuietLogController extends LogController {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const maxRequestBytes = options.loaded.config.gateway.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  // Behind a reverse proxy every request comes from the proxy: the per-address limits (sign-in, /authorize,
+  // registration) would then count everyone together. X-Forwarded-For is believed only from the listed
+  // proxies, walked from the right: the client address is the first hop that is not one of them.
+  const proxies = compileAllowList(options.loaded.config.gateway.trustedProxies ?? [], 'gateway.trustedProxies');
   const base = {
+    ...(proxies.entries.length > 0 ? { trustProxy: (address: string) => isAddressInRanges(address, proxies) } : {}),
     bodyLimit: maxRequestBytes,
     // Idle keep-alive sockets are closed at shutdown; busy ones finish their request first.
     forceCloseConnections: 'idle' as const,

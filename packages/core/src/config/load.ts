@@ -53,6 +53,8 @@ export interface GatewayConfig {
     allowedOrigins?: string[];
     dataDirectory?: string;
     maxRequestBytes?: number;
+    /** Reverse proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client's address. */
+    trustedProxies?: string[];
   };
   sources: Record<string, SourceConfig>;
   trust?: { keys?: string[] };

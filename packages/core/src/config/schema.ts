@@ -253,6 +253,11 @@ export const configSchema = {
         allowedOrigins: { type: 'array', items: { type: 'string' }, description: 'extra Origins allowed on /mcp' },
         dataDirectory: { type: 'string', description: 'database and runtime state (default .gateway beside the config)' },
         maxRequestBytes: { type: 'integer', minimum: 1024 },
+        trustedProxies: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          description: 'reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client address',
+        },
       },
     },
     sources: {

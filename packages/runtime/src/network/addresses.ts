@@ -86,26 +86,26 @@ export function parseAddress(text: string): ParsedAddress | undefined {
   return undefined;
 }
 
-/** Parses `a.b.c.d/n` or `x::y/n` (a bare address means a single host). Throws NETWORK_ALLOWLIST_INVALID. */
-export function parseCidr(text: string): Cidr {
+/**
+ * Parses `a.b.c.d/n` or `x::y/n` (a bare address means a single host). Throws NETWORK_ALLOWLIST_INVALID
+ * naming `setting`, the list the entry came from.
+ */
+export function parseCidr(text: string, setting = 'network.allowPrivateNetworks'): Cidr {
   const [addressText, prefixText, ...extra] = text.trim().split('/');
   const address = addressText === undefined ? undefined : parseAddress(addressText);
   const width = address?.family === 4 ? 32 : 128;
   const prefix = prefixText === undefined ? width : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
   if (!address || extra.length > 0 || !(prefix >= 0 && prefix <= width)) {
-    throw new GatewayError(
-      'NETWORK_ALLOWLIST_INVALID',
-      `network.allowPrivateNetworks: '${text}' is not a CIDR range such as 127.0.0.1/32 or fd00::/8`,
-    );
+    throw new GatewayError('NETWORK_ALLOWLIST_INVALID', `${setting}: '${text}' is not a CIDR range such as 127.0.0.1/32 or fd00::/8`);
   }
   return { ...address, prefix };
 }
 
-/** Parses `network.allowPrivateNetworks` once. */
-export function compileAllowList(list: readonly string[] | AllowList | undefined): AllowList {
+/** Parses a list of ranges (`network.allowPrivateNetworks`, `gateway.trustedProxies`) once. */
+export function compileAllowList(list: readonly string[] | AllowList | undefined, setting?: string): AllowList {
   if (list === undefined) return { entries: [] };
   if (!Array.isArray(list)) return list as AllowList;
-  return { entries: (list as readonly string[]).map(parseCidr) };
+  return { entries: (list as readonly string[]).map((entry) => parseCidr(entry, setting)) };
 }
 
 function inRange(address: ParsedAddress, range: Cidr): boolean {
@@ -191,7 +191,19 @@ export function isAddressAllowed(address: string, allowList: readonly string[] |
   const parsed = parseAddress(address);
   if (!parsed) return false;
   if (classifyParsed(parsed) === 'public') return true;
-  const { entries } = compileAllowList(allowList);
+  return isParsedInRanges(parsed, compileAllowList(allowList));
+}
+
+/**
+ * Is this address inside one of the ranges (also as the IPv4 address an IPv4-mapped, NAT64 or 6to4 form
+ * carries, as a dual-stack socket reports an IPv4 peer)? Text that is not an IP address never is.
+ */
+export function isAddressInRanges(address: string, ranges: AllowList): boolean {
+  const parsed = parseAddress(address);
+  return parsed !== undefined && isParsedInRanges(parsed, ranges);
+}
+
+function isParsedInRanges(parsed: ParsedAddress, { entries }: AllowList): boolean {
   const embedded = embeddedIpv4(parsed);
   return entries.some((entry) => inRange(parsed, entry) || (embedded !== undefined && inRange(embedded, entry)));
 }

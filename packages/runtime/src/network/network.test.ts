@@ -3,7 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { GatewayError } from '@gateway/core';
-import { classifyAddress, createGuardedAgent, guardedFetchText, isAddressAllowed, parseCidr } from '../index.js';
+import {
+  classifyAddress,
+  compileAllowList,
+  createGuardedAgent,
+  guardedFetchText,
+  isAddressAllowed,
+  isAddressInRanges,
+  parseCidr,
+} from '../index.js';
 
 describe('isAddressAllowed', () => {
   const refusedWithoutAllowList: Array<[string, string]> = [
@@ -87,6 +95,21 @@ describe('isAddressAllowed', () => {
     for (const entry of ['127.0.0.1/33', 'not-an-ip/8', '10.0.0.0/8/1', '::1/129']) {
       expect(() => parseCidr(entry)).toThrow(expect.objectContaining({ code: 'NETWORK_ALLOWLIST_INVALID' }));
     }
+    expect(() => compileAllowList(['10.0.0.0/8', 'proxy.internal'], 'gateway.trustedProxies')).toThrow(
+      "gateway.trustedProxies: 'proxy.internal' is not a CIDR range",
+    );
+  });
+
+  it('ranges contain an address whatever its category, also in the IPv4-mapped form of a dual-stack socket', () => {
+    const proxies = compileAllowList(['10.0.0.0/8', '203.0.113.5', 'fd00::/8']);
+    expect(isAddressInRanges('10.1.2.3', proxies)).toBe(true);
+    expect(isAddressInRanges('::ffff:10.1.2.3', proxies)).toBe(true);
+    expect(isAddressInRanges('203.0.113.5', proxies)).toBe(true);
+    expect(isAddressInRanges('fd12::1', proxies)).toBe(true);
+    expect(isAddressInRanges('11.0.0.1', proxies)).toBe(false);
+    expect(isAddressInRanges('203.0.113.6', proxies)).toBe(false);
+    expect(isAddressInRanges('localhost', compileAllowList(['0.0.0.0/0']))).toBe(false);
+    expect(isAddressInRanges('127.0.0.1', compileAllowList([]))).toBe(false);
   });
 });
 

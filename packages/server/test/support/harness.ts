@@ -79,6 +79,8 @@ export interface Workspace {
 }
 
 export interface WorkspaceOptions {
+  /** Extra YAML lines appended under `gateway` (indented by 2 spaces). */
+  gatewayExtra?: string;
   /** Extra YAML lines appended under `sources.orders` (indented by 4 spaces). */
   sourceExtra?: string;
   /** Extra top-level YAML. */
@@ -106,6 +108,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
       'gateway:',
       `  url: http://127.0.0.1:${port}`,
       `  listen: 127.0.0.1:${port}`,
+      ...(options.gatewayExtra ? [options.gatewayExtra.replace(/^/gm, '  ')] : []),
       'sources:',
       '  orders:',
       '    kind: openapi',
