@@ -3,6 +3,7 @@
  * server; both import this. Everything public is listed here.
  */
 export {
+  addressBucket,
   classifyAddress,
   compileAllowList,
   isAddressAllowed,

@@ -575,4 +575,21 @@ describe('/authorize cannot be flooded', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.body).toContain('Too many sign-in requests');
   });
+
+  it('an IPv6 client is counted by its /64: a new address in the same /64 does not get a new allowance', async () => {
+    const statuses: number[] = [];
+    for (let index = 1; index <= 101; index += 1) {
+      const remoteAddress = `2001:db8:7:7:${index.toString(16)}::${(index * 7).toString(16)}`;
+      statuses.push((await server.app.inject({ method: 'GET', url: '/authorize?client_id=no-such-client', remoteAddress })).statusCode);
+    }
+    expect(statuses.slice(0, 100).every((status) => status === 400)).toBe(true);
+    expect(statuses[100]).toBe(429);
+    // Another /64 has its own allowance.
+    const elsewhere = await server.app.inject({
+      method: 'GET',
+      url: '/authorize?client_id=no-such-client',
+      remoteAddress: '2001:db8:7:8::1',
+    });
+    expect(elsewhere.statusCode).toBe(400);
+  });
 });

@@ -164,6 +164,21 @@ function embeddedIpv4(address: ParsedAddress): ParsedAddress | undefined {
   return undefined;
 }
 
+/**
+ * The key a per-address limit counts a client under: an IPv4 address as itself (also in the IPv4-mapped form
+ * a dual-stack socket reports), an IPv6 address by its /64. A host or site is normally given a whole /64, so
+ * counting each IPv6 address apart would let one client take 2^64 turns. Text that is not an address is its
+ * own key.
+ */
+export function addressBucket(text: string): string {
+  const address = parseAddress(text);
+  if (!address) return text;
+  const ipv4 = address.family === 4 ? address.value : address.value >> 32n === 0xffffn ? address.value & 0xffffffffn : undefined;
+  if (ipv4 !== undefined) return [24n, 16n, 8n, 0n].map((shift) => String((ipv4 >> shift) & 0xffn)).join('.');
+  const groups = [112n, 96n, 80n, 64n].map((shift) => ((address.value >> shift) & 0xffffn).toString(16));
+  return `${groups.join(':')}::/64`;
+}
+
 /** The category of an address; throws NETWORK_ADDRESS_INVALID for text that is not an IP address. */
 export function classifyAddress(text: string): AddressCategory {
   const address = parseAddress(text);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { GatewayError } from '@gateway/core';
 import {
+  addressBucket,
   classifyAddress,
   compileAllowList,
   createGuardedAgent,
@@ -98,6 +99,17 @@ describe('isAddressAllowed', () => {
     expect(() => compileAllowList(['10.0.0.0/8', 'proxy.internal'], 'gateway.trustedProxies')).toThrow(
       "gateway.trustedProxies: 'proxy.internal' is not a CIDR range",
     );
+  });
+
+  it('per-address limits count an IPv4 client by its address and an IPv6 client by its /64', () => {
+    expect(addressBucket('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressBucket('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressBucket('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressBucket('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(addressBucket('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(addressBucket('::1')).toBe('0:0:0:0::/64');
+    expect(addressBucket('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressBucket('not-an-address')).toBe('not-an-address');
   });
 
   it('ranges contain an address whatever its category, also in the IPv4-mapped form of a dual-stack socket', () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { addressBucket } from '@gateway/runtime';
 import { toolsInScope } from '../consent/choices.js';
 import { errorPage } from '../consent/pages.js';
 import { findRedirectUri, OAuthProblem, type OAuthClient } from '../oauth/clients.js';
@@ -23,7 +24,7 @@ export function registerAuthorizationEndpoint(
   const perClient = new RateLimiter(limits.perClientPerMinute, throttleStore('authorize-client'));
 
   instance.get(`${settings.basePath}/authorize`, async (request, reply) => {
-    const addressWait = perAddress.take(request.ip);
+    const addressWait = perAddress.take(addressBucket(request.ip));
     if (addressWait > 0) return tooManyRequests(reply, addressWait, 'This address has started too many sign-in requests.');
     const query = queryOf(request);
     // Until client and redirect URI are verified, problems are shown here and never redirected (RFC 9700 §4.11).

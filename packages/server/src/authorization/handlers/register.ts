@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { addressBucket } from '@gateway/runtime';
 import { OAuthProblem, REGISTRATION_LIMITS } from '../oauth/clients.js';
 import { allowCors, registerPreflight, sendOAuthJson, sendOAuthProblem } from '../oauth/http.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -12,7 +13,8 @@ export function registerRegistrationEndpoint(
   instance.post(path, { bodyLimit: REGISTRATION_LIMITS.bodyBytes }, async (request, reply) => {
     allowCors(reply);
     try {
-      const registered = clients.register(request.body, request.ip);
+      // Counted per client address (an IPv6 client per /64).
+      const registered = clients.register(request.body, addressBucket(request.ip));
       logger.info({ clientId: registered.client_id, from: request.ip }, 'client registered');
       return sendOAuthJson(reply, 201, registered);
     } catch (error) {

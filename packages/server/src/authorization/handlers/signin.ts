@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { addressBucket } from '@gateway/runtime';
 import { errorPage, signInPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
@@ -65,7 +66,7 @@ export function registerSignInEndpoint(
       return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
-    const keys = [`name:${name.toLowerCase()}`, `address:${request.ip}`];
+    const keys = [`name:${name.toLowerCase()}`, `address:${addressBucket(request.ip)}`];
     // Counted before the password is checked: parallel guesses cannot all pass before one failure is recorded.
     const wait = throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
