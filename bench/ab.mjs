@@ -16,8 +16,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
-  allowAllOrderCall,
   ENV,
+  allowAllOrderCall,
+  benchChild,
   gatewayExecArgv,
   ordersWorkspace,
   percentile,
@@ -63,11 +64,13 @@ if (process.argv[2] === 'child') {
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, receiver ? { webhookUrl: receiver.url } : {});
       cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
-      const child = fork(fileURLToPath(import.meta.url), ['child'], {
-        env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
-        stdio: 'inherit',
-        execArgv: gatewayExecArgv(),
-      });
+      const child = benchChild(
+        fork(fileURLToPath(import.meta.url), ['child'], {
+          env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
+          stdio: 'inherit',
+          execArgv: gatewayExecArgv(),
+        }),
+      );
       cleanups.push(() => child.kill());
       const mcpUrl = await new Promise((ready) => child.once('message', (message) => ready(message.mcpUrl)));
       sides.push({ name, build, child, mcpUrl, receiver, cpuMs: 0, calls: 0, seconds: 0, p50s: [] });

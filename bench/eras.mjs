@@ -6,14 +6,13 @@
 // well under a minute. Run after `pnpm build`: node bench/eras.mjs
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
-import { gatewayExecArgv } from './support.mjs';
+import { benchChild, benchDirectory, gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -117,10 +116,10 @@ let child;
 let directory;
 try {
   const upstreamPort = await freePort();
-  upstream = spawn(
-    process.execPath,
-    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY],
-    { stdio: 'ignore' },
+  upstream = benchChild(
+    spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY], {
+      stdio: 'ignore',
+    }),
   );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   for (let attempt = 0; ; attempt += 1) {
@@ -134,7 +133,7 @@ try {
   }
 
   // A signed lock made by the real CLI, as in bench/server.mjs.
-  directory = await mkdtemp(join(tmpdir(), 'gateway-bench-eras-'));
+  directory = benchDirectory('gateway-bench-eras-');
   const port = await freePort();
   const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   await writeFile(join(directory, 'openapi.yaml'), example.replace('http://127.0.0.1:4010', upstreamUrl));
@@ -163,12 +162,14 @@ try {
   gateway(['people', 'add', PERSON.name], directory, PERSON.password);
 
   const log = openSync(join(directory, 'gateway.log'), 'a');
-  child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
-    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
-    stdio: ['ignore', 'inherit', log, 'ipc'],
-    // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the gateway process, written when it stops.
-    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-  });
+  child = benchChild(
+    fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+      env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+      stdio: ['ignore', 'inherit', log, 'ipc'],
+      // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the gateway process, written when it stops.
+      execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    }),
+  );
   closeSync(log);
   const ready = await new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`gateway child exited ${code}`)));

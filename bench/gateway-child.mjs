@@ -25,6 +25,8 @@ const gateway = await startGateway({
 const startupMs = performance.now() - started;
 const { names } = gateway.registry.snapshot();
 process.send({ type: 'ready', url: gateway.url, mcpUrl: gateway.mcpUrl, startupMs, moduleLoadMs, tools: names.length, toolNames: names });
+// The bench that forked this process is gone (stopped with Ctrl-C or killed): do not outlive it.
+process.once('disconnect', () => process.exit(0));
 process.on('message', async (message) => {
   // bench/memory.mjs runs this process with --expose-gc and asks for a full collection first, so growth that
   // survives it (a leak) is told apart from garbage not yet collected.

@@ -6,12 +6,11 @@
 // a bounded number of sequential calls; prints the p50 of each and the difference.
 // Run after `pnpm build`: node bench/mcp-source.mjs (about 20 s; BENCH_ROUNDS, BENCH_CALLS to change).
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
+import { benchChild, benchDirectory, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
@@ -29,10 +28,12 @@ if (process.argv[2] === 'child') {
 
   // server-everything over Streamable HTTP on loopback.
   const httpPort = await freePort();
-  const httpServer = spawn(process.execPath, [everything, 'streamableHttp'], {
-    env: { ...ENV, PORT: String(httpPort) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const httpServer = benchChild(
+    spawn(process.execPath, [everything, 'streamableHttp'], {
+      env: { ...ENV, PORT: String(httpPort) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
     httpServer.stderr.on('data', (chunk) => {
@@ -45,7 +46,7 @@ if (process.argv[2] === 'child') {
   const upstreamUrl = `http://127.0.0.1:${httpPort}/mcp`;
 
   // A workspace made by the real CLI: both sources imported, `echo` of each reviewed and published.
-  const directory = mkdtempSync(join(tmpdir(), 'gateway-bench-mcp-'));
+  const directory = benchDirectory('gateway-bench-mcp-');
   const port = await freePort();
   writeFileSync(
     join(directory, 'gateway.yaml'),
@@ -82,11 +83,13 @@ if (process.argv[2] === 'child') {
     cli(['review', source, '--select', tool]);
     cli(['publish', source, '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com']);
   }
-  const child = fork(fileURLToPath(import.meta.url), ['child'], {
-    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
-    stdio: 'inherit',
-    execArgv: gatewayExecArgv(),
-  });
+  const child = benchChild(
+    fork(fileURLToPath(import.meta.url), ['child'], {
+      env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+      stdio: 'inherit',
+      execArgv: gatewayExecArgv(),
+    }),
+  );
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
   const connect = async (transport) => {

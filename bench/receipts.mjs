@@ -6,12 +6,11 @@
 // OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s);
 // BENCH_CONTROL=1 adds a second receipts-on gateway to show the noise floor of the machine in the same run.
 import { execFileSync, fork } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { allowAllOrderCall, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
+import { allowAllOrderCall, benchChild, benchDirectory, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
@@ -30,7 +29,7 @@ if (process.argv[2] === 'child') {
     execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd, env: ENV, stdio: 'ignore' });
 
   // One workspace made by the real CLI, copied for the second gateway (same lock, own port and database).
-  const on = mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-'));
+  const on = benchDirectory('gateway-bench-receipts-');
   const document = readFileSync(join(root, 'examples/orders-api/openapi.yaml'), 'utf8').replace('http://127.0.0.1:4010', api.url);
   writeFileSync(join(on, 'openapi.yaml'), document);
   const config = (port, extra) =>
@@ -60,23 +59,25 @@ if (process.argv[2] === 'child') {
   cli(['import', 'orders'], on);
   cli(['review', 'orders', '--all-supported', '--no-interactive'], on);
   cli(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], on);
-  const off = mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-off-'));
+  const off = benchDirectory('gateway-bench-receipts-off-');
   cpSync(on, off, { recursive: true });
   writeFileSync(join(off, 'gateway.yaml'), config(await freePort(), 'receipts:\n  enabled: false'));
 
   const children = [];
   const start = (directory) =>
     new Promise((resolve) => {
-      const child = fork(fileURLToPath(import.meta.url), ['child'], {
-        env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
-        stdio: 'inherit',
-        execArgv: gatewayExecArgv(),
-      });
+      const child = benchChild(
+        fork(fileURLToPath(import.meta.url), ['child'], {
+          env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+          stdio: 'inherit',
+          execArgv: gatewayExecArgv(),
+        }),
+      );
       children.push(child);
       child.once('message', (message) => resolve(message.mcpUrl));
     });
   // BENCH_CONTROL=1: a third gateway identical to "on", to show this machine's noise floor in the same run.
-  const control = process.env.BENCH_CONTROL === '1' ? mkdtempSync(join(tmpdir(), 'gateway-bench-receipts-control-')) : undefined;
+  const control = process.env.BENCH_CONTROL === '1' ? benchDirectory('gateway-bench-receipts-control-') : undefined;
   if (control) {
     cpSync(on, control, { recursive: true });
     writeFileSync(join(control, 'gateway.yaml'), config(await freePort(), ''));

@@ -7,13 +7,13 @@
 // bench/results/server.json. Run after `pnpm build`: node bench/server.mjs
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { obtainAccessToken } from './oauth-session.mjs';
-import { gatewayExecArgv } from './support.mjs';
+import { benchChild, benchDirectory, gatewayExecArgv } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -65,7 +65,7 @@ async function waitForHttp(url, deadlineMs = 10_000) {
 
 /** A workspace with a signed lock made by the real CLI: import → review --all-supported → publish. */
 async function workspace(name, documentText, { source, credentials }) {
-  const directory = await mkdtemp(join(tmpdir(), `gateway-bench-${name}-`));
+  const directory = benchDirectory(`gateway-bench-${name}-`);
   const port = await freePort();
   await writeFile(join(directory, 'openapi.yaml'), documentText);
   await writeFile(
@@ -130,12 +130,14 @@ function startGatewayChild(configPath, env = {}) {
   const spawned = performance.now();
   // The gateway's JSON-line log (stderr, as `gateway serve` writes it) goes to a file beside the config.
   const log = openSync(join(configPath, '..', 'gateway.log'), 'a');
-  const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
-    env: { ...ENV, ...env, BENCH_CONFIG: configPath },
-    stdio: ['ignore', 'inherit', log, 'ipc'],
-    // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of each gateway process (open in Chrome DevTools).
-    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-  });
+  const child = benchChild(
+    fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+      env: { ...ENV, ...env, BENCH_CONFIG: configPath },
+      stdio: ['ignore', 'inherit', log, 'ipc'],
+      // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of each gateway process (open in Chrome DevTools).
+      execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    }),
+  );
   closeSync(log);
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -219,12 +221,10 @@ let upstream;
 try {
   // The example upstream, in its own process.
   const upstreamPort = await freePort();
-  upstream = spawn(
-    process.execPath,
-    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY],
-    {
+  upstream = benchChild(
+    spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(upstreamPort), '--api-key', API_KEY], {
       stdio: 'ignore',
-    },
+    }),
   );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   await waitForHttp(`${upstreamUrl}/orders`);

@@ -4,8 +4,8 @@
 // and RSS read from /proc (so every process is measured the same way, whoever started it).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,52 @@ export const ENV = {
 };
 const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
 const SESSION_SECONDS = 3600;
+
+/** What a bench leaves behind until it ends: its temporary folders and the processes it started. */
+const leftovers = { directories: new Set(), children: new Set() };
+
+function cleanUp() {
+  for (const child of leftovers.children) if (child.exitCode === null && child.signalCode === null) child.kill();
+  leftovers.children.clear();
+  if (!process.env.BENCH_KEEP) for (const directory of leftovers.directories) rmSync(directory, { recursive: true, force: true });
+  leftovers.directories.clear();
+}
+
+let isCleanUpInstalled = false;
+/** Cleans up when the bench exits, also when it is stopped with Ctrl-C or SIGTERM mid-run. */
+function installCleanUp() {
+  if (isCleanUpInstalled) return;
+  isCleanUpInstalled = true;
+  process.once('exit', cleanUp);
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ]) {
+    process.once(signal, () => {
+      cleanUp();
+      process.exit(code);
+    });
+  }
+}
+
+/**
+ * A new temporary folder (`<parent>/<prefix>XXXXXX`), removed when the bench ends however it ends.
+ * BENCH_KEEP=1 keeps the folders (to read a gateway's log afterwards).
+ */
+export function benchDirectory(prefix, parent = tmpdir()) {
+  installCleanUp();
+  const directory = mkdtempSync(join(parent, prefix));
+  leftovers.directories.add(directory);
+  return directory;
+}
+
+/** A child process (spawn, fork) that is stopped when the bench ends however it ends; returns it. */
+export function benchChild(child) {
+  installCleanUp();
+  leftovers.children.add(child);
+  child.once('exit', () => leftovers.children.delete(child));
+  return child;
+}
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -113,10 +159,10 @@ export function gateway(args, cwd, input) {
 /** The example upstream in its own process. */
 export async function startUpstream() {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY],
-    { stdio: 'ignore' },
+  const child = benchChild(
+    spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY], {
+      stdio: 'ignore',
+    }),
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/orders`);
@@ -129,7 +175,7 @@ export async function startUpstream() {
  * signing keys (the env vault cannot store them).
  */
 export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl } = {}) {
-  const directory = await mkdtemp(join(tmpdir(), 'gateway-bench-orders-'));
+  const directory = benchDirectory('gateway-bench-orders-');
   const port = await freePort();
   const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   await writeFile(join(directory, 'openapi.yaml'), example.replace('http://127.0.0.1:4010', upstreamUrl));
@@ -185,11 +231,13 @@ export function gatewayExecArgv(extra = []) {
 /** A gateway in its own process (bench/gateway-child.mjs: startGateway as `gateway serve` runs it). */
 export function startGatewayChild(configPath, { execArgv = [] } = {}) {
   const log = openSync(join(configPath, '..', 'gateway.log'), 'a');
-  const child = fork(join(root, 'bench', 'gateway-child.mjs'), [], {
-    env: { ...ENV, BENCH_CONFIG: configPath },
-    stdio: ['ignore', 'inherit', log, 'ipc'],
-    execArgv: gatewayExecArgv(execArgv),
-  });
+  const child = benchChild(
+    fork(join(root, 'bench', 'gateway-child.mjs'), [], {
+      env: { ...ENV, BENCH_CONFIG: configPath },
+      stdio: ['ignore', 'inherit', log, 'ipc'],
+      execArgv: gatewayExecArgv(execArgv),
+    }),
+  );
   closeSync(log);
   const ready = new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -216,11 +264,13 @@ export function startGatewayChild(configPath, { execArgv = [] } = {}) {
 export async function startGatewayWorkers(workspace, workers) {
   const log = openSync(join(workspace.directory, 'gateway-workers.log'), 'a');
   // As the `gateway` bin starts it (its shebang passes the flag); the primary gives it to each worker.
-  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, cli, 'serve', '--workers', String(workers)], {
-    cwd: workspace.directory,
-    env: ENV,
-    stdio: ['ignore', 'pipe', log],
-  });
+  const child = benchChild(
+    spawn(process.execPath, [SEMI_SPACE_FLAG, cli, 'serve', '--workers', String(workers)], {
+      cwd: workspace.directory,
+      env: ENV,
+      stdio: ['ignore', 'pipe', log],
+    }),
+  );
   closeSync(log);
   let output = '';
   await new Promise((resolve, reject) => {
@@ -329,7 +379,7 @@ export async function startWebhookReceiver() {
     server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
     process.on('message', () => process.send({ received, lastAt }));
   `;
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = benchChild(spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const port = await new Promise((resolve) => child.once('message', (message) => resolve(message.port)));
   return {
     child,
@@ -377,7 +427,7 @@ export async function startCannedMcpServer(text) {
       });
     }).listen(${port}, '127.0.0.1');
   `;
-  const child = spawn(process.execPath, ['-e', source], { stdio: 'ignore' });
+  const child = benchChild(spawn(process.execPath, ['-e', source], { stdio: 'ignore' }));
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url);
   return { child, pid: child.pid, url, stop: () => child.kill() };
@@ -414,6 +464,8 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root } 
     },
   });
   process.send({ mcpUrl: gateway.mcpUrl });
+  // The bench that forked this process is gone (stopped with Ctrl-C or killed): do not outlive it.
+  process.once('disconnect', () => process.exit(0));
   process.on('message', async () => {
     await gateway.close();
     process.exit(0);

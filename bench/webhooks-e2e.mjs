@@ -6,13 +6,14 @@
 //   node bench/webhooks-e2e.mjs            WEBHOOK_E2E_CALLS (default 10000), WEBHOOK_E2E_CONCURRENCY (8)
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   allowAllOrderCall,
+  benchChild,
+  benchDirectory,
   freePort,
   gatewayExecArgv,
   processStats,
@@ -38,7 +39,7 @@ if (process.argv[2] === 'child') {
   // The receiver: its own process; counts events and remembers the last time one arrived.
   const receiver = await startWebhookReceiver();
   const receiverState = receiver.state;
-  const directory = mkdtempSync(join(tmpdir(), 'gateway-bench-webhooks-'));
+  const directory = benchDirectory('gateway-bench-webhooks-');
   const cli = (args) =>
     execFileSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: directory, env: ENV, stdio: 'ignore' });
   writeFileSync(
@@ -78,11 +79,13 @@ if (process.argv[2] === 'child') {
   cli(['review', 'orders', '--all-supported', '--no-interactive']);
   cli(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com']);
 
-  const child = fork(fileURLToPath(import.meta.url), ['child'], {
-    env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
-    stdio: 'inherit',
-    execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-  });
+  const child = benchChild(
+    fork(fileURLToPath(import.meta.url), ['child'], {
+      env: { ...ENV, BENCH_CONFIG: join(directory, 'gateway.yaml') },
+      stdio: 'inherit',
+      execArgv: gatewayExecArgv(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    }),
+  );
   const mcpUrl = await new Promise((resolve) => child.once('message', (message) => resolve(message.mcpUrl)));
 
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });

@@ -3,9 +3,9 @@
 // 204. Prints receipts/s appended and events/s delivered (target: at least 2,000/s). Needs `pnpm build`.
 // Not part of the test suite; runs for a few seconds.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { benchChild, benchDirectory } from './support.mjs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGuardedAgent } from '../packages/runtime/dist/index.js';
 import { createDispatcher, createOutbox, outboxMigrations } from '../packages/server/dist/outbox/index.js';
@@ -26,7 +26,7 @@ const receiverSource = `
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', () => process.send({ received }));
 `;
-const receiverProcess = spawn(process.execPath, ['-e', receiverSource], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const receiverProcess = benchChild(spawn(process.execPath, ['-e', receiverSource], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const port = await new Promise((resolve) => receiverProcess.once('message', (message) => resolve(message.port)));
 const receivedCount = () =>
   new Promise((resolve) => {
@@ -35,7 +35,7 @@ const receivedCount = () =>
   });
 const url = `http://127.0.0.1:${port}/hooks`;
 
-const directory = mkdtempSync(join(tmpdir(), 'gateway-webhooks-bench-'));
+const directory = benchDirectory('gateway-webhooks-bench-');
 const database = openDatabase(join(directory, 'gateway.db'), outboxMigrations);
 // As the gateway does: WAL checkpoints on their own thread, not inside the commits measured here.
 const checkpointer = startBackgroundCheckpointer(database, join(directory, 'gateway.db'));

@@ -23,7 +23,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   API_KEY,
+  benchChild,
+  benchDirectory,
   freePort,
   legacyRequest,
   modernRequest,
@@ -40,8 +42,8 @@ import {
   processTree,
   root,
   sessionToken,
-  startGatewayChild,
   startCannedMcpServer,
+  startGatewayChild,
   startGatewayWorkers,
   startUpstream,
   startWebhookReceiver,
@@ -271,26 +273,28 @@ try {
   // @ivotoby/openapi-mcp-server over Streamable HTTP, the upstream's key as a static header.
   if (wanted('ivotoby')) {
     const port = await freePort();
-    const ivotoby = spawn(
-      process.execPath,
-      [
-        join(here, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js'),
-        '--transport',
-        'http',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--path',
-        '/mcp',
-        '--api-base-url',
-        upstream.url,
-        '--openapi-spec',
-        documentPath,
-        '--headers',
-        `X-API-Key:${API_KEY}`,
-      ],
-      { stdio: 'ignore' },
+    const ivotoby = benchChild(
+      spawn(
+        process.execPath,
+        [
+          join(here, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js'),
+          '--transport',
+          'http',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--path',
+          '/mcp',
+          '--api-base-url',
+          upstream.url,
+          '--openapi-spec',
+          documentPath,
+          '--headers',
+          `X-API-Key:${API_KEY}`,
+        ],
+        { stdio: 'ignore' },
+      ),
     );
     cleanups.push(() => ivotoby.kill());
     await waitForHttp(`http://127.0.0.1:${port}/mcp`);
@@ -303,7 +307,7 @@ try {
   // openapi-mcp-generator: generate a stdio server into a temporary folder inside bench/peers (so its imports
   // resolve to bench/peers/node_modules), transpile it with the workspace's TypeScript, run it over stdio.
   if (wanted('generator')) {
-    const generated = await mkdtemp(join(here, '.generated-'));
+    const generated = benchDirectory('.generated-', here);
     cleanups.push(() => rm(generated, { recursive: true, force: true }));
     execFileSync(
       process.execPath,
