@@ -67,7 +67,7 @@ export function registerSignInEndpoint(
     const name = (form.get('name') ?? '').trim();
     const password = form.get('password') ?? '';
     const keys = [`name:${name.toLowerCase()}`, `address:${addressBucket(request.ip)}`];
-    // Counted before the password is checked: parallel guesses cannot all pass before one failure is recorded.
+    // Holds a place before the password is checked: parallel guesses cannot all pass before one failure is recorded.
     const wait = throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
@@ -77,11 +77,19 @@ export function registerSignInEndpoint(
         status: 429,
       });
     }
-    const person = name && password ? await people.verify(name, password) : undefined;
+    let person: Awaited<ReturnType<typeof people.verify>>;
+    try {
+      person = name && password ? await people.verify(name, password) : undefined;
+    } catch (error) {
+      // Not a wrong password (the people file could not be read): the attempt gives its place back.
+      throttle.succeeded({ clear: [], release: keys });
+      throw error;
+    }
     if (!person) {
+      throttle.failed(keys);
       return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
-    throttle.succeeded({ clear: [keys[0]!], refund: [keys[1]!] });
+    throttle.succeeded({ clear: [keys[0]!], release: [keys[1]!] });
     const signedIn = browserSessions.signIn(browser, {
       subject: person.subject,
       name: person.name,

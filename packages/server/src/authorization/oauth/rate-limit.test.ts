@@ -43,31 +43,53 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
     expect(limiter.take('203.0.113.7', T0 + 90_000)).toBeGreaterThan(0);
   });
 
-  it('sign-in: attempts are counted when they start; the limit refuses the next one until the window ends', () => {
+  it('sign-in: failures one by one reach the limit; then attempts are refused until the window from the first failure ends', () => {
     const throttle = new SignInThrottle(3, 600, makeStore());
     const keys = ['name:alice', 'address:203.0.113.7'];
-    for (let index = 0; index < 3; index += 1) expect(throttle.attempt(keys, T0 + index * 1000)).toBe(0);
+    for (let index = 0; index < 3; index += 1) {
+      expect(throttle.attempt(keys, T0 + index * 1000)).toBe(0);
+      throttle.failed(keys, T0 + index * 1000);
+    }
     expect(throttle.attempt(keys, T0 + 3_000)).toBe(597);
     // Refused attempts are not counted: the window still ends 600 s after the first failure.
     expect(throttle.attempt(keys, T0 + 599_000)).toBe(1);
     expect(throttle.attempt(keys, T0 + 600_000)).toBe(0);
   });
 
-  it('sign-in: an address has its own, higher limit; a success clears the account and gives the address its attempt back', () => {
+  it('sign-in: attempts still being checked hold their places, so parallel guesses get no more checks than the limit', () => {
+    const throttle = new SignInThrottle(3, 600, makeStore());
+    const keys = ['name:alice', 'address:203.0.113.7'];
+    // Five guesses arrive before any is checked: three go on, two are told to retry in a second.
+    const started = [0, 1, 2, 3, 4].map(() => throttle.attempt(keys, T0));
+    expect(started).toEqual([0, 0, 0, 1, 1]);
+    for (let index = 0; index < 3; index += 1) throttle.failed(keys, T0 + 500);
+    // Now they are failures: the account is locked for the window.
+    expect(throttle.attempt(keys, T0 + 1_000)).toBe(600);
+  });
+
+  it('sign-in: an address has its own, higher limit; successes use none of it and win none of it back', () => {
     const throttle = new SignInThrottle(2, 600, makeStore());
     const address = 'address:203.0.113.7';
     const limits = { [address]: 4 };
-    // Two accounts from one address: each account stops at 2, the address at 4.
-    expect(throttle.attempt(['name:alice', address], T0, limits)).toBe(0);
-    expect(throttle.attempt(['name:alice', address], T0, limits)).toBe(0);
-    expect(throttle.attempt(['name:alice', address], T0, limits)).toBeGreaterThan(0);
-    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
-    // Bob signs in: his count is cleared and the address gets that attempt back.
-    throttle.succeeded({ clear: ['name:bob'], refund: [address] }, T0);
-    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
-    expect(throttle.attempt(['name:bob', address], T0, limits)).toBe(0);
-    // The address has now had 4 counted attempts: a third account is refused too.
-    expect(throttle.attempt(['name:carol', address], T0, limits)).toBeGreaterThan(0);
+    const fail = (name: string) => {
+      expect(throttle.attempt([name, address], T0, limits)).toBe(0);
+      throttle.failed([name, address], T0);
+    };
+    const succeed = (name: string) => {
+      expect(throttle.attempt([name, address], T0, limits)).toBe(0);
+      throttle.succeeded({ clear: [name], release: [address] }, T0);
+    };
+    // Many people sign in from one office address: none of it counts.
+    for (let index = 0; index < 20; index += 1) succeed(`name:person-${index}`);
+    // Two failures for bob, then bob signs in: his count is cleared, the address keeps both failures.
+    fail('name:bob');
+    fail('name:bob');
+    expect(throttle.attempt(['name:bob', address], T0, limits)).toBeGreaterThan(0);
+    fail('name:carol');
+    succeed('name:dave');
+    fail('name:erin');
+    // Four failures from the address: every account is refused from it now, even one that would succeed.
+    expect(throttle.attempt(['name:dave', address], T0, limits)).toBeGreaterThan(0);
   });
 });
 
@@ -76,20 +98,30 @@ describe('throttles shared by workers', () => {
     const inFirst = new SignInThrottle(5, 600, new SharedThrottleStore(first, 'signin'));
     const inSecond = new SignInThrottle(5, 600, new SharedThrottleStore(second, 'signin'));
     const keys = ['name:alice', 'address:203.0.113.7'];
-    const results = Array.from({ length: 8 }, (_, index) => (index % 2 === 0 ? inFirst : inSecond).attempt(keys, T0));
+    const results = Array.from({ length: 8 }, (_, index) => {
+      const worker = index % 2 === 0 ? inFirst : inSecond;
+      const wait = worker.attempt(keys, T0);
+      if (wait === 0) worker.failed(keys, T0);
+      return wait;
+    });
     expect(results.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
     expect(results.slice(5).every((wait) => wait === 600)).toBe(true);
+    // Places held in one worker count in the other: attempts still being checked fill the limit too.
+    const parallel = new SignInThrottle(2, 600, new SharedThrottleStore(first, 'signin'));
+    const parallelElsewhere = new SignInThrottle(2, 600, new SharedThrottleStore(second, 'signin'));
+    expect([parallel, parallelElsewhere, parallel].map((worker) => worker.attempt(['name:bob'], T0))).toEqual([0, 0, 1]);
 
     const rows = first.prepare("SELECT kind, key, value FROM shared_ephemeral WHERE kind LIKE 'throttle:%'").all() as Array<
       Record<string, string>
     >;
-    expect(rows.map((row) => row.kind)).toEqual(['throttle:signin', 'throttle:signin']);
+    // Three keys: alice's name, the address, bob's name.
+    expect(rows.map((row) => row.kind)).toEqual(['throttle:signin', 'throttle:signin', 'throttle:signin']);
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain('alice');
     expect(stored).not.toContain('203.0.113.7');
 
     // A success in one worker is seen by the other.
-    inSecond.succeeded({ clear: ['name:alice'], refund: [] }, T0);
+    inSecond.succeeded({ clear: ['name:alice'], release: [] }, T0);
     expect(inFirst.attempt(['name:alice'], T0)).toBe(0);
   });
 

@@ -13,6 +13,8 @@ import { SharedEphemeralStore } from '../../store/shared-state.js';
 export interface ThrottleEntry {
   count: number;
   at: number;
+  /** Attempts started and not yet finished (the sign-in throttle). */
+  pending?: number;
 }
 
 /** The entries of one store, as seen inside `ThrottleStore.atomically`. Expired entries are never returned. */
@@ -90,7 +92,7 @@ export class SharedThrottleStore implements ThrottleStore {
         return value === undefined ? undefined : (JSON.parse(value) as ThrottleEntry);
       },
       set(key, entry, expiresAt) {
-        rows.put(name(key), JSON.stringify({ count: entry.count, at: entry.at }), expiresAt);
+        rows.put(name(key), JSON.stringify({ count: entry.count, at: entry.at, pending: entry.pending ?? 0 }), expiresAt);
       },
       delete(key) {
         rows.delete(name(key));
@@ -128,56 +130,79 @@ export class RateLimiter {
 /**
  * Password attempts per key (an account name, a client address): once a key has its limit of failed
  * attempts within the lockout window, further attempts are refused until the window passes (OWASP
- * authentication cheat sheet). Callers give an address a higher limit than a name, so one office behind a NAT
- * is not locked out by one person's typos while guessing across many names stays bounded.
+ * authentication cheat sheet). Callers give an address a higher limit than a name, so one office behind a NAT is
+ * not locked out by one person's typos while guessing across many names stays bounded.
  *
- * An attempt is counted when it starts (`attempt`), before the password is checked, so attempts sent in
- * parallel (to one process or to several workers) cannot all pass the check before any failure is recorded.
- * A successful attempt is taken back (`succeeded`): the account's count is cleared, the address's attempt
- * returned.
+ * An attempt holds a place from its start (`attempt`) until its password has been checked: failures plus
+ * attempts still being checked never exceed the limit, so guesses sent in parallel (to one process or to several
+ * workers) get no more checks than guesses sent one by one. A wrong password turns its place into a failure
+ * (`failed`); a right one gives the place back and clears the account's failures (`succeeded`), so successful
+ * sign-ins never use up an address's allowance, and cannot be used to win back failed ones either.
  */
 export class SignInThrottle {
+  private readonly windowMs: number;
+
   constructor(
     private readonly maxFailures: number,
-    private readonly windowSeconds: number,
+    windowSeconds: number,
     private readonly store: ThrottleStore = new MemoryThrottleStore(),
-  ) {}
+  ) {
+    this.windowMs = windowSeconds * 1000;
+  }
 
   /**
-   * Seconds until another attempt is allowed for any of the keys (nothing counted), or 0: the attempt is
-   * allowed and counted against every key. `limits` overrides maxFailures per key.
+   * Seconds until another attempt may start for any of the keys (nothing held), or 0: the attempt may go on
+   * and holds a place under every key until `failed` or `succeeded`. `limits` overrides maxFailures per key.
    */
   attempt(keys: readonly string[], now = Date.now(), limits: Record<string, number> = {}): number {
-    const windowMs = this.windowSeconds * 1000;
     return this.store.atomically(now, (entries) => {
       let wait = 0;
       for (const key of keys) {
         const entry = entries.get(key);
-        if (entry && entry.count >= (limits[key] ?? this.maxFailures)) {
-          wait = Math.max(wait, Math.ceil((entry.at + windowMs - now) / 1000));
-        }
+        if (!entry) continue;
+        const limit = limits[key] ?? this.maxFailures;
+        if (entry.count >= limit) wait = Math.max(wait, Math.ceil((entry.at + this.windowMs - now) / 1000));
+        // Full only with attempts still being checked: they end within a second or two.
+        else if (entry.count + (entry.pending ?? 0) >= limit) wait = Math.max(wait, 1);
       }
       if (wait > 0) return wait;
       for (const key of keys) {
-        const entry = entries.get(key);
-        const next = entry ? { count: entry.count + 1, at: entry.at } : { count: 1, at: now };
-        entries.set(key, next, next.at + windowMs);
+        const entry = entries.get(key) ?? { count: 0, at: now };
+        this.keep(entries, key, { ...entry, pending: (entry.pending ?? 0) + 1 });
       }
       return 0;
     });
   }
 
-  /** The attempt succeeded: `clear` keys forget their failures, `refund` keys get this attempt back. */
-  succeeded({ clear, refund }: { clear: readonly string[]; refund: readonly string[] }, now = Date.now()): void {
-    const windowMs = this.windowSeconds * 1000;
+  /** The attempt's password was wrong: its place under each key becomes a failure. */
+  failed(keys: readonly string[], now = Date.now()): void {
     this.store.atomically(now, (entries) => {
-      for (const key of clear) entries.delete(key);
-      for (const key of refund) {
-        const entry = entries.get(key);
-        if (!entry) continue;
-        if (entry.count <= 1) entries.delete(key);
-        else entries.set(key, { count: entry.count - 1, at: entry.at }, entry.at + windowMs);
+      for (const key of keys) {
+        const entry = entries.get(key) ?? { count: 0, at: now };
+        // The window runs from the first failure.
+        this.keep(entries, key, { count: entry.count + 1, at: entry.count === 0 ? now : entry.at, pending: release(entry) });
       }
     });
   }
+
+  /** The attempt ended without a failure: `clear` keys forget their failures, `release` keys give its place back. */
+  succeeded({ clear, release: released }: { clear: readonly string[]; release: readonly string[] }, now = Date.now()): void {
+    this.store.atomically(now, (entries) => {
+      for (const key of clear) entries.delete(key);
+      for (const key of released) {
+        const entry = entries.get(key);
+        if (entry) this.keep(entries, key, { ...entry, pending: release(entry) });
+      }
+    });
+  }
+
+  /** Stores an entry until its window ends, or forgets it when it holds nothing. */
+  private keep(entries: ThrottleEntries, key: string, entry: ThrottleEntry): void {
+    if (entry.count === 0 && !entry.pending) entries.delete(key);
+    else entries.set(key, entry, entry.at + this.windowMs);
+  }
+}
+
+function release(entry: ThrottleEntry): number {
+  return Math.max(0, (entry.pending ?? 0) - 1);
 }
