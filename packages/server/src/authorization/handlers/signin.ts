@@ -82,14 +82,14 @@ export function registerSignInEndpoint(
       person = name && password ? await people.verify(name, password) : undefined;
     } catch (error) {
       // Not a wrong password (the people file could not be read): the attempt gives its place back.
-      throttle.succeeded({ clear: [], release: keys });
+      throttle.succeeded(keys);
       throw error;
     }
     if (!person) {
       throttle.failed(keys);
       return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
-    throttle.succeeded({ clear: [keys[0]!], release: [keys[1]!] });
+    throttle.succeeded(keys, { clear: [keys[0]!] });
     const signedIn = browserSessions.signIn(browser, {
       subject: person.subject,
       name: person.name,

@@ -67,6 +67,15 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
     expect(throttle.attempt(keys, T0 + 1_000)).toBe(600);
   });
 
+  it('sign-in: a success clears the account but keeps the places of other attempts still being checked', () => {
+    const throttle = new SignInThrottle(3, 600, makeStore());
+    const keys = ['name:alice'];
+    expect([0, 1, 2].map(() => throttle.attempt(keys, T0))).toEqual([0, 0, 0]);
+    throttle.succeeded(keys, { clear: keys }, T0);
+    // Two are still being checked: one more may start, not three.
+    expect([0, 1].map(() => throttle.attempt(keys, T0))).toEqual([0, 1]);
+  });
+
   it('sign-in: an address has its own, higher limit; successes use none of it and win none of it back', () => {
     const throttle = new SignInThrottle(2, 600, makeStore());
     const address = 'address:203.0.113.7';
@@ -77,7 +86,7 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
     };
     const succeed = (name: string) => {
       expect(throttle.attempt([name, address], T0, limits)).toBe(0);
-      throttle.succeeded({ clear: [name], release: [address] }, T0);
+      throttle.succeeded([name, address], { clear: [name] }, T0);
     };
     // Many people sign in from one office address: none of it counts.
     for (let index = 0; index < 20; index += 1) succeed(`name:person-${index}`);
@@ -121,7 +130,7 @@ describe('throttles shared by workers', () => {
     expect(stored).not.toContain('203.0.113.7');
 
     // A success in one worker is seen by the other.
-    inSecond.succeeded({ clear: ['name:alice'], release: [] }, T0);
+    inSecond.succeeded(['name:alice'], { clear: ['name:alice'] }, T0);
     expect(inFirst.attempt(['name:alice'], T0)).toBe(0);
   });
 

@@ -185,13 +185,18 @@ export class SignInThrottle {
     });
   }
 
-  /** The attempt ended without a failure: `clear` keys forget their failures, `release` keys give its place back. */
-  succeeded({ clear, release: released }: { clear: readonly string[]; release: readonly string[] }, now = Date.now()): void {
+  /**
+   * The attempt ended without a failure (a right password, or no check at all): it gives its place under each
+   * key back, and the `clear` keys (the account that signed in) forget their failures.
+   */
+  succeeded(keys: readonly string[], { clear = [] }: { clear?: readonly string[] } = {}, now = Date.now()): void {
     this.store.atomically(now, (entries) => {
-      for (const key of clear) entries.delete(key);
-      for (const key of released) {
+      for (const key of keys) {
         const entry = entries.get(key);
-        if (entry) this.keep(entries, key, { ...entry, pending: release(entry) });
+        if (!entry) continue;
+        // Other attempts still being checked keep their places.
+        const count = clear.includes(key) ? 0 : entry.count;
+        this.keep(entries, key, { count, at: entry.at, pending: release(entry) });
       }
     });
   }
