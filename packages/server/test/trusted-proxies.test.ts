@@ -18,19 +18,26 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serve(gatewayExtra: string | undefined): Promise<{ workspace: Workspace; gateway: RunningGateway }> {
+async function serve(
+  gatewayExtra: string | undefined,
+  options: { url?: string } = {},
+): Promise<{ workspace: Workspace; gateway: RunningGateway; logs: Array<Record<string, unknown>> }> {
   const workspace = await prepareWorkspace({ configExtra: LIMIT, ...(gatewayExtra ? { gatewayExtra } : {}) });
   cleanups.push(() => workspace.cleanup());
+  const logs: Array<Record<string, unknown>> = [];
   const gateway = await startGateway({
     configPath: workspace.configPath,
     lockPath: workspace.lockPath,
     env: workspace.env,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) }),
     shutdownGraceMs: 1_000,
+    ...(options.url ? { url: options.url } : {}),
   });
   cleanups.push(() => gateway.close());
-  return { workspace, gateway };
+  return { workspace, gateway, logs };
 }
+
+const PROXY_WARNING = /reached through a reverse proxy, which gateway.trustedProxies does not list/;
 
 /** The status of one /authorize (an unknown client: the gateway's own 400 page until the address's bucket is empty). */
 async function authorize(port: number, forwardedFor?: string): Promise<number> {
@@ -63,6 +70,17 @@ describe('gateway.trustedProxies', () => {
     }
     expect(statuses).toEqual([400, 400, 400, 429, 429]);
   }, 60_000);
+
+  it('a gateway listening on loopback for a public gateway.url warns at start-up until its proxy is listed', async () => {
+    const behindProxy = await serve(undefined, { url: 'https://gateway.example.com' });
+    const warning = behindProxy.logs.find((line) => PROXY_WARNING.test(String(line.msg)));
+    expect(warning).toMatchObject({ level: 40, url: 'https://gateway.example.com' });
+    const listed = await serve('trustedProxies: [127.0.0.1]', { url: 'https://gateway.example.com' });
+    expect(listed.logs.some((line) => PROXY_WARNING.test(String(line.msg)))).toBe(false);
+    // A loopback gateway.url is reached directly: nothing to warn about.
+    const direct = await serve(undefined);
+    expect(direct.logs.some((line) => PROXY_WARNING.test(String(line.msg)))).toBe(false);
+  }, 90_000);
 
   it('an entry that is not an address or CIDR range stops `gateway serve` with NETWORK_ALLOWLIST_INVALID naming it', async () => {
     const workspace = await prepareWorkspace({ gatewayExtra: "trustedProxies: ['10.0.0.0/33']" });
