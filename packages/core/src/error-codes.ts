@@ -41,6 +41,11 @@ export const ERRORS = {
     area: 'admin',
     meaning: 'no admin token in the vault: the admin API answers 401 to everything',
   },
+  ADMIN_TOKEN_THROTTLED: {
+    category: 'auth',
+    area: 'admin',
+    meaning: 'too many wrong admin tokens from this client address (20 in 15 minutes); 429 with `Retry-After`',
+  },
   ADMIN_TOKEN_UNAVAILABLE: { category: 'internal', area: 'admin', meaning: 'the vault failed while reading the admin token' },
   AUTH_CA_CERTIFICATE_UNREADABLE: {
     category: 'config',

@@ -110,6 +110,22 @@ describe('admin API', () => {
     );
   });
 
+  it('wrong tokens from one address are bounded: after 20 it waits (429 ADMIN_TOKEN_THROTTLED), other addresses do not', async () => {
+    await vault.set('admin-token', 'a-short-token');
+    const from = (remoteAddress: string, token: string) =>
+      app.inject({ url: '/admin/status', remoteAddress, headers: { host: HOST, authorization: `Bearer ${token}` } });
+    const statuses: number[] = [];
+    for (let index = 0; index < 21; index += 1) statuses.push((await from('192.0.2.9', `guess-${index}`)).statusCode);
+    expect(statuses.slice(0, 20).every((status) => status === 401)).toBe(true);
+    expect(statuses[20]).toBe(429);
+    // Even the right token waits at that address, so a guess that happens to be right cannot be told apart.
+    const throttled = await from('192.0.2.9', 'a-short-token');
+    expect([throttled.statusCode, throttled.json().code]).toEqual([429, 'ADMIN_TOKEN_THROTTLED']);
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    // Another address (an IPv6 client counts by its /64) is not held back, and right tokens count nothing.
+    for (let index = 0; index < 25; index += 1) expect((await from('2001:db8::1', 'a-short-token')).statusCode).toBe(200);
+  });
+
   it('a Host or Origin that does not name this gateway is refused before the token is looked at (DNS rebinding)', async () => {
     await vault.set('admin-token', 'correct-horse-battery');
     const authorization = 'Bearer correct-horse-battery';

@@ -4,7 +4,7 @@
  * request, so `gateway secrets rotate admin-token` takes effect without a restart.
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
-import { secretsEqual } from '@gateway/runtime';
+import { addressBucket, secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
   compareText,
@@ -19,6 +19,7 @@ import {
   type LockReloadStatus,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
+import { AttemptThrottle, type ThrottleStore } from '../authorization/oauth/rate-limit.js';
 import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
@@ -63,7 +64,13 @@ export interface AdminPluginOptions {
    * authorizer's cache at once); absent when the gateway runs without its authorization server.
    */
   sessions?: SessionStore;
+  /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
+  throttleStore?: ThrottleStore;
 }
+
+/** Wrong admin tokens from one client address before it must wait, and how long the count lasts. */
+export const ADMIN_TOKEN_MAX_FAILURES = 20;
+export const ADMIN_TOKEN_LOCKOUT_SECONDS = 900;
 
 /**
  * The wire view of a session (core's admin-api.ts): ISO times, the state computed at `now`, and each tool
@@ -123,6 +130,7 @@ function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
 
 export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsync {
   const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
+  const tokenFailures = new AttemptThrottle(ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttleStore);
 
   const routes: FastifyPluginAsync = async (app) => {
     // Admin bodies are small and flat: JSON is parsed here, after the token check (an onRequest hook), with the
@@ -165,10 +173,23 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
           detail: `no admin token is configured: store one with \`gateway secrets set ${tokenSecret}\``,
         });
       }
+      // Guessing is bounded per client address, whatever the token's strength (an operator may pick a short one).
+      const keys = [`address:${addressBucket(request.ip)}`];
+      const wait = tokenFailures.attempt(keys);
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        return sendProblem(reply, {
+          status: 429,
+          code: 'ADMIN_TOKEN_THROTTLED',
+          title: 'Too many wrong admin tokens',
+          detail: `${ADMIN_TOKEN_MAX_FAILURES} wrong admin tokens came from this address; try again in ${wait} s`,
+        });
+      }
       const header = request.headers.authorization ?? '';
       // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
       const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
       if (!match || !secretsEqual(match[1]!, expected)) {
+        tokenFailures.failed(keys);
         return sendProblem(reply, {
           status: 401,
           code: 'ADMIN_TOKEN_INVALID',
@@ -176,6 +197,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
           detail: 'send the admin token as `Authorization: Bearer <token>`',
         });
       }
+      tokenFailures.succeeded(keys);
     });
 
     app.get('/status', async (_request, reply): Promise<AdminStatus> => {

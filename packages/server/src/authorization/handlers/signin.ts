@@ -3,7 +3,7 @@ import { addressBucket } from '@gateway/runtime';
 import { errorPage, signInPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
-import { SignInThrottle } from '../oauth/rate-limit.js';
+import { AttemptThrottle } from '../oauth/rate-limit.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -18,7 +18,7 @@ export function registerSignInEndpoint(
 ): void {
   const { pending, send, session, ownRequest, consentUrl } = flow;
   const base = settings.basePath;
-  const throttle = new SignInThrottle(settings.maxFailedAttempts, settings.lockoutSeconds, throttleStore('signin'));
+  const throttle = new AttemptThrottle(settings.maxFailedAttempts, settings.lockoutSeconds, throttleStore('signin'));
 
   function signInFor(
     browser: BrowserSession,

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../../store/database.js';
 import { sharedStateMigrations } from '../../store/shared-state.js';
-import { MemoryThrottleStore, RateLimiter, SharedThrottleStore, SignInThrottle, type ThrottleStore } from './rate-limit.js';
+import { MemoryThrottleStore, RateLimiter, SharedThrottleStore, AttemptThrottle, type ThrottleStore } from './rate-limit.js';
 
 /** Two "workers": two connections to one database file. */
 let directory: Awaited<ReturnType<typeof temporaryDirectory>>;
@@ -44,7 +44,7 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
   });
 
   it('sign-in: failures one by one reach the limit; then attempts are refused until the window from the first failure ends', () => {
-    const throttle = new SignInThrottle(3, 600, makeStore());
+    const throttle = new AttemptThrottle(3, 600, makeStore());
     const keys = ['name:alice', 'address:203.0.113.7'];
     for (let index = 0; index < 3; index += 1) {
       expect(throttle.attempt(keys, T0 + index * 1000)).toBe(0);
@@ -57,7 +57,7 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
   });
 
   it('sign-in: attempts still being checked hold their places, so parallel guesses get no more checks than the limit', () => {
-    const throttle = new SignInThrottle(3, 600, makeStore());
+    const throttle = new AttemptThrottle(3, 600, makeStore());
     const keys = ['name:alice', 'address:203.0.113.7'];
     // Five guesses arrive before any is checked: three go on, two are told to retry in a second.
     const started = [0, 1, 2, 3, 4].map(() => throttle.attempt(keys, T0));
@@ -68,7 +68,7 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
   });
 
   it('sign-in: a success clears the account but keeps the places of other attempts still being checked', () => {
-    const throttle = new SignInThrottle(3, 600, makeStore());
+    const throttle = new AttemptThrottle(3, 600, makeStore());
     const keys = ['name:alice'];
     expect([0, 1, 2].map(() => throttle.attempt(keys, T0))).toEqual([0, 0, 0]);
     throttle.succeeded(keys, { clear: keys }, T0);
@@ -77,7 +77,7 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
   });
 
   it('sign-in: an address has its own, higher limit; successes use none of it and win none of it back', () => {
-    const throttle = new SignInThrottle(2, 600, makeStore());
+    const throttle = new AttemptThrottle(2, 600, makeStore());
     const address = 'address:203.0.113.7';
     const limits = { [address]: 4 };
     const fail = (name: string) => {
@@ -104,8 +104,8 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
 
 describe('throttles shared by workers', () => {
   it('failures counted by two workers add up to one limit, and the database holds no name or address in the clear', () => {
-    const inFirst = new SignInThrottle(5, 600, new SharedThrottleStore(first, 'signin'));
-    const inSecond = new SignInThrottle(5, 600, new SharedThrottleStore(second, 'signin'));
+    const inFirst = new AttemptThrottle(5, 600, new SharedThrottleStore(first, 'signin'));
+    const inSecond = new AttemptThrottle(5, 600, new SharedThrottleStore(second, 'signin'));
     const keys = ['name:alice', 'address:203.0.113.7'];
     const results = Array.from({ length: 8 }, (_, index) => {
       const worker = index % 2 === 0 ? inFirst : inSecond;
@@ -116,8 +116,8 @@ describe('throttles shared by workers', () => {
     expect(results.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
     expect(results.slice(5).every((wait) => wait === 600)).toBe(true);
     // Places held in one worker count in the other: attempts still being checked fill the limit too.
-    const parallel = new SignInThrottle(2, 600, new SharedThrottleStore(first, 'signin'));
-    const parallelElsewhere = new SignInThrottle(2, 600, new SharedThrottleStore(second, 'signin'));
+    const parallel = new AttemptThrottle(2, 600, new SharedThrottleStore(first, 'signin'));
+    const parallelElsewhere = new AttemptThrottle(2, 600, new SharedThrottleStore(second, 'signin'));
     expect([parallel, parallelElsewhere, parallel].map((worker) => worker.attempt(['name:bob'], T0))).toEqual([0, 0, 1]);
 
     const rows = first.prepare("SELECT kind, key, value FROM shared_ephemeral WHERE kind LIKE 'throttle:%'").all() as Array<

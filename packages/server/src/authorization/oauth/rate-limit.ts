@@ -3,8 +3,8 @@ import type { SqliteDatabase } from '../../store/database.js';
 import { SharedEphemeralStore } from '../../store/shared-state.js';
 
 /**
- * The authorization server's throttles: a token bucket per key (`RateLimiter`, for /authorize) and failed
- * sign-in attempts per key (`SignInThrottle`). Both keep their per-key state in a `ThrottleStore`: this
+ * The gateway's throttles: a token bucket per key (`RateLimiter`, for /authorize) and failed attempts at a
+ * secret per key (`AttemptThrottle`: sign-in passwords, the admin token). Both keep their per-key state in a `ThrottleStore`: this
  * process's memory, or, for `gateway serve --workers N`, the database the workers share (`SharedThrottleStore`),
  * so N workers allow what one process allows, not N times as much.
  */
@@ -102,6 +102,14 @@ export class SharedThrottleStore implements ThrottleStore {
   }
 }
 
+/**
+ * The throttle stores of one gateway process: in memory, or in the database when several workers serve
+ * (`gateway serve --workers N`) so they count together. `kind` names one throttle's rows.
+ */
+export function throttleStores(database: SqliteDatabase, isShared: boolean): (kind: string) => ThrottleStore {
+  return (kind) => (isShared ? new SharedThrottleStore(database, kind) : new MemoryThrottleStore());
+}
+
 /** A token bucket per key (a client address, a client id): `perMinute` actions at once, refilled evenly over a minute. */
 export class RateLimiter {
   private readonly perMillisecond: number;
@@ -128,10 +136,11 @@ export class RateLimiter {
 }
 
 /**
- * Password attempts per key (an account name, a client address): once a key has its limit of failed
- * attempts within the lockout window, further attempts are refused until the window passes (OWASP
- * authentication cheat sheet). Callers give an address a higher limit than a name, so one office behind a NAT is
- * not locked out by one person's typos while guessing across many names stays bounded.
+ * Attempts at a secret (a password at sign-in, the admin API's token) per key (an account name, a client
+ * address): once a key has its limit of failed attempts within the lockout window, further attempts are refused
+ * until the window passes (OWASP authentication cheat sheet). Sign-in gives an address a higher limit than a
+ * name, so one office behind a NAT is not locked out by one person's typos while guessing across many names
+ * stays bounded.
  *
  * An attempt holds a place from its start (`attempt`) until its password has been checked: failures plus
  * attempts still being checked never exceed the limit, so guesses sent in parallel (to one process or to several
@@ -139,7 +148,7 @@ export class RateLimiter {
  * (`failed`); a right one gives the place back and clears the account's failures (`succeeded`), so successful
  * sign-ins never use up an address's allowance, and cannot be used to win back failed ones either.
  */
-export class SignInThrottle {
+export class AttemptThrottle {
   private readonly windowMs: number;
 
   constructor(
