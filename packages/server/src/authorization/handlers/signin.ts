@@ -72,7 +72,7 @@ export function registerSignInEndpoint(
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInFor(own.browser, reply, pendingRequest, {
-        error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+        error: `Too many failed attempts. Try again in ${wait < 60 ? `${wait} second(s)` : `${Math.ceil(wait / 60)} minute(s)`}.`,
         name,
         status: 429,
       });
