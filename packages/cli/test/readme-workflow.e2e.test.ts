@@ -20,8 +20,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { gatewayBinary, repositoryRoot, temporaryDirectory } from '../../../test-support/cli.js';
+import { MemoryOAuthClientProvider } from '../../../test-support/oauth-client.js';
 import { closedPort } from './workspace.js';
 
 const CHROMIUM_ARGS = [
@@ -101,45 +101,6 @@ function openApiDocument(serverUrl: string): string {
     '    ApiKeyAuth: { type: apiKey, in: header, name: X-API-Key }',
     '',
   ].join('\n');
-}
-
-/** An in-memory OAuth client provider, as a desktop client keeps one on disk. */
-class MemoryProvider implements OAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private information: Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
-  private savedTokens: Awaited<ReturnType<OAuthClientProvider['tokens']>>;
-  private verifier = '';
-  constructor(readonly redirectUrl: string) {}
-  get clientMetadata() {
-    return {
-      client_name: 'README workflow client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: NonNullable<typeof this.information>) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens: NonNullable<typeof this.savedTokens>) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
 }
 
 describe('the README workflow', () => {
@@ -248,7 +209,7 @@ describe('the README workflow', () => {
     expect(output).not.toContain('nobody can sign in');
 
     // A client connects: 401 → discovery → registration → the browser, where the person approves.
-    const provider = new MemoryProvider(callback.url);
+    const provider = new MemoryOAuthClientProvider(callback.url, 'README workflow client');
     const mcpUrl = new URL(`${gatewayUrl}/mcp`);
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
     await expect(new Client({ name: 'readme', version: '1.0.0' }).connect(transport)).rejects.toThrow();

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider as LegacyOAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { temporaryDirectory } from '../../../test-support/cli.js';
+import { MemoryOAuthClientProvider } from '../../../test-support/oauth-client.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { ORDERS_API_KEY, prepareWorkspace, type Workspace } from './support/harness.js';
@@ -113,106 +113,6 @@ async function approveInBrowser(
   }
 }
 
-/** A v2 `OAuthClientProvider` kept in memory, as a desktop client would keep it on disk. */
-class MemoryProvider implements OAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private information: Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
-  private savedTokens: Awaited<ReturnType<OAuthClientProvider['tokens']>>;
-  private verifier = '';
-  private discovery: unknown;
-
-  constructor(
-    readonly redirectUrl: string,
-    readonly clientMetadataUrl?: string,
-  ) {}
-
-  get clientMetadata() {
-    return {
-      client_name: 'E2E modern client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: NonNullable<typeof this.information>) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens: NonNullable<typeof this.savedTokens>) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  discoveryState() {
-    return this.discovery as never;
-  }
-  saveDiscoveryState(state: unknown) {
-    this.discovery = state;
-  }
-  invalidateCredentials(scope: string) {
-    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
-
-/** The v1 provider: no metadata URL, so the v1 SDK registers dynamically (RFC 7591). */
-class LegacyMemoryProvider implements LegacyOAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private information: Awaited<ReturnType<LegacyOAuthClientProvider['clientInformation']>>;
-  private savedTokens: Awaited<ReturnType<LegacyOAuthClientProvider['tokens']>>;
-  private verifier = '';
-
-  constructor(readonly redirectUrl: string) {}
-
-  get clientMetadata() {
-    return {
-      client_name: 'E2E legacy client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: NonNullable<typeof this.information>) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens: NonNullable<typeof this.savedTokens>) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: string) {
-    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
-
 function toolNames(): string[] {
   return [...gateway.registry.snapshot().names];
 }
@@ -245,7 +145,7 @@ describe.each([
         }),
         headers: { 'cache-control': 'max-age=60' },
       });
-      const provider = new MemoryProvider(callback.url, clientId);
+      const provider = new MemoryOAuthClientProvider(callback.url, 'E2E modern client', clientId);
       const connect = async (): Promise<Connected> => {
         const client = new Client({ name: 'e2e-modern', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
         await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { authProvider: provider }));
@@ -274,7 +174,7 @@ describe.each([
   [
     '2025-11-25: SDK v1 client with dynamic client registration',
     async (): Promise<{ start(): Promise<URL>; finish(params: URLSearchParams): Promise<Connected>; clientId(): string }> => {
-      const provider = new LegacyMemoryProvider(callback.url);
+      const provider = new MemoryOAuthClientProvider(callback.url, 'E2E legacy client');
       let transport: LegacyTransport;
       return {
         async start() {

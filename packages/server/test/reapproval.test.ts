@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryOAuthClientProvider } from '../../../test-support/oauth-client.js';
 import { Client, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -94,62 +95,12 @@ async function approveInBrowser(authorizationUrl: URL, tick: string[]): Promise<
   }
 }
 
-/** One in-memory OAuth provider for both SDK lines (their interfaces agree on what is used here). */
-class MemoryProvider {
-  authorizationUrl: URL | undefined;
-  private information: unknown;
-  private savedTokens: unknown;
-  private verifier = '';
-  private discovery: unknown;
-  constructor(readonly redirectUrl: string) {}
-  discoveryState() {
-    return this.discovery as never;
-  }
-  saveDiscoveryState(state: unknown) {
-    this.discovery = state;
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'Re-approval client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information as never;
-  }
-  saveClientInformation(information: unknown) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens as never;
-  }
-  saveTokens(tokens: unknown) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: string) {
-    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
-
 /**
  * `connect()` makes a fresh transport and client (a failed first connect leaves its transport closed, as in
  * e2e-auth.test.ts); `finishAuth` and `call` use the latest one, so the step-up happens on a live client.
  */
 interface ClientUnderTest {
-  provider: MemoryProvider;
+  provider: MemoryOAuthClientProvider;
   connect(): Promise<void>;
   finishAuth(params: URLSearchParams): Promise<void>;
   call(name: string): Promise<{ isError?: boolean; content: unknown[] }>;
@@ -157,7 +108,7 @@ interface ClientUnderTest {
 }
 
 function modernClient(): ClientUnderTest {
-  const provider = new MemoryProvider(callback.url);
+  const provider = new MemoryOAuthClientProvider(callback.url, 'Re-approval client');
   let transport: StreamableHTTPClientTransport;
   let client: Client;
   return {
@@ -174,7 +125,7 @@ function modernClient(): ClientUnderTest {
 }
 
 function legacyClient(): ClientUnderTest {
-  const provider = new MemoryProvider(callback.url);
+  const provider = new MemoryOAuthClientProvider(callback.url, 'Re-approval client');
   let transport: LegacyTransport;
   let client: LegacyClient;
   return {
