@@ -15,7 +15,6 @@ import {
   type LockReloadStatus,
 } from '@gateway/core';
 import { createAdminPlugin } from './admin/index.js';
-import { throttleStores } from './authorization/oauth/rate-limit.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
@@ -354,8 +353,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         vault,
         loaded,
         database,
-        // Wrong admin tokens are counted across workers, like the sign-in throttle.
-        throttleStore: throttleStores(database, options.worker !== undefined)('admin-token'),
+        // Wrong admin tokens are counted like failed sign-ins: across workers when they serve together.
+        throttleStore: authorization.throttleStore('admin-token'),
         registry,
         guard,
         ...(driftReports ? { drift: driftReports } : {}),

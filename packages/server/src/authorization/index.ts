@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { GatewayError } from '@gateway/core';
 import { createClientMetadataFetcher } from './oauth/client-metadata-document.js';
 import { createClientRegistry } from './oauth/clients.js';
-import { throttleStores } from './oauth/rate-limit.js';
+import { MemoryThrottleStore, SharedThrottleStore, type ThrottleStore } from './oauth/rate-limit.js';
 import { authSettings } from './oauth/settings.js';
 import { loadSigningKeys } from './oauth/signing-keys.js';
 import { AccessTokens } from './oauth/tokens.js';
@@ -78,7 +78,8 @@ export async function createAuthorization(context: AuthorizationContext): Promis
   );
   const sharedPending = isShared ? new SharedEphemeralStore(context.database, 'pending-authorization') : undefined;
   // Throttles count across workers, so N workers allow what one process allows (not N times the attempts).
-  const throttleStore = throttleStores(context.database, isShared);
+  const throttleStore = (kind: string): ThrottleStore =>
+    isShared ? new SharedThrottleStore(context.database, kind) : new MemoryThrottleStore();
   const oidc = settings.oidc ? createOidcSignIn(settings.oidc, context.vault) : undefined;
 
   store.purge();
@@ -112,6 +113,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     plugin,
     authorizer,
     sessions: store,
+    throttleStore,
     async close() {
       clearInterval(purgeTimer);
       await metadataDocuments.close();

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
+import type { ThrottleStore } from './oauth/rate-limit.js';
 import type { SessionStore } from './stores/session-store.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
@@ -34,5 +35,10 @@ export interface AuthorizationComponents {
   authorizer: McpAuthorizer;
   /** The approved sessions (the admin API lists and revokes them through this same store). */
   sessions: SessionStore;
+  /**
+   * Where a throttle keeps its counts (`kind` names its rows): this process's memory, or the database when
+   * workers serve together. The admin API counts wrong tokens in one too.
+   */
+  throttleStore(kind: string): ThrottleStore;
   close(): Promise<void>;
 }

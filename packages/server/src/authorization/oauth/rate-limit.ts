@@ -102,14 +102,6 @@ export class SharedThrottleStore implements ThrottleStore {
   }
 }
 
-/**
- * The throttle stores of one gateway process: in memory, or in the database when several workers serve
- * (`gateway serve --workers N`) so they count together. `kind` names one throttle's rows.
- */
-export function throttleStores(database: SqliteDatabase, isShared: boolean): (kind: string) => ThrottleStore {
-  return (kind) => (isShared ? new SharedThrottleStore(database, kind) : new MemoryThrottleStore());
-}
-
 /** A token bucket per key (a client address, a client id): `perMinute` actions at once, refilled evenly over a minute. */
 export class RateLimiter {
   private readonly perMillisecond: number;
