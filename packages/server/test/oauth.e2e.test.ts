@@ -269,15 +269,20 @@ describe('/authorize refusals', () => {
 });
 
 describe('sign-in and consent', () => {
-  it('the consent POST without the CSRF token is refused and opens no session', async () => {
+  /** A new client's sign-in page, reached through /authorize in a browser of its own. */
+  async function signInPage(): Promise<{ browser: Browser; response: Response; html: string }> {
     const clientId = await nativeClient();
     const browser = new Browser();
-    const before = server.store.listSessions().length;
-    const signIn = await browser.follow(
+    const { response } = await browser.follow(
       authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
       server.issuer,
     );
-    const html = await signIn.response.text();
+    return { browser, response, html: await response.text() };
+  }
+
+  it('the consent POST without the CSRF token is refused and opens no session', async () => {
+    const before = server.store.listSessions().length;
+    const { browser, html } = await signInPage();
     const consent = await browser.follow(`${server.issuer}/signin`, server.issuer, {
       form: {
         csrf_token: hiddenField(html, 'csrf_token'),
@@ -296,16 +301,11 @@ describe('sign-in and consent', () => {
   });
 
   it('the consent page forbids framing and external assets (CSP)', async () => {
-    const clientId = await nativeClient();
-    const browser = new Browser();
-    const signIn = await browser.follow(
-      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
-      server.issuer,
-    );
-    const csp = signIn.response.headers.get('content-security-policy')!;
+    const { response } = await signInPage();
+    const csp = response.headers.get('content-security-policy')!;
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain("default-src 'none'");
-    expect(signIn.response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('denying redirects with access_denied, state and iss, and opens no session', async () => {
@@ -323,13 +323,9 @@ describe('sign-in and consent', () => {
   });
 
   it('repeated wrong passwords are throttled', async () => {
-    const clientId = await nativeClient();
-    const browser = new Browser();
-    const signIn = await browser.follow(
-      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
-      server.issuer,
-    );
-    let html = await signIn.response.text();
+    const page = await signInPage();
+    const { browser } = page;
+    let { html } = page;
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 6; attempt += 1) {
       const response = await browser.request(`${server.issuer}/signin`, {
@@ -348,13 +344,7 @@ describe('sign-in and consent', () => {
   });
 
   it('wrong passwords sent all at once still get only the limit of checks; the right password is then refused too', async () => {
-    const clientId = await nativeClient();
-    const browser = new Browser();
-    const signIn = await browser.follow(
-      authorizeUrl(server, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' }),
-      server.issuer,
-    );
-    const html = await signIn.response.text();
+    const { browser, html } = await signInPage();
     // An account of its own: the other tests sign in as PERSON.
     const victim = { name: 'victor', password: 'a long and right password' };
     await new PeopleDirectory(join(server.directory, '.gateway', 'people.json')).add(victim.name, victim.password);
@@ -364,7 +354,7 @@ describe('sign-in and consent', () => {
       name: victim.name,
       password,
     });
-    // Twenty guesses in parallel: each is counted as it starts, before its (slow, scrypt) password check.
+    // Twenty guesses in parallel: each holds a place as it starts, before its (slow, scrypt) password check.
     const statuses = await Promise.all(
       Array.from({ length: 20 }, (_, index) => browser.request(`${server.issuer}/signin`, { form: form(`guess-${index}`) })),
     ).then((responses) => responses.map((response) => response.status));

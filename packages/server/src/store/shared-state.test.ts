@@ -1,26 +1,11 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { temporaryDirectory } from '../../../../test-support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { twoConnectionsEachTest } from '../../test/support/databases.js';
 import { PendingAuthorizations } from '../authorization/consent/pending.js';
 import { BrowserSessions } from '../authorization/signin/browser-sessions.js';
-import { openDatabase, type SqliteDatabase } from './database.js';
 import { SharedEphemeralStore, sharedStateMigrations } from './shared-state.js';
 
 /** Two "workers": two connections to one database file, each with its own in-memory objects. */
-let directory: Awaited<ReturnType<typeof temporaryDirectory>>;
-let first: SqliteDatabase;
-let second: SqliteDatabase;
-
-beforeEach(async () => {
-  directory = await temporaryDirectory('gateway-shared-state-');
-  first = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
-  second = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
-});
-afterEach(async () => {
-  first.close();
-  second.close();
-  await directory.cleanup();
-});
+const workers = twoConnectionsEachTest('gateway-shared-state-', sharedStateMigrations);
 
 const COOKIE = { isHttps: false, lifetimeSeconds: 600 };
 const client = {
@@ -36,8 +21,8 @@ describe('page state shared by workers', () => {
     'a browser session created in one worker is found by another through its cookie, and the database holds neither the cookie ' +
       'nor the CSRF token',
     () => {
-      const a = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(first, 'browser-session'));
-      const b = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(second, 'browser-session'));
+      const a = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(workers.first, 'browser-session'));
+      const b = new BrowserSessions(COOKIE, undefined, new SharedEphemeralStore(workers.second, 'browser-session'));
       const created = a.create();
       const signedIn = a.signIn(created, { subject: 'local:alice', name: 'alice', via: 'local' });
       const cookie = `${a.cookieName}=${signedIn.id}`;
@@ -50,7 +35,7 @@ describe('page state shared by workers', () => {
       });
       // The session id rotated at sign-in: the old cookie no longer names a session anywhere.
       expect(b.find(`${a.cookieName}=${created.id}`)).toBeUndefined();
-      const rows = JSON.stringify(first.prepare('SELECT * FROM shared_ephemeral').all());
+      const rows = JSON.stringify(workers.first.prepare('SELECT * FROM shared_ephemeral').all());
       expect(rows).not.toContain(signedIn.id);
       expect(rows).not.toContain(signedIn.csrfToken);
       expect(rows).not.toContain('alice');
@@ -61,8 +46,8 @@ describe('page state shared by workers', () => {
   );
 
   it('a pending authorization started in one worker is continued in another, and only one worker can decide it', () => {
-    const a = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(first, 'pending-authorization'));
-    const b = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(second, 'pending-authorization'));
+    const a = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(workers.first, 'pending-authorization'));
+    const b = new PendingAuthorizations(300, undefined, new SharedEphemeralStore(workers.second, 'pending-authorization'));
     const added = a.add({
       client,
       redirectUri: 'http://127.0.0.1:9/cb',
@@ -97,6 +82,6 @@ describe('page state shared by workers', () => {
       resource: 'r',
       browserId: 'b',
     });
-    expect(first.prepare('SELECT count(*) AS n FROM shared_ephemeral').get()).toEqual({ n: 0 });
+    expect(workers.first.prepare('SELECT count(*) AS n FROM shared_ephemeral').get()).toEqual({ n: 0 });
   });
 });

@@ -1,32 +1,17 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { temporaryDirectory } from '../../../../../test-support/cli.js';
-import { openDatabase, type SqliteDatabase } from '../../store/database.js';
+import { describe, expect, it } from 'vitest';
+import { twoConnectionsEachTest } from '../../../test/support/databases.js';
 import { sharedStateMigrations } from '../../store/shared-state.js';
 import { MemoryThrottleStore, RateLimiter, SharedThrottleStore, AttemptThrottle, type ThrottleStore } from './rate-limit.js';
 
 /** Two "workers": two connections to one database file. */
-let directory: Awaited<ReturnType<typeof temporaryDirectory>>;
-let first: SqliteDatabase;
-let second: SqliteDatabase;
-
-beforeEach(async () => {
-  directory = await temporaryDirectory('gateway-throttle-');
-  first = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
-  second = openDatabase(join(directory.path, 'gateway.db'), sharedStateMigrations);
-});
-afterEach(async () => {
-  first.close();
-  second.close();
-  await directory.cleanup();
-});
+const workers = twoConnectionsEachTest('gateway-throttle-', sharedStateMigrations);
 
 const T0 = Date.UTC(2026, 10, 23, 9, 0, 0);
 
 /** The same behaviour from each store: one process's memory, and the database (one connection). */
 const stores: Array<[string, () => ThrottleStore]> = [
   ['memory', () => new MemoryThrottleStore()],
-  ['database', () => new SharedThrottleStore(first, 'test')],
+  ['database', () => new SharedThrottleStore(workers.first, 'test')],
 ];
 
 describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
@@ -104,8 +89,8 @@ describe.each(stores)('throttles over the %s store', (_name, makeStore) => {
 
 describe('throttles shared by workers', () => {
   it('failures counted by two workers add up to one limit, and the database holds no name or address in the clear', () => {
-    const inFirst = new AttemptThrottle(5, 600, new SharedThrottleStore(first, 'signin'));
-    const inSecond = new AttemptThrottle(5, 600, new SharedThrottleStore(second, 'signin'));
+    const inFirst = new AttemptThrottle(5, 600, new SharedThrottleStore(workers.first, 'signin'));
+    const inSecond = new AttemptThrottle(5, 600, new SharedThrottleStore(workers.second, 'signin'));
     const keys = ['name:alice', 'address:203.0.113.7'];
     const results = Array.from({ length: 8 }, (_, index) => {
       const worker = index % 2 === 0 ? inFirst : inSecond;
@@ -116,11 +101,11 @@ describe('throttles shared by workers', () => {
     expect(results.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
     expect(results.slice(5).every((wait) => wait === 600)).toBe(true);
     // Places held in one worker count in the other: attempts still being checked fill the limit too.
-    const parallel = new AttemptThrottle(2, 600, new SharedThrottleStore(first, 'signin'));
-    const parallelElsewhere = new AttemptThrottle(2, 600, new SharedThrottleStore(second, 'signin'));
+    const parallel = new AttemptThrottle(2, 600, new SharedThrottleStore(workers.first, 'signin'));
+    const parallelElsewhere = new AttemptThrottle(2, 600, new SharedThrottleStore(workers.second, 'signin'));
     expect([parallel, parallelElsewhere, parallel].map((worker) => worker.attempt(['name:bob'], T0))).toEqual([0, 0, 1]);
 
-    const rows = first.prepare("SELECT kind, key, value FROM shared_ephemeral WHERE kind LIKE 'throttle:%'").all() as Array<
+    const rows = workers.first.prepare("SELECT kind, key, value FROM shared_ephemeral WHERE kind LIKE 'throttle:%'").all() as Array<
       Record<string, string>
     >;
     // Three keys: alice's name, the address, bob's name.
@@ -135,8 +120,8 @@ describe('throttles shared by workers', () => {
   });
 
   it('one bucket across workers: the per-minute allowance is shared, not multiplied', () => {
-    const inFirst = new RateLimiter(4, new SharedThrottleStore(first, 'authorize-address'));
-    const inSecond = new RateLimiter(4, new SharedThrottleStore(second, 'authorize-address'));
+    const inFirst = new RateLimiter(4, new SharedThrottleStore(workers.first, 'authorize-address'));
+    const inSecond = new RateLimiter(4, new SharedThrottleStore(workers.second, 'authorize-address'));
     const waits = Array.from({ length: 8 }, (_, index) => (index % 2 === 0 ? inFirst : inSecond).take('203.0.113.7', T0));
     expect(waits.filter((wait) => wait === 0)).toHaveLength(4);
     expect(waits.slice(4).every((wait) => wait > 0)).toBe(true);
