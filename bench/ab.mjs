@@ -10,7 +10,6 @@
 // --hooks a webhook endpoint with its own receiver (each round then waits for its events). Per side: gateway
 // CPU per call (/proc, all threads), calls (and events) per second, and the median of the rounds' p50.
 import { fork } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -63,7 +62,6 @@ if (process.argv[2] === 'child') {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, receiver ? { webhookUrl: receiver.url } : {});
-      cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {
           env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },

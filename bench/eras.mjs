@@ -6,7 +6,7 @@
 // well under a minute. Run after `pnpm build`: node bench/eras.mjs
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -283,5 +283,4 @@ try {
   }
   child?.kill();
   upstream?.kill();
-  if (directory) await rm(directory, { recursive: true, force: true });
 }

@@ -6,7 +6,7 @@
 // a bounded number of sequential calls; prints the p50 of each and the difference.
 // Run after `pnpm build`: node bench/mcp-source.mjs (about 20 s; BENCH_ROUNDS, BENCH_CALLS to change).
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -155,5 +155,4 @@ if (process.argv[2] === 'child') {
   child.send('stop');
   await new Promise((resolve) => child.once('exit', resolve));
   httpServer.kill();
-  rmSync(directory, { recursive: true, force: true });
 }

@@ -18,7 +18,7 @@
 //   FLAT_TOLERANCE_MB. The tolerance is the sample noise measured on a shared 2-core machine (RSS of
 //   consecutive samples differs by up to ~10 MB with no trend); a leak of even 1 KB per call adds 25 MB over
 //   25,000 calls and fails it. Runs shorter than 2 × WARM_UP_CALLS are too short to judge flatness.
-import { rm, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,7 +62,6 @@ try {
   const upstream = await startUpstream();
   cleanups.push(() => upstream.child.kill());
   const workspace = await ordersWorkspace(upstream.url);
-  cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
   const gateway = startGatewayChild(workspace.configPath, { execArgv: ['--expose-gc'] });
   cleanups.push(() => gateway.stop());
   const ready = await gateway.ready;

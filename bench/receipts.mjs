@@ -6,7 +6,7 @@
 // OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s);
 // BENCH_CONTROL=1 adds a second receipts-on gateway to show the noise floor of the machine in the same run.
 import { execFileSync, fork } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -138,7 +138,4 @@ if (process.argv[2] === 'child') {
   await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))));
   await agent.close();
   await api.close();
-  rmSync(on, { recursive: true, force: true });
-  rmSync(off, { recursive: true, force: true });
-  if (control) rmSync(control, { recursive: true, force: true });
 }

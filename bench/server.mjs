@@ -7,7 +7,7 @@
 // bench/results/server.json. Run after `pnpm build`: node bench/server.mjs
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -349,6 +349,6 @@ try {
 } finally {
   upstream?.kill();
   for (const child of children) child.kill();
-  if (!process.env.BENCH_KEEP) for (const directory of scratch) await rm(directory, { recursive: true, force: true });
-  else console.error(`kept ${scratch.join(' ')}`);
+  // The folders go when the process exits (benchDirectory); BENCH_KEEP=1 keeps them.
+  if (process.env.BENCH_KEEP) console.error(`kept ${scratch.join(' ')}`);
 }

@@ -6,7 +6,7 @@
 //   node bench/webhooks-e2e.mjs            WEBHOOK_E2E_CALLS (default 10000), WEBHOOK_E2E_CONCURRENCY (8)
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -146,5 +146,4 @@ if (process.argv[2] === 'child') {
   receiver.stop();
   await agent.close();
   await api.close();
-  rmSync(directory, { recursive: true, force: true });
 }

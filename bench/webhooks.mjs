@@ -3,7 +3,6 @@
 // 204. Prints receipts/s appended and events/s delivered (target: at least 2,000/s). Needs `pnpm build`.
 // Not part of the test suite; runs for a few seconds.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { benchChild, benchDirectory } from './support.mjs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -120,4 +119,3 @@ await agent.close();
 receiverProcess.kill();
 await checkpointer.stop();
 database.close();
-rmSync(directory, { recursive: true, force: true });

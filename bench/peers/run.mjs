@@ -23,7 +23,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -211,7 +211,6 @@ try {
   const receiver = await startWebhookReceiver();
   cleanups.push(() => receiver.stop());
   const workspace = await ordersWorkspace(upstream.url, { vault: WORKERS > 1 ? 'file' : 'env', webhookUrl: receiver.url });
-  cleanups.push(() => rm(workspace.directory, { recursive: true, force: true }));
   const gatewayChild = startGatewayChild(workspace.configPath, {
     execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   });
@@ -308,7 +307,6 @@ try {
   // resolve to bench/peers/node_modules), transpile it with the workspace's TypeScript, run it over stdio.
   if (wanted('generator')) {
     const generated = benchDirectory('.generated-', here);
-    cleanups.push(() => rm(generated, { recursive: true, force: true }));
     execFileSync(
       process.execPath,
       [
