@@ -169,14 +169,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const logger = options.logger ?? createGatewayLogger({ level: options.logLevel });
   // Clients reach a gateway.url that is not this loopback listener: a reverse proxy stands between. Unless it is
   // listed, every request comes from its address, and all people share one per-address allowance.
-  if (isLoopbackListener && !https && !isLoopbackHostname(new URL(config.gateway.url).hostname)) {
-    if ((config.gateway.trustedProxies ?? []).length === 0) {
-      logger.warn(
-        { url: config.gateway.url, listen: `${listen.host}:${listen.port}` },
-        'gateway.url is reached through a reverse proxy, which gateway.trustedProxies does not list: every client is counted ' +
-          "under the proxy's address by the sign-in, /authorize and registration limits (docs/config.md)",
-      );
-    }
+  const isBehindProxy = isLoopbackListener && !https && !isLoopbackHostname(new URL(config.gateway.url).hostname);
+  if (isBehindProxy && (config.gateway.trustedProxies ?? []).length === 0) {
+    logger.warn(
+      { url: config.gateway.url, listen: `${listen.host}:${listen.port}` },
+      'gateway.url is reached through a reverse proxy, which gateway.trustedProxies does not list: every client is counted ' +
+        "under the proxy's address by the sign-in, /authorize and registration limits (docs/config.md)",
+    );
   }
 
   const mcpUrl = canonicalMcpUrl(config);
