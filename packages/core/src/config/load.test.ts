@@ -30,3 +30,25 @@ describe('gateway.yaml errors name the key, the line and the allowed values', ()
     expect(message).not.toContain('unknown key');
   });
 });
+
+describe('gateway.trustedProxies', () => {
+  const withProxies = (yaml: string) => `gateway:\n  url: https://gateway.example.com\n  trustedProxies: ${yaml}\nsources: {}\n`;
+  const problem = (yaml: string) => {
+    try {
+      parseConfig(withProxies(yaml), 'gateway.yaml');
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+
+  it('is a list of non-empty strings; anything else is refused with the key and the line', () => {
+    expect(parseConfig(withProxies('[10.0.0.0/8, 127.0.0.1]'), 'gateway.yaml').config.gateway.trustedProxies).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+    ]);
+    for (const hostile of ['127.0.0.1', '{ __proto__: [127.0.0.1] }', '[8]', "['']", '[[127.0.0.1]]', '[{ a: 1 }]']) {
+      expect(problem(hostile), hostile).toMatch(/^gateway\.yaml:3: gateway\.trustedProxies/);
+    }
+  });
+});
