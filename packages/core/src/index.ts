@@ -118,6 +118,8 @@ export {
   keyedDigest,
   receiptCanonicalJson,
   receiptLeafBytes,
+  receiptLeafText,
+  receiptOf,
   type Receipt,
   type ReceiptOutcome,
 } from './receipt.js';

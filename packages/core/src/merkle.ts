@@ -4,7 +4,7 @@
  * smaller than n. Pure functions over 32-byte hashes; the log keeps the tree incrementally through its
  * right edge (`appendToEdge`), proofs are computed from the leaf hashes.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
@@ -14,13 +14,14 @@ const NODE_PREFIX = Buffer.from([0x01]);
  * hashes the leaf's JSON text directly instead of copying it into a Buffer first).
  */
 export function leafHash(leaf: Uint8Array | string): Buffer {
-  const hash = createHash('sha256').update(LEAF_PREFIX);
-  return (typeof leaf === 'string' ? hash.update(leaf, 'utf8') : hash.update(leaf)).digest();
+  // One-shot hashing (no Hash object per leaf). '\0' is its own UTF-8 byte and pairs with no surrogate, so
+  // the text's bytes after it are the text's own UTF-8.
+  return hash('sha256', typeof leaf === 'string' ? `\0${leaf}` : Buffer.concat([LEAF_PREFIX, leaf]), 'buffer');
 }
 
 /** RFC 9162 §2.1.1: the hash of an interior node. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  return hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
 }
 
 /** The largest power of two strictly smaller than n (n ≥ 2). */

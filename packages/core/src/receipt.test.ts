@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from './canonical.js';
-import { keyedDigest, receiptCanonicalJson } from './receipt.js';
+import { keyedDigest, receiptCanonicalJson, receiptLeafText, receiptOf, type Receipt } from './receipt.js';
 
 describe('receipt canonical JSON (RFC 8785)', () => {
   it('equals the general canonicalJson on nested values, unicode keys, escapes and numbers', () => {
@@ -21,6 +21,38 @@ describe('receipt canonical JSON (RFC 8785)', () => {
       });
     }
     for (const value of values) expect(receiptCanonicalJson(value)).toBe(canonicalJson(value));
+  });
+
+  it('the leaf text of a receipt the log builds equals its canonical JSON, and takes the general path for a type hole', () => {
+    const strings = ['plain', '', 'line\nbreak "quoted" \\ \u0007 \u2028', '\ud83d\ude00 é €', '</script>'];
+    const pick = <T>(values: readonly T[], seed: number): T => values[seed % values.length]!;
+    const draftOf = (seed: number): Omit<Receipt, 'id' | 'index'> => ({
+      time: new Date(1_700_000_000_000 + seed).toISOString(),
+      session: seed % 5 === 0 ? null : `session-${seed}`,
+      person: pick([null, ...strings], seed),
+      clientId: pick(strings, seed + 1),
+      tool: pick(strings, seed + 2),
+      source: seed % 3 === 0 ? null : 'orders',
+      publication: seed % 4 === 0 ? null : 'publication-2',
+      fingerprint: seed % 2 === 0 ? null : `sha256:${'ab'.repeat(32)}`,
+      login: pick([null, 'orders/api_key'], seed),
+      outcome: pick(['allowed', 'denied', 'error'] as const, seed),
+      reason: pick([null, 'TOOL_NOT_IN_SESSION'], seed),
+      upstreamStatus: pick([null, 200, 404], seed),
+      durationMs: pick([0, 0.1, 12.3, 1e21, 5e-324, -0], seed),
+      argumentsDigest: `hmac-sha256:${seed}`,
+      resultDigest: seed % 2 === 0 ? null : 'hmac-sha256:ff',
+      ...(seed % 7 === 0 ? { arguments: { z: [seed, pick(strings, seed)], a: { '\u20ac': null } } } : {}),
+    });
+    for (let seed = 0; seed < 300; seed += 1) {
+      const receipt = receiptOf(seed * 7919, draftOf(seed));
+      expect(receiptLeafText(receipt)).toBe(canonicalJson(receipt));
+    }
+    // A field the types say cannot be undefined or NaN: the general path, which omits or refuses it.
+    const hole = { ...receiptOf(1, draftOf(1)), durationMs: undefined } as unknown as Receipt;
+    expect(receiptLeafText(hole)).toBe(canonicalJson(hole));
+    expect(receiptLeafText(hole)).not.toContain('durationMs');
+    expect(() => receiptLeafText({ ...hole, durationMs: Number.NaN })).toThrow();
   });
 
   it('refuses values JSON cannot hold', () => {

@@ -94,6 +94,63 @@ export function receiptCanonicalJson(value: unknown): string {
   }
 }
 
+/** The receipt numbered `index` (leaf n of the log), always with the same fields in the same order. */
+export function receiptOf(index: number, draft: Omit<Receipt, 'id' | 'index'>): Receipt {
+  const receipt: Receipt = {
+    id: `receipt-${index}`,
+    index,
+    time: draft.time,
+    session: draft.session,
+    person: draft.person,
+    clientId: draft.clientId,
+    tool: draft.tool,
+    source: draft.source,
+    publication: draft.publication,
+    fingerprint: draft.fingerprint,
+    login: draft.login,
+    outcome: draft.outcome,
+    reason: draft.reason,
+    upstreamStatus: draft.upstreamStatus,
+    durationMs: draft.durationMs,
+    argumentsDigest: draft.argumentsDigest,
+    resultDigest: draft.resultDigest,
+  };
+  if (draft.arguments !== undefined) receipt.arguments = draft.arguments;
+  return receipt;
+}
+
+const NOT_SCALAR = Symbol('not a JSON string, null or finite number');
+
+/** JSON text of a receipt field that is a string, null or a finite number (as RFC 8785 writes them). */
+function scalar(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return JSON.stringify(value);
+  throw NOT_SCALAR;
+}
+
+/**
+ * The leaf text of a receipt made by `receiptOf` (its fields and no others): `receiptCanonicalJson(receipt)`,
+ * with the keys written in their sorted order instead of sorting them for every call (receipt.test.ts proves
+ * the two equal). A field of another type than Receipt declares (a hole in the types) takes the general path.
+ */
+export function receiptLeafText(receipt: Receipt): string {
+  const r = receipt;
+  try {
+    return (
+      `{${r.arguments === undefined ? '' : `"arguments":${receiptCanonicalJson(r.arguments)},`}` +
+      `"argumentsDigest":${scalar(r.argumentsDigest)},"clientId":${scalar(r.clientId)},` +
+      `"durationMs":${scalar(r.durationMs)},"fingerprint":${scalar(r.fingerprint)},"id":${scalar(r.id)},` +
+      `"index":${scalar(r.index)},"login":${scalar(r.login)},"outcome":${scalar(r.outcome)},` +
+      `"person":${scalar(r.person)},"publication":${scalar(r.publication)},"reason":${scalar(r.reason)},` +
+      `"resultDigest":${scalar(r.resultDigest)},"session":${scalar(r.session)},"source":${scalar(r.source)},` +
+      `"time":${scalar(r.time)},"tool":${scalar(r.tool)},"upstreamStatus":${scalar(r.upstreamStatus)}}`
+    );
+  } catch (error) {
+    if (error !== NOT_SCALAR) throw error;
+    return receiptCanonicalJson(r);
+  }
+}
+
 /**
  * `hmac-sha256:<hex>` of a JSON value's canonical form, keyed so small value spaces cannot be guessed. The
  * receipt log passes a KeyObject made once, so each call skips importing the raw key.

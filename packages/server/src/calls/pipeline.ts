@@ -161,7 +161,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         upstreamStatus: extra.upstreamStatus ?? null,
         durationMs: roundedMs(performance.now() - decision.startedMark),
         argumentsValue,
-        ...(extra.argumentsDigest === undefined ? {} : { argumentsDigest: extra.argumentsDigest }),
+        argumentsDigest: extra.argumentsDigest,
         resultValue: extra.result,
       };
       // Other calls still executing may end in this same turn: then their receipts share one commit.

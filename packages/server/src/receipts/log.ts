@@ -201,13 +201,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     verifierKey: publicVerifierKey,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
     record(fields, options) {
-      const { argumentsValue, resultValue, argumentsDigest, ...rest } = fields;
+      // The store copies the receipt's own fields out of this (argumentsValue and resultValue stay behind).
       const draft: ReceiptDraft = {
-        ...rest,
-        argumentsDigest: argumentsDigest ?? keyedDigest(digestKey, argumentsValue ?? {}),
-        resultDigest: resultValue === undefined ? null : keyedDigest(digestKey, resultValue),
-        ...(storesArguments ? { arguments: argumentsValue ?? {} } : {}),
+        ...fields,
+        argumentsDigest: fields.argumentsDigest ?? keyedDigest(digestKey, fields.argumentsValue ?? {}),
+        resultDigest: fields.resultValue === undefined ? null : keyedDigest(digestKey, fields.resultValue),
       };
+      if (storesArguments) draft.arguments = fields.argumentsValue ?? {};
       return new Promise<Receipt>((resolve, reject) => {
         queue.push({ draft, resolve, reject });
         if (options?.othersInFlight) {

@@ -67,6 +67,31 @@ describe('the SQLite receipt store', () => {
     expect(second.store.head()).toEqual({ size: 40, rootHash: root });
   });
 
+  it('a process that is behind catches up in the middle of a batch, and a rollback after that forgets the catch-up', () => {
+    const first = connect();
+    const second = connect();
+    second.store.append(draft('seen_by_second'), []);
+    for (let index = 0; index < 3; index += 1) first.store.append(draft(`first_${index}`), []);
+    // The second process still believes the tree has 1 leaf: its number is taken, so it catches up in the
+    // transaction and the batch gets receipt-4 and receipt-5.
+    const batch = second.store.appendBatch([draft('a'), draft('b')], []);
+    expect(batch.map((receipt) => receipt.id)).toEqual(['receipt-4', 'receipt-5']);
+    // Behind again, and this time the batch rolls back after catching up: nothing of it may stay in its view.
+    first.store.append(draft('first_again'), []);
+    let calls = 0;
+    const failsOnSecond = {
+      onReceipt() {
+        calls += 1;
+        if (calls === 2) throw new Error('outbox write failed');
+      },
+    };
+    expect(() => second.store.appendBatch([draft('c'), draft('d')], [failsOnSecond])).toThrow('outbox write failed');
+    expect(second.store.append(draft('e'), []).id).toBe('receipt-7');
+    const root = recomputedRoot(first.store);
+    expect(second.store.head()).toEqual({ size: 8, rootHash: root });
+    expect(first.store.head()).toEqual({ size: 8, rootHash: root });
+  });
+
   it('a restarted process folds the leaves stored after the last edge snapshot into its tree', () => {
     const before = connect();
     const total = EDGE_SNAPSHOT_EVERY + 37;

@@ -1,4 +1,4 @@
-import { appendToEdge, leafHash, receiptCanonicalJson, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import { appendToEdge, leafHash, receiptLeafText, receiptOf, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 
 /** A receipt before the log numbers it. */
@@ -58,9 +58,12 @@ export interface StoredReceiptRow {
  * The receipt log's storage. SQLite implements it here; a PostgreSQL store implements the same contract
  * for several gateway processes sharing one database. How n is assigned atomically: `append` runs in a write
  * transaction that serialises appends (SQLite: `BEGIN IMMEDIATE` takes the database write lock first;
- * PostgreSQL: `SELECT … FROM receipt_tree WHERE id = 1 FOR UPDATE`), reads the highest stored leaf index
- * inside it, and inserts leaf n = that index + 1 before committing. n is therefore gap-free, unique, and equal
- * to the order of the leaves in the tree, and a rolled-back append leaves no trace. Reads need no lock.
+ * PostgreSQL: `SELECT … FROM receipt_tree WHERE id = 1 FOR UPDATE`) and inserts leaf n = the number after
+ * the highest stored leaf index before committing. The SQLite store takes n from the tree it already knows
+ * and lets the primary key say when another process has appended meanwhile (it then catches up and tries
+ * the next number), which spares a query per append; a PostgreSQL store may read the highest index under its
+ * lock instead. n is therefore gap-free, unique, and equal to the order of the leaves in the tree, and a
+ * rolled-back append leaves no trace. Reads need no lock.
  *
  * The tree's right edge (what the root is computed from) lives in memory and is caught up from the leaves
  * that other processes appended meanwhile; `receipt_tree` holds a snapshot of it (size and edge), written
@@ -89,6 +92,9 @@ export interface ReceiptStore {
 }
 
 const HASH_BYTES = 32;
+
+/** A tree as the store keeps it: its size and right edge (what the root is computed from). */
+type Tree = { size: number; edge: Buffer[] };
 /** How often (in leaves) an append also stores the tree's right edge, bounding what a start must fold in. */
 export const EDGE_SNAPSHOT_EVERY = 1024;
 
@@ -111,7 +117,7 @@ function checkpointOf(row: CheckpointRow): StoredCheckpoint {
 }
 
 export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore {
-  // Prepared once: an append is three statements in one transaction, no await (the /mcp fast path pays it).
+  // Prepared once: an append is one insert in its transaction, no await (the /mcp fast path pays it).
   const readTree = database.prepare('SELECT size, edge FROM receipt_tree WHERE id = 1');
   const writeTree = database.prepare('UPDATE receipt_tree SET size = ?, edge = ? WHERE id = 1');
   const selectLastIndex = database.prepare('SELECT leaf_index FROM receipts ORDER BY leaf_index DESC LIMIT 1').pluck();
@@ -132,44 +138,73 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   const selectCheckpoints = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size');
 
   /** This process's view of the tree: size and right edge, never behind what it has appended itself. */
-  let cached: { size: number; edge: Buffer[] } | undefined;
+  let cached: Tree | undefined;
 
   /**
-   * The tree over every stored leaf (call inside a transaction for a consistent view). Leaves appended by
-   * another process since this one last looked are folded into the edge. A stored size below what this
-   * process has seen (leaves deleted from the file) keeps the larger size, so the next leaf does not reuse a
-   * deleted leaf's number and `receipts verify` names the missing one.
+   * `tree` with the leaves stored above it folded in (those another process appended since this one last
+   * looked). A stored size below `tree.size` (leaves deleted from the file) keeps the larger size, so the next
+   * leaf does not reuse a deleted leaf's number and `receipts verify` names the missing one. Pure: the caller
+   * decides whether the result is committed state.
    */
-  function currentTree(): { size: number; edge: Buffer[] } {
+  function foldStored(tree: Tree): Tree {
+    const last = selectLastIndex.get() as number | undefined;
+    const storedSize = last === undefined ? 0 : last + 1;
+    if (storedSize <= tree.size) return tree;
+    let { size, edge } = tree;
+    for (const hash of selectHashesFrom.all(size) as Buffer[]) {
+      edge = appendToEdge(edge, size, hash);
+      size += 1;
+    }
+    return { size, edge };
+  }
+
+  /** The tree over every stored leaf (call inside a transaction, before it writes, for a consistent view). */
+  function currentTree(): Tree {
     if (!cached) {
       const snapshot = readTree.get() as { size: number; edge: Buffer };
       cached = { size: snapshot.size, edge: edgeOf(snapshot.edge) };
     }
-    const last = selectLastIndex.get() as number | undefined;
-    const storedSize = last === undefined ? 0 : last + 1;
-    if (storedSize > cached.size) {
-      let { size, edge } = cached;
-      for (const hash of selectHashesFrom.all(size) as Buffer[]) {
-        edge = appendToEdge(edge, size, hash);
-        size += 1;
-      }
-      cached = { size, edge };
-    }
+    cached = foldStored(cached);
     return cached;
   }
 
+  /**
+   * Inserts leaf `index`. The number comes from this process's tree, not from a read of the highest stored
+   * index (a query on every tool call): when another process has appended since this one last looked, the
+   * number is taken, the insert fails on the primary key (only that statement is undone, the transaction
+   * goes on), and the tree is caught up from the stored leaves before the next try. Appends are serialised
+   * by the write lock, so a number that is free now stays free until this transaction commits.
+   */
+  function insertLeaf(tree: Tree, draft: ReceiptDraft): { tree: Tree; receipt: Receipt } {
+    for (;;) {
+      const receipt = receiptOf(tree.size, draft);
+      // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
+      const body = receiptLeafText(receipt);
+      const hash = leafHash(body);
+      try {
+        insert.run(receipt.index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;
+        // From `tree`, which holds this transaction's own leaves so far: only other processes' leaves are above.
+        // A taken number means a stored leaf at or above it, so each try moves on and the loop ends.
+        const caughtUp = foldStored(tree);
+        if (caughtUp.size <= tree.size) throw error;
+        tree = caughtUp;
+        continue;
+      }
+      return { tree: { size: receipt.index + 1, edge: appendToEdge(tree.edge, receipt.index, hash) }, receipt };
+    }
+  }
+
   const appendTransaction = database.transaction(
-    (drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): { receipts: Receipt[]; tree: { size: number; edge: Buffer[] } } => {
-      let tree = currentTree();
+    (drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): { receipts: Receipt[]; tree: Tree } => {
+      // The first append of this process reads the stored tree; later ones start from what it knows.
+      let tree = cached ?? currentTree();
       const receipts: Receipt[] = [];
       for (const draft of drafts) {
-        const index = tree.size;
-        const receipt: Receipt = { id: `receipt-${index}`, index, ...draft };
-        // The leaf's JSON text is made once: hashed as UTF-8 and stored as is (no Buffer round trip).
-        const body = receiptCanonicalJson(receipt);
-        const hash = leafHash(body);
-        insert.run(index, receipt.time, receipt.session, receipt.person, receipt.tool, receipt.outcome, body, hash);
-        tree = { size: index + 1, edge: appendToEdge(tree.edge, index, hash) };
+        const appended = insertLeaf(tree, draft);
+        tree = appended.tree;
+        const receipt = appended.receipt;
         if (tree.size % EDGE_SNAPSHOT_EVERY === 0) writeTree.run(tree.size, Buffer.concat(tree.edge));
         for (const hook of hooks) hook.onReceipt(receipt);
         receipts.push(receipt);
