@@ -398,6 +398,11 @@ export const ERRORS = {
     meaning: '`receipts-digest-key` or `receipts-signing-key` in the vault is malformed',
   },
   RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: 'a `receipts list` filter is malformed' },
+  RECEIPT_JOURNAL_IN_USE: {
+    category: 'config',
+    area: 'receipts',
+    meaning: 'another running gateway process serves from the same data directory (each needs its own, or use `--workers`)',
+  },
   RECEIPT_NOT_FOUND: { category: 'usage', area: 'receipts', meaning: 'no such receipt (or no checkpoint covers it yet)' },
   RECEIPT_WRITE_FAILED: {
     category: 'internal',

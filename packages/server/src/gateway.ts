@@ -30,6 +30,7 @@ import { watchLock, type LockReloadOutcome, type LockWatcher } from './publicati
 import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/checkpointer.js';
 import { openDatabase, type Migration } from './store/database.js';
+import { openReceiptJournal } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
@@ -242,16 +243,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
 
     const fastifyLogger = logger as unknown as FastifyBaseLogger;
-    // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close.
-    const receiptLog =
-      config.receipts?.enabled === false
-        ? undefined
-        : await createReceiptLog({ store: createSqliteReceiptStore(database), vault, loaded, warn: (message) => logger.warn(message) });
-    if (receiptLog) cleanups.push(() => receiptLog.close());
     // Webhooks (docs/webhooks.md): the outbox is a receipt hook, so a receipt and its events commit together.
     let webhooks: Webhooks | undefined;
     if (Object.keys(config.webhooks ?? {}).length > 0) {
-      if (!receiptLog) {
+      if (config.receipts?.enabled === false) {
         throw new GatewayError(
           'WEBHOOKS_REQUIRE_RECEIPTS',
           'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section',
@@ -259,7 +254,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
       cleanups.push(() => webhookAgent.close());
-      const created = await createWebhooks({
+      webhooks = await createWebhooks({
         loaded,
         database,
         vault,
@@ -267,11 +262,32 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         logger,
         ...(options.webhookLeaseMs ? { leaseMs: options.webhookLeaseMs } : {}),
       });
-      receiptLog.addHook(created.outbox);
-      // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
-      cleanups.push(() => created.stop());
-      webhooks = created;
     }
+    // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close. Each
+    // process journals its receipts in a slot of its own; the log first moves what an earlier process of the
+    // slot left there (with the outbox hook, so those receipts get their events too).
+    let receiptLog: ReceiptLog | undefined;
+    if (config.receipts?.enabled !== false) {
+      const journal = openReceiptJournal(dataDirectory, options.worker ? `worker-${options.worker.id}` : 'main');
+      try {
+        receiptLog = await createReceiptLog({
+          store: createSqliteReceiptStore(database),
+          vault,
+          loaded,
+          journal,
+          ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
+          warn: (message) => logger.warn(message),
+        });
+      } catch (error) {
+        journal.close({ removeFile: false });
+        throw error;
+      }
+      const log = receiptLog;
+      cleanups.push(() => log.close());
+    }
+    // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
+    const stoppingWebhooks = webhooks;
+    if (stoppingWebhooks) cleanups.push(() => stoppingWebhooks.stop());
     const authorization = await createAuthorization({
       loaded,
       database,

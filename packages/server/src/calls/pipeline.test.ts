@@ -100,7 +100,8 @@ describe('the call pipeline', () => {
     ['secured', 'LOGIN_NOT_IN_SESSION', 'result'],
   ] as const)('refuses %s with %s, receipts the refusal, and never reaches the upstream', async (name, reason, kind) => {
     const before = upstream.requests.length;
-    const { answer, receipt } = await pipeline.callTool(caller(), name, { q: 1 }, undefined);
+    const { answer, receipt: committed } = await pipeline.callTool(caller(), name, { q: 1 }, undefined);
+    const receipt = await committed;
     expect(answer.kind).toBe(kind);
     if (answer.kind === 'result') expect(answer.result.isError).toBe(true);
     expect(receipt).toMatchObject({
@@ -119,7 +120,8 @@ describe('the call pipeline', () => {
   it('refuses every call of a session that ended, receipted SESSION_ENDED', async () => {
     isSessionOpen = false;
     try {
-      const { answer, receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+      const { answer, receipt: committed } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+      const receipt = await committed;
       expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });
       expect(receipt).toMatchObject({ outcome: 'denied', reason: 'SESSION_ENDED' });
     } finally {
@@ -128,7 +130,8 @@ describe('the call pipeline', () => {
   });
 
   it('an allowed call is executed and receipted allowed, with the upstream status and a result digest', async () => {
-    const { answer, receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+    const { answer, receipt: committed } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+    const receipt = await committed;
     expect(answer).toMatchObject({ kind: 'result', result: { structuredContent: { ok: true } } });
     expect(receipt).toMatchObject({
       outcome: 'allowed',
@@ -150,7 +153,7 @@ describe('the call pipeline', () => {
     };
     try {
       const before = upstream.requests.length;
-      const { receipt } = await pipeline.callTool(caller(), 'ping', {}, undefined);
+      const receipt = await (await pipeline.callTool(caller(), 'ping', {}, undefined)).receipt;
       // Made in the same tick the request was sent: the upstream (in this process) had not read it yet.
       expect(made).toEqual([{ digest: receipt!.argumentsDigest, upstreamRequestsSeen: before }]);
       expect(upstream.requests.length).toBe(before + 1);
@@ -161,7 +164,8 @@ describe('the call pipeline', () => {
   });
 
   it('an upstream error status is receipted error UPSTREAM_ERROR_STATUS', async () => {
-    const { answer, receipt } = await pipeline.callTool(caller(), 'missing', {}, undefined);
+    const { answer, receipt: committed } = await pipeline.callTool(caller(), 'missing', {}, undefined);
+    const receipt = await committed;
     expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });
     expect(receipt).toMatchObject({ outcome: 'error', reason: 'UPSTREAM_ERROR_STATUS', upstreamStatus: 404 });
   });

@@ -1,9 +1,10 @@
 /**
  * The one path every governed tool call takes, whatever the /mcp era or path and, later, the source kind:
- * resolve the tool in the caller's snapshot → decide (core `decideCall`) → execute → write the receipt
- * (and, through the receipt log's hooks, its outbox rows) in one transaction, shared with the receipts of
- * other calls that ended in the same turn of the event loop → answer once it has committed. Refusals are
- * receipted too. The wire mapping stays with the MCP layer: this returns a protocol-neutral answer.
+ * resolve the tool in the caller's snapshot → decide (core `decideCall`) → execute → write the receipt to
+ * the receipt journal (durable) → answer; right after the answer, the receipt log moves the receipt (and,
+ * through its hooks, its outbox rows) into the database in one transaction, shared with every receipt written
+ * meanwhile (receipts/journal.ts). Refusals are receipted too. The wire mapping stays with the MCP layer: this
+ * returns a protocol-neutral answer.
  */
 import { decideCall, type CallDenialReason, type CallVerdict, type LoadedConfig, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
@@ -29,8 +30,9 @@ export interface CallPipeline {
   /** Resolves and decides without side effects (the fast path asks first, then calls with the decision). */
   decide(caller: McpCaller, name: string): CallDecision;
   /**
-   * Runs the call to its answer and receipt. An executor failure (a bug, not an upstream error) is
-   * receipted as `error` `INTERNAL_ERROR` and rethrown for the MCP layer to answer as the SDK would.
+   * Runs the call to its answer and durable receipt; `receipt` resolves once that receipt is in the database
+   * (undefined when it could not be written, which is logged). An executor failure (a bug, not an upstream
+   * error) is receipted as `error` `INTERNAL_ERROR` and rethrown for the MCP layer to answer as the SDK would.
    */
   callTool(
     caller: McpCaller,
@@ -39,10 +41,11 @@ export interface CallPipeline {
     signal: AbortSignal | undefined,
     decision?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
-  ): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }>;
+  ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }>;
   /**
    * Receipts a denied decision that the MCP layer answers itself (the re-approval challenge, a 403 at the
-   * HTTP layer): the refusal still ends in exactly one receipt.
+   * HTTP layer): the refusal still ends in exactly one receipt, durable when this returns; the promise is
+   * that receipt once it is in the database.
    */
   refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined>;
 }
@@ -111,9 +114,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return alternatives;
   }
 
-  /** Calls between the start of their execution and their receipt (group commit's hint, see ReceiptLog.record). */
-  let executing = 0;
-
   function decide(caller: McpCaller, name: string): CallDecision {
     const receivedAt = Date.now();
     const startedMark = performance.now();
@@ -135,7 +135,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return { name, tool, verdict, receivedAt, startedMark };
   }
 
-  async function receipt(
+  /**
+   * Records the call's receipt: durable when this returns, so the call may be answered. The promise is the
+   * receipt once it is in the database (undefined when it could not be written, which is logged here).
+   */
+  function receipt(
     decision: CallDecision,
     caller: McpCaller,
     argumentsValue: unknown,
@@ -143,8 +147,16 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     reason: string | null,
     extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined },
   ): Promise<Receipt | undefined> {
-    if (!receipts) return undefined;
+    if (!receipts) return Promise.resolve(undefined);
     const tool = decision.tool;
+    const failed = (error: unknown): undefined => {
+      // The call has happened: answer it, and say loudly that its receipt is missing.
+      logger.error(
+        { code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message },
+        'receipt not written',
+      );
+      return undefined;
+    };
     try {
       const fields = {
         time: new Date(decision.receivedAt).toISOString(),
@@ -164,15 +176,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest: extra.argumentsDigest,
         resultValue: extra.result,
       };
-      // Other calls still executing may end in this same turn: then their receipts share one commit.
-      return await receipts.record(fields, { othersInFlight: executing > 0 });
+      return receipts.record(fields).catch(failed);
     } catch (error) {
-      // The call has happened: answer it, and say loudly that its receipt is missing.
-      logger.error(
-        { code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message },
-        'receipt not written',
-      );
-      return undefined;
+      return Promise.resolve(failed(error));
     }
   }
 
@@ -190,12 +196,12 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     signal: AbortSignal | undefined,
     given?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
-  ): Promise<{ answer: CallAnswer; receipt: Receipt | undefined }> {
+  ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }> {
     const decision = given ?? decide(caller, name);
     const argumentsObject = argumentsValue ?? {};
     const { verdict, tool } = decision;
     if (!verdict.allowed) {
-      const written = await refuse(caller, decision, argumentsObject);
+      const written = refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
         : { kind: 'result', result: { content: [{ type: 'text', text: verdict.message }], isError: true } };
@@ -205,7 +211,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
     let argumentsDigest: string | undefined;
     const onSent = receipts ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
-    executing += 1;
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
@@ -214,11 +219,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(onSent ? { onSent } : {}),
       });
     } catch (error) {
-      executing -= 1;
-      await receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
+      receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
-    executing -= 1;
     const line = {
       tool: name,
       source: tool!.sourceName,
@@ -230,7 +233,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       durationMs: roundedMs(outcome.durationMs),
     };
     const isOk = outcome.outcome === 'ok';
-    const written = await receipt(
+    const written = receipt(
       decision,
       caller,
       argumentsObject,
@@ -243,8 +246,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest,
       },
     );
-    // Written once the answer has gone out (queued after the receipt's commit, so it runs on a later turn than
-    // the answer): the log line is not part of the call, its serialisation and redaction need not delay it.
+    // Written once the answer has gone out (an immediate runs on a later turn than the answer): the log line is
+    // not part of the call, its serialisation and redaction need not delay it.
     setImmediate(() => logger.info(line, 'tool call'));
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }

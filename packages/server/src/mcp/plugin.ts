@@ -304,7 +304,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
       const decision = pipeline.decide(caller, name);
       if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
-      await pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
+      // Durable when refuse returns; the challenge need not wait for the database.
+      void pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
       return { refusal: authorizer.challengeStaleApproval(caller, [name]) };
     }
 

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, verifyReceiptLog, type LoadedConfig } from '@gateway/core';
@@ -5,6 +7,7 @@ import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
+import { openReceiptJournal } from './journal.js';
 import { receiptMigrations } from './migrations.js';
 import { createSqliteReceiptStore } from './store.js';
 
@@ -28,12 +31,26 @@ function configWith(extra: string): LoadedConfig {
   return parseConfig(`gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n${extra}`, join(directory.path, 'gateway.yaml'));
 }
 
-async function start(extra = '', vault?: Vault): Promise<{ log: ReceiptLog; vault: Vault }> {
+async function start(
+  extra = '',
+  vault?: Vault,
+  options: { journal?: boolean; clearAtBytes?: number } = {},
+): Promise<{ log: ReceiptLog; vault: Vault }> {
   const loaded = configWith(extra);
   const realVault = vault ?? (await createVault(loaded, { env: { PATH: process.env.PATH } }));
-  const log = await createReceiptLog({ store: createSqliteReceiptStore(database), vault: realVault, loaded });
+  const log = await createReceiptLog({
+    store: createSqliteReceiptStore(database),
+    vault: realVault,
+    loaded,
+    ...(options.journal ? { journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: options.clearAtBytes ?? 1 }) } : {}),
+  });
   logs.push(log);
   return { log, vault: realVault };
+}
+
+/** The journal file of slot `main` in the test's directory, as lines. */
+function journalLines(): string[] {
+  return readFileSync(join(directory.path, 'receipts-journal-main.jsonl'), 'utf8').split('\n').filter(Boolean);
 }
 
 function call(argumentsValue: unknown = { orderId: 'ord_1' }): ReceiptFields {
@@ -117,7 +134,8 @@ describe('the receipt log', () => {
     });
     await log.record(call());
     isFull = true;
-    await expect(log.record(call())).rejects.toThrow('outbox full');
+    // Without a journal the commit is what makes it durable: record throws.
+    expect(() => log.record(call())).toThrow('outbox full');
     isFull = false;
     expect(seen).toEqual(['receipt-1', 'receipt-2']);
     expect(log.store.head().size).toBe(2);
@@ -127,8 +145,51 @@ describe('the receipt log', () => {
     expect(seen).toEqual(['receipt-1', 'receipt-2', 'receipt-2']);
   });
 
-  it('receipts recorded in one turn commit in one transaction, and one that cannot be written does not sink the others', async () => {
+  it('with a journal, a receipt is in the journal when record returns and in the database on a later turn', async () => {
+    const { log } = await start('', undefined, { journal: true });
+    const committed = log.record(call());
+    // Durable already: the whole line is in the file. Not in the database yet: that is after the answer.
+    expect(journalLines().map((line) => JSON.parse(line))).toMatchObject([{ seq: 1, draft: { tool: 'get_order', outcome: 'allowed' } }]);
+    expect(log.store.head().size).toBe(0);
+    expect((await committed).id).toBe('receipt-0');
+    expect(log.store.head().size).toBe(1);
+    // Moved: the database records how far, in the same transaction, and the journal starts again empty.
+    expect(log.store.journalMark('main')).toBe(1);
+    expect(journalLines()).toEqual([]);
+  });
+
+  it('a journal whose entries are all in the database is emptied once it has grown to clearAtBytes, not after every move', async () => {
+    const { log } = await start('', undefined, { journal: true, clearAtBytes: 2000 });
+    const size = () => readFileSync(join(directory.path, 'receipts-journal-main.jsonl')).length;
+    await log.record(call());
+    expect(journalLines()).toHaveLength(1);
+    const lineBytes = size();
+    let recorded = 1;
+    let sizeBefore = lineBytes;
+    for (;;) {
+      sizeBefore = size();
+      await log.record(call());
+      recorded += 1;
+      if (size() === 0 || recorded === 100) break;
+    }
+    // Kept while under 2,000 bytes; emptied by the move after the line that took it to 2,000 or more.
+    expect(sizeBefore).toBeLessThan(2000);
+    expect(sizeBefore + lineBytes).toBeGreaterThanOrEqual(2000);
+    expect(recorded).toBeGreaterThan(2);
+    await log.record(call());
+    expect(journalLines().map((line) => JSON.parse(line).seq)).toEqual([recorded + 1]);
+    expect(log.store.journalMark('main')).toBe(recorded + 1);
+  });
+
+  it('without a journal, a receipt is committed before record returns', async () => {
     const { log } = await start();
+    const committed = log.record(call());
+    expect(log.store.head().size).toBe(1);
+    expect((await committed).id).toBe('receipt-0');
+  });
+
+  it('receipts recorded in one turn move in one transaction, and one that cannot be written does not sink the others', async () => {
+    const { log } = await start('', undefined, { journal: true });
     const commits: string[][] = [];
     let refused: string | undefined;
     log.addHook({
@@ -139,38 +200,103 @@ describe('the receipt log', () => {
         commits.push(receipts.map((receipt) => receipt.id));
       },
     });
-    // Three calls ending in the same turn: one commit for the three.
+    // Three calls answered in the same turn: one transaction for the three.
     const together = await Promise.all([log.record(call()), log.record(call()), log.record(call())]);
     expect(together.map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
     expect(commits).toEqual([['receipt-0', 'receipt-1', 'receipt-2']]);
-    // The middle one's hook fails: the others are written (one by one after the shared transaction rolled back).
+    // The middle one's hook fails: the others are written (one by one after the shared transaction rolled back),
+    // and the failed one is given up for good, so that a replay does not write it behind them later.
     refused = 'refused_tool';
     const results = await Promise.allSettled([log.record(call()), log.record({ ...call(), tool: 'refused_tool' }), log.record(call())]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value.id] : []))).toEqual(['receipt-3', 'receipt-4']);
     expect(log.store.head().size).toBe(5);
     expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).not.toContain('refused_tool');
+    expect(log.store.journalMark('main')).toBe(6);
+    expect(journalLines()).toEqual([]);
   });
 
-  it('alone, a receipt commits as soon as the code yields; with other calls in flight, at the end of the turn, with theirs', async () => {
-    const { log } = await start();
-    const yieldTwice = async () => {
-      await Promise.resolve();
-      await Promise.resolve();
-    };
-    const alone = log.record(call());
-    await yieldTwice();
-    expect(log.store.head().size).toBe(1);
-    await alone;
-    const commits: number[] = [];
-    log.addHook({ onReceipt() {}, afterCommit: (receipts) => commits.push(receipts.length) });
-    const first = log.record(call(), { othersInFlight: true });
-    await yieldTwice();
-    // Not committed yet: the turn has not ended, and another call's receipt joins it.
-    expect(log.store.head().size).toBe(1);
-    const second = log.record(call(), { othersInFlight: true });
-    expect((await Promise.all([first, second])).map((receipt) => receipt.id)).toEqual(['receipt-1', 'receipt-2']);
-    expect(commits).toEqual([2]);
+  it('a start moves what a stopped process left in its journal, once, in order, with the hooks, skipping a cut-off line', async () => {
+    const store = createSqliteReceiptStore(database);
+    const draft = (tool: string) => ({ ...call(), tool, argumentsDigest: 'hmac-sha256:00', resultDigest: null });
+    // The stopped process had moved entry 1 (receipt-0 and its mark) but not 2 and 3; its last write was cut short.
+    store.appendBatch([draft('first')], [], { journal: 'main', seq: 1 });
+    const lines = [1, 2, 3].map((seq) => JSON.stringify({ seq, draft: draft(['first', 'second', 'third'][seq - 1]!) }));
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${lines.join('\n')}\n{"seq":4,"dra`);
+    const stopped = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stopped.stdout}\n`);
+    const warnings: string[] = [];
+    const seen: string[] = [];
+    const loaded = configWith('');
+    const log = await createReceiptLog({
+      store,
+      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+      loaded,
+      journal: openReceiptJournal(directory.path, 'main'),
+      hooks: [{ onReceipt: (receipt) => seen.push(receipt.tool) }],
+      warn: (message) => warnings.push(message),
+    });
+    logs.push(log);
+    expect(store.list({ limit: 10 }).map((receipt) => [receipt.id, receipt.tool])).toEqual([
+      ['receipt-0', 'first'],
+      ['receipt-1', 'second'],
+      ['receipt-2', 'third'],
+    ]);
+    expect(seen).toEqual(['second', 'third']);
+    expect(warnings).toEqual([expect.stringContaining('1 damaged line(s)')]);
+    // Signed at once, and the journal starts again empty, numbering after what it held.
+    expect(store.latestCheckpoint()?.treeSize).toBe(3);
+    expect(journalLines()).toEqual([]);
+    await log.record(call());
+    expect(store.journalMark('main')).toBe(4);
+    expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
+  });
+
+  it('a journal slot held by a running process is refused; closing removes the journal once it is all in the database', async () => {
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${process.ppid}\n`);
+    expect(() => openReceiptJournal(directory.path, 'main')).toThrow(
+      expect.objectContaining({ code: 'RECEIPT_JOURNAL_IN_USE', message: expect.stringContaining(`pid ${process.ppid}`) }),
+    );
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${process.pid}\n`);
+    const { log } = await start('', undefined, { journal: true });
+    await log.record(call());
+    log.close();
+    logs = [];
+    expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl'))).toBe(false);
+    expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl.lock'))).toBe(false);
+  });
+
+  it('while the database refuses receipts, they wait in the journal and in memory, and move once it takes them again', async () => {
+    const loaded = configWith('');
+    const sqlite = createSqliteReceiptStore(database);
+    let isRefusing = true;
+    const refusing =
+      <T extends unknown[], R>(method: (...args: T) => R) =>
+      (...args: T): R => {
+        if (isRefusing) throw new Error('database or disk is full');
+        return method(...args);
+      };
+    const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
+      appendBatch: refusing(sqlite.appendBatch),
+      setJournalMark: refusing(sqlite.setJournalMark),
+    });
+    const warnings: string[] = [];
+    const log = await createReceiptLog({
+      store,
+      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+      loaded,
+      journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
+      warn: (message) => warnings.push(message),
+    });
+    logs.push(log);
+    const committed = [log.record(call()), log.record(call())];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(warnings).toEqual([expect.stringContaining('receipts wait in the journal')]);
+    expect(journalLines()).toHaveLength(2);
+    expect(sqlite.head().size).toBe(0);
+    isRefusing = false;
+    expect((await Promise.all(committed)).map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1']);
+    expect(journalLines()).toEqual([]);
   });
 
   it('a checkpoint that fails after a commit is a warning, not a crash: the receipt is written and its call answered', async () => {

@@ -13,11 +13,16 @@ import {
   type Receipt,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
+import type { ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
 
 /** Vault entries of the receipt log (created on first start when the vault can store them). */
 export const RECEIPTS_DIGEST_KEY_SECRET = 'receipts-digest-key';
 export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
+/** How long receipts wait in the journal before another try when the database refused them. */
+const MOVE_RETRY_MS = 1000;
+/** Receipts per transaction when a start moves what an earlier process left in the journal. */
+const REPLAY_BATCH = 1000;
 
 /** What the pipeline knows about a call; the log adds the digests, the number and the signature cadence. */
 export type ReceiptFields = Omit<ReceiptDraft, 'argumentsDigest' | 'resultDigest' | 'arguments'> & {
@@ -37,13 +42,14 @@ export interface ReceiptLog {
   /** The keyed digest of a call's arguments, as `record` stores it. */
   argumentsDigest(argumentsValue: unknown): string;
   /**
-   * Appends the receipt (and runs the hooks) and resolves once it has committed. `othersInFlight`: other
-   * calls are running, so their receipts may come in the same turn of the event loop; the commit then waits
-   * for the end of that turn (`setImmediate`) and takes them all in one transaction (group commit). Alone,
-   * it commits as soon as the current code yields (a microtask): no wait for a turn a sequential client would
-   * only lose time in. Either way a call is answered only after its receipt is in the database.
+   * Records a call's receipt. When this returns, the receipt is durable: in the journal, from which the next
+   * start in this slot moves it into the database after a crash (or, without a journal, committed). The
+   * promise resolves with the numbered receipt once it is in the database with what the hooks wrote (the
+   * webhook outbox rows): with a journal, on a later turn of the event loop, in one transaction with every
+   * receipt recorded by then. It rejects when that receipt could not be written (given up, and logged by the
+   * caller). Throws when the receipt could not be made durable at all.
    */
-  record(fields: ReceiptFields, options?: { othersInFlight?: boolean }): Promise<Receipt>;
+  record(fields: ReceiptFields): Promise<Receipt>;
   /** Hooks run inside each append's transaction (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
@@ -54,6 +60,12 @@ export interface ReceiptLog {
 
 export interface ReceiptLogOptions {
   store: ReceiptStore;
+  /**
+   * Where receipts are made durable before their calls are answered (journal.ts); what an earlier process of
+   * its slot left there is moved into the store first. Without it, each receipt is committed before `record`
+   * returns (tests, tools that read the log).
+   */
+  journal?: ReceiptJournal;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -121,6 +133,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
   const hooks = [...(options.hooks ?? [])];
+  const journal = options.journal;
   let checkpointedSize = store.latestCheckpoint()?.treeSize ?? 0;
 
   function checkpoint(): StoredCheckpoint | undefined {
@@ -152,40 +165,70 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   );
   timer.unref();
 
-  // Group commit: receipts recorded while other calls run (say, the answers of several upstream calls read in
-  // one poll phase) are appended in one transaction when the turn ends; a receipt alone, once the code yields.
-  // flush runs on its own (a microtask or an immediate): it never throws, every outcome goes to a promise.
-  const queue: Array<{ draft: ReceiptDraft; resolve: (receipt: Receipt) => void; reject: (error: unknown) => void }> = [];
-  let isTurnFlushScheduled = false;
-  let isSoonFlushScheduled = false;
-  function flush(): void {
-    if (queue.length === 0) return;
-    const batch = queue.splice(0);
+  // Receipts move from the journal into the database after the answers that wait for them: every receipt
+  // recorded by then, in one transaction (group commit), on a later turn of the event loop. moveJournalled runs
+  // on its own (an immediate, a retry timer): it never throws, every outcome goes to a promise.
+  type Pending = { seq: number; draft: ReceiptDraft; resolve: (receipt: Receipt) => void; reject: (error: unknown) => void };
+  let pending: Pending[] = [];
+  let isMoveScheduled = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  const scheduleMove = () => {
+    if (isMoveScheduled || retryTimer) return;
+    isMoveScheduled = true;
+    setImmediate(() => {
+      isMoveScheduled = false;
+      moveJournalled();
+    });
+  };
+
+  function moveJournalled(): void {
+    if (!journal || pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    const name = journal.name;
     let lastIndex = -1;
     try {
       const receipts = store.appendBatch(
         batch.map((item) => item.draft),
         hooks,
+        { journal: name, seq: batch.at(-1)!.seq },
       );
       for (const [index, item] of batch.entries()) item.resolve(receipts[index]!);
       lastIndex = receipts.at(-1)!.index;
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
-        return;
-      }
-      // The whole transaction rolled back: write them one by one, so one receipt that cannot be written
-      // (a hook refused it) does not take the others with it.
-      for (const item of batch) {
+    } catch {
+      // The whole transaction rolled back: one by one, so one receipt that cannot be written (a hook refused
+      // it) does not take the others with it.
+      for (const [position, item] of batch.entries()) {
         try {
-          const receipt = store.append(item.draft, hooks);
-          item.resolve(receipt);
+          const receipt = store.appendBatch([item.draft], hooks, { journal: name, seq: item.seq })[0]!;
           lastIndex = receipt.index;
+          item.resolve(receipt);
         } catch (error) {
-          item.reject(error);
+          try {
+            // Given up, and recorded as such: a replay must not write it later, behind the receipts after it.
+            store.setJournalMark({ journal: name, seq: item.seq });
+            item.reject(error);
+          } catch {
+            // The database takes nothing now (a full disk, say): keep the rest, in the journal and here, for later.
+            pending = [...batch.slice(position), ...pending];
+            warn(`receipts wait in the journal: the database refused them (${(error as Error).message}); retrying in 1 s`);
+            retryTimer = setTimeout(() => {
+              retryTimer = undefined;
+              moveJournalled();
+            }, MOVE_RETRY_MS);
+            retryTimer.unref();
+            return;
+          }
         }
       }
     }
+    // Everything written so far is in the database: the journal starts again, empty.
+    if (pending.length === 0) journal.clear();
+    checkpointWhenDue(lastIndex);
+  }
+
+  /** Every N receipts: signed right after the commit that reaches N. */
+  function checkpointWhenDue(lastIndex: number): void {
     if (lastIndex + 1 - checkpointedSize < everyReceipts) return;
     try {
       checkpoint();
@@ -195,12 +238,44 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     }
   }
 
+  // What an earlier process of this journal's slot left behind goes in first, in its order, with the hooks
+  // (its events) like any receipt: those past the database's mark (the rest are in already, or given up).
+  if (journal) {
+    const mark = store.journalMark(journal.name);
+    const leftover = journal.takeLeftover();
+    const left = leftover.entries.filter((entry) => entry.seq > mark);
+    if (leftover.damagedLines > 0) {
+      warn(`the receipt journal '${journal.name}' ends with ${leftover.damagedLines} damaged line(s) (a write cut short): skipped`);
+    }
+    for (let from = 0; from < left.length; from += REPLAY_BATCH) {
+      const entries = left.slice(from, from + REPLAY_BATCH);
+      try {
+        store.appendBatch(
+          entries.map((entry) => entry.draft),
+          hooks,
+          { journal: journal.name, seq: entries.at(-1)!.seq },
+        );
+      } catch {
+        for (const entry of entries) {
+          try {
+            store.appendBatch([entry.draft], hooks, { journal: journal.name, seq: entry.seq });
+          } catch (error) {
+            warn(`a journalled receipt could not be written and is given up: ${(error as Error).message}`);
+            store.setJournalMark({ journal: journal.name, seq: entry.seq });
+          }
+        }
+      }
+    }
+    journal.start(leftover.entries.reduce((last, entry) => Math.max(last, entry.seq), mark));
+    if (left.length > 0) checkpoint();
+  }
+
   return {
     store,
     origin,
     verifierKey: publicVerifierKey,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
-    record(fields, options) {
+    record(fields) {
       // The store copies the receipt's own fields out of this (argumentsValue and resultValue stay behind).
       const draft: ReceiptDraft = {
         ...fields,
@@ -208,32 +283,30 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         resultDigest: fields.resultValue === undefined ? null : keyedDigest(digestKey, fields.resultValue),
       };
       if (storesArguments) draft.arguments = fields.argumentsValue ?? {};
-      return new Promise<Receipt>((resolve, reject) => {
-        queue.push({ draft, resolve, reject });
-        if (options?.othersInFlight) {
-          if (!isTurnFlushScheduled) {
-            isTurnFlushScheduled = true;
-            setImmediate(() => {
-              isTurnFlushScheduled = false;
-              flush();
-            });
-          }
-        } else if (!isSoonFlushScheduled) {
-          // Commits whatever is queued, the receipts waiting for the end of the turn included.
-          isSoonFlushScheduled = true;
-          queueMicrotask(() => {
-            isSoonFlushScheduled = false;
-            flush();
-          });
-        }
+      if (!journal) {
+        // No journal: the commit itself, before returning.
+        const receipt = store.append(draft, hooks);
+        checkpointWhenDue(receipt.index);
+        return Promise.resolve(receipt);
+      }
+      // Durable once the journal has the line; the database gets it on a later turn, with the others by then.
+      const seq = journal.append(draft);
+      const committed = new Promise<Receipt>((resolve, reject) => {
+        pending.push({ seq, draft, resolve, reject });
       });
+      scheduleMove();
+      return committed;
     },
     addHook(hook) {
       hooks.push(hook);
     },
     checkpoint,
     close() {
-      flush();
+      clearTimeout(retryTimer);
+      retryTimer = undefined;
+      moveJournalled();
+      // Removed only when all of it is in the database; otherwise the next start in this slot moves the rest.
+      journal?.close({ removeFile: pending.length === 0 });
       clearInterval(timer);
       try {
         checkpoint();

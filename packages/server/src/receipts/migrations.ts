@@ -39,4 +39,15 @@ export const receiptMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // How far each receipt journal (receipts/journal.ts) has been moved into this database: the number of its
+    // last entry whose receipt is in `receipts` (or that was given up), written in the same transaction.
+    id: 'receipts-002',
+    sql: `
+      CREATE TABLE receipt_journal_marks (
+        journal TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL
+      );
+    `,
+  },
 ];

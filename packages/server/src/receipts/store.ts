@@ -18,6 +18,12 @@ export interface ReceiptHook {
   afterCommit?(receipts: readonly Receipt[]): void;
 }
 
+/** How far a receipt journal (journal.ts) has been moved into the database. */
+export interface JournalMark {
+  journal: string;
+  seq: number;
+}
+
 export interface TreeHead {
   size: number;
   rootHash: Buffer;
@@ -77,8 +83,15 @@ export interface StoredReceiptRow {
  */
 export interface ReceiptStore {
   append(draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Receipt;
-  /** Appends several receipts in one transaction (group commit): all of them or none. */
-  appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Receipt[];
+  /**
+   * Appends several receipts in one transaction (group commit): all of them or none. `mark`: the journal
+   * entry they come up to, recorded in the same transaction (a replay after a crash starts after it).
+   */
+  appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[], mark?: JournalMark): Receipt[];
+  /** The last entry of a receipt journal whose receipt is stored (or was given up); 0 when none. */
+  journalMark(journal: string): number;
+  /** Records that a journal's entries up to `seq` are done with, without a receipt (one that cannot be written). */
+  setJournalMark(mark: JournalMark): void;
   head(): TreeHead;
   get(index: number): Receipt | undefined;
   list(filter: ReceiptFilter): Receipt[];
@@ -136,6 +149,10 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   );
   const selectLatestCheckpoint = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size DESC LIMIT 1');
   const selectCheckpoints = database.prepare('SELECT * FROM receipt_checkpoints ORDER BY tree_size');
+  const selectMark = database.prepare('SELECT seq FROM receipt_journal_marks WHERE journal = ?').pluck();
+  const upsertMark = database.prepare(
+    'INSERT INTO receipt_journal_marks (journal, seq) VALUES (?, ?) ON CONFLICT (journal) DO UPDATE SET seq = excluded.seq',
+  );
 
   /** This process's view of the tree: size and right edge, never behind what it has appended itself. */
   let cached: Tree | undefined;
@@ -197,7 +214,11 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   }
 
   const appendTransaction = database.transaction(
-    (drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): { receipts: Receipt[]; tree: Tree } => {
+    (
+      drafts: readonly ReceiptDraft[],
+      hooks: readonly ReceiptHook[],
+      mark: JournalMark | undefined,
+    ): { receipts: Receipt[]; tree: Tree } => {
       // The first append of this process reads the stored tree; later ones start from what it knows.
       let tree = cached ?? currentTree();
       const receipts: Receipt[] = [];
@@ -209,6 +230,7 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
         for (const hook of hooks) hook.onReceipt(receipt);
         receipts.push(receipt);
       }
+      if (mark) upsertMark.run(mark.journal, mark.seq);
       return { receipts, tree };
     },
   );
@@ -224,8 +246,8 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
   });
 
-  function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Receipt[] {
-    const { receipts, tree } = appendTransaction.immediate(drafts, hooks);
+  function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[], mark?: JournalMark): Receipt[] {
+    const { receipts, tree } = appendTransaction.immediate(drafts, hooks, mark);
     // Only once committed: a rolled-back append (a hook threw) leaves the edge as it was.
     cached = tree;
     for (const hook of hooks) hook.afterCommit?.(receipts);
@@ -235,6 +257,10 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   return {
     append: (draft, hooks) => appendBatch([draft], hooks)[0]!,
     appendBatch,
+    journalMark: (journal) => (selectMark.get(journal) as number | undefined) ?? 0,
+    setJournalMark: (mark) => {
+      upsertMark.run(mark.journal, mark.seq);
+    },
     head() {
       const tree = readHead.deferred();
       return { size: tree.size, rootHash: rootOfEdge(tree.edge) };

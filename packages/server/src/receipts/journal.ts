@@ -1,0 +1,188 @@
+/**
+ * The receipt journal: where a call's receipt is made durable before the call is answered. One append-only
+ * file per serving process (`receipts-journal-<slot>.jsonl` in the data directory; the slot is `main`, or
+ * `worker-<n>` under `serve --workers`), one line per receipt: `{"seq":n,"draft":{…}}`, written with a single
+ * write() of the whole line. The receipt log moves journalled receipts into the database right after the
+ * answer, many per transaction, and records there how far it got (`receipt_journal_marks`); a process that
+ * starts in a slot first moves what an earlier process of that slot left behind. So an answered call's
+ * receipt survives a crash of the process (the same durability as a commit under `synchronous = NORMAL`),
+ * while the call does not wait for a database transaction (docs/receipts.md#durability).
+ */
+import { closeSync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { GatewayError } from '@gateway/core';
+import type { ReceiptDraft } from './store.js';
+
+/** The size from which a journal whose entries are all in the database is emptied (about 4,000 receipts). */
+export const CLEAR_AT_BYTES = 4 * 1024 * 1024;
+
+export interface JournalEntry {
+  seq: number;
+  draft: ReceiptDraft;
+}
+
+export interface ReceiptJournal {
+  /** The slot: the key of this journal's mark in the database. */
+  readonly name: string;
+  /**
+   * The entries the file held when it was opened (an earlier process of this slot left them behind), and how
+   * many lines were not whole entries (a write cut short by a power loss). Once: the journal forgets them.
+   */
+  takeLeftover(): { entries: JournalEntry[]; damagedLines: number };
+  /**
+   * Starts numbering after `afterSeq` (the larger of the database's mark and the leftover entries) with an
+   * empty file: call once the leftover entries are in the database.
+   */
+  start(afterSeq: number): void;
+  /** Writes one entry; it is in the file (the operating system's) when this returns. Returns its number. */
+  append(draft: ReceiptDraft): number;
+  /**
+   * Every entry written so far is in the database: the file starts again, empty (numbering goes on), once it
+   * holds CLEAR_AT_BYTES (the `clearAtBytes` option) or more. Below that it is left as it is (one system call less after most calls): a
+   * replay skips the entries the database's mark covers.
+   */
+  clear(): void;
+  /** Closes the file and releases the slot; `removeFile` when every entry is in the database. */
+  close(options: { removeFile: boolean }): void;
+}
+
+/** Whether a process with this id runs (one we may not signal runs too). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Claims the slot with a lock file holding this process's id. A lock left by a process that has stopped (or
+ * by an earlier process that had this same id, as in a container restarted as pid 1) is taken over; one held
+ * by a running process is refused: two processes must not write one journal.
+ */
+function claimSlot(lockPath: string, slot: string): void {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+    } catch {
+      // Gone meanwhile, or unreadable: try again to create it.
+    }
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
+      throw new GatewayError(
+        'RECEIPT_JOURNAL_IN_USE',
+        `another gateway process (pid ${holder}) serves from this data directory as '${slot}': give each gateway ` +
+          'its own gateway.dataDirectory, or run one `gateway serve --workers N`',
+      );
+    }
+    try {
+      unlinkSync(lockPath);
+    } catch {
+      // Removed by someone else meanwhile.
+    }
+  }
+  throw new GatewayError('RECEIPT_JOURNAL_IN_USE', `could not claim the receipt journal slot '${slot}' (${lockPath})`);
+}
+
+/** The whole lines of a journal file; a last line without its newline or not JSON is counted as damaged. */
+function readEntries(fd: number): { entries: JournalEntry[]; damagedLines: number } {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.allocUnsafe(1 << 16);
+  for (let position = 0; ; ) {
+    const read = readSync(fd, buffer, 0, buffer.length, position);
+    if (read === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, read)));
+    position += read;
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const entries: JournalEntry[] = [];
+  let damagedLines = 0;
+  const lines = text.split('\n');
+  // The text after the last newline is a line whose write did not complete.
+  if (lines.at(-1) !== '') damagedLines += 1;
+  for (const line of lines.slice(0, -1)) {
+    try {
+      const entry = JSON.parse(line) as JournalEntry;
+      if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || typeof entry.draft !== 'object' || entry.draft === null) {
+        throw new Error('not an entry');
+      }
+      entries.push(entry);
+    } catch {
+      damagedLines += 1;
+    }
+  }
+  return { entries, damagedLines };
+}
+
+/** Opens (creating) the journal of `slot` in `directory` and claims the slot. */
+export function openReceiptJournal(directory: string, slot: string, options: { clearAtBytes?: number } = {}): ReceiptJournal {
+  const clearAtBytes = options.clearAtBytes ?? CLEAR_AT_BYTES;
+  const path = join(directory, `receipts-journal-${slot}.jsonl`);
+  const lockPath = `${path}.lock`;
+  claimSlot(lockPath, slot);
+  let fd: number;
+  let leftover: { entries: JournalEntry[]; damagedLines: number };
+  try {
+    // O_APPEND: every write lands at the end, also after the file was cut back to empty.
+    fd = openSync(path, 'a+', 0o600);
+    leftover = readEntries(fd);
+  } catch (error) {
+    unlinkSync(lockPath);
+    throw error;
+  }
+  let lastSeq: number | undefined;
+  /** The file's size: what whole lines were written since it last started empty. */
+  let size = 0;
+  return {
+    name: slot,
+    takeLeftover() {
+      const taken = leftover;
+      leftover = { entries: [], damagedLines: 0 };
+      return taken;
+    },
+    start(afterSeq) {
+      ftruncateSync(fd, 0);
+      size = 0;
+      lastSeq = afterSeq;
+    },
+    append(draft) {
+      if (lastSeq === undefined) throw new Error('the receipt journal was not started');
+      const seq = lastSeq + 1;
+      const line = `{"seq":${seq},"draft":${JSON.stringify(draft)}}\n`;
+      // One write of the whole line. A short write (a full disk) is an error, and its part of a line is cut off
+      // again so that the next line starts on a line of its own.
+      const bytes = Buffer.byteLength(line);
+      const written = writeSync(fd, line);
+      if (written !== bytes) {
+        ftruncateSync(fd, size);
+        throw new Error(`the receipt journal could write only ${written} of ${bytes} bytes`);
+      }
+      size += bytes;
+      lastSeq = seq;
+      return seq;
+    },
+    clear() {
+      if (size < clearAtBytes) return;
+      ftruncateSync(fd, 0);
+      size = 0;
+    },
+    close({ removeFile }) {
+      closeSync(fd);
+      if (removeFile) unlinkSync(path);
+      try {
+        unlinkSync(lockPath);
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
