@@ -8,7 +8,7 @@
  * receipt survives a crash of the process (the same durability as a commit under `synchronous = NORMAL`),
  * while the call does not wait for a database transaction (docs/receipts.md#durability).
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayError } from '@gateway/core';
 import type { ReceiptDraft } from './store.js';
@@ -42,6 +42,11 @@ export interface ReceiptJournal {
    * replay skips the entries the database's mark covers.
    */
   clear(): void;
+  /**
+   * Flushes the file to the disk (fdatasync). While the database takes nothing, the journal is the only copy
+   * of the receipts waiting in it, and the database's own flushes (WAL checkpoints) do not cover them.
+   */
+  sync(): void;
   /** Closes the file and releases the slot; `removeFile` when every entry is in the database. */
   close(options: { removeFile: boolean }): void;
 }
@@ -174,6 +179,9 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
       if (size < clearAtBytes) return;
       ftruncateSync(fd, 0);
       size = 0;
+    },
+    sync() {
+      fdatasyncSync(fd);
     },
     close({ removeFile }) {
       closeSync(fd);

@@ -150,6 +150,28 @@ describe('the receipt log', () => {
     const committed = log.record(call());
     // Durable already: the whole line is in the file. Not in the database yet: that is after the answer.
     expect(journalLines().map((line) => JSON.parse(line))).toMatchObject([{ seq: 1, draft: { tool: 'get_order', outcome: 'allowed' } }]);
+    // The receipt's fields and nothing else: no argument value, no result, in the journal either.
+    const { draft } = JSON.parse(journalLines()[0]!) as { draft: Record<string, unknown> };
+    expect(Object.keys(draft).sort()).toEqual(
+      [
+        'argumentsDigest',
+        'clientId',
+        'durationMs',
+        'fingerprint',
+        'login',
+        'outcome',
+        'person',
+        'publication',
+        'reason',
+        'resultDigest',
+        'session',
+        'source',
+        'time',
+        'tool',
+        'upstreamStatus',
+      ].sort(),
+    );
+    expect(journalLines()[0]).not.toContain('ord_1');
     expect(log.store.head().size).toBe(0);
     expect((await committed).id).toBe('receipt-0');
     expect(log.store.head().size).toBe(1);
@@ -266,38 +288,44 @@ describe('the receipt log', () => {
     expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl.lock'))).toBe(false);
   });
 
-  it('while the database refuses receipts, they wait in the journal and in memory, and move once it takes them again', async () => {
-    const loaded = configWith('');
-    const sqlite = createSqliteReceiptStore(database);
-    let isRefusing = true;
-    const refusing =
-      <T extends unknown[], R>(method: (...args: T) => R) =>
-      (...args: T): R => {
-        if (isRefusing) throw new Error('database or disk is full');
-        return method(...args);
-      };
-    const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-      appendBatch: refusing(sqlite.appendBatch),
-      setJournalMark: refusing(sqlite.setJournalMark),
-    });
-    const warnings: string[] = [];
-    const log = await createReceiptLog({
-      store,
-      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-      loaded,
-      journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
-      warn: (message) => warnings.push(message),
-    });
-    logs.push(log);
-    const committed = [log.record(call()), log.record(call())];
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(warnings).toEqual([expect.stringContaining('receipts wait in the journal')]);
-    expect(journalLines()).toHaveLength(2);
-    expect(sqlite.head().size).toBe(0);
-    isRefusing = false;
-    expect((await Promise.all(committed)).map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1']);
-    expect(journalLines()).toEqual([]);
-  });
+  it.each([
+    ['SQLITE_FULL', 'at once'],
+    [undefined, 'after trying them one by one and failing to give any up'],
+  ])(
+    'while the database refuses receipts (%s), they wait in the journal and in memory (%s), and move once it takes them again',
+    async (code) => {
+      const loaded = configWith('');
+      const sqlite = createSqliteReceiptStore(database);
+      let isRefusing = true;
+      const refusing =
+        <T extends unknown[], R>(method: (...args: T) => R) =>
+        (...args: T): R => {
+          if (isRefusing) throw Object.assign(new Error('database or disk is full'), code ? { code } : {});
+          return method(...args);
+        };
+      const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
+        appendBatch: refusing(sqlite.appendBatch),
+        setJournalMark: refusing(sqlite.setJournalMark),
+      });
+      const warnings: string[] = [];
+      const log = await createReceiptLog({
+        store,
+        vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+        loaded,
+        journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
+        warn: (message) => warnings.push(message),
+      });
+      logs.push(log);
+      const committed = [log.record(call()), log.record(call())];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(warnings).toEqual([expect.stringContaining('receipts wait in the journal')]);
+      expect(journalLines()).toHaveLength(2);
+      expect(sqlite.head().size).toBe(0);
+      isRefusing = false;
+      expect((await Promise.all(committed)).map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1']);
+      expect(journalLines()).toEqual([]);
+    },
+  );
 
   it('a checkpoint that fails after a commit is a warning, not a crash: the receipt is written and its call answered', async () => {
     const loaded = configWith('receipts:\n  checkpoint: { everyReceipts: 1, everySeconds: 3600 }');

@@ -74,6 +74,15 @@ export interface ReceiptLogOptions {
 }
 
 /**
+ * SQLite errors that say the database takes no write now, whatever is written (busy or locked past the busy
+ * timeout, a full disk, an I/O error, a read-only file), as opposed to one receipt being refused.
+ */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/.test(code);
+}
+
+/**
  * A secret from the vault, created there on first start. A read-only vault (env, exec) without the entry
  * gets a key that lives as long as this process, with a warning: digests then differ across restarts, and
  * checkpoints after a restart are signed by a new key (each checkpoint names its verifier key).
@@ -195,7 +204,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       );
       for (const [index, item] of batch.entries()) item.resolve(receipts[index]!);
       lastIndex = receipts.at(-1)!.index;
-    } catch {
+    } catch (error) {
+      // The database takes nothing now (locked by another process past the busy timeout, a full disk): keep them
+      // all, in the journal and here, and try again later; one by one would wait out the same lock each time.
+      if (isDatabaseUnavailable(error)) {
+        waitAndRetry(batch, error);
+        return;
+      }
       // The whole transaction rolled back: one by one, so one receipt that cannot be written (a hook refused
       // it) does not take the others with it.
       for (const [position, item] of batch.entries()) {
@@ -209,14 +224,8 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
             store.setJournalMark({ journal: name, seq: item.seq });
             item.reject(error);
           } catch {
-            // The database takes nothing now (a full disk, say): keep the rest, in the journal and here, for later.
-            pending = [...batch.slice(position), ...pending];
-            warn(`receipts wait in the journal: the database refused them (${(error as Error).message}); retrying in 1 s`);
-            retryTimer = setTimeout(() => {
-              retryTimer = undefined;
-              moveJournalled();
-            }, MOVE_RETRY_MS);
-            retryTimer.unref();
+            // Not even the mark can be written: the database takes nothing now; keep the rest for later.
+            waitAndRetry(batch.slice(position), error);
             return;
           }
         }
@@ -225,6 +234,23 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     // Everything written so far is in the database: the journal starts again, empty.
     if (pending.length === 0) journal.clear();
     checkpointWhenDue(lastIndex);
+  }
+
+  /** Puts receipts back in front of the queue (they are still in the journal) and tries again in a while. */
+  function waitAndRetry(items: Pending[], error: unknown): void {
+    pending = [...items, ...pending];
+    try {
+      // Until the database takes them, the journal is their only copy: on the disk, not only in the page cache.
+      journal?.sync();
+    } catch (syncError) {
+      warn(`the receipt journal could not be flushed to the disk: ${(syncError as Error).message}`);
+    }
+    warn(`receipts wait in the journal: the database refused them (${(error as Error).message}); retrying in 1 s`);
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      moveJournalled();
+    }, MOVE_RETRY_MS);
+    retryTimer.unref();
   }
 
   /** Every N receipts: signed right after the commit that reaches N. */
@@ -276,9 +302,22 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     verifierKey: publicVerifierKey,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
     record(fields) {
-      // The store copies the receipt's own fields out of this (argumentsValue and resultValue stay behind).
+      // The receipt's own fields only: the arguments and the result are not written anywhere (the journal
+      // included) except as keyed digests, unless `receipts.storeArguments` asks for the arguments.
       const draft: ReceiptDraft = {
-        ...fields,
+        time: fields.time,
+        session: fields.session,
+        person: fields.person,
+        clientId: fields.clientId,
+        tool: fields.tool,
+        source: fields.source,
+        publication: fields.publication,
+        fingerprint: fields.fingerprint,
+        login: fields.login,
+        outcome: fields.outcome,
+        reason: fields.reason,
+        upstreamStatus: fields.upstreamStatus,
+        durationMs: fields.durationMs,
         argumentsDigest: fields.argumentsDigest ?? keyedDigest(digestKey, fields.argumentsValue ?? {}),
         resultDigest: fields.resultValue === undefined ? null : keyedDigest(digestKey, fields.resultValue),
       };

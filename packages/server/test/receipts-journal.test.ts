@@ -1,0 +1,89 @@
+/**
+ * The receipt journal in a real gateway process: a call answered while another process holds the database's
+ * write lock has its receipt in the journal only; the gateway SIGKILLed then, and started again once the lock
+ * is gone, moves it into the database, with its event, and `receipts verify` passes.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { runGateway } from '../../../test-support/cli.js';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
+
+const child = fileURLToPath(new URL('./support/gateway-crash-child.mjs', import.meta.url));
+const secret = newWebhookSecret();
+
+let workspace: Workspace | undefined;
+let receiver: WebhookReceiver | undefined;
+let running: ChildProcess | undefined;
+
+afterAll(async () => {
+  running?.kill('SIGKILL');
+  await receiver?.close();
+  await workspace?.cleanup();
+});
+
+describe('the receipt journal', () => {
+  it('a call answered while the database is locked is receipted from the journal after a SIGKILL and a restart', async () => {
+    receiver = await startWebhookReceiver(() => ({ status: 200 }));
+    workspace = await prepareWorkspace({
+      configExtra: ['webhooks:', '  audit:', `    url: ${receiver.url}`, '    secret: audit-webhook-secret'].join('\n'),
+    });
+    Object.assign(workspace.env, { GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: secret });
+    const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
+    const dataDirectory = join(workspace.directory, '.gateway');
+    const start = async (): Promise<{ process: ChildProcess; client: Client }> => {
+      const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      running = gateway;
+      const mcpUrl = await new Promise<string>((resolve, reject) => {
+        gateway.once('message', (message: { mcpUrl: string }) => resolve(message.mcpUrl));
+        gateway.once('exit', (code) => reject(new Error(`gateway exited ${code} before it was ready`)));
+      });
+      const client = new Client({ name: 'journal-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
+      return { process: gateway, client };
+    };
+    const call = (client: Client, orderId: string) => client.callTool({ name: 'get_order', arguments: { orderId } });
+
+    const first = await start();
+    // Opened once the gateway has made the database.
+    const database = new Database(join(dataDirectory, 'gateway.db'));
+    const countReceipts = () => database.prepare('SELECT COUNT(*) FROM receipts').pluck().get() as number;
+    await call(first.client, 'ord_1001');
+    await waitFor(() => countReceipts() === 1, 'the first receipt in the database', 10_000);
+
+    // Another process holds the write lock: the next call is answered all the same, its receipt in the journal.
+    database.prepare('BEGIN IMMEDIATE').run();
+    const answered = await call(first.client, 'ord_1002');
+    expect(answered.isError).not.toBe(true);
+    const journalled = readFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { seq: number; draft: { tool: string; outcome: string } });
+    expect(journalled.at(-1)).toMatchObject({ draft: { tool: 'get_order', outcome: 'allowed' } });
+    const exited = new Promise((resolve) => first.process.once('exit', resolve));
+    first.process.kill('SIGKILL');
+    await exited;
+    database.prepare('ROLLBACK').run();
+    expect(countReceipts()).toBe(1);
+
+    // The next start in the slot moves it in, with its event; the journal's lock left by the killed process is
+    // taken over.
+    const second = await start();
+    await waitFor(() => countReceipts() === 2, 'the journalled receipt in the database', 10_000);
+    await waitFor(() => receiver!.requests.filter((request) => request.status === 200).length >= 2, 'both events', 10_000);
+    const receipt = database.prepare('SELECT body FROM receipts WHERE leaf_index = 1').pluck().get() as string;
+    expect(JSON.parse(receipt)).toMatchObject({ id: 'receipt-1', tool: 'get_order', outcome: 'allowed', session: 'session-5' });
+    const events = receiver.requests.map((request) => JSON.parse(request.body) as { data: { receipt: { id: string } } });
+    expect([...new Set(events.map((event) => event.data.receipt.id))]).toEqual(['receipt-0', 'receipt-1']);
+    await second.client.close();
+    database.close();
+
+    const verified = await runGateway(['receipts', 'verify'], { cwd: workspace.directory, env: workspace.env });
+    expect(verified.exitCode, `${String(verified.stdout)}\n${String(verified.stderr)}`).toBe(0);
+  }, 60_000);
+});
