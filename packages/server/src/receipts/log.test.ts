@@ -293,7 +293,7 @@ describe('the receipt log', () => {
     [undefined, 'after trying them one by one and failing to give any up'],
   ])(
     'while the database refuses receipts (%s), they wait in the journal and in memory (%s), and move once it takes them again',
-    async (code) => {
+    async (code: string | undefined, _how: string) => {
       const loaded = configWith('');
       const sqlite = createSqliteReceiptStore(database);
       let isRefusing = true;
