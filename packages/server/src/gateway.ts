@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import {
   canonicalMcpUrl,
   GatewayError,
+  isGatewayError,
   isLoopbackHostname,
   loadConfig,
   loadVerifiedLock,
@@ -30,7 +31,7 @@ import { watchLock, type LockReloadOutcome, type LockWatcher } from './publicati
 import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/checkpointer.js';
 import { openDatabase, type Migration } from './store/database.js';
-import { openReceiptJournal } from './receipts/journal.js';
+import { journalSlots, openReceiptJournal, type ReceiptJournal } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
@@ -80,8 +81,10 @@ export interface StartGatewayOptions {
    * This process is worker `id` of `gateway serve --workers N` (cluster.ts): the database is shared with the
    * other workers, so signing keys must be shared through the vault, and only the worker with
    * `checksDrift` fetches descriptions; the others follow the drift state it records (drift/follower.ts).
+   * `startsAlone`: no other worker runs yet (worker 1 at the cluster's start), so it takes over the receipt
+   * journals of slots that no worker will use.
    */
-  worker?: { id: number; checksDrift: boolean; mayRotateSigningKeys: boolean };
+  worker?: { id: number; checksDrift: boolean; mayRotateSigningKeys: boolean; startsAlone?: boolean };
 }
 
 export interface RunningGateway {
@@ -268,18 +271,33 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // slot left there (with the outbox hook, so those receipts get their events too).
     let receiptLog: ReceiptLog | undefined;
     if (config.receipts?.enabled !== false) {
-      const journal = openReceiptJournal(dataDirectory, options.worker ? `worker-${options.worker.id}` : 'main');
+      const slot = options.worker ? `worker-${options.worker.id}` : 'main';
+      const journal = openReceiptJournal(dataDirectory, slot);
+      // The process that starts first (alone, or worker 1 before the others) also takes over the journals of
+      // slots nobody serves from now (fewer workers than last time, or no workers): what they hold goes in too.
+      const adopt: ReceiptJournal[] = [];
+      if (!options.worker || options.worker.startsAlone) {
+        for (const other of journalSlots(dataDirectory).filter((name) => name !== slot)) {
+          try {
+            adopt.push(openReceiptJournal(dataDirectory, other));
+          } catch (error) {
+            if (!isGatewayError(error) || error.code !== 'RECEIPT_JOURNAL_IN_USE') throw error;
+            logger.warn({ journal: other, error: (error as Error).message }, 'receipt journal of another slot left alone');
+          }
+        }
+      }
       try {
         receiptLog = await createReceiptLog({
           store: createSqliteReceiptStore(database),
           vault,
           loaded,
           journal,
+          adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
           warn: (message) => logger.warn(message),
         });
       } catch (error) {
-        journal.close({ removeFile: false });
+        for (const claimed of [journal, ...adopt]) claimed.close({ removeFile: false });
         throw error;
       }
       const log = receiptLog;

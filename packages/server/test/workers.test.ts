@@ -6,7 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, fetch as undiciFetch, request } from 'undici';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,9 +253,39 @@ describe('gateway serve --workers', () => {
 
   it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, ' +
     'restarts a killed worker and stops all on SIGTERM', async () => {
+    // A third worker served last time and stopped with a receipt still in its journal: worker 1, starting
+    // alone, moves it into the database (no worker 3 runs now to do it).
+    const dataDirectory = join(workspace.directory, '.gateway');
+    const leftDraft = {
+      time: new Date().toISOString(),
+      session: 'session-1',
+      person: PERSON.name,
+      clientId: 'client-left',
+      tool: 'left_by_worker_3',
+      source: 'orders',
+      publication: null,
+      fingerprint: null,
+      login: null,
+      outcome: 'allowed',
+      reason: null,
+      upstreamStatus: 200,
+      durationMs: 1,
+      argumentsDigest: 'hmac-sha256:00',
+      resultDigest: null,
+    };
+    await writeFile(join(dataDirectory, 'receipts-journal-worker-3.jsonl'), `${JSON.stringify({ seq: 1, draft: leftDraft })}\n`);
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      const receiptTools = () => {
+        const database = new Database(join(dataDirectory, 'gateway.db'), { readonly: true });
+        try {
+          return database.prepare('SELECT tool FROM receipts').pluck().all() as string[];
+        } finally {
+          database.close();
+        }
+      };
+      expect(receiptTools()).toContain('left_by_worker_3');
       // Log lines come asynchronously on another pipe than stdout: wait for both.
       const listening = await waitFor('both workers to be reported', () => {
         const lines = cluster.lines.filter((line) => line.msg === 'worker listening');
@@ -316,6 +347,8 @@ describe('gateway serve --workers', () => {
       cluster.child.kill('SIGTERM');
       expect(await cluster.exited).toBe(0);
       for (const pid of live) expect(isAlive(pid)).toBe(false);
+      // Stopped cleanly, every worker's receipts are in the database: no journal or journal lock is left.
+      expect((await readdir(dataDirectory)).filter((name) => name.startsWith('receipts-journal-'))).toEqual([]);
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }

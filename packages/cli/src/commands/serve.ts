@@ -72,7 +72,15 @@ export function registerServe(program: Command): void {
           logger,
           ...(workerId === undefined
             ? {}
-            : { worker: { id: workerId, checksDrift: workerId === 1, mayRotateSigningKeys: workerId === 1 && !isRestartedWorker() } }),
+            : {
+                worker: {
+                  id: workerId,
+                  checksDrift: workerId === 1,
+                  // Worker 1 starts alone at the cluster's start (cluster.ts); a restarted one joins running ones.
+                  mayRotateSigningKeys: workerId === 1 && !isRestartedWorker(),
+                  startsAlone: workerId === 1 && !isRestartedWorker(),
+                },
+              }),
         });
       } catch (error) {
         if (workerId !== undefined) {

@@ -8,7 +8,7 @@
  * receipt survives a crash of the process (the same durability as a commit under `synchronous = NORMAL`),
  * while the call does not wait for a database transaction (docs/receipts.md#durability).
  */
-import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayError } from '@gateway/core';
 import type { ReceiptDraft } from './store.js';
@@ -51,6 +51,9 @@ export interface ReceiptJournal {
   close(options: { removeFile: boolean }): void;
 }
 
+/** The lock files this process holds: its own id in a lock file is not always a stale lock. */
+const heldLocks = new Set<string>();
+
 /** Whether a process with this id runs (one we may not signal runs too). */
 function isRunning(pid: number): boolean {
   try {
@@ -64,14 +67,18 @@ function isRunning(pid: number): boolean {
 /**
  * Claims the slot with a lock file holding this process's id. A lock left by a process that has stopped (or
  * by an earlier process that had this same id, as in a container restarted as pid 1) is taken over; one held
- * by a running process is refused: two processes must not write one journal.
+ * by a running process, this one included, is refused: two writers must not share one journal.
  */
 function claimSlot(lockPath: string, slot: string): void {
+  if (heldLocks.has(lockPath)) {
+    throw new GatewayError('RECEIPT_JOURNAL_IN_USE', `this process already serves as '${slot}' from this data directory`);
+  }
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       const fd = openSync(lockPath, 'wx', 0o600);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
+      heldLocks.add(lockPath);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -128,6 +135,22 @@ function readEntries(fd: number): { entries: JournalEntry[]; damagedLines: numbe
   return { entries, damagedLines };
 }
 
+const JOURNAL_FILE = /^receipts-journal-([a-z0-9-]+)\.jsonl$/;
+
+/** The slots that have a journal file in `directory`. */
+export function journalSlots(directory: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const match = JOURNAL_FILE.exec(name);
+    return match ? [match[1]!] : [];
+  });
+}
+
 /** Opens (creating) the journal of `slot` in `directory` and claims the slot. */
 export function openReceiptJournal(directory: string, slot: string, options: { clearAtBytes?: number } = {}): ReceiptJournal {
   const clearAtBytes = options.clearAtBytes ?? CLEAR_AT_BYTES;
@@ -141,6 +164,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     fd = openSync(path, 'a+', 0o600);
     leftover = readEntries(fd);
   } catch (error) {
+    heldLocks.delete(lockPath);
     unlinkSync(lockPath);
     throw error;
   }
@@ -186,6 +210,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     close({ removeFile }) {
       closeSync(fd);
       if (removeFile) unlinkSync(path);
+      heldLocks.delete(lockPath);
       try {
         unlinkSync(lockPath);
       } catch {

@@ -7,7 +7,7 @@ import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
-import { openReceiptJournal } from './journal.js';
+import { journalSlots, openReceiptJournal } from './journal.js';
 import { receiptMigrations } from './migrations.js';
 import { createSqliteReceiptStore } from './store.js';
 
@@ -274,13 +274,50 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
+  it('the first process also moves the journals of slots nobody serves from now, then removes them', async () => {
+    const store = createSqliteReceiptStore(database);
+    const draft = (tool: string) => ({ ...call(), tool, argumentsDigest: 'hmac-sha256:00', resultDigest: null });
+    const stopped = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    // Two workers ran last time; now one process serves. Worker 2's journal still holds two receipts.
+    for (const [slot, tools] of [
+      ['worker-1', []],
+      ['worker-2', ['from_worker_2_a', 'from_worker_2_b']],
+    ] as const) {
+      const lines = tools.map((tool, index) => `${JSON.stringify({ seq: index + 1, draft: draft(tool) })}\n`);
+      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl`), lines.join(''));
+      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl.lock`), `${stopped.stdout}\n`);
+    }
+    expect(journalSlots(directory.path).sort()).toEqual(['worker-1', 'worker-2']);
+    const loaded = configWith('');
+    const log = await createReceiptLog({
+      store,
+      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+      loaded,
+      journal: openReceiptJournal(directory.path, 'main'),
+      adopt: journalSlots(directory.path)
+        .filter((slot) => slot !== 'main')
+        .map((slot) => openReceiptJournal(directory.path, slot)),
+    });
+    logs.push(log);
+    expect(store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['from_worker_2_a', 'from_worker_2_b']);
+    expect(store.journalMark('worker-2')).toBe(2);
+    expect(journalSlots(directory.path)).toEqual(['main']);
+    expect(existsSync(join(directory.path, 'receipts-journal-worker-2.jsonl.lock'))).toBe(false);
+    log.close();
+    logs = [];
+    expect(() => log.record(call())).toThrow('closed');
+  });
+
   it('a journal slot held by a running process is refused; closing removes the journal once it is all in the database', async () => {
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${process.ppid}\n`);
     expect(() => openReceiptJournal(directory.path, 'main')).toThrow(
       expect.objectContaining({ code: 'RECEIPT_JOURNAL_IN_USE', message: expect.stringContaining(`pid ${process.ppid}`) }),
     );
+    // A lock with this process's id that this process does not hold: left by an earlier process with the same id.
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${process.pid}\n`);
     const { log } = await start('', undefined, { journal: true });
+    // Held now: a second writer in this same process is refused too.
+    expect(() => openReceiptJournal(directory.path, 'main')).toThrow(expect.objectContaining({ code: 'RECEIPT_JOURNAL_IN_USE' }));
     await log.record(call());
     log.close();
     logs = [];

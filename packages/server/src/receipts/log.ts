@@ -66,6 +66,12 @@ export interface ReceiptLogOptions {
    * returns (tests, tools that read the log).
    */
   journal?: ReceiptJournal;
+  /**
+   * Journals of other slots nobody serves from any more (fewer workers than before, or workers before and one
+   * process now), claimed by the process that starts first: their receipts are moved in after the journal's
+   * own, and the files removed.
+   */
+  adopt?: readonly ReceiptJournal[];
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -181,6 +187,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   let pending: Pending[] = [];
   let isMoveScheduled = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  let isClosed = false;
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;
     isMoveScheduled = true;
@@ -191,7 +198,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   };
 
   function moveJournalled(): void {
-    if (!journal || pending.length === 0) return;
+    if (!journal || isClosed || pending.length === 0) return;
     const batch = pending;
     pending = [];
     const name = journal.name;
@@ -219,6 +226,10 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
           lastIndex = receipt.index;
           item.resolve(receipt);
         } catch (error) {
+          if (isDatabaseUnavailable(error)) {
+            waitAndRetry(batch.slice(position), error);
+            return;
+          }
           try {
             // Given up, and recorded as such: a replay must not write it later, behind the receipts after it.
             store.setJournalMark({ journal: name, seq: item.seq });
@@ -264,14 +275,18 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     }
   }
 
-  // What an earlier process of this journal's slot left behind goes in first, in its order, with the hooks
-  // (its events) like any receipt: those past the database's mark (the rest are in already, or given up).
-  if (journal) {
-    const mark = store.journalMark(journal.name);
-    const leftover = journal.takeLeftover();
+  /**
+   * Moves what an earlier process of a journal's slot left in it (the entries past the database's mark: the
+   * rest are in already, or given up), in its order, with the hooks (their events) like any receipt. Returns
+   * the highest entry number the slot has used. A database that takes nothing now stops here (the entries stay
+   * in the journal for the next start); a receipt the database refuses alone is given up, with a warning.
+   */
+  function moveLeftover(source: ReceiptJournal): number {
+    const mark = store.journalMark(source.name);
+    const leftover = source.takeLeftover();
     const left = leftover.entries.filter((entry) => entry.seq > mark);
     if (leftover.damagedLines > 0) {
-      warn(`the receipt journal '${journal.name}' ends with ${leftover.damagedLines} damaged line(s) (a write cut short): skipped`);
+      warn(`the receipt journal '${source.name}' ends with ${leftover.damagedLines} damaged line(s) (a write cut short): skipped`);
     }
     for (let from = 0; from < left.length; from += REPLAY_BATCH) {
       const entries = left.slice(from, from + REPLAY_BATCH);
@@ -279,21 +294,32 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         store.appendBatch(
           entries.map((entry) => entry.draft),
           hooks,
-          { journal: journal.name, seq: entries.at(-1)!.seq },
+          { journal: source.name, seq: entries.at(-1)!.seq },
         );
-      } catch {
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error;
         for (const entry of entries) {
           try {
-            store.appendBatch([entry.draft], hooks, { journal: journal.name, seq: entry.seq });
+            store.appendBatch([entry.draft], hooks, { journal: source.name, seq: entry.seq });
           } catch (error) {
+            if (isDatabaseUnavailable(error)) throw error;
             warn(`a journalled receipt could not be written and is given up: ${(error as Error).message}`);
-            store.setJournalMark({ journal: journal.name, seq: entry.seq });
+            store.setJournalMark({ journal: source.name, seq: entry.seq });
           }
         }
       }
     }
-    journal.start(leftover.entries.reduce((last, entry) => Math.max(last, entry.seq), mark));
-    if (left.length > 0) checkpoint();
+    return leftover.entries.reduce((last, entry) => Math.max(last, entry.seq), mark);
+  }
+
+  if (journal) {
+    const before = store.head().size;
+    journal.start(moveLeftover(journal));
+    for (const orphan of options.adopt ?? []) {
+      moveLeftover(orphan);
+      orphan.close({ removeFile: true });
+    }
+    if (store.head().size > before) checkpoint();
   }
 
   return {
@@ -322,6 +348,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         resultDigest: fields.resultValue === undefined ? null : keyedDigest(digestKey, fields.resultValue),
       };
       if (storesArguments) draft.arguments = fields.argumentsValue ?? {};
+      if (isClosed) throw new Error('the receipt log is closed');
       if (!journal) {
         // No journal: the commit itself, before returning.
         const receipt = store.append(draft, hooks);
@@ -341,10 +368,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     },
     checkpoint,
     close() {
+      if (isClosed) return;
       clearTimeout(retryTimer);
       retryTimer = undefined;
       moveJournalled();
+      clearTimeout(retryTimer);
+      isClosed = true;
       // Removed only when all of it is in the database; otherwise the next start in this slot moves the rest.
+      // What the database did not take stays in the journal (the next start moves it): not failed, so not settled.
       journal?.close({ removeFile: pending.length === 0 });
       clearInterval(timer);
       try {
