@@ -6,7 +6,7 @@
  * answer, many per transaction, and records there how far it got (`receipt_journal_marks`); a process that
  * starts in a slot first moves what an earlier process of that slot left behind. So an answered call's
  * receipt survives a crash of the process (the same durability as a commit under `synchronous = NORMAL`),
- * while the call does not wait for a database transaction (docs/receipts.md#durability).
+ * while the call does not wait for a database transaction (docs/receipts.md#durability-the-receipt-journal-and-the-database).
  */
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,8 +38,8 @@ export interface ReceiptJournal {
   append(draft: ReceiptDraft): number;
   /**
    * Every entry written so far is in the database: the file starts again, empty (numbering goes on), once it
-   * holds CLEAR_AT_BYTES (the `clearAtBytes` option) or more. Below that it is left as it is (one system call less after most calls): a
-   * replay skips the entries the database's mark covers.
+   * holds CLEAR_AT_BYTES (the `clearAtBytes` option) or more. Below that it is left as it is (one system call
+   * less after most calls): a replay skips the entries the database's mark covers.
    */
   clear(): void;
   /**
