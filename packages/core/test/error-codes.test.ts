@@ -13,6 +13,7 @@ const NOT_ERROR_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT', // undici's own error codes, mapped to ours
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',
+  'SQLITE_CONSTRAINT_PRIMARYKEY', // SQLite's (better-sqlite3's) own error code, read by the receipt store
 ]);
 
 function sourceFiles(directory: string): string[] {
