@@ -4,7 +4,8 @@
 // 2026-07-28 fast-path tools/call requests over undici; prints p50 of each and the difference/ratio.
 // Authentication is the test harness's allow-all authorizer (the bench measures receipts, not OAuth; the
 // OAuth path is in bench/server.mjs). Run after `pnpm build`: node bench/receipts.mjs (about 20 s);
-// BENCH_CONTROL=1 adds a second receipts-on gateway to show the noise floor of the machine in the same run.
+// BENCH_CONTROL=1 adds a second receipts-on gateway to show the noise floor of the machine in the same run;
+// BENCH_JOURNAL=0 measures `receipts.journal: false` (each call answered after its receipt's commit).
 import { execFileSync, fork } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -54,7 +55,9 @@ if (process.argv[2] === 'child') {
       extra,
       '',
     ].join('\n');
-  writeFileSync(join(on, 'gateway.yaml'), config(await freePort(), ''));
+  // BENCH_JOURNAL=0: the receipts-on gateways answer after their receipt's commit (receipts.journal: false).
+  const onExtra = process.env.BENCH_JOURNAL === '0' ? 'receipts:\n  journal: false' : '';
+  writeFileSync(join(on, 'gateway.yaml'), config(await freePort(), onExtra));
   cli(['keys', 'generate', '--out', 'keys'], on);
   cli(['import', 'orders'], on);
   cli(['review', 'orders', '--all-supported', '--no-interactive'], on);
@@ -80,7 +83,7 @@ if (process.argv[2] === 'child') {
   const control = process.env.BENCH_CONTROL === '1' ? benchDirectory('gateway-bench-receipts-control-') : undefined;
   if (control) {
     cpSync(on, control, { recursive: true });
-    writeFileSync(join(control, 'gateway.yaml'), config(await freePort(), ''));
+    writeFileSync(join(control, 'gateway.yaml'), config(await freePort(), onExtra));
   }
   const [onUrl, offUrl, controlUrl] = await Promise.all([start(on), start(off), ...(control ? [start(control)] : [])]);
 

@@ -272,10 +272,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let receiptLog: ReceiptLog | undefined;
     if (config.receipts?.enabled !== false) {
       const slot = options.worker ? `worker-${options.worker.id}` : 'main';
-      const journal = openReceiptJournal(dataDirectory, slot);
+      // `receipts.journal: false`: no journal of its own (each call waits for its receipt's commit); what this
+      // slot's journal holds from an earlier start in the other mode is still moved in, then removed.
+      const usesJournal = config.receipts?.journal !== false;
+      const journal = usesJournal || journalSlots(dataDirectory).includes(slot) ? openReceiptJournal(dataDirectory, slot) : undefined;
       // The process that starts first (alone, or worker 1 before the others) also takes over the journals of
       // slots nobody serves from now (fewer workers than last time, or no workers): what they hold goes in too.
-      const adopt: ReceiptJournal[] = [];
+      const adopt: ReceiptJournal[] = usesJournal || !journal ? [] : [journal];
       if (!options.worker || options.worker.startsAlone) {
         for (const other of journalSlots(dataDirectory).filter((name) => name !== slot)) {
           try {
@@ -291,13 +294,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           store: createSqliteReceiptStore(database),
           vault,
           loaded,
-          journal,
+          ...(usesJournal && journal ? { journal } : {}),
           adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
           warn: (message) => logger.warn(message),
         });
       } catch (error) {
-        for (const claimed of [journal, ...adopt]) claimed.close({ removeFile: false });
+        for (const claimed of new Set([...(journal ? [journal] : []), ...adopt])) claimed.close({ removeFile: false });
         throw error;
       }
       const log = receiptLog;

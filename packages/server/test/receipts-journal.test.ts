@@ -4,7 +4,7 @@
  * is gone, moves it into the database, with its event, and `receipts verify` passes.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -75,15 +75,82 @@ describe('the receipt journal', () => {
     // taken over.
     const second = await start();
     await waitFor(() => countReceipts() === 2, 'the journalled receipt in the database', 10_000);
-    await waitFor(() => receiver!.requests.filter((request) => request.status === 200).length >= 2, 'both events', 10_000);
+    // Delivered at least once each (an event in flight at the kill may come again, under the same id).
+    const deliveredReceipts = () =>
+      [
+        ...new Set(
+          receiver!.requests
+            .filter((request) => request.status === 200)
+            .map((request) => (JSON.parse(request.body) as { data: { receipt: { id: string } } }).data.receipt.id),
+        ),
+      ].sort();
+    await waitFor(() => deliveredReceipts().length === 2, 'both events', 10_000);
     const receipt = database.prepare('SELECT body FROM receipts WHERE leaf_index = 1').pluck().get() as string;
     expect(JSON.parse(receipt)).toMatchObject({ id: 'receipt-1', tool: 'get_order', outcome: 'allowed', session: 'session-5' });
-    const events = receiver.requests.map((request) => JSON.parse(request.body) as { data: { receipt: { id: string } } });
-    expect([...new Set(events.map((event) => event.data.receipt.id))]).toEqual(['receipt-0', 'receipt-1']);
+    expect(deliveredReceipts()).toEqual(['receipt-0', 'receipt-1']);
     await second.client.close();
     database.close();
 
     const verified = await runGateway(['receipts', 'verify'], { cwd: workspace.directory, env: workspace.env });
     expect(verified.exitCode, `${String(verified.stdout)}\n${String(verified.stderr)}`).toBe(0);
+    second.process.kill('SIGKILL');
+  }, 60_000);
+
+  it('with receipts.journal: false a call is answered only once its receipt has committed; a journal left from before is moved in', async () => {
+    await workspace?.cleanup();
+    workspace = await prepareWorkspace({ configExtra: 'receipts:\n  journal: false' });
+    const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
+    const dataDirectory = join(workspace.directory, '.gateway');
+    // An earlier start with the journal left one receipt in it.
+    const left = {
+      time: new Date().toISOString(),
+      session: 'session-5',
+      person: 'alice@example.com',
+      clientId: 'client-crash',
+      tool: 'left_in_the_journal',
+      source: 'orders',
+      publication: null,
+      fingerprint: null,
+      login: null,
+      outcome: 'allowed',
+      reason: null,
+      upstreamStatus: 200,
+      durationMs: 1,
+      argumentsDigest: 'hmac-sha256:00',
+      resultDigest: null,
+    };
+    mkdirSync(dataDirectory, { recursive: true });
+    writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), `${JSON.stringify({ seq: 1, draft: left })}\n`);
+    const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    running = gateway;
+    const mcpUrl = await new Promise<string>((resolve, reject) => {
+      gateway.once('message', (message: { mcpUrl: string }) => resolve(message.mcpUrl));
+      gateway.once('exit', (code) => reject(new Error(`gateway exited ${code} before it was ready`)));
+    });
+    const database = new Database(join(dataDirectory, 'gateway.db'));
+    const tools = () => database.prepare('SELECT tool FROM receipts ORDER BY leaf_index').pluck().all() as string[];
+    expect(tools()).toEqual(['left_in_the_journal']);
+    expect(readdirSync(dataDirectory).filter((name) => name.startsWith('receipts-journal-'))).toEqual([]);
+
+    const client = new Client({ name: 'journal-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
+    // While another process holds the write lock, the call is not answered: it waits for its receipt's commit.
+    database.prepare('BEGIN IMMEDIATE').run();
+    let answeredAt: number | undefined;
+    const answer = client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } }).then((result) => {
+      answeredAt = Date.now();
+      return result;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answeredAt).toBeUndefined();
+    const releasedAt = Date.now();
+    database.prepare('ROLLBACK').run();
+    expect((await answer).isError).not.toBe(true);
+    expect(answeredAt!).toBeGreaterThanOrEqual(releasedAt);
+    expect(tools()).toEqual(['left_in_the_journal', 'get_order']);
+    expect(readdirSync(dataDirectory).filter((name) => name.startsWith('receipts-journal-'))).toEqual([]);
+    await client.close();
+    database.close();
+    gateway.kill('SIGKILL');
   }, 60_000);
 });

@@ -9,6 +9,11 @@ export interface ReceiptsConfig {
   enabled?: boolean;
   /** Store the call arguments in receipts (default false: only their keyed digest). */
   storeArguments?: boolean;
+  /**
+   * Answer once the receipt is in the process's journal (default true), or false: once its database
+   * transaction (with its outbox rows) has committed.
+   */
+  journal?: boolean;
   /** The checkpoint origin line (default `<host of gateway.url>/receipts`). */
   origin?: string;
   checkpoint?: { everyReceipts?: number; everySeconds?: number };
@@ -21,6 +26,11 @@ export const receiptsSchema = {
   properties: {
     enabled: { type: 'boolean', default: true, description: 'false records no receipts (measurements only: there is then no audit trail)' },
     storeArguments: { type: 'boolean', default: false, description: 'store the call arguments in receipts, not just their keyed digest' },
+    journal: {
+      type: 'boolean',
+      default: true,
+      description: "answer once the receipt is in the process's journal (true), or once its database transaction has committed (false)",
+    },
     origin: {
       type: 'string',
       minLength: 1,

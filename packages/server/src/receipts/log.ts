@@ -67,9 +67,9 @@ export interface ReceiptLogOptions {
    */
   journal?: ReceiptJournal;
   /**
-   * Journals of other slots nobody serves from any more (fewer workers than before, or workers before and one
-   * process now), claimed by the process that starts first: their receipts are moved in after the journal's
-   * own, and the files removed.
+   * Journals nobody writes to any more (other slots after a start with fewer workers, or this slot's own with
+   * `receipts.journal: false`), claimed by the process that starts first: their receipts are moved in after
+   * the journal's own, and the files removed.
    */
   adopt?: readonly ReceiptJournal[];
   vault: Vault;
@@ -312,15 +312,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     return leftover.entries.reduce((last, entry) => Math.max(last, entry.seq), mark);
   }
 
-  if (journal) {
-    const before = store.head().size;
-    journal.start(moveLeftover(journal));
-    for (const orphan of options.adopt ?? []) {
-      moveLeftover(orphan);
-      orphan.close({ removeFile: true });
-    }
-    if (store.head().size > before) checkpoint();
+  const sizeBefore = store.head().size;
+  if (journal) journal.start(moveLeftover(journal));
+  for (const orphan of options.adopt ?? []) {
+    moveLeftover(orphan);
+    orphan.close({ removeFile: true });
   }
+  if (store.head().size > sizeBefore) checkpoint();
 
   return {
     store,
