@@ -96,7 +96,7 @@ describe('the receipt journal', () => {
     second.process.kill('SIGKILL');
   }, 60_000);
 
-  it('with receipts.journal: false a call is answered only once its receipt has committed; a journal left from before is moved in', async () => {
+  it('with receipts.journal: false a call is answered once its receipt has committed; a journal left from before is moved in', async () => {
     await workspace?.cleanup();
     workspace = await prepareWorkspace({ configExtra: 'receipts:\n  journal: false' });
     const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
