@@ -19,10 +19,11 @@ const secret = newWebhookSecret();
 
 let workspace: Workspace | undefined;
 let receiver: WebhookReceiver | undefined;
-let running: ChildProcess | undefined;
+/** Every gateway process the tests start, killed at the end whatever happened. */
+const started: ChildProcess[] = [];
 
 afterAll(async () => {
-  running?.kill('SIGKILL');
+  for (const gateway of started) gateway.kill('SIGKILL');
   await receiver?.close();
   await workspace?.cleanup();
 });
@@ -38,7 +39,7 @@ describe('the receipt journal', () => {
     const dataDirectory = join(workspace.directory, '.gateway');
     const start = async (): Promise<{ process: ChildProcess; client: Client }> => {
       const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-      running = gateway;
+      started.push(gateway);
       const mcpUrl = await new Promise<string>((resolve, reject) => {
         gateway.once('message', (message: { mcpUrl: string }) => resolve(message.mcpUrl));
         gateway.once('exit', (code) => reject(new Error(`gateway exited ${code} before it was ready`)));
@@ -122,7 +123,7 @@ describe('the receipt journal', () => {
     mkdirSync(dataDirectory, { recursive: true });
     writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), `${JSON.stringify({ seq: 1, draft: left })}\n`);
     const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    running = gateway;
+    started.push(gateway);
     const mcpUrl = await new Promise<string>((resolve, reject) => {
       gateway.once('message', (message: { mcpUrl: string }) => resolve(message.mcpUrl));
       gateway.once('exit', (code) => reject(new Error(`gateway exited ${code} before it was ready`)));
