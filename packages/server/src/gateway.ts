@@ -6,7 +6,6 @@ import type { Dispatcher } from 'undici';
 import {
   canonicalMcpUrl,
   GatewayError,
-  isGatewayError,
   isLoopbackHostname,
   loadConfig,
   loadVerifiedLock,
@@ -31,7 +30,7 @@ import { watchLock, type LockReloadOutcome, type LockWatcher } from './publicati
 import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/checkpointer.js';
 import { openDatabase, type Migration } from './store/database.js';
-import { journalSlots, openReceiptJournal, type ReceiptJournal } from './receipts/journal.js';
+import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
@@ -271,36 +270,27 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // slot left there (with the outbox hook, so those receipts get their events too).
     let receiptLog: ReceiptLog | undefined;
     if (config.receipts?.enabled !== false) {
-      const slot = options.worker ? `worker-${options.worker.id}` : 'main';
-      // `receipts.journal: false`: no journal of its own (each call waits for its receipt's commit); what this
-      // slot's journal holds from an earlier start in the other mode is still moved in, then removed.
-      const usesJournal = config.receipts?.journal !== false;
-      const journal = usesJournal || journalSlots(dataDirectory).includes(slot) ? openReceiptJournal(dataDirectory, slot) : undefined;
-      // The process that starts first (alone, or worker 1 before the others) also takes over the journals of
-      // slots nobody serves from now (fewer workers than last time, or no workers): what they hold goes in too.
-      const adopt: ReceiptJournal[] = usesJournal || !journal ? [] : [journal];
-      if (!options.worker || options.worker.startsAlone) {
-        for (const other of journalSlots(dataDirectory).filter((name) => name !== slot)) {
-          try {
-            adopt.push(openReceiptJournal(dataDirectory, other));
-          } catch (error) {
-            if (!isGatewayError(error) || error.code !== 'RECEIPT_JOURNAL_IN_USE') throw error;
-            logger.warn({ journal: other, error: (error as Error).message }, 'receipt journal of another slot left alone');
-          }
-        }
-      }
+      // `receipts.journal: false`: no journal (each call waits for its receipt's commit). The process that starts
+      // first (alone, or worker 1 before the others) also takes over the journals of slots nobody serves from now.
+      const claimed = claimJournals({
+        directory: dataDirectory,
+        slot: options.worker ? `worker-${options.worker.id}` : 'main',
+        usesJournal: config.receipts?.journal !== false,
+        adoptsOthers: !options.worker || options.worker.startsAlone === true,
+        warn: (message) => logger.warn(message),
+      });
       try {
         receiptLog = await createReceiptLog({
           store: createSqliteReceiptStore(database),
           vault,
           loaded,
-          ...(usesJournal && journal ? { journal } : {}),
-          adopt,
+          ...(claimed.journal ? { journal: claimed.journal } : {}),
+          adopt: claimed.adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
           warn: (message) => logger.warn(message),
         });
       } catch (error) {
-        for (const claimed of new Set([...(journal ? [journal] : []), ...adopt])) claimed.close({ removeFile: false });
+        claimed.release();
         throw error;
       }
       const log = receiptLog;

@@ -47,7 +47,7 @@ export interface ReceiptJournal {
    * of the receipts waiting in it, and the database's own flushes (WAL checkpoints) do not cover them.
    */
   sync(): void;
-  /** Closes the file and releases the slot; `removeFile` when every entry is in the database. */
+  /** Closes the file and releases the slot (once; later calls do nothing); `removeFile` when all of it is in. */
   close(options: { removeFile: boolean }): void;
 }
 
@@ -171,6 +171,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
   let lastSeq: number | undefined;
   /** The file's size: what whole lines were written since it last started empty. */
   let size = 0;
+  let isClosed = false;
   return {
     name: slot,
     takeLeftover() {
@@ -208,6 +209,9 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
       fdatasyncSync(fd);
     },
     close({ removeFile }) {
+      // Once: a failed start releases every claimed journal, some of which the log may have closed already.
+      if (isClosed) return;
+      isClosed = true;
       closeSync(fd);
       if (removeFile) unlinkSync(path);
       heldLocks.delete(lockPath);
@@ -218,4 +222,54 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
       }
     },
   };
+}
+
+export interface ClaimedJournals {
+  /** This process's own journal (absent with `receipts.journal: false`). */
+  journal?: ReceiptJournal;
+  /** Journals nobody writes to any more, for the receipt log to move in and remove. */
+  adopt: ReceiptJournal[];
+  /** Releases every claimed slot, files kept (the start failed). */
+  release(): void;
+}
+
+/**
+ * The journals a starting process claims in `directory`: its own slot's (or, with `usesJournal` false, that
+ * slot's file only when one is left from a start in the other mode, to be moved in and removed) and, when
+ * `adoptsOthers` (the process that starts first), the other slots' journals whose lock no running process holds.
+ */
+export function claimJournals(options: {
+  directory: string;
+  slot: string;
+  usesJournal: boolean;
+  adoptsOthers: boolean;
+  warn: (message: string) => void;
+}): ClaimedJournals {
+  const { directory, slot } = options;
+  const existing = journalSlots(directory);
+  const claimed: ReceiptJournal[] = [];
+  const release = () => {
+    for (const journal of claimed) journal.close({ removeFile: false });
+  };
+  try {
+    const own = options.usesJournal || existing.includes(slot) ? openReceiptJournal(directory, slot) : undefined;
+    if (own) claimed.push(own);
+    const adopt = options.usesJournal || !own ? [] : [own];
+    if (options.adoptsOthers) {
+      for (const other of existing.filter((name) => name !== slot)) {
+        try {
+          const journal = openReceiptJournal(directory, other);
+          claimed.push(journal);
+          adopt.push(journal);
+        } catch (error) {
+          if (!(error instanceof GatewayError) || error.code !== 'RECEIPT_JOURNAL_IN_USE') throw error;
+          options.warn(`the receipt journal '${other}' is left alone: ${error.message}`);
+        }
+      }
+    }
+    return { ...(options.usesJournal && own ? { journal: own } : {}), adopt, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }

@@ -7,7 +7,7 @@ import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
-import { journalSlots, openReceiptJournal } from './journal.js';
+import { claimJournals, journalSlots, openReceiptJournal } from './journal.js';
 import { receiptMigrations } from './migrations.js';
 import { createSqliteReceiptStore } from './store.js';
 
@@ -306,6 +306,27 @@ describe('the receipt log', () => {
     log.close();
     logs = [];
     expect(() => log.record(call())).toThrow('closed');
+  });
+
+  it('a starting process claims its own journal and the free journals of other slots, leaving one a running process holds', () => {
+    for (const slot of ['worker-2', 'worker-3']) writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl`), '');
+    writeFileSync(join(directory.path, 'receipts-journal-worker-3.jsonl.lock'), `${process.ppid}\n`);
+    const warnings: string[] = [];
+    const claimed = claimJournals({
+      directory: directory.path,
+      slot: 'worker-1',
+      usesJournal: true,
+      adoptsOthers: true,
+      warn: (message) => warnings.push(message),
+    });
+    expect(claimed.journal?.name).toBe('worker-1');
+    expect(claimed.adopt.map((journal) => journal.name)).toEqual(['worker-2']);
+    expect(warnings).toEqual([expect.stringContaining("'worker-3' is left alone")]);
+    claimed.release();
+    // Released: claimable again; with receipts.journal: false and no file of its own, nothing of its own is claimed.
+    const again = claimJournals({ directory: directory.path, slot: 'main', usesJournal: false, adoptsOthers: false, warn: () => {} });
+    expect(again.journal).toBeUndefined();
+    expect(again.adopt).toEqual([]);
   });
 
   it('a journal slot held by a running process is refused; closing removes the journal once it is all in the database', async () => {
