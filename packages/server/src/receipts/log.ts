@@ -212,7 +212,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       for (const [index, item] of batch.entries()) item.resolve(receipts[index]!);
       lastIndex = receipts.at(-1)!.index;
     } catch (error) {
-      // The database takes nothing now (locked by another process past the busy timeout, a full disk): keep them
+      // The database takes nothing now (locked by another process past the busy timeout, an I/O error): keep them
       // all, in the journal and here, and try again later; one by one would wait out the same lock each time.
       if (isDatabaseUnavailable(error)) {
         waitAndRetry(batch, error);
