@@ -10,6 +10,7 @@
  */
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '@gateway/core';
 import type { ReceiptDraft } from './store.js';
 
@@ -25,10 +26,11 @@ export interface ReceiptJournal {
   /** The slot: the key of this journal's mark in the database. */
   readonly name: string;
   /**
-   * The entries the file held when it was opened (an earlier process of this slot left them behind), and how
-   * many lines were not whole entries (a write cut short by a power loss). Once: the journal forgets them.
+   * Reads the file from its start (at a start: what an earlier process of this slot left behind; later: every
+   * entry since the file last started empty), handing on `batchSize` entries at a time. Returns how many lines
+   * were not whole entries (a write cut short by a power loss) and the highest entry number read.
    */
-  takeLeftover(): { entries: JournalEntry[]; damagedLines: number };
+  readEntries(batchSize: number, onBatch: (entries: JournalEntry[]) => void): { damagedLines: number; maxSeq: number };
   /**
    * Starts numbering after `afterSeq` (the larger of the database's mark and the leftover entries) with an
    * empty file: call once the leftover entries are in the database.
@@ -105,34 +107,53 @@ function claimSlot(lockPath: string, slot: string): void {
   throw new GatewayError('RECEIPT_JOURNAL_IN_USE', `could not claim the receipt journal slot '${slot}' (${lockPath})`);
 }
 
-/** The whole lines of a journal file; a last line without its newline or not JSON is counted as damaged. */
-function readEntries(fd: number): { entries: JournalEntry[]; damagedLines: number } {
-  const chunks: Buffer[] = [];
+/** One line of a journal file as an entry, or undefined when it is not one. */
+function entryOf(line: string): JournalEntry | undefined {
+  try {
+    const entry = JSON.parse(line) as JournalEntry;
+    if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || typeof entry.draft !== 'object' || entry.draft === null) return undefined;
+    return entry;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a journal file from its start in chunks, handing its entries on `batchSize` at a time (memory stays
+ * bounded whatever the file's size). A line that is not an entry, or a last line without its newline (a write
+ * cut short), is counted as damaged.
+ */
+function readEntries(fd: number, batchSize: number, onBatch: (entries: JournalEntry[]) => void): { damagedLines: number; maxSeq: number } {
   const buffer = Buffer.allocUnsafe(1 << 16);
+  // Decodes across chunk boundaries: a character cut in two by a chunk is completed by the next one.
+  const decoder = new StringDecoder('utf8');
+  let remainder = '';
+  let batch: JournalEntry[] = [];
+  let damagedLines = 0;
+  let maxSeq = 0;
   for (let position = 0; ; ) {
     const read = readSync(fd, buffer, 0, buffer.length, position);
     if (read === 0) break;
-    chunks.push(Buffer.from(buffer.subarray(0, read)));
     position += read;
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  const entries: JournalEntry[] = [];
-  let damagedLines = 0;
-  const lines = text.split('\n');
-  // The text after the last newline is a line whose write did not complete.
-  if (lines.at(-1) !== '') damagedLines += 1;
-  for (const line of lines.slice(0, -1)) {
-    try {
-      const entry = JSON.parse(line) as JournalEntry;
-      if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || typeof entry.draft !== 'object' || entry.draft === null) {
-        throw new Error('not an entry');
+    const lines = (remainder + decoder.write(buffer.subarray(0, read))).split('\n');
+    remainder = lines.pop()!;
+    for (const line of lines) {
+      const entry = entryOf(line);
+      if (!entry) {
+        damagedLines += 1;
+        continue;
       }
-      entries.push(entry);
-    } catch {
-      damagedLines += 1;
+      maxSeq = Math.max(maxSeq, entry.seq);
+      batch.push(entry);
+      if (batch.length >= batchSize) {
+        onBatch(batch);
+        batch = [];
+      }
     }
   }
-  return { entries, damagedLines };
+  if (batch.length > 0) onBatch(batch);
+  if (remainder + decoder.end() !== '') damagedLines += 1;
+  return { damagedLines, maxSeq };
 }
 
 const JOURNAL_FILE = /^receipts-journal-([a-z0-9-]+)\.jsonl$/;
@@ -158,11 +179,9 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
   const lockPath = `${path}.lock`;
   claimSlot(lockPath, slot);
   let fd: number;
-  let leftover: { entries: JournalEntry[]; damagedLines: number };
   try {
     // O_APPEND: every write lands at the end, also after the file was cut back to empty.
     fd = openSync(path, 'a+', 0o600);
-    leftover = readEntries(fd);
   } catch (error) {
     heldLocks.delete(lockPath);
     unlinkSync(lockPath);
@@ -174,11 +193,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
   let isClosed = false;
   return {
     name: slot,
-    takeLeftover() {
-      const taken = leftover;
-      leftover = { entries: [], damagedLines: 0 };
-      return taken;
-    },
+    readEntries: (batchSize, onBatch) => readEntries(fd, batchSize, onBatch),
     start(afterSeq) {
       ftruncateSync(fd, 0);
       size = 0;

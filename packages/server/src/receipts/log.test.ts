@@ -79,25 +79,26 @@ describe('the receipt log', () => {
     const digestKey = await first.vault.get(RECEIPTS_DIGEST_KEY_SECRET);
     expect(digestKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await first.vault.get(RECEIPTS_SIGNING_KEY_SECRET)).toContain('BEGIN PRIVATE KEY');
-    const digest = (await first.log.record(call())).argumentsDigest;
+    const digest = (await first.log.record(call()))?.argumentsDigest;
+    expect(digest).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     const second = await start('', first.vault);
     expect(second.log.verifierKey).toBe(first.log.verifierKey);
-    expect((await second.log.record(call())).argumentsDigest).toBe(digest);
+    expect((await second.log.record(call()))?.argumentsDigest).toBe(digest);
   });
 
   it('numbers receipts receipt-0, receipt-1, … and keys the argument digest (no plain SHA-256 of the arguments)', async () => {
     const { log } = await start();
     const a = await log.record(call({ orderId: 'ord_1' }));
     const b = await log.record(call({ orderId: 'ord_2' }));
-    expect([a.id, b.id]).toEqual(['receipt-0', 'receipt-1']);
-    expect(a.argumentsDigest).not.toBe(b.argumentsDigest);
+    expect([a?.id, b?.id]).toEqual(['receipt-0', 'receipt-1']);
+    expect(a?.argumentsDigest).not.toBe(b?.argumentsDigest);
     expect(a).not.toHaveProperty('arguments');
     expect(JSON.stringify(log.store.get(0))).not.toContain('ord_1');
   });
 
   it('stores argument values only with receipts.storeArguments: true', async () => {
     const { log } = await start('receipts:\n  storeArguments: true');
-    expect((await log.record(call({ orderId: 'ord_9' }))).arguments).toEqual({ orderId: 'ord_9' });
+    expect((await log.record(call({ orderId: 'ord_9' })))?.arguments).toEqual({ orderId: 'ord_9' });
   });
 
   it('signs a checkpoint every N receipts (receipts.checkpoint.everyReceipts)', async () => {
@@ -141,7 +142,7 @@ describe('the receipt log', () => {
     expect(log.store.head().size).toBe(2);
     expect(database.prepare('SELECT id FROM hook_rows').pluck().all()).toEqual(['receipt-1']);
     // The next receipt takes the number the rolled-back one did not keep.
-    expect((await log.record(call())).id).toBe('receipt-2');
+    expect((await log.record(call()))?.id).toBe('receipt-2');
     expect(seen).toEqual(['receipt-1', 'receipt-2', 'receipt-2']);
   });
 
@@ -173,7 +174,7 @@ describe('the receipt log', () => {
     );
     expect(journalLines()[0]).not.toContain('ord_1');
     expect(log.store.head().size).toBe(0);
-    expect((await committed).id).toBe('receipt-0');
+    expect((await committed)?.id).toBe('receipt-0');
     expect(log.store.head().size).toBe(1);
     // Moved: the database records how far, in the same transaction, and the journal starts again empty.
     expect(log.store.journalMark('main')).toBe(1);
@@ -207,7 +208,7 @@ describe('the receipt log', () => {
     const { log } = await start();
     const committed = log.record(call());
     expect(log.store.head().size).toBe(1);
-    expect((await committed).id).toBe('receipt-0');
+    expect((await committed)?.id).toBe('receipt-0');
   });
 
   it('receipts recorded in one turn move in one transaction, and one that cannot be written does not sink the others', async () => {
@@ -224,14 +225,14 @@ describe('the receipt log', () => {
     });
     // Three calls answered in the same turn: one transaction for the three.
     const together = await Promise.all([log.record(call()), log.record(call()), log.record(call())]);
-    expect(together.map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
+    expect(together.map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
     expect(commits).toEqual([['receipt-0', 'receipt-1', 'receipt-2']]);
     // The middle one's hook fails: the others are written (one by one after the shared transaction rolled back),
     // and the failed one is given up for good, so that a replay does not write it behind them later.
     refused = 'refused_tool';
     const results = await Promise.allSettled([log.record(call()), log.record({ ...call(), tool: 'refused_tool' }), log.record(call())]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value.id] : []))).toEqual(['receipt-3', 'receipt-4']);
+    expect(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value?.id] : []))).toEqual(['receipt-3', 'receipt-4']);
     expect(log.store.head().size).toBe(5);
     expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).not.toContain('refused_tool');
     expect(log.store.journalMark('main')).toBe(6);
@@ -272,6 +273,85 @@ describe('the receipt log', () => {
     await log.record(call());
     expect(store.journalMark('main')).toBe(4);
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
+  });
+
+  it('a start reads a journal larger than its read buffer in chunks, a character cut by a chunk included', async () => {
+    const store = createSqliteReceiptStore(database);
+    // Tools of three-byte characters, the first one padded so that the first 64 KiB chunk ends inside one.
+    const tool = (index: number, padding: number) => `${index === 0 ? 'x'.repeat(padding) : ''}${'工'.repeat(60)}_${index}`;
+    const text = (padding: number) =>
+      `${Array.from({ length: 2500 }, (_, index) =>
+        JSON.stringify({ seq: index + 1, draft: { ...call(), tool: tool(index, padding), resultDigest: null } }),
+      ).join('\n')}\n`;
+    // Padding the first line by p bytes moves byte 65536 - p of the unpadded file to 65536.
+    const unpadded = Buffer.from(text(0));
+    const padding = Array.from({ length: 2000 }, (_, candidate) => candidate).find(
+      (candidate) => (unpadded[65536 - candidate]! & 0xc0) === 0x80,
+    )!;
+    const file = Buffer.from(text(padding));
+    expect(file[65536]! & 0xc0).toBe(0x80);
+    expect(file.length).toBeGreaterThan(3 * 65536);
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), file);
+    const warnings: string[] = [];
+    const loaded = configWith('');
+    const log = await createReceiptLog({
+      store,
+      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+      loaded,
+      journal: openReceiptJournal(directory.path, 'main'),
+      warn: (message) => warnings.push(message),
+    });
+    logs.push(log);
+    expect(warnings).toEqual([]);
+    expect(store.head().size).toBe(2500);
+    expect(store.list({ limit: 1000 }).map((receipt) => receipt.tool)).toEqual(
+      Array.from({ length: 1000 }, (_, index) => tool(index, padding)),
+    );
+    expect(store.list({ limit: 1000, afterIndex: 1499 }).map((receipt) => receipt.tool)).toEqual(
+      Array.from({ length: 1000 }, (_, index) => tool(1500 + index, padding)),
+    );
+    expect(store.journalMark('main')).toBe(2500);
+  });
+
+  it('past maxPendingInMemory waiting receipts, later ones wait in the journal only and are read back from it, in order', async () => {
+    const loaded = configWith('');
+    const sqlite = createSqliteReceiptStore(database);
+    let isRefusing = true;
+    const refusing =
+      <T extends unknown[], R>(method: (...args: T) => R) =>
+      (...args: T): R => {
+        if (isRefusing) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        return method(...args);
+      };
+    const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
+      appendBatch: refusing(sqlite.appendBatch),
+      setJournalMark: refusing(sqlite.setJournalMark),
+    });
+    const warnings: string[] = [];
+    const log = await createReceiptLog({
+      store,
+      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+      loaded,
+      journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
+      maxPendingInMemory: 2,
+      warn: (message) => warnings.push(message),
+    });
+    logs.push(log);
+    const recorded = Array.from({ length: 5 }, (_, index) => log.record({ ...call(), tool: `call_${index}` }));
+    // The first two are kept in memory; the other three resolve at once: they wait in the journal only.
+    expect(await Promise.all(recorded.slice(2))).toEqual([undefined, undefined, undefined]);
+    expect(warnings).toEqual([expect.stringContaining('the next ones wait in the journal only')]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(journalLines()).toHaveLength(5);
+    isRefusing = false;
+    expect((await Promise.all(recorded.slice(0, 2))).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
+    // Read back from the journal right after the queued ones, in the order they were recorded.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sqlite.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['call_0', 'call_1', 'call_2', 'call_3', 'call_4']);
+    expect(sqlite.journalMark('main')).toBe(5);
+    expect(journalLines()).toEqual([]);
+    // Back to normal: the next receipt is kept in memory and moved as usual.
+    expect((await log.record(call()))?.id).toBe('receipt-5');
   });
 
   it('the first process also moves the journals of slots nobody serves from now, then removes them', async () => {
@@ -380,7 +460,7 @@ describe('the receipt log', () => {
       expect(journalLines()).toHaveLength(2);
       expect(sqlite.head().size).toBe(0);
       isRefusing = false;
-      expect((await Promise.all(committed)).map((receipt) => receipt.id)).toEqual(['receipt-0', 'receipt-1']);
+      expect((await Promise.all(committed)).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
       expect(journalLines()).toEqual([]);
     },
   );
@@ -397,7 +477,7 @@ describe('the receipt log', () => {
     const warnings: string[] = [];
     const log = await createReceiptLog({ store, vault, loaded, warn: (message) => warnings.push(message) });
     logs.push(log);
-    expect((await log.record(call())).id).toBe('receipt-0');
+    expect((await log.record(call()))?.id).toBe('receipt-0');
     expect(warnings).toEqual(['receipt checkpoint failed: disk full']);
     log.close();
     expect(warnings.at(-1)).toBe('final receipt checkpoint failed: disk full');

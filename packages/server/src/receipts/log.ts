@@ -23,6 +23,8 @@ export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
 const MOVE_RETRY_MS = 1000;
 /** Receipts per transaction when a start moves what an earlier process left in the journal. */
 const REPLAY_BATCH = 1000;
+/** Receipts kept in memory while they wait for the database; later ones wait in the journal only. */
+const MAX_PENDING_IN_MEMORY = 10_000;
 
 /** What the pipeline knows about a call; the log adds the digests, the number and the signature cadence. */
 export type ReceiptFields = Omit<ReceiptDraft, 'argumentsDigest' | 'resultDigest' | 'arguments'> & {
@@ -46,10 +48,12 @@ export interface ReceiptLog {
    * start in this slot moves it into the database after a crash (or, without a journal, committed). The
    * promise resolves with the numbered receipt once it is in the database with what the hooks wrote (the
    * webhook outbox rows): with a journal, on a later turn of the event loop, in one transaction with every
-   * receipt recorded by then. It rejects when that receipt could not be written (given up, and logged by the
-   * caller). Throws when the receipt could not be made durable at all.
+   * receipt recorded by then. It resolves with undefined at once when the receipt waits in the journal only
+   * (a backlog while the database refuses writes: it is moved in from there later). It rejects when that
+   * receipt could not be written (given up, and logged by the caller). Throws when the receipt could not be
+   * made durable at all.
    */
-  record(fields: ReceiptFields): Promise<Receipt>;
+  record(fields: ReceiptFields): Promise<Receipt | undefined>;
   /** Hooks run inside each append's transaction (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
@@ -72,6 +76,8 @@ export interface ReceiptLogOptions {
    * the journal's own, and the files removed.
    */
   adopt?: readonly ReceiptJournal[];
+  /** Receipts kept in memory while they wait for the database (default 10,000); later ones in the journal only. */
+  maxPendingInMemory?: number;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -188,6 +194,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   let isMoveScheduled = false;
   let retryTimer: NodeJS.Timeout | undefined;
   let isClosed = false;
+  /**
+   * Set while receipts wait in the journal only: past `maxPendingInMemory` receipts queued (the database has
+   * refused writes for a while), later ones are not kept in memory too, and the move reads them back from the
+   * journal once the queued ones are in. The first receipt of that backlog.
+   */
+  let backlogFrom: number | undefined;
+  const maxPendingInMemory = options.maxPendingInMemory ?? MAX_PENDING_IN_MEMORY;
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;
     isMoveScheduled = true;
@@ -198,7 +211,25 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   };
 
   function moveJournalled(): void {
-    if (!journal || isClosed || pending.length === 0) return;
+    if (!journal || isClosed || (pending.length === 0 && backlogFrom === undefined)) return;
+    if (pending.length > 0 && !moveQueued(journal)) return;
+    if (backlogFrom !== undefined) {
+      // The receipts recorded past the bound waited in the journal only: read back and moved in, in order.
+      try {
+        moveFromJournal(journal);
+      } catch (error) {
+        waitAndRetry([], error);
+        return;
+      }
+      backlogFrom = undefined;
+      checkpointWhenDue(store.head().size - 1);
+    }
+    // Everything written so far is in the database: the journal starts again, empty.
+    journal.clear();
+  }
+
+  /** Moves the receipts queued in memory; false when the database took nothing now (a retry is scheduled). */
+  function moveQueued(journal: ReceiptJournal): boolean {
     const batch = pending;
     pending = [];
     const name = journal.name;
@@ -216,7 +247,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       // all, in the journal and here, and try again later; one by one would wait out the same lock each time.
       if (isDatabaseUnavailable(error)) {
         waitAndRetry(batch, error);
-        return;
+        return false;
       }
       // The whole transaction rolled back: one by one, so one receipt that cannot be written (a hook refused
       // it) does not take the others with it.
@@ -228,7 +259,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         } catch (error) {
           if (isDatabaseUnavailable(error)) {
             waitAndRetry(batch.slice(position), error);
-            return;
+            return false;
           }
           try {
             // Given up, and recorded as such: a replay must not write it later, behind the receipts after it.
@@ -237,14 +268,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
           } catch {
             // Not even the mark can be written: the database takes nothing now; keep the rest for later.
             waitAndRetry(batch.slice(position), error);
-            return;
+            return false;
           }
         }
       }
     }
-    // Everything written so far is in the database: the journal starts again, empty.
-    if (pending.length === 0) journal.clear();
     checkpointWhenDue(lastIndex);
+    return true;
   }
 
   /** Puts receipts back in front of the queue (they are still in the journal) and tries again in a while. */
@@ -276,29 +306,27 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   }
 
   /**
-   * Moves what an earlier process of a journal's slot left in it (the entries past the database's mark: the
-   * rest are in already, or given up), in its order, with the hooks (their events) like any receipt. Returns
-   * the highest entry number the slot has used. A database that takes nothing now stops here (the entries stay
-   * in the journal for the next start); a receipt the database refuses alone is given up, with a warning.
+   * Moves the entries of a journal past the database's mark (the rest are in already, or given up), in their
+   * order, with the hooks (their events) like any receipt, reading the file in batches. At a start, that is
+   * what an earlier process of the slot left behind; later, the backlog that waited in the journal only.
+   * Returns the highest entry number the slot has used. A database that takes nothing now stops it (the
+   * entries stay in the journal for the next try); a receipt the database refuses alone is given up, with a
+   * warning.
    */
-  function moveLeftover(source: ReceiptJournal): number {
+  function moveFromJournal(source: ReceiptJournal): number {
     const mark = store.journalMark(source.name);
-    const leftover = source.takeLeftover();
-    const left = leftover.entries.filter((entry) => entry.seq > mark);
-    if (leftover.damagedLines > 0) {
-      warn(`the receipt journal '${source.name}' ends with ${leftover.damagedLines} damaged line(s) (a write cut short): skipped`);
-    }
-    for (let from = 0; from < left.length; from += REPLAY_BATCH) {
-      const entries = left.slice(from, from + REPLAY_BATCH);
+    const read = source.readEntries(REPLAY_BATCH, (entries) => {
+      const left = entries.filter((entry) => entry.seq > mark);
+      if (left.length === 0) return;
       try {
         store.appendBatch(
-          entries.map((entry) => entry.draft),
+          left.map((entry) => entry.draft),
           hooks,
-          { journal: source.name, seq: entries.at(-1)!.seq },
+          { journal: source.name, seq: left.at(-1)!.seq },
         );
       } catch (error) {
         if (isDatabaseUnavailable(error)) throw error;
-        for (const entry of entries) {
+        for (const entry of left) {
           try {
             store.appendBatch([entry.draft], hooks, { journal: source.name, seq: entry.seq });
           } catch (error) {
@@ -308,14 +336,17 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
           }
         }
       }
+    });
+    if (read.damagedLines > 0) {
+      warn(`the receipt journal '${source.name}' holds ${read.damagedLines} damaged line(s) (a write cut short): skipped`);
     }
-    return leftover.entries.reduce((last, entry) => Math.max(last, entry.seq), mark);
+    return Math.max(mark, read.maxSeq);
   }
 
   const sizeBefore = store.head().size;
-  if (journal) journal.start(moveLeftover(journal));
+  if (journal) journal.start(moveFromJournal(journal));
   for (const orphan of options.adopt ?? []) {
-    moveLeftover(orphan);
+    moveFromJournal(orphan);
     orphan.close({ removeFile: true });
   }
   if (store.head().size > sizeBefore) checkpoint();
@@ -355,6 +386,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       }
       // Durable once the journal has the line; the database gets it on a later turn, with the others by then.
       const seq = journal.append(draft);
+      if (backlogFrom !== undefined || pending.length >= maxPendingInMemory) {
+        if (backlogFrom === undefined) {
+          backlogFrom = seq;
+          warn(`${pending.length} receipts wait for the database: the next ones wait in the journal only, until it takes them`);
+        }
+        scheduleMove();
+        return Promise.resolve(undefined);
+      }
       const committed = new Promise<Receipt>((resolve, reject) => {
         pending.push({ seq, draft, resolve, reject });
       });
