@@ -73,6 +73,44 @@ function call(argumentsValue: unknown = { orderId: 'ord_1' }): ReceiptFields {
   };
 }
 
+/**
+ * A log with a journal over a store that refuses every write (with `code`, or none) until `accept()`, as a
+ * database locked by another process or on a full disk does.
+ */
+async function startRefused(code: string | undefined, options: { maxPendingInMemory?: number } = {}) {
+  const loaded = configWith('');
+  const sqlite = createSqliteReceiptStore(database);
+  let isRefusing = true;
+  const refusing =
+    <T extends unknown[], R>(method: (...args: T) => R) =>
+    (...args: T): R => {
+      if (isRefusing) throw Object.assign(new Error('database is locked'), code ? { code } : {});
+      return method(...args);
+    };
+  const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
+    appendBatch: refusing(sqlite.appendBatch),
+    setJournalMark: refusing(sqlite.setJournalMark),
+  });
+  const warnings: string[] = [];
+  const log = await createReceiptLog({
+    store,
+    vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
+    loaded,
+    journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
+    ...options,
+    warn: (message) => warnings.push(message),
+  });
+  logs.push(log);
+  return {
+    log,
+    sqlite,
+    warnings,
+    accept: () => {
+      isRefusing = false;
+    },
+  };
+}
+
 describe('the receipt log', () => {
   it('creates its digest and signing keys in the vault on first start and reuses them after', async () => {
     const first = await start();
@@ -314,36 +352,14 @@ describe('the receipt log', () => {
   });
 
   it('past maxPendingInMemory waiting receipts, later ones wait in the journal only and are read back from it, in order', async () => {
-    const loaded = configWith('');
-    const sqlite = createSqliteReceiptStore(database);
-    let isRefusing = true;
-    const refusing =
-      <T extends unknown[], R>(method: (...args: T) => R) =>
-      (...args: T): R => {
-        if (isRefusing) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-        return method(...args);
-      };
-    const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-      appendBatch: refusing(sqlite.appendBatch),
-      setJournalMark: refusing(sqlite.setJournalMark),
-    });
-    const warnings: string[] = [];
-    const log = await createReceiptLog({
-      store,
-      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-      loaded,
-      journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
-      maxPendingInMemory: 2,
-      warn: (message) => warnings.push(message),
-    });
-    logs.push(log);
+    const { log, sqlite, warnings, accept } = await startRefused('SQLITE_BUSY', { maxPendingInMemory: 2 });
     const recorded = Array.from({ length: 5 }, (_, index) => log.record({ ...call(), tool: `call_${index}` }));
     // The first two are kept in memory; the other three resolve at once: they wait in the journal only.
     expect(await Promise.all(recorded.slice(2))).toEqual([undefined, undefined, undefined]);
     expect(warnings).toEqual([expect.stringContaining('the next ones wait in the journal only')]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(journalLines()).toHaveLength(5);
-    isRefusing = false;
+    accept();
     expect((await Promise.all(recorded.slice(0, 2))).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
     // Read back from the journal right after the queued ones, in the order they were recorded.
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -432,34 +448,13 @@ describe('the receipt log', () => {
   ])(
     'while the database refuses receipts (%s), they wait in the journal and in memory (%s), and move once it takes them again',
     async (code: string | undefined, _how: string) => {
-      const loaded = configWith('');
-      const sqlite = createSqliteReceiptStore(database);
-      let isRefusing = true;
-      const refusing =
-        <T extends unknown[], R>(method: (...args: T) => R) =>
-        (...args: T): R => {
-          if (isRefusing) throw Object.assign(new Error('database or disk is full'), code ? { code } : {});
-          return method(...args);
-        };
-      const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-        appendBatch: refusing(sqlite.appendBatch),
-        setJournalMark: refusing(sqlite.setJournalMark),
-      });
-      const warnings: string[] = [];
-      const log = await createReceiptLog({
-        store,
-        vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-        loaded,
-        journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
-        warn: (message) => warnings.push(message),
-      });
-      logs.push(log);
+      const { log, sqlite, warnings, accept } = await startRefused(code);
       const committed = [log.record(call()), log.record(call())];
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(warnings).toEqual([expect.stringContaining('receipts wait in the journal')]);
       expect(journalLines()).toHaveLength(2);
       expect(sqlite.head().size).toBe(0);
-      isRefusing = false;
+      accept();
       expect((await Promise.all(committed)).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
       expect(journalLines()).toEqual([]);
     },
