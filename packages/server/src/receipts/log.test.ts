@@ -351,6 +351,20 @@ describe('the receipt log', () => {
     expect(store.journalMark('main')).toBe(2500);
   });
 
+  it('closed while receipts wait in the journal only, the log keeps the journal for the next start, which moves them', async () => {
+    // None kept in memory: the receipts are in the journal only, and nothing is queued when the log closes.
+    const { log } = await startRefused('SQLITE_BUSY', { maxPendingInMemory: 0 });
+    expect(await Promise.all([log.record({ ...call(), tool: 'first' }), log.record({ ...call(), tool: 'second' })])).toEqual([
+      undefined,
+      undefined,
+    ]);
+    log.close();
+    logs = [];
+    expect(journalLines().map((line) => (JSON.parse(line) as { draft: { tool: string } }).draft.tool)).toEqual(['first', 'second']);
+    const { log: next } = await start('', undefined, { journal: true });
+    expect(next.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second']);
+  });
+
   it('past maxPendingInMemory waiting receipts, later ones wait in the journal only and are read back from it, in order', async () => {
     const { log, sqlite, warnings, accept } = await startRefused('SQLITE_BUSY', { maxPendingInMemory: 2 });
     const recorded = Array.from({ length: 5 }, (_, index) => log.record({ ...call(), tool: `call_${index}` }));

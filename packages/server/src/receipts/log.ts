@@ -413,7 +413,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       isClosed = true;
       // Removed only when all of it is in the database; otherwise the next start in this slot moves the rest.
       // What the database did not take stays in the journal (the next start moves it): not failed, so not settled.
-      journal?.close({ removeFile: pending.length === 0 });
+      journal?.close({ removeFile: pending.length === 0 && backlogFrom === undefined });
       clearInterval(timer);
       try {
         checkpoint();
