@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { runGateway } from '../../../test-support/cli.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { journalText, receiptDraft } from './support/receipt-journal.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const child = fileURLToPath(new URL('./support/gateway-crash-child.mjs', import.meta.url));
@@ -103,25 +104,8 @@ describe('the receipt journal', () => {
     const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
     const dataDirectory = join(workspace.directory, '.gateway');
     // An earlier start with the journal left one receipt in it.
-    const left = {
-      time: new Date().toISOString(),
-      session: 'session-5',
-      person: 'alice@example.com',
-      clientId: 'client-crash',
-      tool: 'left_in_the_journal',
-      source: 'orders',
-      publication: null,
-      fingerprint: null,
-      login: null,
-      outcome: 'allowed',
-      reason: null,
-      upstreamStatus: 200,
-      durationMs: 1,
-      argumentsDigest: 'hmac-sha256:00',
-      resultDigest: null,
-    };
     mkdirSync(dataDirectory, { recursive: true });
-    writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), `${JSON.stringify({ seq: 1, draft: left })}\n`);
+    writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), journalText([receiptDraft('left_in_the_journal')]));
     const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     started.push(gateway);
     const mcpUrl = await new Promise<string>((resolve, reject) => {

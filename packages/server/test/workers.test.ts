@@ -15,6 +15,7 @@ import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { mcpRequest } from './support/fixtures.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import {
   approve,
@@ -256,24 +257,7 @@ describe('gateway serve --workers', () => {
     // A third worker served last time and stopped with a receipt still in its journal: worker 1, starting
     // alone, moves it into the database (no worker 3 runs now to do it).
     const dataDirectory = join(workspace.directory, '.gateway');
-    const leftDraft = {
-      time: new Date().toISOString(),
-      session: 'session-1',
-      person: PERSON.name,
-      clientId: 'client-left',
-      tool: 'left_by_worker_3',
-      source: 'orders',
-      publication: null,
-      fingerprint: null,
-      login: null,
-      outcome: 'allowed',
-      reason: null,
-      upstreamStatus: 200,
-      durationMs: 1,
-      argumentsDigest: 'hmac-sha256:00',
-      resultDigest: null,
-    };
-    await writeFile(join(dataDirectory, 'receipts-journal-worker-3.jsonl'), `${JSON.stringify({ seq: 1, draft: leftDraft })}\n`);
+    await writeFile(join(dataDirectory, 'receipts-journal-worker-3.jsonl'), journalText([receiptDraft('left_by_worker_3')]));
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));

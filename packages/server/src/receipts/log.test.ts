@@ -7,9 +7,10 @@ import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
-import { claimJournals, journalSlots, openReceiptJournal } from './journal.js';
+import { claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
+import { journalText, receiptDraft } from '../../test/support/receipt-journal.js';
 import { receiptMigrations } from './migrations.js';
-import { createSqliteReceiptStore } from './store.js';
+import { createSqliteReceiptStore, type ReceiptHook, type ReceiptStore } from './store.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 let database: SqliteDatabase;
@@ -31,21 +32,41 @@ function configWith(extra: string): LoadedConfig {
   return parseConfig(`gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n${extra}`, join(directory.path, 'gateway.yaml'));
 }
 
+/**
+ * A receipt log over the test's database (or `store`), with the journal of slot `main` when `journal` (emptied
+ * after every move unless `clearAtBytes` says otherwise); its warnings are collected.
+ */
 async function start(
   extra = '',
   vault?: Vault,
-  options: { journal?: boolean; clearAtBytes?: number } = {},
-): Promise<{ log: ReceiptLog; vault: Vault }> {
+  options: {
+    journal?: boolean;
+    clearAtBytes?: number;
+    store?: ReceiptStore;
+    hooks?: ReceiptHook[];
+    adopt?: ReceiptJournal[];
+    maxPendingInMemory?: number;
+  } = {},
+): Promise<{ log: ReceiptLog; vault: Vault; warnings: string[] }> {
   const loaded = configWith(extra);
   const realVault = vault ?? (await createVault(loaded, { env: { PATH: process.env.PATH } }));
+  const warnings: string[] = [];
+  const { journal, clearAtBytes, store, ...rest } = options;
   const log = await createReceiptLog({
-    store: createSqliteReceiptStore(database),
+    store: store ?? createSqliteReceiptStore(database),
     vault: realVault,
     loaded,
-    ...(options.journal ? { journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: options.clearAtBytes ?? 1 }) } : {}),
+    ...(journal ? { journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: clearAtBytes ?? 1 }) } : {}),
+    ...rest,
+    warn: (message) => warnings.push(message),
   });
   logs.push(log);
-  return { log, vault: realVault };
+  return { log, vault: realVault, warnings };
+}
+
+/** The id of a process that has stopped (one this test started and waited for). */
+function stoppedPid(): string {
+  return spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
 }
 
 /** The journal file of slot `main` in the test's directory, as lines. */
@@ -78,7 +99,6 @@ function call(argumentsValue: unknown = { orderId: 'ord_1' }): ReceiptFields {
  * database locked by another process or on a full disk does.
  */
 async function startRefused(code: string | undefined, options: { maxPendingInMemory?: number } = {}) {
-  const loaded = configWith('');
   const sqlite = createSqliteReceiptStore(database);
   let isRefusing = true;
   const refusing =
@@ -91,16 +111,7 @@ async function startRefused(code: string | undefined, options: { maxPendingInMem
     appendBatch: refusing(sqlite.appendBatch),
     setJournalMark: refusing(sqlite.setJournalMark),
   });
-  const warnings: string[] = [];
-  const log = await createReceiptLog({
-    store,
-    vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-    loaded,
-    journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: 1 }),
-    ...options,
-    warn: (message) => warnings.push(message),
-  });
-  logs.push(log);
+  const { log, warnings } = await start('', undefined, { journal: true, store, ...options });
   return {
     log,
     sqlite,
@@ -279,25 +290,17 @@ describe('the receipt log', () => {
 
   it('a start moves what a stopped process left in its journal, once, in order, with the hooks, skipping a cut-off line', async () => {
     const store = createSqliteReceiptStore(database);
-    const draft = (tool: string) => ({ ...call(), tool, argumentsDigest: 'hmac-sha256:00', resultDigest: null });
+    const drafts = ['first', 'second', 'third'].map((tool) => receiptDraft(tool));
     // The stopped process had moved entry 1 (receipt-0 and its mark) but not 2 and 3; its last write was cut short.
-    store.appendBatch([draft('first')], [], { journal: 'main', seq: 1 });
-    const lines = [1, 2, 3].map((seq) => JSON.stringify({ seq, draft: draft(['first', 'second', 'third'][seq - 1]!) }));
-    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${lines.join('\n')}\n{"seq":4,"dra`);
-    const stopped = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stopped.stdout}\n`);
-    const warnings: string[] = [];
+    store.appendBatch([drafts[0]!], [], { journal: 'main', seq: 1 });
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${journalText(drafts)}{"seq":4,"dra`);
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stoppedPid()}\n`);
     const seen: string[] = [];
-    const loaded = configWith('');
-    const log = await createReceiptLog({
+    const { log, warnings } = await start('', undefined, {
+      journal: true,
       store,
-      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-      loaded,
-      journal: openReceiptJournal(directory.path, 'main'),
       hooks: [{ onReceipt: (receipt) => seen.push(receipt.tool) }],
-      warn: (message) => warnings.push(message),
     });
-    logs.push(log);
     expect(store.list({ limit: 10 }).map((receipt) => [receipt.id, receipt.tool])).toEqual([
       ['receipt-0', 'first'],
       ['receipt-1', 'second'],
@@ -317,10 +320,7 @@ describe('the receipt log', () => {
     const store = createSqliteReceiptStore(database);
     // Tools of three-byte characters, the first one padded so that the first 64 KiB chunk ends inside one.
     const tool = (index: number, padding: number) => `${index === 0 ? 'x'.repeat(padding) : ''}${'工'.repeat(60)}_${index}`;
-    const text = (padding: number) =>
-      `${Array.from({ length: 2500 }, (_, index) =>
-        JSON.stringify({ seq: index + 1, draft: { ...call(), tool: tool(index, padding), resultDigest: null } }),
-      ).join('\n')}\n`;
+    const text = (padding: number) => journalText(Array.from({ length: 2500 }, (_, index) => receiptDraft(tool(index, padding))));
     // Padding the first line by p bytes moves byte 65536 - p of the unpadded file to 65536.
     const unpadded = Buffer.from(text(0));
     const padding = Array.from({ length: 2000 }, (_, candidate) => candidate).find(
@@ -330,16 +330,7 @@ describe('the receipt log', () => {
     expect(file[65536]! & 0xc0).toBe(0x80);
     expect(file.length).toBeGreaterThan(3 * 65536);
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), file);
-    const warnings: string[] = [];
-    const loaded = configWith('');
-    const log = await createReceiptLog({
-      store,
-      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-      loaded,
-      journal: openReceiptJournal(directory.path, 'main'),
-      warn: (message) => warnings.push(message),
-    });
-    logs.push(log);
+    const { warnings } = await start('', undefined, { journal: true, store });
     expect(warnings).toEqual([]);
     expect(store.head().size).toBe(2500);
     expect(store.list({ limit: 1000 }).map((receipt) => receipt.tool)).toEqual(
@@ -386,29 +377,18 @@ describe('the receipt log', () => {
 
   it('the first process also moves the journals of slots nobody serves from now, then removes them', async () => {
     const store = createSqliteReceiptStore(database);
-    const draft = (tool: string) => ({ ...call(), tool, argumentsDigest: 'hmac-sha256:00', resultDigest: null });
-    const stopped = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const stopped = stoppedPid();
     // Two workers ran last time; now one process serves. Worker 2's journal still holds two receipts.
     for (const [slot, tools] of [
       ['worker-1', []],
       ['worker-2', ['from_worker_2_a', 'from_worker_2_b']],
     ] as const) {
-      const lines = tools.map((tool, index) => `${JSON.stringify({ seq: index + 1, draft: draft(tool) })}\n`);
-      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl`), lines.join(''));
-      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl.lock`), `${stopped.stdout}\n`);
+      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl`), journalText(tools.map((tool) => receiptDraft(tool))));
+      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl.lock`), `${stopped}\n`);
     }
     expect(journalSlots(directory.path).sort()).toEqual(['worker-1', 'worker-2']);
-    const loaded = configWith('');
-    const log = await createReceiptLog({
-      store,
-      vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
-      loaded,
-      journal: openReceiptJournal(directory.path, 'main'),
-      adopt: journalSlots(directory.path)
-        .filter((slot) => slot !== 'main')
-        .map((slot) => openReceiptJournal(directory.path, slot)),
-    });
-    logs.push(log);
+    const adopt = journalSlots(directory.path).map((slot) => openReceiptJournal(directory.path, slot));
+    const { log } = await start('', undefined, { journal: true, store, adopt });
     expect(store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['from_worker_2_a', 'from_worker_2_b']);
     expect(store.journalMark('worker-2')).toBe(2);
     expect(journalSlots(directory.path)).toEqual(['main']);
