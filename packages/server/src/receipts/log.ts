@@ -94,6 +94,16 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/.test(code);
 }
 
+/** The database took nothing now: `cause` is its error; the first `settledCount` entries were settled before. */
+class DatabaseUnavailable extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly settledCount: number,
+  ) {
+    super((cause as Error).message);
+  }
+}
+
 /**
  * A secret from the vault, created there on first start. A read-only vault (env, exec) without the entry
  * gets a key that lives as long as this process, with a warning: digests then differ across restarts, and
@@ -228,50 +238,68 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     journal.clear();
   }
 
+  /**
+   * Appends journal entries (of the journal `name`) with their marks: all in one transaction, or, when that
+   * fails because of one of them (a hook refused it), one by one, giving up the one that cannot be written (its
+   * mark recorded, so a replay never writes it later, behind the entries after it). `settled` hears of each
+   * entry in order, with its receipt or the error it was given up for. Throws DatabaseUnavailable, saying how
+   * many entries were settled, when the database takes nothing now (one by one would wait out the same lock
+   * each time).
+   */
+  function appendEntries(
+    name: string,
+    entries: ReadonlyArray<{ seq: number; draft: ReceiptDraft }>,
+    settled: (index: number, outcome: { receipt: Receipt } | { error: unknown }) => void,
+  ): void {
+    try {
+      const receipts = store.appendBatch(
+        entries.map((entry) => entry.draft),
+        hooks,
+        { journal: name, seq: entries.at(-1)!.seq },
+      );
+      for (const [index, receipt] of receipts.entries()) settled(index, { receipt });
+      return;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw new DatabaseUnavailable(error, 0);
+    }
+    for (const [index, entry] of entries.entries()) {
+      let receipt: Receipt;
+      try {
+        receipt = store.appendBatch([entry.draft], hooks, { journal: name, seq: entry.seq })[0]!;
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw new DatabaseUnavailable(error, index);
+        try {
+          store.setJournalMark({ journal: name, seq: entry.seq });
+        } catch {
+          // Not even the mark can be written: the database takes nothing now.
+          throw new DatabaseUnavailable(error, index);
+        }
+        settled(index, { error });
+        continue;
+      }
+      settled(index, { receipt });
+    }
+  }
+
   /** Moves the receipts queued in memory; false when the database took nothing now (a retry is scheduled). */
   function moveQueued(journal: ReceiptJournal): boolean {
     const batch = pending;
     pending = [];
-    const name = journal.name;
     let lastIndex = -1;
     try {
-      const receipts = store.appendBatch(
-        batch.map((item) => item.draft),
-        hooks,
-        { journal: name, seq: batch.at(-1)!.seq },
-      );
-      for (const [index, item] of batch.entries()) item.resolve(receipts[index]!);
-      lastIndex = receipts.at(-1)!.index;
-    } catch (error) {
-      // The database takes nothing now (locked by another process past the busy timeout, an I/O error): keep them
-      // all, in the journal and here, and try again later; one by one would wait out the same lock each time.
-      if (isDatabaseUnavailable(error)) {
-        waitAndRetry(batch, error);
-        return false;
-      }
-      // The whole transaction rolled back: one by one, so one receipt that cannot be written (a hook refused
-      // it) does not take the others with it.
-      for (const [position, item] of batch.entries()) {
-        try {
-          const receipt = store.appendBatch([item.draft], hooks, { journal: name, seq: item.seq })[0]!;
-          lastIndex = receipt.index;
-          item.resolve(receipt);
-        } catch (error) {
-          if (isDatabaseUnavailable(error)) {
-            waitAndRetry(batch.slice(position), error);
-            return false;
-          }
-          try {
-            // Given up, and recorded as such: a replay must not write it later, behind the receipts after it.
-            store.setJournalMark({ journal: name, seq: item.seq });
-            item.reject(error);
-          } catch {
-            // Not even the mark can be written: the database takes nothing now; keep the rest for later.
-            waitAndRetry(batch.slice(position), error);
-            return false;
-          }
+      appendEntries(journal.name, batch, (index, outcome) => {
+        if ('receipt' in outcome) {
+          lastIndex = outcome.receipt.index;
+          batch[index]!.resolve(outcome.receipt);
+        } else {
+          batch[index]!.reject(outcome.error);
         }
-      }
+      });
+    } catch (error) {
+      // Keep the unsettled ones, in the journal and here, and try again later.
+      const unavailable = error as DatabaseUnavailable;
+      waitAndRetry(batch.slice(unavailable.settledCount), unavailable.cause);
+      return false;
     }
     checkpointWhenDue(lastIndex);
     return true;
@@ -319,22 +347,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       const left = entries.filter((entry) => entry.seq > mark);
       if (left.length === 0) return;
       try {
-        store.appendBatch(
-          left.map((entry) => entry.draft),
-          hooks,
-          { journal: source.name, seq: left.at(-1)!.seq },
-        );
-      } catch (error) {
-        if (isDatabaseUnavailable(error)) throw error;
-        for (const entry of left) {
-          try {
-            store.appendBatch([entry.draft], hooks, { journal: source.name, seq: entry.seq });
-          } catch (error) {
-            if (isDatabaseUnavailable(error)) throw error;
-            warn(`a journalled receipt could not be written and is given up: ${(error as Error).message}`);
-            store.setJournalMark({ journal: source.name, seq: entry.seq });
+        appendEntries(source.name, left, (_index, outcome) => {
+          if ('error' in outcome) {
+            warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
           }
-        }
+        });
+      } catch (error) {
+        // The database's own error: the entries stay in the journal for the next try.
+        throw error instanceof DatabaseUnavailable ? error.cause : error;
       }
     });
     if (read.damagedLines > 0) {
