@@ -52,3 +52,23 @@ describe('gateway.trustedProxies', () => {
     }
   });
 });
+
+describe('receipts.journal', () => {
+  const withJournal = (yaml: string) => `gateway:\n  url: https://gateway.example.com\nsources: {}\nreceipts:\n  journal: ${yaml}\n`;
+
+  it('is a boolean, true by default; anything else is refused with the key and the line', () => {
+    expect(parseConfig(withJournal('false'), 'gateway.yaml').config.receipts?.journal).toBe(false);
+    expect(
+      parseConfig('gateway:\n  url: https://gateway.example.com\nsources: {}\n', 'gateway.yaml').config.receipts?.journal,
+    ).toBeUndefined();
+    for (const hostile of ['"false"', 'yes-please', '0', '[true]', '{ __proto__: true }', 'null']) {
+      let message = '';
+      try {
+        parseConfig(withJournal(hostile), 'gateway.yaml');
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message, hostile).toMatch(/^gateway\.yaml:5: receipts\.journal/);
+    }
+  });
+});

@@ -28,7 +28,8 @@ export interface ReceiptJournal {
   /**
    * Reads the file from its start (at a start: what an earlier process of this slot left behind; later: every
    * entry since the file last started empty), handing on `batchSize` entries at a time. Returns how many lines
-   * were not whole entries (a write cut short by a power loss) and the highest entry number read.
+   * were not whole entries (a write cut short by a power loss, or a line not of an entry's shape: such lines
+   * are skipped) and the highest entry number read.
    */
   readEntries(batchSize: number, onBatch: (entries: JournalEntry[]) => void): { damagedLines: number; maxSeq: number };
   /**
@@ -107,11 +108,30 @@ function claimSlot(lockPath: string, slot: string): void {
   throw new GatewayError('RECEIPT_JOURNAL_IN_USE', `could not claim the receipt journal slot '${slot}' (${lockPath})`);
 }
 
-/** One line of a journal file as an entry, or undefined when it is not one. */
+/** The draft fields that are a string or null. */
+const NULLABLE_TEXT_FIELDS = ['session', 'person', 'clientId', 'source', 'publication', 'fingerprint', 'login', 'reason', 'resultDigest'];
+
+/** Whether a parsed value has every field of a receipt draft, each of its type (what `record` writes). */
+function isReceiptDraft(value: unknown): value is ReceiptDraft {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const draft = value as Record<string, unknown>;
+  return (
+    typeof draft.time === 'string' &&
+    typeof draft.tool === 'string' &&
+    typeof draft.argumentsDigest === 'string' &&
+    (draft.outcome === 'allowed' || draft.outcome === 'denied' || draft.outcome === 'error') &&
+    typeof draft.durationMs === 'number' &&
+    Number.isFinite(draft.durationMs) &&
+    (draft.upstreamStatus === null || Number.isSafeInteger(draft.upstreamStatus)) &&
+    NULLABLE_TEXT_FIELDS.every((field) => draft[field] === null || typeof draft[field] === 'string')
+  );
+}
+
+/** One line of a journal file as an entry, or undefined when it is not one (not JSON, or not of that shape). */
 function entryOf(line: string): JournalEntry | undefined {
   try {
     const entry = JSON.parse(line) as JournalEntry;
-    if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || typeof entry.draft !== 'object' || entry.draft === null) return undefined;
+    if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || !isReceiptDraft(entry.draft)) return undefined;
     return entry;
   } catch {
     return undefined;

@@ -316,6 +316,33 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
+  it('a start skips journal lines that are not entries (wrong types, arrays, bad numbers), and moves the rest', async () => {
+    const good = (tool: string) => receiptDraft(tool);
+    const lines = [
+      JSON.stringify({ seq: 1, draft: good('first') }),
+      JSON.stringify({ seq: '2', draft: good('seq_as_text') }),
+      JSON.stringify({ seq: 0, draft: good('seq_zero') }),
+      JSON.stringify({ seq: 3, draft: [good('draft_as_list')] }),
+      JSON.stringify({ seq: 4, draft: { ...good('x'), tool: 123 } }),
+      JSON.stringify({ seq: 5, draft: { ...good('maybe'), outcome: 'maybe' } }),
+      JSON.stringify({ seq: 6, draft: { ...good('status'), upstreamStatus: 200.5 } }),
+      JSON.stringify({ seq: 7, draft: { ...good('person'), person: { name: 'alice' } } }),
+      // `__proto__` as a key of the line and of the draft: an own property, read by nobody.
+      `{"seq":8,"__proto__":{"polluted":true},"draft":${JSON.stringify(good('with_proto')).slice(0, -1)},"__proto__":{"tool":"x"}}}`,
+      `{"seq":9,"draft":${'['.repeat(100_000)}`,
+      JSON.stringify({ seq: 10, draft: good('last') }),
+    ];
+    // A byte that is not UTF-8 inside a string (in place of the '#'): read as U+FFFD, the entry kept.
+    const withBadByte = Buffer.from(`${[...lines, JSON.stringify({ seq: 11, draft: good('bad_byte_#') })].join('\n')}\n`);
+    withBadByte[withBadByte.lastIndexOf('#')] = 0xff;
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), withBadByte);
+    const { log, warnings } = await start('', undefined, { journal: true });
+    expect(log.store.list({ limit: 20 }).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last', 'bad_byte_\ufffd']);
+    expect(warnings).toEqual([expect.stringContaining('holds 8 damaged line(s)')]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(log.store.journalMark('main')).toBe(11);
+  });
+
   it('a start reads a journal larger than its read buffer in chunks, a character cut by a chunk included', async () => {
     const store = createSqliteReceiptStore(database);
     // Tools of three-byte characters, the first one padded so that the first 64 KiB chunk ends inside one.
