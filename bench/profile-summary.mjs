@@ -1,5 +1,6 @@
 // Summarises V8 CPU profiles (node --cpu-prof; BENCH_CPU_PROF=<dir> for bench/peers/run.mjs and bench/server.mjs):
-// the functions with the most self time, and self time grouped by package, for each .cpuprofile in <dir>.
+// the functions with the most self time, self time grouped by package, and time by stage of a tool call (each
+// sample given to one stage, see STAGES), for each .cpuprofile in <dir>.
 //
 //   node bench/profile-summary.mjs <dir> [--top 25]
 import { readdir, readFile } from 'node:fs/promises';
@@ -20,6 +21,37 @@ function area(url) {
   if (own) return `@gateway/${own[1]}`;
   if (url.startsWith('node:')) return 'node internals';
   return url;
+}
+
+/**
+ * The stages of a tool call, in priority order: a sample counts for the first stage of this list that any
+ * frame on its stack belongs to (the upstream request runs inside /mcp's handler, so it is listed first; the
+ * outbox's rows are written inside the receipts' move). Names and files are those of the built gateway
+ * (packages/<name>/dist).
+ */
+const STAGES = [
+  ['log line (pino, after the answer)', (frame) => frame.url.includes('/pino/') || frame.url.includes('/sonic-boom/')],
+  ['webhook: acknowledgement commit', (frame) => frame.functionName === 'markDelivered'],
+  ['webhook: signed POST to the receiver', (frame) => frame.url.includes('outbox/dispatcher.js')],
+  ['outbox: event rows (CloudEvent, insert)', (frame) => frame.url.includes('outbox/')],
+  ['receipt: move into SQLite (after the answer)', (frame) => frame.url.includes('receipts/log.js') && /^move/.test(frame.functionName)],
+  [
+    'receipt: digests and journal line (on the call path)',
+    (frame) => frame.url.includes('receipts/') || (frame.url.includes('calls/pipeline.js') && frame.functionName === 'receipt'),
+  ],
+  ['upstream request (build, send)', (frame) => frame.url.includes('execute/') || frame.url.includes('runtime/dist/network')],
+  ['/mcp: authenticate, decide, answer', (frame) => /\/dist\/(mcp|authorization|calls)\//.test(frame.url)],
+  ['HTTP client: responses read (undici)', (frame) => frame.url.includes('/undici/')],
+  ['HTTP server: requests read (node:http, fastify)', (frame) => /node:_http_|\/fastify\/|\/find-my-way\//.test(frame.url)],
+  ['garbage collector', (frame) => frame.functionName === '(garbage collector)'],
+  ['idle', (frame) => frame.functionName === '(idle)'],
+];
+
+function stageOf(byId, parents, id) {
+  const frames = [];
+  for (let current = id; current !== undefined; current = parents.get(current)) frames.push(byId.get(current).callFrame);
+  const stage = STAGES.find(([, matches]) => frames.some(matches));
+  return stage ? stage[0] : 'other (module loading, timers, sockets under no stage)';
 }
 
 for (const file of (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'))) {
@@ -48,4 +80,13 @@ for (const file of (await readdir(directory)).filter((name) => name.endsWith('.c
     console.log(`  ${percent(micros)}  ${key}`);
   console.log('self time by area:');
   for (const [key, micros] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${percent(micros)}  ${key}`);
+  const parents = new Map();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const stages = new Map();
+  for (const [id, micros] of selfMicros) {
+    const stage = stageOf(byId, parents, id);
+    stages.set(stage, (stages.get(stage) ?? 0) + micros);
+  }
+  console.log('time by stage of a tool call (the first stage of STAGES on the stack):');
+  for (const [key, micros] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${percent(micros)}  ${key}`);
 }

@@ -17,7 +17,8 @@
 // - openapi-mcp-generator 4.0.1: its generated server, generated into a temporary folder at run time (never
 //   committed), over stdio with the same SDK 1.x client, no auth.
 // Per target: warm-up, then `--calls` calls at concurrency 1 (latency) and at concurrency 16 (throughput);
-// CPU per call of each process from /proc (target, upstream, this client process) and RSS after load.
+// CPU per call of each process from /proc (target, upstream, this client process) and RSS after load; for the
+// gateway rows, read once every call's event has been delivered, and the c=16 rate to the last delivery.
 // The peers are development dependencies of this bench only (bench/peers/package.json), installed here on
 // first run with npm into bench/peers/node_modules (git-ignored).
 import { execFileSync, spawn } from 'node:child_process';
@@ -147,12 +148,25 @@ async function phase(call, count, concurrency) {
   };
 }
 
-/** Warm-up, c=1, c=16; CPU of the target's processes, the upstream and this process over the measured calls. */
-async function measure(name, call, pids, upstreamPid) {
+/**
+ * Warm-up, c=1, c=16; CPU of the target's processes, the upstream and this process over the measured calls.
+ * `delivered` (gateway rows, events on): resolves once the receiver holds the event of every call made so far.
+ * Event delivery is sequential per endpoint and can trail the calls at c=16, so the CPU is read only once it
+ * has caught up (the gateway's CPU per call includes delivering the call's event), and the row also gets the
+ * c=16 rate counted to the last event's delivery ("c16.deliveredPerSecond").
+ */
+async function measure(name, call, pids, upstreamPid, delivered) {
   for (let index = 0; index < WARMUP; index += 1) await call();
+  if (delivered) await delivered(WARMUP);
   const before = { target: treeStats(pids()), upstream: processStats(upstreamPid).cpuMs, client: process.cpuUsage() };
   const c1 = await phase(call, CALLS, 1);
+  if (delivered) await delivered(CALLS);
+  const c16Started = performance.now();
   const c16 = await phase(call, CALLS, CONCURRENCY);
+  if (delivered) {
+    await delivered(CALLS);
+    c16.deliveredPerSecond = c16.calls / ((performance.now() - c16Started) / 1000);
+  }
   const after = { target: treeStats(pids()), upstream: processStats(upstreamPid).cpuMs, client: process.cpuUsage(before.client) };
   const total = c1.calls + c16.calls;
   const row = {
@@ -217,23 +231,33 @@ try {
   cleanups.push(() => gatewayChild.stop());
   const ready = await gatewayChild.ready;
   const token = await sessionToken(ready, ['get_order']);
+  // Tool calls made through this gateway so far: each has one event for the receiver.
+  let gatewayCallsMade = 0;
+  const eventsDelivered = async (calls) => {
+    gatewayCallsMade += calls;
+    const deadline = Date.now() + 30_000;
+    while ((await receiver.state()).received < gatewayCallsMade) {
+      if (Date.now() > deadline) throw new Error(`events not delivered within 30 s of ${gatewayCallsMade} calls`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
   if (wanted('2025')) {
     const legacy = await sdkCaller(
       new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
       'get_order',
     );
-    rows.push(await measure('gateway, 2025-11-25 (SDK 1.x client)', legacy.call, () => [gatewayChild.pid], upstream.pid));
+    rows.push(await measure('gateway, 2025-11-25 (SDK 1.x client)', legacy.call, () => [gatewayChild.pid], upstream.pid, eventsDelivered));
     await legacy.close();
   }
   if (wanted('2025')) {
     const legacy = rawCaller(legacyRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }));
-    rows.push(await measure('gateway, 2025-11-25 (raw requests)', legacy, () => [gatewayChild.pid], upstream.pid));
+    rows.push(await measure('gateway, 2025-11-25 (raw requests)', legacy, () => [gatewayChild.pid], upstream.pid, eventsDelivered));
   }
   if (wanted('2026')) {
     const modern = rawCaller(
       modernRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, 'get_order'),
     );
-    rows.push(await measure('gateway, 2026-07-28 (raw requests)', modern, () => [gatewayChild.pid], upstream.pid));
+    rows.push(await measure('gateway, 2026-07-28 (raw requests)', modern, () => [gatewayChild.pid], upstream.pid, eventsDelivered));
   }
   // Events on, proven: every receipted call's event reached the receiver (delivery trails the calls a little).
   const gatewayCalls = rows.filter((row) => row.name.startsWith('gateway')).reduce((sum, row) => sum + row.c1.calls + row.c16.calls, 0);
@@ -352,6 +376,7 @@ try {
       'added p50',
       'added p99',
       `c=${CONCURRENCY} calls/s`,
+      'events delivered/s',
       'vs direct',
       'vs fetch',
       'CPU ms/call: target',
@@ -365,6 +390,7 @@ try {
       row === direct ? '—' : signed(row.c1.p50 - direct.c1.p50),
       row === direct ? '—' : signed(row.c1.p99 - direct.c1.p99),
       String(Math.round(row.c16.callsPerSecond)),
+      row.c16.deliveredPerSecond === undefined ? '—' : String(Math.round(row.c16.deliveredPerSecond)),
       `${Math.round((row.c16.callsPerSecond / direct.c16.callsPerSecond) * 100)} %`,
       `${Math.round((row.c16.callsPerSecond / directFetch.c16.callsPerSecond) * 100)} %`,
       row.cpuMsPerCall.target.toFixed(3),
@@ -381,6 +407,8 @@ try {
       `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}. ` +
       'CPU: /proc utime+stime per measured call (10 ms ticks). The SDK-client rows include the SDK client\'s own cost (column "client"); ' +
       'the raw rows use undici. "added" is against the undici direct row; "vs fetch" divides by the fetch direct row. ' +
+      '"events delivered/s": the c=16 calls over the time until the last one\'s event reached the receiver (delivery is ' +
+      "sequential per endpoint and may trail the answers); the gateway rows' CPU is read after it caught up. " +
       'Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
