@@ -13,6 +13,7 @@ import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
 import type { ReceiptLog } from '../receipts/log.js';
+import { runInBackground } from '../scheduling/background-lane.js';
 
 /** How a call is answered: a tool result (possibly `isError`), or an invalid-params protocol error. */
 export type CallAnswer = { kind: 'result'; result: ToolResult } | { kind: 'invalid-params'; message: string };
@@ -248,7 +249,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     );
     // Written once the answer has gone out (an immediate runs on a later turn than the answer): the log line is
     // not part of the call, its serialisation and redaction need not delay it.
-    setImmediate(() => logger.info(line, 'tool call'));
+    runInBackground(() => logger.info(line, 'tool call'));
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 

@@ -5,6 +5,7 @@ import { exchange, isExchangeTimeout } from '@gateway/runtime';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
 import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
+import { backgroundTurn } from '../scheduling/background-lane.js';
 
 export interface RetrySettings {
   attempts: number;
@@ -276,7 +277,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       // Marked before the next event is sent, one commit per event: after a crash only the event in flight is
       // sent again, so a receiver never sees the sequence go back. Marking in batches was measured (no gain
       // left once WAL checkpoints moved off the event loop: a commit without fsync costs tens of µs) and
-      // would resend a whole batch after a crash.
+      // would resend a whole batch after a crash. The mark (and the next event's send) waits for its turn in
+      // the background lane, behind calls that are ready to run (scheduling/background-lane.ts).
+      await backgroundTurn();
       const delivery: Delivery = { sequence: event.sequence, status: result.status, at: new Date().toISOString() };
       if ((await store.markDelivered(endpoint.name, holder, [delivery])) === 0) {
         // Not ours any more (the lease lapsed and another process took it, or a replay changed the row): stop

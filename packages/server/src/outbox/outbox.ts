@@ -2,6 +2,7 @@ import type { Receipt, ReceiptOutcome } from '@gateway/core';
 import type { SqliteDatabase } from '../store/database.js';
 import { receiptEventBody, receiptEventId } from './event.js';
 import { SqliteOutboxStore, type OutboxEvent, type OutboxStore } from './store.js';
+import { runInBackground } from '../scheduling/background-lane.js';
 
 export interface OutboxEndpoint {
   name: string;
@@ -52,7 +53,7 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
   const wake = () => {
     if (isWakeScheduled) return;
     isWakeScheduled = true;
-    setImmediate(() => {
+    runInBackground(() => {
       isWakeScheduled = false;
       const events = committed;
       committed = [];

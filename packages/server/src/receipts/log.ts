@@ -15,6 +15,7 @@ import {
 import type { Vault } from '@gateway/runtime';
 import type { ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
+import { runInBackground } from '../scheduling/background-lane.js';
 
 /** Vault entries of the receipt log (created on first start when the vault can store them). */
 export const RECEIPTS_DIGEST_KEY_SECRET = 'receipts-digest-key';
@@ -214,7 +215,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;
     isMoveScheduled = true;
-    setImmediate(() => {
+    runInBackground(() => {
       isMoveScheduled = false;
       moveJournalled();
     });
