@@ -2,6 +2,7 @@
 //
 //   pnpm bench:peers                      (builds, then: node bench/peers/run.mjs)
 //   node bench/peers/run.mjs --calls 3000 --warmup 1000 --workers 2 [--only floor,2025,2026,ivotoby,generator]
+//   (--only 2025 is both 2025-11-25 rows; 2025-sdk and 2025-raw name one of them)
 //
 // Targets, all answering `GET /orders/{id}` of the example upstream (examples/orders-api/server.mjs):
 // - direct: the upstream itself, plain HTTP (undici);
@@ -187,7 +188,8 @@ async function measure(name, call, pids, upstreamPid, delivered) {
 const cleanups = [];
 const rows = [];
 let eventsLine = '';
-const wanted = (name) => !options.only || options.only.split(',').some((part) => name.includes(part));
+// --only parts, each matched within a key: `2025` is both 2025-11-25 rows, `2025-raw` only the raw one.
+const wanted = (key) => !options.only || options.only.split(',').some((part) => key.includes(part));
 try {
   const upstream = await startUpstream();
   cleanups.push(() => upstream.child.kill());
@@ -241,7 +243,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   };
-  if (wanted('2025')) {
+  if (wanted('2025-sdk')) {
     const legacy = await sdkCaller(
       new StreamableHTTPClientTransport(new URL(ready.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
       'get_order',
@@ -249,7 +251,7 @@ try {
     rows.push(await measure('gateway, 2025-11-25 (SDK 1.x client)', legacy.call, () => [gatewayChild.pid], upstream.pid, eventsDelivered));
     await legacy.close();
   }
-  if (wanted('2025')) {
+  if (wanted('2025-raw')) {
     const legacy = rawCaller(legacyRequest(ready.mcpUrl, token, 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }));
     rows.push(await measure('gateway, 2025-11-25 (raw requests)', legacy, () => [gatewayChild.pid], upstream.pid, eventsDelivered));
   }

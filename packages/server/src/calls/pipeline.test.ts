@@ -170,6 +170,36 @@ describe('the call pipeline', () => {
     expect(receipt).toMatchObject({ outcome: 'error', reason: 'UPSTREAM_ERROR_STATUS', upstreamStatus: 404 });
   });
 
+  it('logs one tool call line per call once its answer is out, also for calls that end in the same turn', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logged = createCallPipeline({
+      registry,
+      authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => true },
+      executor: createExecutor({
+        credentials: { resolve: async () => NO_CREDENTIALS },
+        dispatcherFor: () => agent,
+        limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 10_000 }),
+      }),
+      loaded: undefined,
+      receipts: log,
+      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }),
+    });
+    const turns = async (count: number) => {
+      for (let turn = 0; turn < 100 && lines.length < count; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await logged.callTool(caller(), 'ping', {}, undefined);
+    // Answered: its line follows on a later turn of the event loop.
+    expect(lines).toEqual([]);
+    await turns(1);
+    const tools = ['ping', 'missing', 'ping', 'missing', 'ping'];
+    await Promise.all(tools.map((name) => logged.callTool(caller(), name, {}, undefined)));
+    await turns(1 + tools.length);
+    expect(lines.map((line) => [line.msg, line.tool, line.outcome]).sort()).toEqual(
+      ['ping', ...tools].map((name) => ['tool call', name, name === 'ping' ? 'ok' : 'upstream-error']).sort(),
+    );
+    for (const line of lines) expect(line).not.toHaveProperty('arguments');
+  });
+
   it('decide has no side effects: no receipt until the call is made', () => {
     const size = log.store.head().size;
     expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ allowed: false, reason: 'TOOL_NOT_IN_SESSION' });

@@ -115,6 +115,21 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return alternatives;
   }
 
+  // The log lines of calls answered since the last were written: one background task writes them all, so under
+  // load the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued
+  // behind them waits less (scheduling/background-lane.ts).
+  let unloggedLines: object[] = [];
+  const writeLogLines = () => {
+    const lines = unloggedLines;
+    unloggedLines = [];
+    for (const line of lines) logger.info(line, 'tool call');
+  };
+  /** Logs a call's line once the answer has gone out: not part of the call, it need not delay it. */
+  function logAfterAnswer(line: object): void {
+    unloggedLines.push(line);
+    if (unloggedLines.length === 1) runInBackground(writeLogLines);
+  }
+
   function decide(caller: McpCaller, name: string): CallDecision {
     const receivedAt = Date.now();
     const startedMark = performance.now();
@@ -247,9 +262,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest,
       },
     );
-    // Written once the answer has gone out (an immediate runs on a later turn than the answer): the log line is
-    // not part of the call, its serialisation and redaction need not delay it.
-    runInBackground(() => logger.info(line, 'tool call'));
+    logAfterAnswer(line);
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 
