@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
@@ -61,7 +61,12 @@ beforeAll(async () => {
     vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
     loaded,
   });
-  pipeline = createCallPipeline({
+  pipeline = pipelineOver(loaded, pino({ level: 'silent' }));
+});
+
+/** A pipeline over the test's registry, upstream and receipt log. */
+function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPipeline {
+  return createCallPipeline({
     registry,
     authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => isSessionOpen },
     executor: createExecutor({
@@ -69,11 +74,11 @@ beforeAll(async () => {
       dispatcherFor: () => agent,
       limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 10_000 }),
     }),
-    loaded,
+    ...(loaded ? { loaded } : {}),
     receipts: log,
-    logger: pino({ level: 'silent' }),
+    logger,
   });
-});
+}
 
 afterAll(async () => {
   log?.close();
@@ -172,18 +177,7 @@ describe('the call pipeline', () => {
 
   it('logs one tool call line per call once its answer is out, also for calls that end in the same turn', async () => {
     const lines: Array<Record<string, unknown>> = [];
-    const logged = createCallPipeline({
-      registry,
-      authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => true },
-      executor: createExecutor({
-        credentials: { resolve: async () => NO_CREDENTIALS },
-        dispatcherFor: () => agent,
-        limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 10_000 }),
-      }),
-      loaded: undefined,
-      receipts: log,
-      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }),
-    });
+    const logged = pipelineOver(undefined, pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }));
     const turns = async (count: number) => {
       for (let turn = 0; turn < 100 && lines.length < count; turn += 1) await new Promise((resolve) => setImmediate(resolve));
     };
