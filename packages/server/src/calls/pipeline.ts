@@ -115,9 +115,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return alternatives;
   }
 
-  // The log lines of calls answered since the last were written: one background task writes them all, so under
-  // load the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued
-  // behind them waits less (scheduling/background-lane.ts).
+  // Log lines of calls answered since the last batch went out: one background task writes them all, so under load
+  // the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued behind
+  // them waits less (scheduling/background-lane.ts).
   let unloggedLines: object[] = [];
   const writeLogLines = () => {
     const lines = unloggedLines;
