@@ -411,6 +411,8 @@ try {
       'the raw rows use undici. "added" is against the undici direct row; "vs fetch" divides by the fetch direct row. ' +
       '"events delivered/s": the c=16 calls over the time until the last one\'s event reached the receiver (delivery is ' +
       "sequential per endpoint and may trail the answers); the gateway rows' CPU is read after it caught up. " +
+      '"RSS MB": one reading after the c=16 burst, in a gateway process that has served every row before it; the memory ' +
+      'figure (30,000 calls of one era, sampled after collections) is bench/memory.mjs. ' +
       'Figures are noisy on a shared machine: compare rows of one run.',
   );
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
