@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backgroundTurn, MAX_WAITING, runInBackground } from './background-lane.js';
 
-/** Resolves on the turn after the next one: by then the lane has run (at least) one more task. */
+/** Resolves in the next check phase of the event loop, after the lane's turn when that was queued first. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Resolves once `predicate` holds, checking every turn, or fails after `ms`. */
