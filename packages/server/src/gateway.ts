@@ -388,6 +388,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
         sessions: authorization.sessions,
+        mcpRefusals: () => authorization.authorizer.refusals(),
       }),
       guard,
       registry,
