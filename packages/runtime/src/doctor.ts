@@ -33,7 +33,10 @@ function asError(error: unknown): Error {
 export type FindingLevel = 'ok' | 'warning' | 'error';
 
 export interface DoctorFinding {
-  /** A stable name of the check: `listen`, `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`, `sign-in`, `network`, `url`, `mcp`. */
+  /**
+   * A stable name of the check: `url`, `listen`, `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`,
+   * `sign-in`, `network`, `mcp`.
+   */
   check: string;
   level: FindingLevel;
   /** What was found, one sentence. */

@@ -312,9 +312,10 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         // Revoking an ended session changes nothing (its revocation, or its expiry, stays what it was): say so.
         const state = sessionState(existing);
         if (state !== 'open') {
+          const why = existing.revokedReason ? ` (${existing.revokedReason})` : '';
           const ended =
             state === 'revoked'
-              ? `was revoked at ${new Date(existing.revokedAt!).toISOString()}${existing.revokedReason ? ` (${existing.revokedReason})` : ''}`
+              ? `was revoked at ${new Date(existing.revokedAt!).toISOString()}${why}`
               : `expired at ${new Date(existing.expiresAt).toISOString()}`;
           return sendProblem(reply, {
             status: 409,
