@@ -460,7 +460,7 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root } 
         logins: new Set(logins),
         expiresAt: Date.now() + 3_600_000,
       };
-      return { authenticate: async () => ({ ok: true, caller }), isSessionOpen: () => true };
+      return { authenticate: async () => ({ ok: true, caller }), sessionState: () => 'open' };
     },
   });
   process.send({ mcpUrl: gateway.mcpUrl });

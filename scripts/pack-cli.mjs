@@ -7,8 +7,8 @@
 // installs them, better-sqlite3 compiles as usual). Output: .tmp/pack/governed-tool-gateway-<version>.tgz
 // (its path is the last line printed).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -60,7 +60,8 @@ await build({
   ],
 });
 
-// 4. package.json, README, LICENSE (when present).
+// 4. package.json, the package's own README (for people who installed it: packages/cli/README.md), the docs/
+// it and the CLI's messages name, LICENSE (when present).
 const rootPackage = readJson('package.json');
 const cliPackage = readJson('packages/cli/package.json');
 const manifest = {
@@ -71,13 +72,37 @@ const manifest = {
     'approved by a person.',
   type: 'module',
   bin: { gateway: 'dist/gateway.js' },
-  files: ['dist', 'README.md'],
+  files: ['dist', 'docs', 'README.md'],
   engines: rootPackage.engines,
   dependencies: Object.fromEntries(Object.entries(dependencies).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))),
 };
 if (cliPackage.license ?? rootPackage.license) manifest.license = cliPackage.license ?? rootPackage.license;
 writeFileSync(join(outDirectory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-copyFileSync(join(root, 'README.md'), join(outDirectory, 'README.md'));
+copyFileSync(join(root, 'packages/cli/README.md'), join(outDirectory, 'README.md'));
+copyDocs(join(root, 'docs'), join(outDirectory, 'docs'));
+
+/**
+ * Copies docs/ (Markdown, the config schema, images). A relative link to a file of the repository the package
+ * does not ship (source code, say) would not resolve in an installed package: it becomes plain text naming the
+ * repository path, so every relative link in the package resolves (packages/cli/test/pack-install.e2e.test.ts).
+ */
+function copyDocs(from, to) {
+  mkdirSync(to, { recursive: true });
+  const shipped = readdirSync(from).filter((name) => /\.(md|json|png)$/.test(name));
+  for (const name of shipped) copyFileSync(join(from, name), join(to, name));
+  for (const name of shipped.filter((each) => each.endsWith('.md'))) {
+    const text = readFileSync(join(to, name), 'utf8');
+    const rewritten = text.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (link, label, target) => {
+      if (/^([a-z][a-z0-9+.-]*:|#)/i.test(target)) return link;
+      const file = target.split('#')[0];
+      if (existsSync(resolvePath(to, file))) return link;
+      const inRepository = relative(root, resolvePath(from, file));
+      const where = label.replaceAll('`', '') === inRepository ? '' : `\`${inRepository}\` `;
+      return `${label} (${where}in the gateway's source repository)`;
+    });
+    if (rewritten !== text) writeFileSync(join(to, name), rewritten);
+  }
+}
 
 // 5. The tarball (npm pack: the folder is a plain package, outside the pnpm workspace).
 const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', join(root, '.tmp', 'pack')], {

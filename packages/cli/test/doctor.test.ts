@@ -1,4 +1,5 @@
 import { copyFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -34,11 +35,16 @@ describe('gateway doctor', () => {
   it('names every missing piece with its fix, and passes once each fix is applied', { timeout: 180_000 }, async () => {
     workspace = await createWorkspace();
     await copyFile(ordersDocument, join(workspace.path, 'orders.yaml'));
+    // serve would listen where gateway.url points (loopback with a port): a port nothing else holds.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    await new Promise((resolve) => blocker.close(resolve));
     const writeConfig = async (extra: Record<string, unknown>) =>
       workspace!.write(
         'gateway.yaml',
         stringify({
-          gateway: { url: 'http://127.0.0.1:8080' },
+          gateway: { url: `http://127.0.0.1:${port}` },
           sources: {
             orders: { kind: 'openapi', document: './orders.yaml', credentials: { api_key: { type: 'apiKey', secret: 'orders-api-key' } } },
           },
@@ -89,6 +95,30 @@ describe('gateway doctor', () => {
     expect(human.stdout).toMatch(/warn\s+admin-token/);
     expect(human.stdout).toContain('gateway secrets set admin-token');
     expect(human.stdout).toContain('ready:');
+    expect(report.findings.find((finding) => finding.check === 'listen')).toMatchObject({
+      level: 'ok',
+      message: `127.0.0.1:${port} is free to listen on`,
+    });
+
+    // Another process takes the port serve would listen on: not ready, and the line says why and what to do.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      report = await doctor();
+      expect(report.ok).toBe(false);
+      expect(report.exitCode).toBe(1);
+      expect(failing(report.findings)).toEqual(['listen']);
+      expect(report.findings.find((finding) => finding.check === 'listen')).toMatchObject({
+        message: `cannot listen on 127.0.0.1:${port}: the address is already in use (is another gateway running?)`,
+        fix: expect.stringContaining('--listen or gateway.listen'),
+      });
+      const busy = await runGateway(['doctor'], { cwd: workspace.path });
+      expect(busy.exitCode).toBe(1);
+      expect(busy.stdout).toMatch(/FAIL\s+listen\s+cannot listen on 127\.0\.0\.1:\d+: the address is already in use/);
+      expect(busy.stdout).toContain('not ready:');
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('checks MCP sources: a stdio command that does not exist, an endpoint the SSRF guard refuses, the env secret it names', async () => {

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { copyFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot, temporaryDirectory } from '../../../test-support/cli.js';
 import { VERSION } from '../src/program.js';
 
@@ -15,18 +16,54 @@ const run = promisify(execFile);
  */
 describe('the CLI installs from a tarball on a fresh machine', () => {
   const cleanups: Array<() => Promise<void>> = [];
+  let tarball: string;
+  beforeAll(async () => {
+    const packed = await run(process.execPath, [join(repositoryRoot, 'scripts', 'pack-cli.mjs')], {
+      cwd: repositoryRoot,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    tarball = packed.stdout.trim().split('\n').at(-1)!;
+  }, 300_000);
   afterAll(async () => {
     for (const cleanup of cleanups) await cleanup();
+  });
+
+  it('the package has a README for people who installed it, and every relative link in it and its docs resolves inside it', async () => {
+    const unpacked = await temporaryDirectory('gateway-unpacked-');
+    cleanups.push(unpacked.cleanup);
+    await run('tar', ['-xzf', tarball, '-C', unpacked.path]);
+    const packageRoot = join(unpacked.path, 'package');
+    const readme = await readFile(join(packageRoot, 'README.md'), 'utf8');
+    // Not the repository's README: nothing about installing the workspace or running its example.
+    expect(readme).not.toMatch(/pnpm (install|start|test)/);
+    expect(readme).toContain('npm install --global --allow-scripts=better-sqlite3');
+    const documents = [
+      'README.md',
+      ...(await readdir(join(packageRoot, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
+    ];
+    const broken: string[] = [];
+    let relativeLinks = 0;
+    for (const document of documents) {
+      const text = await readFile(join(packageRoot, document), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^([a-z][a-z0-9+.-]*:|#)/i.test(target!)) continue;
+        relativeLinks += 1;
+        const file = resolve(dirname(join(packageRoot, document)), target!.split('#')[0]!);
+        if (!file.startsWith(`${packageRoot}/`) || !existsSync(file)) broken.push(`${document}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+    // The README's links go to the docs shipped beside it (the ones messages name as docs/<file>.md).
+    expect(readme).toContain('](docs/cli.md');
+    expect(relativeLinks).toBeGreaterThan(50);
+    for (const named of ['docs/cli.md', 'docs/vault.md', 'docs/server.md', 'docs/config.md', 'docs/errors.md']) {
+      expect(existsSync(join(packageRoot, named)), named).toBe(true);
+    }
   });
 
   it('pack → npm install into a temporary prefix → ' + 'gateway --version, import, review, publish, verify', {
     timeout: 600_000,
   }, async () => {
-    const packed = await run(process.execPath, [join(repositoryRoot, 'scripts', 'pack-cli.mjs')], {
-      cwd: repositoryRoot,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    const tarball = packed.stdout.trim().split('\n').at(-1)!;
     expect(tarball).toMatch(/governed-tool-gateway-\d+\.\d+\.\d+\.tgz$/);
 
     const prefix = await temporaryDirectory('gateway-prefix-');

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
-import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
+import { gatewayBinary, repositoryRoot, runGateway } from '../../../test-support/cli.js';
 import { createPublishingWorkspace, type PublishingWorkspace } from './publishing-workspace.js';
 import { closedPort } from './workspace.js';
 
@@ -81,7 +83,7 @@ describe('gateway serve', () => {
       });
       expect(result.exitCode).toBe(3);
       expect(result.stderr).toContain('LISTEN_ADDRESS_UNAVAILABLE');
-      expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the address is already in use (is another gateway running?)`);
       expect(result.stderr).not.toContain('INTERNAL_ERROR');
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
@@ -96,6 +98,13 @@ describe('gateway serve', () => {
     else expect(plain.stderr).toContain(`node runs without ${SEMI_SPACE_FLAG}`);
     const withFlag = await serveOnce(workspace.path, [SEMI_SPACE_FLAG]);
     expect(withFlag.stderr).not.toContain('node runs without');
+    // The README says what the installed bin does, on every Node it supports (not that it always passes the flag).
+    const readme = (await readFile(join(repositoryRoot, 'README.md'), 'utf8')).replace(/\s+/g, ' ');
+    expect(readme).not.toContain('the flag is the one the installed bin passes');
+    expect(readme).toContain('the installed `gateway serve` adds it by itself on Node 22.15+');
+    expect(readme).toContain(
+      `on Node 20 it runs without it and says so in one warning at start, unless you set \`NODE_OPTIONS=${SEMI_SPACE_FLAG}\``,
+    );
   });
 
   it('warns loudly when nobody can sign in, and not once a person exists', async () => {

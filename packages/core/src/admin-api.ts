@@ -33,6 +33,12 @@ export interface AdminStatus {
   drift: DriftSourceReport[];
   /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
   lockReload?: LockReloadStatus;
+  /**
+   * `/mcp` requests refused before MCP since this process started, by reason (`no_token`, `malformed_header`,
+   * `invalid_token`, `token_expired`, `session_revoked`, `session_expired`; docs/authorization.md › Refused
+   * requests). Absent when the gateway runs without its authorization server.
+   */
+  mcpRefusals?: Record<string, number>;
 }
 
 export type AdminSessionState = 'open' | 'expired' | 'revoked';

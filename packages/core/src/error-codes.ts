@@ -422,8 +422,22 @@ export const ERRORS = {
     area: 'import',
     meaning: '`sources.<name>.server` is not an absolute http(s) URL, or names a server variable the document does not declare',
   },
-  SESSION_ENDED: { category: 'auth', area: 'receipts', meaning: 'the session was revoked or expired (an `isError` result)' },
+  SESSION_ALREADY_ENDED: {
+    category: 'refused',
+    area: 'authorization',
+    meaning: '`gateway sessions revoke`: the session had already been revoked or had expired; nothing changed',
+  },
+  SESSION_EXPIRED: {
+    category: 'auth',
+    area: 'receipts',
+    meaning: "the session's time limit had passed: a call on it is refused (401 on /mcp, or an `isError` result) and receipted as denied",
+  },
   SESSION_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such session' },
+  SESSION_REVOKED: {
+    category: 'auth',
+    area: 'receipts',
+    meaning: 'the session was revoked: a call on it is refused (401 on /mcp, or an `isError` result) and receipted as denied',
+  },
   SOURCE_UNKNOWN: {
     category: 'usage',
     area: 'config',

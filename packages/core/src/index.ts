@@ -152,6 +152,7 @@ export {
   type CallDenialReason,
   type CallFacts,
   type CallVerdict,
+  type SessionState,
 } from './policy.js';
 export {
   verifyReceiptLog,

@@ -3,7 +3,7 @@ import { decideCall, type CallFacts } from './policy.js';
 
 const base: CallFacts = {
   toolName: 'get_order',
-  session: { id: 'session-1', isOpen: true, expiresAt: 2_000 },
+  session: { id: 'session-1', state: 'open', expiresAt: 2_000 },
   now: 1_000,
   tool: { fingerprint: 'sha256:a', operationName: 'get_order' },
   approvedFingerprint: 'sha256:a',
@@ -40,9 +40,17 @@ describe('decideCall', () => {
     expect(!verdict.allowed && verdict.message).toContain('the response schema changed');
   });
 
-  it('refuses a revoked or expired session', () => {
-    expect(reasonOf({ ...base, session: { ...base.session, isOpen: false } })).toBe('SESSION_ENDED');
-    expect(reasonOf({ ...base, now: 2_000 })).toBe('SESSION_ENDED');
+  it('refuses a revoked session as SESSION_REVOKED and an expired one as SESSION_EXPIRED', () => {
+    expect(reasonOf({ ...base, session: { ...base.session, state: 'revoked' } })).toBe('SESSION_REVOKED');
+    expect(reasonOf({ ...base, session: { ...base.session, state: 'expired' } })).toBe('SESSION_EXPIRED');
+    // The store read it as open, but its time limit has passed since.
+    expect(reasonOf({ ...base, now: 2_000 })).toBe('SESSION_EXPIRED');
+  });
+
+  it('names the ended session before anything about the tool', () => {
+    const { tool: _tool, ...unknown } = base;
+    expect(reasonOf({ ...unknown, session: { ...base.session, state: 'revoked' } })).toBe('SESSION_REVOKED');
+    expect(reasonOf({ ...base, approvedFingerprint: undefined, session: { ...base.session, state: 'expired' } })).toBe('SESSION_EXPIRED');
   });
 
   it('refuses when no security alternative has all its logins granted; allows one needing none', () => {

@@ -10,13 +10,18 @@ export type CallDenialReason =
   | 'TOOL_NOT_IN_SESSION'
   | 'TOOL_CHANGED_SINCE_APPROVAL'
   | 'TOOL_BLOCKED_BY_DRIFT'
-  | 'SESSION_ENDED'
+  | 'SESSION_REVOKED'
+  | 'SESSION_EXPIRED'
   | 'LOGIN_NOT_IN_SESSION';
+
+/** Where a session stands: `open`, or ended by a revocation or by its time limit. */
+export type SessionState = 'open' | 'revoked' | 'expired';
 
 export interface CallFacts {
   /** The tool name the client asked for. */
   toolName: string;
-  session: { id: string; isOpen: boolean; expiresAt: number };
+  /** `state` as the store read it; `expiresAt` (epoch ms) also ends an `open` session once `now` reaches it. */
+  session: { id: string; state: SessionState; expiresAt: number };
   /** Epoch milliseconds now. */
   now: number;
   /** The tool in the caller's snapshot; undefined when no in-use publication offers it. */
@@ -38,9 +43,23 @@ export type CallVerdict = { allowed: true } | { allowed: false; reason: CallDeni
 
 const ALLOWED: CallVerdict = Object.freeze({ allowed: true });
 
-/** The rules, in the order a refusal is reported (the first that fails names the reason). */
+/**
+ * The rules, in the order a refusal is reported (the first that fails names the reason). An ended session
+ * comes first: it may no longer learn anything about tools, and its receipt says why it ended.
+ */
 export function decideCall(facts: CallFacts): CallVerdict {
   const name = facts.toolName;
+  const { session } = facts;
+  if (session.state === 'revoked') {
+    return { allowed: false, reason: 'SESSION_REVOKED', message: `session ${session.id} was revoked; sign in again` };
+  }
+  if (session.state === 'expired' || session.expiresAt <= facts.now) {
+    return {
+      allowed: false,
+      reason: 'SESSION_EXPIRED',
+      message: `session ${session.id} has expired (its time limit passed); sign in again`,
+    };
+  }
   if (!facts.tool) return { allowed: false, reason: 'TOOL_UNKNOWN', message: `Unknown tool: ${name}` };
   if (facts.approvedFingerprint === undefined) {
     return { allowed: false, reason: 'TOOL_NOT_IN_SESSION', message: `Unknown tool: ${name} (not in this session)` };
@@ -62,9 +81,6 @@ export function decideCall(facts: CallFacts): CallVerdict {
         `tool ${name} is blocked by drift: ${facts.driftReason}. It stays unavailable until the description matches the published ` +
         `operation again or a new publication is approved.`,
     };
-  }
-  if (!facts.session.isOpen || facts.session.expiresAt <= facts.now) {
-    return { allowed: false, reason: 'SESSION_ENDED', message: `session ${facts.session.id} has ended; sign in again` };
   }
   const alternatives = facts.loginAlternatives;
   if (alternatives && alternatives.length > 0) {

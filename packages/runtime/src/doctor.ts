@@ -15,6 +15,7 @@ import {
   type VerificationReport,
 } from '@gateway/core';
 import { classifyAddress, isAddressAllowed } from './network/addresses.js';
+import { defaultListen, LISTEN_ADDRESS_FIX, listenAddressText, parseListen, probeListenAddress } from './network/listen-address.js';
 import { PeopleDirectory } from './people/directory.js';
 import { peopleFilePath } from './paths.js';
 import { createVault, referencedSecretNames } from './vault/index.js';
@@ -32,7 +33,10 @@ function asError(error: unknown): Error {
 export type FindingLevel = 'ok' | 'warning' | 'error';
 
 export interface DoctorFinding {
-  /** A stable name of the check: `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`, `sign-in`, `network`, `url`, `mcp`. */
+  /**
+   * A stable name of the check: `url`, `listen`, `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`,
+   * `sign-in`, `network`, `mcp`.
+   */
   check: string;
   level: FindingLevel;
   /** What was found, one sentence. */
@@ -90,6 +94,9 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
   } else {
     add({ check: 'url', level: 'ok', message: `clients connect to ${canonicalMcpUrl(loaded.config)}` });
   }
+
+  // 1b. The listen address (gateway.listen, else derived from gateway.url, as serve chooses it) is free.
+  await checkListenAddress(loaded, add);
 
   // 2. Trusted keys and the lock: serve loads only publications signed by a key under trust.keys.
   const trusted: TrustedKey[] | Error = await loadTrustedKeys(loaded).catch((error: unknown) => asError(error));
@@ -223,6 +230,30 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
 }
 
 /** The addresses a URL's host resolves to (or is), and those the SSRF guard would refuse. */
+/** Whether `gateway serve` could listen where it would (a port held by another process stops it at start). */
+async function checkListenAddress(loaded: LoadedConfig, add: (finding: DoctorFinding) => void): Promise<void> {
+  const configured = loaded.config.gateway.listen;
+  let listen: { host: string; port: number };
+  try {
+    listen = parseListen(configured ?? defaultListen(loaded.config.gateway.url));
+  } catch (error) {
+    add({ check: 'listen', level: 'error', message: asError(error).message, fix: 'set gateway.listen to host:port, e.g. 127.0.0.1:8080' });
+    return;
+  }
+  const address = listenAddressText(listen);
+  const problem = await probeListenAddress(listen);
+  if (problem) {
+    add({
+      check: 'listen',
+      level: 'error',
+      message: `cannot listen on ${address}: ${problem}`,
+      fix: `${LISTEN_ADDRESS_FIX}${configured ? '' : ' (serve listens where gateway.url points on loopback, else 127.0.0.1:8080)'}`,
+    });
+  } else {
+    add({ check: 'listen', level: 'ok', message: `${address} is free to listen on` });
+  }
+}
+
 async function guardedAddresses(
   url: URL,
   allowList: readonly string[],

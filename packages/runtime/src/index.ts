@@ -18,6 +18,15 @@ export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './
 export { exchange, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions, type ExchangeResult } from './network/exchange.js';
 export { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, type DocumentFetcher } from './network/document-fetcher.js';
 export {
+  DEFAULT_LISTEN,
+  defaultListen,
+  LISTEN_ADDRESS_FIX,
+  listenAddressProblem,
+  listenAddressText,
+  parseListen,
+  probeListenAddress,
+} from './network/listen-address.js';
+export {
   createVault,
   environmentVariableFor,
   fileVaultPaths,

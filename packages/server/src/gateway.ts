@@ -25,7 +25,14 @@ import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
 import { createGatewayLogger } from './logger.js';
 import type { McpAuthorizer } from './calls/caller.js';
-import { createGuardedAgent } from '@gateway/runtime';
+import {
+  createGuardedAgent,
+  defaultListen,
+  LISTEN_ADDRESS_FIX,
+  listenAddressProblem,
+  listenAddressText,
+  parseListen,
+} from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/checkpointer.js';
@@ -39,7 +46,6 @@ import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
-export const DEFAULT_LISTEN = '127.0.0.1:8080';
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /**
@@ -101,28 +107,6 @@ export interface RunningGateway {
   reloadLock(): Promise<LockReloadOutcome>;
   /** Graceful shutdown: stop accepting, let in-flight calls finish within the grace period, close the store. */
   close(): Promise<void>;
-}
-
-/**
- * Where to listen when neither --listen nor gateway.listen says: where gateway.url points, when that is a
- * loopback address with an explicit port (`http://127.0.0.1:9000` listens on 127.0.0.1:9000, as a newcomer
- * expects); otherwise 127.0.0.1:8080 (a public URL is usually served through a proxy in front).
- */
-export function defaultListen(gatewayUrl: string): string {
-  const url = new URL(gatewayUrl);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (url.port === '' || !isLoopbackHostname(host)) return DEFAULT_LISTEN;
-  return host.includes(':') ? `[${host}]:${url.port}` : `${host === 'localhost' ? '127.0.0.1' : host}:${url.port}`;
-}
-
-/** Parses `host:port`, `[v6]:port` or `:port`. */
-export function parseListen(value: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[3]) : Number.NaN;
-  if (!match || port > 65535) {
-    throw new GatewayError('LISTEN_ADDRESS_INVALID', `not a listen address: '${value}' (expected host:port, e.g. 127.0.0.1:8080)`);
-  }
-  return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
 }
 
 function withUrl(loaded: LoadedConfig, url: string | undefined): LoadedConfig {
@@ -388,6 +372,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
         sessions: authorization.sessions,
+        mcpRefusals: () => authorization.authorizer.refusals(),
       }),
       guard,
       registry,
@@ -421,21 +406,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-        const address = `${listen.host}:${listen.port}`;
-        const why =
-          code === 'EADDRINUSE'
-            ? `${address} is already in use (is another gateway running?)`
-            : code === 'EACCES'
-              ? `${address} needs privileges this process does not have`
-              : `${address} is not an address of this machine`;
-        throw new GatewayError(
-          'LISTEN_ADDRESS_UNAVAILABLE',
-          `cannot listen on ${why}; stop the other process or choose another address with --listen or gateway.listen`,
-          {
-            details: { address, reason: code },
-          },
-        );
+      const problem = listenAddressProblem(code);
+      if (problem) {
+        const address = listenAddressText(listen);
+        throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${address}: ${problem}; ${LISTEN_ADDRESS_FIX}`, {
+          details: { address, reason: code },
+        });
       }
       throw error;
     }

@@ -133,6 +133,22 @@ describe('gateway sessions (through the admin API)', () => {
     expect(revoked).toEqual(['session-1']);
   });
 
+  it('revoking a session that had already ended says so, changes nothing and exits 7 (refused)', async () => {
+    const again = await sessions(['revoke', 'session-1', '--reason', 'second time']);
+    expect(again.exitCode).toBe(7);
+    expect(String(again.stderr)).toMatch(
+      /SESSION_ALREADY_ENDED: .*session-1 had already ended: it was revoked at \S+ \(lost laptop\); nothing changed/,
+    );
+    expect(String(again.stdout)).not.toContain('revoked session-1');
+    expect(store.session('session-1')!.revokedReason).toBe('lost laptop');
+    expect(revoked).toEqual(['session-1']);
+
+    const expired = await sessions(['revoke', 'session-2']);
+    expect(expired.exitCode).toBe(7);
+    expect(String(expired.stderr)).toMatch(/session-2 had already ended: it expired at \S+; nothing changed/);
+    expect(store.session('session-2')!.revokedAt).toBeNull();
+  });
+
   it('an unknown session is a usage error', async () => {
     const result = await sessions(['revoke', 'session-99']);
     expect(result.exitCode).toBe(2);

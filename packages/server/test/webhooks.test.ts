@@ -67,7 +67,7 @@ beforeAll(async () => {
       };
       return { ok: true, caller };
     },
-    isSessionOpen: () => true,
+    sessionState: () => 'open',
   });
   gateway = await startGateway({
     configPath: workspace.configPath,

@@ -11,9 +11,10 @@ export function registerDoctor(program: Command): void {
     .description('check what `gateway serve` needs (keys, lock, vault secrets, people, network) and print the command that fixes each gap')
     .addHelpText(
       'after',
-      '\nChecks, in the order you set them up: gateway.url (https outside loopback), trust.keys, tools.lock verifies\n' +
-        'and every source has a publication in use, the vault opens and holds every secret gateway.yaml names\n' +
-        '(credentials, the admin token), somebody can sign in (a local person or OIDC), and every upstream\n' +
+      '\nChecks, in the order you set them up: gateway.url (https outside loopback), the listen address is free\n' +
+        '(gateway.listen, else where gateway.url points on loopback, else 127.0.0.1:8080), trust.keys, tools.lock\n' +
+        'verifies and every source has a publication in use, the vault opens and holds every secret gateway.yaml\n' +
+        'names (credentials, the admin token), somebody can sign in (a local person or OIDC), and every upstream\n' +
         'server on a loopback or private address is allowed under network.allowPrivateNetworks.\n' +
         '\nExit codes: 0 ready to serve (warnings allowed), 1 something is missing (each FAIL line says how to fix\n' +
         'it), 3 gateway.yaml unreadable. --json gives {ok, findings:[{check, level, message, fix}]}.\n' +

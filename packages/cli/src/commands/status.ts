@@ -51,6 +51,15 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
     );
   }
   lines.push('', 'drift', ...describeDrift(status.drift));
+  if (status.mcpRefusals) {
+    const counted = Object.entries(status.mcpRefusals).filter(([, count]) => count > 0);
+    lines.push(
+      '',
+      `refused /mcp requests since start (this process): ${
+        counted.length === 0 ? 'none' : counted.map(([reason, count]) => `${reason} ${count}`).join(', ')
+      }`,
+    );
+  }
   return lines;
 }
 

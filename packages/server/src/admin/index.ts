@@ -66,6 +66,8 @@ export interface AdminPluginOptions {
   sessions?: SessionStore;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
   throttleStore?: ThrottleStore;
+  /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
+  mcpRefusals?: () => Record<string, number>;
 }
 
 /** Wrong admin tokens from one client address before it must wait, and how long the count lasts. */
@@ -214,7 +216,14 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
-      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [], ...(lockReload ? { lockReload } : {}) };
+      const mcpRefusals = options.mcpRefusals?.();
+      return {
+        ready: options.registry.isReady,
+        publications,
+        drift: options.drift?.report() ?? [],
+        ...(lockReload ? { lockReload } : {}),
+        ...(mcpRefusals ? { mcpRefusals } : {}),
+      };
     });
 
     // The push trigger for a deployment pipeline: re-read the description(s) now instead of at the next
@@ -298,7 +307,23 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
         const store = sessionStore(reply);
         if (!store) return reply;
-        if (!store.session(request.params.id)) return sessionNotFound(reply, request.params.id);
+        const existing = store.session(request.params.id);
+        if (!existing) return sessionNotFound(reply, request.params.id);
+        // Revoking an ended session changes nothing (its revocation, or its expiry, stays what it was): say so.
+        const state = sessionState(existing);
+        if (state !== 'open') {
+          const why = existing.revokedReason ? ` (${existing.revokedReason})` : '';
+          const ended =
+            state === 'revoked'
+              ? `was revoked at ${new Date(existing.revokedAt!).toISOString()}${why}`
+              : `expired at ${new Date(existing.expiresAt).toISOString()}`;
+          return sendProblem(reply, {
+            status: 409,
+            code: 'SESSION_ALREADY_ENDED',
+            title: 'The session had already ended',
+            detail: `${existing.id} had already ended: it ${ended}; nothing changed`,
+          });
+        }
         const session = store.revokeSession(request.params.id, request.body?.reason ?? 'revoked by an administrator');
         reply.header('cache-control', 'no-store');
         return { session: sessionView(session, publishedFingerprints()) };

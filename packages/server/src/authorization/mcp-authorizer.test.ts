@@ -47,8 +47,8 @@ describe('the /mcp authorizer', () => {
     const session = openSession(sessions);
     const { token } = await tokens.issue(session);
     const reads: string[] = [];
-    const read = sessions.isOpen.bind(sessions);
-    sessions.isOpen = (id, now) => {
+    const read = sessions.state.bind(sessions);
+    sessions.state = (id, now) => {
       reads.push(id);
       return read(id, now);
     };
@@ -56,7 +56,7 @@ describe('the /mcp authorizer', () => {
 
     await nextTurn();
     expect(await authorizer.authenticate(request)).toMatchObject({ ok: true });
-    expect(authorizer.isSessionOpen(session.id)).toBe(true);
+    expect(authorizer.sessionState(session.id)).toBe('open');
     expect(reads).toEqual([session.id]);
 
     // The next request, on a later turn, reads it again (another process may have revoked it meanwhile).
@@ -66,17 +66,98 @@ describe('the /mcp authorizer', () => {
 
     // Revoked in this process: refused at once, within the same turn.
     sessions.revoke(session.id, 'test');
-    expect(authorizer.isSessionOpen(session.id)).toBe(false);
+    expect(authorizer.sessionState(session.id)).toBe('revoked');
     expect(await authorizer.authenticate(request)).toMatchObject({ ok: false, status: 401 });
 
     // Revoked behind this process's back (another process, the CLI): seen from the next turn on.
     const other = openSession(sessions);
     await nextTurn();
-    expect(authorizer.isSessionOpen(other.id)).toBe(true);
+    expect(authorizer.sessionState(other.id)).toBe('open');
     database
       .prepare('UPDATE oauth_sessions SET revoked_at = ? WHERE number = ?')
       .run(Date.now(), Number(other.id.slice('session-'.length)));
     await nextTurn();
-    expect(authorizer.isSessionOpen(other.id)).toBe(false);
+    expect(authorizer.sessionState(other.id)).toBe('revoked');
+  });
+});
+
+describe('refused /mcp requests', () => {
+  async function setUp() {
+    const sessions = new Sessions(database);
+    const keys = await testSigningKeySet();
+    const tokens = new AccessTokens(keys, ISSUER, AUDIENCE, 60);
+    const authorizer = createMcpAuthorizer({ tokens, sessions, resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource` });
+    const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+    return { sessions, keys, tokens, authorizer, bearer };
+  }
+
+  it('a token of ours whose session was revoked or expired names that session; the refusal stays a 401 challenge', async () => {
+    const { sessions, tokens, authorizer, bearer } = await setUp();
+    const revoked = openSession(sessions);
+    const { token: revokedToken } = await tokens.issue(revoked);
+    sessions.revoke(revoked.id, 'test');
+    const refusedRevoked = await authorizer.authenticate(bearer(revokedToken));
+    expect(refusedRevoked).toMatchObject({
+      ok: false,
+      status: 401,
+      reason: 'session_revoked',
+      endedSession: { sessionId: revoked.id, subject: 'alice', clientId: 'client-1' },
+    });
+    expect((refusedRevoked as { headers: Record<string, string> }).headers['WWW-Authenticate']).toMatch(
+      /^Bearer resource_metadata=.*error="invalid_token"/,
+    );
+
+    // Tokens never outlive their session: every token of an expired session is past its exp as well.
+    const expired = sessions.open({ ...openSession(sessions), expiresAt: Date.now() - 1_000 });
+    const { token: expiredToken } = await tokens.issue(expired, Date.now() - 30_000);
+    expect(await authorizer.authenticate(bearer(expiredToken))).toMatchObject({
+      ok: false,
+      status: 401,
+      reason: 'session_expired',
+      endedSession: { sessionId: expired.id },
+    });
+  });
+
+  it('an expired access token of an open session is not an ended session: refused for a refresh, naming no session', async () => {
+    const { sessions, tokens, authorizer, bearer } = await setUp();
+    const session = openSession(sessions);
+    const { token } = await tokens.issue(session, Date.now() - 120_000);
+    const refused = await authorizer.authenticate(bearer(token));
+    expect(refused).toMatchObject({ ok: false, status: 401, reason: 'token_expired' });
+    expect(refused).not.toHaveProperty('endedSession');
+  });
+
+  it('requests with no usable token name no session and are counted by reason', async () => {
+    const { sessions, authorizer, bearer } = await setUp();
+    const session = openSession(sessions);
+    sessions.revoke(session.id, 'test');
+    // Signed by another key (not this gateway's), for a revoked session: it identifies nothing.
+    const foreign = await new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 60).issue(session);
+    // Ours, but for another resource.
+    const { keys } = await setUp();
+    const elsewhere = await new AccessTokens(keys, ISSUER, 'http://127.0.0.1:9/other', 60).issue(session);
+    const answers = [
+      await authorizer.authenticate({ headers: {} }),
+      await authorizer.authenticate({ headers: { authorization: 'Basic abc' } }),
+      await authorizer.authenticate(bearer('not.a.jwt')),
+      await authorizer.authenticate(bearer(foreign.token)),
+      await authorizer.authenticate(bearer(elsewhere.token)),
+    ];
+    expect(answers.map((answer) => (answer.ok ? 'ok' : answer.reason))).toEqual([
+      'no_token',
+      'malformed_header',
+      'invalid_token',
+      'invalid_token',
+      'invalid_token',
+    ]);
+    for (const answer of answers) expect(answer).not.toHaveProperty('endedSession');
+    expect(authorizer.refusals()).toEqual({
+      no_token: 1,
+      malformed_header: 1,
+      invalid_token: 3,
+      token_expired: 0,
+      session_revoked: 0,
+      session_expired: 0,
+    });
   });
 });

@@ -1,7 +1,7 @@
-import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
-import { TokenRejected, type AccessTokens } from './oauth/tokens.js';
+import type { McpAuthentication, McpAuthorizer, McpCaller, McpRefusalReason } from '../calls/caller.js';
+import { TokenRejected, type AccessTokenClaims, type AccessTokens } from './oauth/tokens.js';
 import { toolScope } from './consent/reapproval.js';
-import type { Sessions } from './stores/sessions.js';
+import type { SessionRecord, SessionState, Sessions } from './stores/sessions.js';
 
 /** Quoted-string safe text for a WWW-Authenticate parameter (RFC 9110 §11.2 / RFC 6750 §3). */
 function quoted(text: string): string {
@@ -19,49 +19,87 @@ export function bearerChallenge(resourceMetadataUrl: string, error?: { code: str
   return `Bearer ${parameters.join(', ')}`;
 }
 
+/** Refused /mcp requests by reason since the process started (zero for reasons not seen yet). */
+export type McpRefusalCounts = Record<McpRefusalReason, number>;
+
+const REFUSAL_REASONS: readonly McpRefusalReason[] = [
+  'no_token',
+  'malformed_header',
+  'invalid_token',
+  'token_expired',
+  'session_revoked',
+  'session_expired',
+];
+
 /**
  * The /mcp gatekeeper: a bearer token from the Authorization header only (never the query string, MCP ›
  * Access Token Usage), verified as ours and for this resource, whose session is open and unexpired.
- * Sessions are parsed once and cached; whether one is still open is read from the database once per turn of
- * the event loop (a primary-key lookup), so `gateway sessions revoke` from another process takes effect on the
+ * Sessions are parsed once and cached; where one stands is read from the database once per turn of the
+ * event loop (a primary-key lookup), so `gateway sessions revoke` from another process takes effect on the
  * next request, and a revocation in this process at once.
+ *
+ * A refusal is counted by reason (`refusals()`, shown by `GET /admin/status`), never receipted here: only a
+ * token this gateway issued (signature, issuer and audience verified) identifies a session, and when that
+ * session has ended the refusal carries its caller, so the MCP layer receipts a `tools/call` through the call
+ * pipeline (docs/authorization.md › Refused requests). Anything else leaves no receipt: a flood of made-up
+ * tokens cannot fill the receipt log.
  */
 export function createMcpAuthorizer(options: {
   tokens: AccessTokens;
   sessions: Sessions;
   resourceMetadataUrl: string;
-}): McpAuthorizer & { forget(sessionId: string): void } {
+}): McpAuthorizer & { forget(sessionId: string): void; refusals(): McpRefusalCounts } {
   const { tokens, sessions, resourceMetadataUrl } = options;
   const callers = new Map<string, McpCaller>();
-  // Whether a session is open, as read in the current turn of the event loop: the token check and the call
+  const refusalCounts = Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, 0])) as McpRefusalCounts;
+  // Where a session stands, as read in the current turn of the event loop: the token check and the call
   // decision of one request read it once, not twice (about 2 % of a call's CPU). Cleared at the end of the
   // turn, and at once for a session revoked in this process.
-  let openThisTurn: Map<string, boolean> | undefined;
+  let statesThisTurn: Map<string, SessionState | undefined> | undefined;
   sessions.onRevoke((sessionId) => {
     callers.delete(sessionId);
-    openThisTurn?.delete(sessionId);
+    statesThisTurn?.delete(sessionId);
   });
-  function isOpen(sessionId: string): boolean {
-    if (!openThisTurn) {
-      openThisTurn = new Map();
+  /** undefined: a session this gateway's store does not know. */
+  function stateOf(sessionId: string): SessionState | undefined {
+    if (!statesThisTurn) {
+      statesThisTurn = new Map();
       setImmediate(() => {
-        openThisTurn = undefined;
+        statesThisTurn = undefined;
       });
     }
-    let state = openThisTurn.get(sessionId);
-    if (state === undefined) {
-      state = sessions.isOpen(sessionId);
-      openThisTurn.set(sessionId, state);
-    }
+    if (statesThisTurn.has(sessionId)) return statesThisTurn.get(sessionId);
+    const state = sessions.state(sessionId);
+    statesThisTurn.set(sessionId, state);
+    if (state !== 'open') callers.delete(sessionId);
     return state;
   }
 
-  function refuse(status: number, code: string | undefined, description: string): McpAuthentication {
+  function refuse(
+    reason: McpRefusalReason,
+    code: string | undefined,
+    description: string,
+    endedSession?: McpCaller,
+  ): McpAuthentication & { ok: false } {
+    refusalCounts[reason] += 1;
     return {
       ok: false,
-      status,
+      status: 401,
       headers: { 'WWW-Authenticate': bearerChallenge(resourceMetadataUrl, code ? { code, description } : undefined) },
       body: code ? { error: code, error_description: description } : { error: 'unauthorized', error_description: description },
+      reason,
+      ...(endedSession ? { endedSession } : {}),
+    };
+  }
+
+  function callerOf(session: SessionRecord): McpCaller {
+    return {
+      sessionId: session.id,
+      subject: session.subject,
+      clientId: session.clientId,
+      tools: new Map(session.tools.map((tool) => [tool.name, tool.fingerprint])),
+      logins: new Set(session.logins),
+      expiresAt: session.expiresAt,
     };
   }
 
@@ -70,48 +108,74 @@ export function createMcpAuthorizer(options: {
     if (cached) return cached;
     const session = sessions.find(sessionId);
     if (!session) return undefined;
-    const caller: McpCaller = {
-      sessionId: session.id,
-      subject: session.subject,
-      clientId: session.clientId,
-      tools: new Map(session.tools.map((tool) => [tool.name, tool.fingerprint])),
-      logins: new Set(session.logins),
-      expiresAt: session.expiresAt,
-    };
+    const caller = callerOf(session);
     if (callers.size > 10_000) callers.clear();
     callers.set(sessionId, caller);
     return caller;
+  }
+
+  /** The token must belong to the session it names: same client, same person. */
+  function belongsTo(caller: McpCaller | undefined, claims: AccessTokenClaims): caller is McpCaller {
+    return caller !== undefined && caller.clientId === claims.client_id && caller.subject === claims.sub;
+  }
+
+  /**
+   * A token of ours naming a session that is not open: revoked or expired, the refusal names the session's
+   * caller (not cached: ended sessions are not called on often), so its `tools/call` is receipted as denied.
+   */
+  function refuseEndedSession(claims: AccessTokenClaims, state: SessionState | undefined): McpAuthentication & { ok: false } {
+    const session = state === undefined ? undefined : sessions.find(claims.sid);
+    const caller = session ? callerOf(session) : undefined;
+    if (state === undefined || state === 'open' || !belongsTo(caller, claims)) {
+      return refuse('invalid_token', 'invalid_token', 'the token does not match its session');
+    }
+    return state === 'revoked'
+      ? refuse('session_revoked', 'invalid_token', `session ${claims.sid} was revoked`, caller)
+      : refuse('session_expired', 'invalid_token', `session ${claims.sid} has expired`, caller);
+  }
+
+  /**
+   * A token of ours past its `exp`. Tokens never outlive their session, so every token of an expired session
+   * lands here: that is an ended session. A token expired while its session is still open is not: the
+   * client refreshes it (RFC 6750 §3.1 `invalid_token`), and nothing is receipted.
+   */
+  async function refuseExpiredToken(token: string, description: string): Promise<McpAuthentication & { ok: false }> {
+    let claims: AccessTokenClaims;
+    try {
+      claims = await tokens.verify(token, { ignoreExpiry: true });
+    } catch (error) {
+      if (error instanceof TokenRejected) return refuse('invalid_token', 'invalid_token', error.message);
+      throw error;
+    }
+    const state = stateOf(claims.sid);
+    if (state === 'open') return refuse('token_expired', 'invalid_token', description);
+    return refuseEndedSession(claims, state);
   }
 
   return {
     async authenticate(request) {
       const header = request.headers.authorization;
       const value = Array.isArray(header) ? header[0] : header;
-      if (!value) return refuse(401, undefined, 'this endpoint needs an access token from the gateway (see resource_metadata)');
+      if (!value) return refuse('no_token', undefined, 'this endpoint needs an access token from the gateway (see resource_metadata)');
       const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)$/i.exec(value.trim());
-      if (!match) return refuse(401, 'invalid_request', 'the Authorization header must be "Bearer <token>"');
-      let claims: Awaited<ReturnType<AccessTokens['verify']>>;
+      if (!match) return refuse('malformed_header', 'invalid_request', 'the Authorization header must be "Bearer <token>"');
+      let claims: AccessTokenClaims;
       try {
         claims = await tokens.verify(match[1]!);
       } catch (error) {
-        if (error instanceof TokenRejected) return refuse(401, 'invalid_token', error.message);
-        throw error;
+        if (!(error instanceof TokenRejected)) throw error;
+        if (error.isExpired) return refuseExpiredToken(match[1]!, error.message);
+        return refuse('invalid_token', 'invalid_token', error.message);
       }
-      if (!isOpen(claims.sid)) {
-        callers.delete(claims.sid);
-        return refuse(401, 'invalid_token', `session ${claims.sid} has ended or was revoked`);
-      }
+      const state = stateOf(claims.sid);
+      if (state !== 'open') return refuseEndedSession(claims, state);
       const caller = callerFor(claims.sid);
-      // The token must belong to the session it names: same client, same person.
-      if (!caller || caller.clientId !== claims.client_id || caller.subject !== claims.sub) {
-        return refuse(401, 'invalid_token', 'the token does not match its session');
-      }
+      if (!belongsTo(caller, claims)) return refuse('invalid_token', 'invalid_token', 'the token does not match its session');
       return { ok: true, caller };
     },
-    isSessionOpen(sessionId) {
-      const open = isOpen(sessionId);
-      if (!open) callers.delete(sessionId);
-      return open;
+    sessionState(sessionId) {
+      // A session the store does not know cannot be called on; it reads as revoked.
+      return stateOf(sessionId) ?? 'revoked';
     },
     onSessionEnded(listener) {
       return sessions.onRevoke(listener);
@@ -132,6 +196,9 @@ export function createMcpAuthorizer(options: {
     },
     forget(sessionId) {
       callers.delete(sessionId);
+    },
+    refusals() {
+      return { ...refusalCounts };
     },
   };
 }

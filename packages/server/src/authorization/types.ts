@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
+import type { McpRefusalCounts } from './mcp-authorizer.js';
 import type { ThrottleStore } from './oauth/rate-limit.js';
 import type { SessionStore } from './stores/session-store.js';
 import type { SqliteDatabase } from '../store/database.js';
@@ -32,7 +33,8 @@ export interface AuthorizationContext extends ConsentOffer {
 export interface AuthorizationComponents {
   /** OAuth endpoints, metadata, sign-in and consent pages. */
   plugin: FastifyPluginAsync;
-  authorizer: McpAuthorizer;
+  /** The /mcp bearer check; `refusals()` counts the requests it refused, by reason (`GET /admin/status`). */
+  authorizer: McpAuthorizer & { refusals(): McpRefusalCounts };
   /** The approved sessions (the admin API lists and revokes them through this same store). */
   sessions: SessionStore;
   /**

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, type LoadedConfig } from '@gateway/core';
+import { parseConfig, type LoadedConfig, type SessionState } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { lockedOperation, lockWith, startRecordingUpstream } from '../../test/support/fixtures.js';
@@ -20,7 +20,7 @@ let directory: { path: string; cleanup: () => Promise<void> };
 let database: SqliteDatabase;
 let log: ReceiptLog;
 let pipeline: CallPipeline;
-let isSessionOpen = true;
+let sessionState: SessionState = 'open';
 const registry = new PublicationRegistry();
 const agent = new Agent();
 
@@ -68,7 +68,7 @@ beforeAll(async () => {
 function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPipeline {
   return createCallPipeline({
     registry,
-    authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => isSessionOpen },
+    authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), sessionState: () => sessionState },
     executor: createExecutor({
       credentials: { resolve: async () => NO_CREDENTIALS },
       dispatcherFor: () => agent,
@@ -122,15 +122,18 @@ describe('the call pipeline', () => {
     expect(upstream.requests.length).toBe(before);
   });
 
-  it('refuses every call of a session that ended, receipted SESSION_ENDED', async () => {
-    isSessionOpen = false;
+  it.each([
+    ['revoked', 'SESSION_REVOKED'],
+    ['expired', 'SESSION_EXPIRED'],
+  ] as const)('refuses every call of a session that was %s, receipted %s', async (state, reason) => {
+    sessionState = state;
     try {
       const { answer, receipt: committed } = await pipeline.callTool(caller(), 'ping', {}, undefined);
       const receipt = await committed;
       expect(answer).toMatchObject({ kind: 'result', result: { isError: true } });
-      expect(receipt).toMatchObject({ outcome: 'denied', reason: 'SESSION_ENDED' });
+      expect(receipt).toMatchObject({ outcome: 'denied', reason });
     } finally {
-      isSessionOpen = true;
+      sessionState = 'open';
     }
   });
 

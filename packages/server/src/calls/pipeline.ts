@@ -136,7 +136,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const tool = registry.snapshot().tools.get(name);
     const verdict = decideCall({
       toolName: name,
-      session: { id: caller.sessionId, isOpen: authorizer.isSessionOpen(caller.sessionId), expiresAt: caller.expiresAt },
+      session: { id: caller.sessionId, state: authorizer.sessionState(caller.sessionId), expiresAt: caller.expiresAt },
       now: receivedAt,
       ...(tool
         ? {

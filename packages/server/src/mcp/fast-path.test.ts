@@ -72,9 +72,9 @@ function sessionAuthorizer(): McpAuthorizer {
       };
       return { ok: true, caller };
     },
-    isSessionOpen: () => {
+    sessionState: () => {
       sessionChecks += 1;
-      return sessionOpen;
+      return sessionOpen ? 'open' : 'revoked';
     },
     // The production authorizer has the re-approval challenge, so /mcp decides each call before the fast path.
     challengeStaleApproval: () => ({

@@ -103,6 +103,14 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The tool name and arguments of a `tools/call` request body (as sent); undefined for any other body. */
+function toolsCallOf(body: unknown): { name: string; argumentsValue: unknown } | undefined {
+  if (!isJsonObject(body) || body.method !== 'tools/call' || !isJsonObject(body.params)) return undefined;
+  const name = body.params.name;
+  if (typeof name !== 'string') return undefined;
+  return { name, argumentsValue: sentArguments(body, body.id, name, body.params.arguments) ?? {} };
+}
+
 /**
  * The `tools/call` arguments exactly as the client sent them. The SDK parses `arguments` as a record, which
  * skips a `__proto__` key; argument names come from documents, so the gateway reads them from the body itself
@@ -295,18 +303,30 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       body: unknown,
       caller: McpCaller,
     ): Promise<{ refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined }> {
-      if (!authorizer.challengeStaleApproval || typeof body !== 'object' || body === null)
-        return { refusal: undefined, decision: undefined };
-      const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
-      if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return { refusal: undefined, decision: undefined };
-      const name = message.params.name;
+      if (!authorizer.challengeStaleApproval) return { refusal: undefined, decision: undefined };
+      const call = toolsCallOf(body);
+      if (!call) return { refusal: undefined, decision: undefined };
       // The one pipeline decides (core policy); only its "changed since approval" verdict becomes a challenge,
       // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
-      const decision = pipeline.decide(caller, name);
+      const decision = pipeline.decide(caller, call.name);
       if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
       // Durable when refuse returns; the challenge need not wait for the database.
-      void pipeline.refuse(caller, decision, sentArguments(body, message.id, name, message.params.arguments) ?? {});
-      return { refusal: authorizer.challengeStaleApproval(caller, [name]) };
+      void pipeline.refuse(caller, decision, call.argumentsValue);
+      return { refusal: authorizer.challengeStaleApproval(caller, [call.name]) };
+    }
+
+    /**
+     * A `tools/call` whose token this gateway issued for a session that has ended (revoked or expired): the
+     * client gets the authorizer's 401 (MCP › Authorization: invalid or expired tokens get 401), and the call
+     * is still decided and receipted as denied (SESSION_REVOKED / SESSION_EXPIRED) through the one pipeline,
+     * with its event. Other methods on such a token, and requests without a usable token, leave no receipt.
+     */
+    function receiptCallOnEndedSession(body: unknown, caller: McpCaller): void {
+      const call = toolsCallOf(body);
+      if (!call) return;
+      const decision = pipeline.decide(caller, call.name);
+      // The session has ended, so the decision refuses; durable when refuse returns.
+      if (!decision.verdict.allowed) void pipeline.refuse(caller, decision, call.argumentsValue);
     }
 
     /**
@@ -349,7 +369,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
     // List changes go to 2026-07-28 `subscriptions/listen` streams (the SDK's) and to 2025-11-25 GET streams.
     const streams = new NotificationStreams({
       logger,
-      isSessionOpen: (sessionId) => authorizer.isSessionOpen(sessionId),
+      isSessionOpen: (sessionId) => authorizer.sessionState(sessionId) === 'open',
       ...options.notificationStreams,
     });
     const unsubscribe = registry.onChange(() => {
@@ -396,7 +416,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         // Every request authenticates first; a refusal goes out exactly as the authorizer wrote it.
         const authentication = await authorizer.authenticate({ headers: request.headers });
         if (!authentication.ok) {
-          logger.info({ status: authentication.status, reason: 'authentication' }, 'mcp request refused');
+          logger.info(
+            {
+              status: authentication.status,
+              reason: authentication.reason ?? 'authentication',
+              session: authentication.endedSession?.sessionId,
+            },
+            'mcp request refused',
+          );
+          if (authentication.endedSession) receiptCallOnEndedSession(request.body, authentication.endedSession);
           return reply.code(authentication.status).headers(authentication.headers).send(authentication.body);
         }
         if (request.body === INVALID_JSON) {

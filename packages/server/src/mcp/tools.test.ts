@@ -19,7 +19,7 @@ const snapshot = registry.snapshot();
 // Calls are decided by the one call pipeline (calls/pipeline.ts); lists must agree with it.
 const pipeline = createCallPipeline({
   registry,
-  authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), isSessionOpen: () => true },
+  authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), sessionState: () => 'open' },
   executor: createExecutor({
     credentials: { resolve: async () => NO_CREDENTIALS },
     dispatcherFor: () => undefined as never,

@@ -83,7 +83,7 @@ export function allowAllAuthorizer(registry: PublicationRegistry, logins: Readon
       }
       return { ok: true, caller };
     },
-    isSessionOpen: () => true,
+    sessionState: () => 'open',
   };
 }
 

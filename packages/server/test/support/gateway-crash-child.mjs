@@ -26,7 +26,7 @@ const gateway = await startGateway({
         },
       };
     },
-    isSessionOpen: () => true,
+    sessionState: () => 'open',
   }),
 });
 process.send({ type: 'ready', mcpUrl: gateway.mcpUrl });

@@ -54,7 +54,7 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
         }
         return { ok: true, caller };
       },
-      isSessionOpen: () => true,
+      sessionState: () => 'open',
     };
   };
 }

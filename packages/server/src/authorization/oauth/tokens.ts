@@ -18,7 +18,15 @@ export interface AccessTokenClaims extends JWTPayload {
 }
 
 /** Why a presented token was refused; becomes `error_description` in the challenge. */
-export class TokenRejected extends Error {}
+export class TokenRejected extends Error {
+  /** `isExpired`: the token is ours and intact, only past its `exp` (the authorizer then asks why). */
+  constructor(
+    message: string,
+    readonly isExpired = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Most verified tokens remembered at once (a client reuses its token for every /mcp request). */
 const VERIFIED_CACHE_LIMIT = 10_000;
@@ -94,7 +102,7 @@ export class AccessTokens {
       }
       return claims;
     } catch (error) {
-      throw new TokenRejected(describeJoseError(error));
+      throw new TokenRejected(describeJoseError(error), error instanceof joseErrors.JWTExpired);
     }
   }
 }

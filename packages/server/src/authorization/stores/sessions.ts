@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/core';
+import { GatewayError, type SessionState } from '@gateway/core';
 import type { SqliteDatabase } from '../../store/database.js';
 
 /** One approved tool: its name and the fingerprint the person saw at consent. */
@@ -26,7 +26,7 @@ export interface SessionRecord {
   reapprovalTools: string[];
 }
 
-export type SessionState = 'open' | 'expired' | 'revoked';
+export type { SessionState };
 
 /** What opening a session takes: the approval itself; the id, times and re-approval state are the store's. */
 export type NewSession = Omit<
@@ -141,10 +141,15 @@ export class Sessions {
 
   /** The cheap per-request check: one primary-key lookup of two integers. */
   isOpen(id: string, now = Date.now()): boolean {
+    return this.state(id, now) === 'open';
+  }
+
+  /** Where a session stands now (the same lookup); undefined for a session this store never opened. */
+  state(id: string, now = Date.now()): SessionState | undefined {
     const number = sessionNumber(id);
-    if (number === undefined) return false;
+    if (number === undefined) return undefined;
     const row = this.statements.sessionState.get(number) as { expires_at: number; revoked_at: number | null } | undefined;
-    return row !== undefined && row.revoked_at === null && row.expires_at > now;
+    return row ? sessionState({ expiresAt: row.expires_at, revokedAt: row.revoked_at }, now) : undefined;
   }
 
   /** The newest open session a person approved for a client (what a re-approval starts from). */
