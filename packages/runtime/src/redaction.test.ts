@@ -38,6 +38,9 @@ describe('secret forms', () => {
   it('a header value gives its token (Bearer) and its decoded password (Basic) too', () => {
     const bearer = secretForms(['Bearer tok-123456']);
     expect(redactText('got tok-123456', bearer)).toBe('got [redacted]');
+    // Only the forms that hold no other are searched first; a longer one found through them is replaced whole.
+    expect(bearer.anchors.length).toBeLessThan(bearer.forms.length);
+    for (const form of bearer.forms) expect(redactText(`<${form}>`, bearer), form).toBe('<[redacted]>');
     const basic = secretForms([`Basic ${Buffer.from('alice:pa55-word').toString('base64')}`]);
     expect(redactText('alice:pa55-word and pa55-word', basic)).toBe('[redacted] and [redacted]');
   });

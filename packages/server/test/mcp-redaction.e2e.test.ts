@@ -186,7 +186,13 @@ describe.each(CLIENTS)('%s', (_client, connect) => {
           if (where === 'structured') {
             const structured = result.structuredContent as { echoes: Array<Record<string, string>>; nested: { list: string[] } };
             for (const echo of structured.echoes) {
-              expect(echo).toEqual({ plain: '[redacted]', base64: '[redacted]', base64url: '[redacted]', hex: '[redacted]', percent: '[redacted]' });
+              expect(echo).toEqual({
+                plain: '[redacted]',
+                base64: '[redacted]',
+                base64url: '[redacted]',
+                hex: '[redacted]',
+                percent: '[redacted]',
+              });
             }
             expect(structured).toHaveProperty(['[redacted]'], 'a key');
             expect(new Set(structured.nested.list)).toEqual(new Set(['[redacted]']));
@@ -241,19 +247,23 @@ describe.each(CLIENTS)('%s', (_client, connect) => {
       expectNoCredential(JSON.stringify(seen), 'a progress message');
     }, 30_000);
 
-    it.each(['blob', 'image'])('a %s whose bytes carry the credential is refused whole (bytes cannot be redacted)', async (where) => {
-      const client = await connect();
-      try {
-        const result = await client.call(tool, { where });
-        const text = JSON.stringify(result);
-        expect(result.isError).toBe(true);
-        expect(text).toContain('MCP_RESULT_CARRIES_CREDENTIAL');
-        expect(result.content.some((block) => block.type !== 'text')).toBe(false);
-        expectNoCredential(text, `the ${where} refusal`);
-      } finally {
-        await client.close();
-      }
-    }, 30_000);
+    it.each(['blob', 'image'])(
+      'a %s whose bytes carry the credential is refused whole (bytes cannot be redacted)',
+      async (where) => {
+        const client = await connect();
+        try {
+          const result = await client.call(tool, { where });
+          const text = JSON.stringify(result);
+          expect(result.isError).toBe(true);
+          expect(text).toContain('MCP_RESULT_CARRIES_CREDENTIAL');
+          expect(result.content.some((block) => block.type !== 'text')).toBe(false);
+          expectNoCredential(text, `the ${where} refusal`);
+        } finally {
+          await client.close();
+        }
+      },
+      30_000,
+    );
 
     it('binary content without a credential passes unchanged', async () => {
       const client = await connect();

@@ -151,10 +151,14 @@ function connectError(sourceName: string, target: string, error: unknown, secret
   if (error instanceof GatewayError) return error;
   const reason = (error as Error)?.message ?? String(error);
   const redacted = redactText(reason, secrets);
-  return new GatewayError('MCP_UPSTREAM_UNAVAILABLE', `cannot connect to the MCP server of source '${sourceName}' (${target}): ${redacted}`, {
-    details: { source: sourceName },
-    ...(redacted === reason ? { cause: error } : {}),
-  });
+  return new GatewayError(
+    'MCP_UPSTREAM_UNAVAILABLE',
+    `cannot connect to the MCP server of source '${sourceName}' (${target}): ${redacted}`,
+    {
+      details: { source: sourceName },
+      ...(redacted === reason ? { cause: error } : {}),
+    },
+  );
 }
 
 /** The PEM text of each `caCertificates` file (relative to gateway.yaml's directory). */

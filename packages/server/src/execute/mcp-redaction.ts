@@ -14,7 +14,14 @@
  * does show a form is walked and copied.
  */
 import { GatewayError } from '@gateway/core';
-import { bytesContainSecret, jsonTextContainsSecret, redactJsonValue, redactText, textContainsSecret, type SecretForms } from '@gateway/runtime';
+import {
+  bytesContainSecret,
+  jsonTextContainsSecret,
+  redactJsonValue,
+  redactText,
+  textContainsSecret,
+  type SecretForms,
+} from '@gateway/runtime';
 
 /** A `tools/call` result as an upstream sends it (see mcp-upstream.ts's UpstreamCallResult). */
 type CallResult = { content: unknown[]; [key: string]: unknown };

@@ -93,7 +93,9 @@ async function leak(where, context) {
       };
     case 'image':
       // The value's hex inside an image's bytes.
-      return { content: [{ type: 'image', mimeType: 'image/png', data: Buffer.from(`\x89PNG${encodings(values.at(-1)).hex}`).toString('base64') }] };
+      return {
+        content: [{ type: 'image', mimeType: 'image/png', data: Buffer.from(`\x89PNG${encodings(values.at(-1)).hex}`).toString('base64') }],
+      };
     case 'clean-blob':
       return {
         content: [
