@@ -142,21 +142,25 @@ type Result = { content: Array<Record<string, unknown>>; structuredContent?: unk
 type Progress = { progress: number; total?: number; message?: string };
 type Call = (name: string, args: Record<string, unknown>, onprogress?: (progress: Progress) => void) => Promise<Result>;
 
-async function modernClient(): Promise<{ call: Call; close(): Promise<void> }> {
+type Connected = { call: Call; list(): Promise<Array<{ name: string; description?: string }>>; close(): Promise<void> };
+
+async function modernClient(): Promise<Connected> {
   const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(new StreamableHTTPClientTransport(new URL(gateway!.mcpUrl)));
   return {
     call: (name, args, onprogress) => client.callTool({ name, arguments: args }, onprogress ? { onprogress } : {}) as Promise<Result>,
+    list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
 }
 
-async function legacyClient(): Promise<{ call: Call; close(): Promise<void> }> {
+async function legacyClient(): Promise<Connected> {
   const client = new LegacyClient({ name: 'v1-test', version: '1.0.0' });
   await client.connect(new LegacyTransport(new URL(gateway!.mcpUrl)));
   return {
     call: (name, args, onprogress) =>
       client.callTool({ name, arguments: args }, undefined, onprogress ? { onprogress } : {}) as Promise<Result>,
+    list: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
 }
@@ -171,6 +175,19 @@ const SOURCES = [
 ] as const;
 
 describe.each(CLIENTS)('%s', (_client, connect) => {
+  it('the tool descriptions that quoted the credentials are listed redacted (tools.lock holds them so)', async () => {
+    const client = await connect();
+    try {
+      const tools = await client.list();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['leak', 'remote__leak']);
+      for (const tool of tools)
+        expect(tool.description).toBe('Echoes the credential it was given ([redacted], [redacted], [redacted], [redacted], [redacted]).');
+      expectNoCredential(JSON.stringify(tools), 'tools/list');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
   describe.each(SOURCES)('calling %s', (_source, tool) => {
     it.each(['text', 'structured', 'resource', 'link', 'is-error'])(
       'no encoding of the credential reaches the client in %s',

@@ -13,7 +13,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
-import { NO_SECRETS, redactText, secretForms, type SecretForms } from '../redaction.js';
+import { jsonTextContainsSecret, NO_SECRETS, redactJsonValue, redactText, secretForms, type SecretForms } from '../redaction.js';
 import type { Vault } from '../vault/index.js';
 
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
@@ -51,7 +51,7 @@ export interface McpUpstreamConnection {
    * its results, errors and stderr before they go any further.
    */
   readonly secrets: SecretForms;
-  /** Every tool, following `nextCursor` until the server stops giving one. */
+  /** Every tool, following `nextCursor` until the server stops giving one; the source's secrets redacted. */
   listAllTools(options?: { timeoutMs?: number }): Promise<ListedMcpTool[]>;
   close(): Promise<void>;
 }
@@ -228,7 +228,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
       get pid() {
         return pid();
       },
-      listAllTools: (listOptions) => listAllTools(client, sourceName, listOptions?.timeoutMs ?? totalMs),
+      listAllTools: (listOptions) => listAllTools(client, sourceName, listOptions?.timeoutMs ?? totalMs, secrets),
       close: () => client.close(),
     };
   };
@@ -308,14 +308,30 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   }
 }
 
-async function listAllTools(client: Client, sourceName: string, timeoutMs: number): Promise<ListedMcpTool[]> {
+/**
+ * Every tool of the server. A server that echoes its credentials in a tool's description would put them in
+ * tools.lock, the drift store and every client's tools/list: the listing (and the message of a failed one)
+ * is redacted like a call's result.
+ */
+async function listAllTools(client: Client, sourceName: string, timeoutMs: number, secrets: SecretForms): Promise<ListedMcpTool[]> {
   const tools: ListedMcpTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_MCP_LIST_PAGES; page += 1) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    let result: Awaited<ReturnType<Client['listTools']>>;
+    try {
+      result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    } catch (error) {
+      const reason = (error as Error)?.message ?? String(error);
+      const redacted = redactText(reason, secrets);
+      if (redacted === reason) throw error;
+      throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed tools/list: ${redacted}`, {
+        details: { source: sourceName },
+      });
+    }
     tools.push(...(result.tools as ListedMcpTool[]));
     cursor = result.nextCursor;
-    if (!cursor) return tools;
+    if (!cursor)
+      return jsonTextContainsSecret(JSON.stringify(tools), secrets) ? (redactJsonValue(tools, secrets) as ListedMcpTool[]) : tools;
   }
   throw new GatewayError('MCP_LIST_TOO_LONG', `source '${sourceName}' gave more than ${MAX_MCP_LIST_PAGES} pages of tools/list`, {
     details: { source: sourceName },

@@ -1,7 +1,7 @@
 // An MCP server (SDK v2) that echoes the credentials it was given, for the redaction tests: over stdio the
 // value of its LEAKED_SECRET environment variable, over Streamable HTTP the Authorization header of the request
 // (and the token in it). Its one tool, `leak`, answers each value in plain, base64, base64url, hex and
-// percent-encoded form, in the place `where` names. Run as `node leaking-mcp-server.mjs stdio` or
+// percent-encoded form, in the place `where` names, and quotes it in the tool's description. Run as `node leaking-mcp-server.mjs stdio` or
 // `node leaking-mcp-server.mjs http` (it then prints `listening <port>` on stdout, on 127.0.0.1).
 import { createServer } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -110,11 +110,12 @@ async function leak(where, context) {
 
 function newServer() {
   const server = new Server({ name: 'leaking', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler('tools/list', async () => ({
+  server.setRequestHandler('tools/list', async (_request, context) => ({
     tools: [
       {
         name: 'leak',
-        description: 'Echoes the credential it was given, in several encodings.',
+        // A description that quotes the credential would reach tools.lock, the drift store and every client.
+        description: `Echoes the credential it was given (${Object.values(encodings(leakedValues(context)[0])).join(', ')}).`,
         inputSchema: { type: 'object', properties: { where: { type: 'string', enum: PLACES } }, required: ['where'] },
       },
     ],
