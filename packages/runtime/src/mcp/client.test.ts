@@ -34,7 +34,8 @@ describe('connection errors', () => {
     const loaded = parseConfig(
       'gateway:\n  url: http://127.0.0.1:8080\nvault:\n  provider: env\n  env: { prefix: CLIENTTEST_SECRET_ }\n' +
         'network:\n  allowPrivateNetworks: [127.0.0.1/32]\nsources:\n' +
-        `  remote:\n    kind: mcp\n    url: ${url}\n    credentials: { type: bearer, secret: remote-token }\n    timeouts: { connectMs: 5000 }\n`,
+        `  remote:\n    kind: mcp\n    url: ${url}\n    credentials: { type: bearer, secret: remote-token }\n` +
+        '    timeouts: { connectMs: 5000 }\n',
       '/tmp/gateway.yaml',
     );
     const error = await connectMcpUpstream({
