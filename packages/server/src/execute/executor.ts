@@ -18,7 +18,7 @@ import { buildUpstreamRequest, type ExecutorCredentials, type UpstreamRequest } 
 export type ToolContent =
   | { type: 'text'; text: string }
   | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } }
-  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through whole. */
+  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through (credentials redacted). */
   | { type: string; [key: string]: unknown };
 
 /** A tool result, protocol-neutral: the MCP layer maps it per era. */
