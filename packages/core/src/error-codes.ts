@@ -250,6 +250,11 @@ export const ERRORS = {
     area: 'mcp',
     meaning: "the upstream's result is larger than the source's `maxResponseBytes`",
   },
+  MCP_RESULT_CARRIES_CREDENTIAL: {
+    category: 'refused',
+    area: 'mcp',
+    meaning: "the upstream's result carries a credential of the source in binary content (bytes cannot be redacted): refused",
+  },
   MCP_SECRET_MISSING: {
     category: 'config',
     area: 'mcp',
@@ -474,6 +479,11 @@ export const ERRORS = {
     category: 'refused',
     area: 'receipts',
     meaning: '(receipt reason) the request could not be built from the arguments',
+  },
+  UPSTREAM_RESPONSE_CARRIES_CREDENTIAL: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: "(receipt reason) the upstream's answer carried a credential of the call in binary content and was refused",
   },
   UPSTREAM_RESPONSE_TOO_LARGE: {
     category: 'network',

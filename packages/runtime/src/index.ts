@@ -48,6 +48,19 @@ export {
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
 export { secretsEqual } from './constant-time.js';
 export {
+  bytesContainSecret,
+  encodedForms,
+  jsonTextContainsSecret,
+  MIN_SECRET_LENGTH,
+  NO_SECRETS,
+  REDACTED,
+  redactJsonValue,
+  redactText,
+  secretForms,
+  textContainsSecret,
+  type SecretForms,
+} from './redaction.js';
+export {
   diagnose,
   NOBODY_CAN_SIGN_IN,
   signInMethods,
@@ -61,7 +74,6 @@ export {
   DEFAULT_MCP_TOTAL_TIMEOUT_MS,
   connectMcpUpstream,
   createMcpToolLister,
-  redactSecrets,
   type McpTransportKind,
   type McpUpstreamConnection,
   type McpUpstreamOptions,

@@ -13,6 +13,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
+import { jsonTextContainsSecret, NO_SECRETS, redactJsonValue, redactText, secretForms, type SecretForms } from '../redaction.js';
 import type { Vault } from '../vault/index.js';
 
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
@@ -44,7 +45,13 @@ export interface McpUpstreamConnection {
   readonly transport: McpTransportKind;
   /** The stdio server's process id (null over HTTP). */
   readonly pid: number | null;
-  /** Every tool, following `nextCursor` until the server stops giving one. */
+  /**
+   * Every vault value this connection hands the upstream (a stdio server's `env` secrets; an HTTP server's
+   * credential, and the token obtained with it), in the forms an upstream may echo them: what is redacted from
+   * its results, errors and stderr before they go any further.
+   */
+  readonly secrets: SecretForms;
+  /** Every tool, following `nextCursor` until the server stops giving one; the source's secrets redacted. */
   listAllTools(options?: { timeoutMs?: number }): Promise<ListedMcpTool[]>;
   close(): Promise<void>;
 }
@@ -61,20 +68,24 @@ async function requireSecret(vault: Vault, name: string, sourceName: string): Pr
   return value;
 }
 
-/** Replaces every occurrence of each secret value (longest first) by `[redacted]`. */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of [...secrets].filter((value) => value.length >= 4).sort((a, b) => b.length - a.length)) {
-    result = result.split(secret).join('[redacted]');
-  }
-  return result;
+/** The headers the gateway sends to an HTTP upstream (only its own credential, never a client's) and the values to redact. */
+async function credentialHeaders(
+  options: McpUpstreamOptions,
+  fetchOnce: FetchLike,
+): Promise<{ headers: Record<string, string>; secrets: SecretForms }> {
+  const credentials = options.source.credentials;
+  if (!credentials || credentials.type === 'none') return { headers: {}, secrets: NO_SECRETS };
+  const secret = await requireSecret(options.vault, credentials.secret, options.sourceName);
+  const headers = await headersFor(credentials, secret, options.sourceName, fetchOnce);
+  return { headers, secrets: secretForms([secret, ...Object.values(headers)]) };
 }
 
-/** The headers the gateway sends to an HTTP upstream: only its own credential, never a client's. */
-async function credentialHeaders(options: McpUpstreamOptions, fetchOnce: FetchLike): Promise<Record<string, string>> {
-  const credentials = options.source.credentials;
-  if (!credentials || credentials.type === 'none') return {};
-  const secret = await requireSecret(options.vault, credentials.secret, options.sourceName);
+async function headersFor(
+  credentials: Exclude<McpSourceConfig['credentials'], undefined | { type: 'none' }>,
+  secret: string,
+  sourceName: string,
+  fetchOnce: FetchLike,
+): Promise<Record<string, string>> {
   switch (credentials.type) {
     case 'bearer':
       return { authorization: `Bearer ${secret}` };
@@ -93,9 +104,9 @@ async function credentialHeaders(options: McpUpstreamOptions, fetchOnce: FetchLi
       if (!response.ok || typeof token.access_token !== 'string') {
         throw new GatewayError(
           'MCP_UPSTREAM_AUTH_FAILED',
-          `the token endpoint of source '${options.sourceName}' answered HTTP ${response.status} without an access token`,
+          `the token endpoint of source '${sourceName}' answered HTTP ${response.status} without an access token`,
           {
-            details: { source: options.sourceName },
+            details: { source: sourceName },
           },
         );
       }
@@ -129,16 +140,23 @@ function newClient(sdk: ClientModule, onToolListChanged?: () => void): Client {
   );
 }
 
-function connectError(sourceName: string, target: string, error: unknown): GatewayError {
+/**
+ * The error of a failed connection. The SDK's message may quote what the upstream answered (an HTTP error
+ * body, a line of a stdio server's output), so the source's secrets are redacted from it, and an error whose
+ * message held one is not kept as the cause.
+ */
+function connectError(sourceName: string, target: string, error: unknown, secrets: SecretForms = NO_SECRETS): GatewayError {
   const refusal = findSsrfRefusal(error);
   if (refusal) return refusal;
   if (error instanceof GatewayError) return error;
+  const reason = (error as Error)?.message ?? String(error);
+  const redacted = redactText(reason, secrets);
   return new GatewayError(
     'MCP_UPSTREAM_UNAVAILABLE',
-    `cannot connect to the MCP server of source '${sourceName}' (${target}): ${(error as Error)?.message ?? String(error)}`,
+    `cannot connect to the MCP server of source '${sourceName}' (${target}): ${redacted}`,
     {
       details: { source: sourceName },
-      cause: error,
+      ...(redacted === reason ? { cause: error } : {}),
     },
   );
 }
@@ -194,40 +212,48 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const connectMs = source.timeouts?.connectMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
   const totalMs = source.timeouts?.totalMs ?? DEFAULT_MCP_TOTAL_TIMEOUT_MS;
 
-  const wire = (client: Client, transport: Transport, kind: McpTransportKind, pid: () => number | null): McpUpstreamConnection => {
+  const wire = (
+    client: Client,
+    transport: Transport,
+    kind: McpTransportKind,
+    pid: () => number | null,
+    secrets: SecretForms,
+  ): McpUpstreamConnection => {
     client.onclose = () => options.onClose?.();
     void transport;
     return {
       client,
       transport: kind,
+      secrets,
       get pid() {
         return pid();
       },
-      listAllTools: (listOptions) => listAllTools(client, sourceName, listOptions?.timeoutMs ?? totalMs),
+      listAllTools: (listOptions) => listAllTools(client, sourceName, listOptions?.timeoutMs ?? totalMs, secrets),
       close: () => client.close(),
     };
   };
 
   if (source.command) {
     const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio');
-    const secrets: string[] = [];
+    const values: string[] = [];
     const env: Record<string, string> = { ...getDefaultEnvironment() };
     for (const [name, reference] of Object.entries(source.env ?? {})) {
       const value = await requireSecret(options.vault, reference.secret, sourceName);
       env[name] = value;
-      secrets.push(value);
+      values.push(value);
     }
+    const secrets = secretForms(values);
     const [command, ...args] = source.command;
     const transport = new StdioClientTransport({ command: command!, args, env, cwd: options.baseDirectory, stderr: 'pipe' });
-    transport.stderr?.on('data', (chunk: Buffer) => options.onStderr?.(redactSecrets(chunk.toString('utf8'), secrets)));
+    transport.stderr?.on('data', (chunk: Buffer) => options.onStderr?.(redactText(chunk.toString('utf8'), secrets)));
     const client = newClient(sdk, options.onToolListChanged);
     try {
       await client.connect(transport, { timeout: connectMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw connectError(sourceName, `stdio ${JSON.stringify(source.command)}`, error);
+      throw connectError(sourceName, `stdio ${JSON.stringify(source.command)}`, error, secrets);
     }
-    return wire(client, transport, 'stdio', () => transport.pid);
+    return wire(client, transport, 'stdio', () => transport.pid, secrets);
   }
 
   const url = new URL(source.url!);
@@ -241,9 +267,10 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const agent = ownAgent ?? options.agent!;
   const closeAgent = () => (ownAgent ? ownAgent.close().catch(() => undefined) : Promise.resolve());
   let headers: Record<string, string> = {};
+  let secrets = NO_SECRETS;
   const plainFetch = guardedFetch(agent, () => ({}));
   try {
-    headers = await credentialHeaders(options, plainFetch);
+    ({ headers, secrets } = await credentialHeaders(options, plainFetch));
   } catch (error) {
     await closeAgent();
     throw error;
@@ -255,7 +282,7 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   try {
     await client.connect(streamable, { timeout: connectMs });
     return withAgentClosed(
-      wire(client, streamable, 'streamable-http', () => null),
+      wire(client, streamable, 'streamable-http', () => null, secrets),
       closeAgent,
     );
   } catch (firstError) {
@@ -270,25 +297,41 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     try {
       await legacy.connect(sse, { timeout: connectMs });
       return withAgentClosed(
-        wire(legacy, sse, 'sse', () => null),
+        wire(legacy, sse, 'sse', () => null, secrets),
         closeAgent,
       );
     } catch {
       await legacy.close().catch(() => undefined);
       await closeAgent();
-      throw connectError(sourceName, url.href, firstError);
+      throw connectError(sourceName, url.href, firstError, secrets);
     }
   }
 }
 
-async function listAllTools(client: Client, sourceName: string, timeoutMs: number): Promise<ListedMcpTool[]> {
+/**
+ * Every tool of the server. A server that echoes its credentials in a tool's description would put them in
+ * tools.lock, the drift store and every client's tools/list: the listing (and the message of a failed one)
+ * is redacted like a call's result.
+ */
+async function listAllTools(client: Client, sourceName: string, timeoutMs: number, secrets: SecretForms): Promise<ListedMcpTool[]> {
   const tools: ListedMcpTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_MCP_LIST_PAGES; page += 1) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    let result: Awaited<ReturnType<Client['listTools']>>;
+    try {
+      result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    } catch (error) {
+      const reason = (error as Error)?.message ?? String(error);
+      const redacted = redactText(reason, secrets);
+      if (redacted === reason) throw error;
+      throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed tools/list: ${redacted}`, {
+        details: { source: sourceName },
+      });
+    }
     tools.push(...(result.tools as ListedMcpTool[]));
     cursor = result.nextCursor;
-    if (!cursor) return tools;
+    if (!cursor)
+      return jsonTextContainsSecret(JSON.stringify(tools), secrets) ? (redactJsonValue(tools, secrets) as ListedMcpTool[]) : tools;
   }
   throw new GatewayError('MCP_LIST_TOO_LONG', `source '${sourceName}' gave more than ${MAX_MCP_LIST_PAGES} pages of tools/list`, {
     details: { source: sourceName },
@@ -309,7 +352,7 @@ export function createMcpToolLister(options: { vault: Vault; agent?: Dispatcher 
     try {
       return await connection.listAllTools();
     } catch (error) {
-      throw connectError(sourceName, source.url ?? 'stdio', error);
+      throw connectError(sourceName, source.url ?? 'stdio', error, connection.secrets);
     } finally {
       await connection.close().catch(() => undefined);
     }

@@ -77,6 +77,7 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
   credentials: 'CREDENTIALS_UNAVAILABLE',
   timeout: 'UPSTREAM_TIMEOUT',
   'too-large': 'UPSTREAM_RESPONSE_TOO_LARGE',
+  'credential-echoed': 'UPSTREAM_RESPONSE_CARRIES_CREDENTIAL',
   network: 'UPSTREAM_UNREACHABLE',
   redirect: 'UPSTREAM_REDIRECT_REFUSED',
   refused: 'UPSTREAM_REQUEST_REFUSED',

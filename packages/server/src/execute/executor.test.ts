@@ -390,6 +390,8 @@ describe('credentials an upstream echoes are redacted in their common encodings'
   it('a binary response carrying the key (here base64 inside bytes) is refused, since bytes cannot be redacted', async () => {
     const outcome = await keyedExecutor.execute(keyed.snapshot().tools.get('echo_binary')!, {}, { logins: new Set(['api/key']) });
     expect(outcome.result.isError).toBe(true);
+    // Receipted as UPSTREAM_RESPONSE_CARRIES_CREDENTIAL (the MCP sources' binary refusal too), not as too large.
+    expect(outcome.outcome).toBe('credential-echoed');
     const text = JSON.stringify(outcome.result);
     expect(text).toContain('contains a credential');
     expect(text).not.toContain(Buffer.from(API_KEY).toString('base64'));

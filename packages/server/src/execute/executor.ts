@@ -1,5 +1,13 @@
 import { isGatewayError, type LoadedConfig, type LockedOperation } from '@gateway/core';
-import { exchange, isExchangeTimeout, ResponseTooLarge } from '@gateway/runtime';
+import {
+  bytesContainSecret,
+  exchange,
+  isExchangeTimeout,
+  redactText,
+  ResponseTooLarge,
+  secretForms,
+  type SecretForms,
+} from '@gateway/runtime';
 import type { Dispatcher } from 'undici';
 import type { IndexedTool, OpenApiIndexedTool } from '../publications/registry.js';
 import { executeMcpTool } from './mcp-call.js';
@@ -10,7 +18,7 @@ import { buildUpstreamRequest, type ExecutorCredentials, type UpstreamRequest } 
 export type ToolContent =
   | { type: 'text'; text: string }
   | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } }
-  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through whole. */
+  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through (credentials redacted). */
   | { type: string; [key: string]: unknown };
 
 /** A tool result, protocol-neutral: the MCP layer maps it per era. */
@@ -37,7 +45,9 @@ export interface ToolCallOutcome {
     | 'network'
     | 'redirect'
     | 'refused'
-    | 'cancelled';
+    | 'cancelled'
+    /** The answer carried a credential of the call in bytes, which cannot be redacted: refused. */
+    | 'credential-echoed';
   loginId: string | null;
   durationMs: number;
 }
@@ -161,8 +171,8 @@ function createOpenApiExecutor(
     } catch (error) {
       return finish(errorResult(`cannot call ${tool.name}: ${describe(error)}`), 'credentials');
     }
-    const secrets = secretValues(credentials);
-    const redact = (value: string): string => redactSecrets(value, secrets);
+    const secrets = credentialForms(credentials);
+    const redact = (value: string): string => redactText(value, secrets);
 
     let upstream: UpstreamRequest;
     try {
@@ -227,13 +237,10 @@ function createOpenApiExecutor(
         if (response.statusCode === 401 && loginId) options.credentials.forgetTokens?.(loginId);
         const bytes = response.body;
         const contentType = headerValue(response.headers['content-type']) ?? '';
-        const result = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes, (binary) =>
-          secrets.some((secret) => binary.includes(secret)),
+        const { result, outcome } = toToolResult(tool.name, response.statusCode, contentType, bytes, redact, maxBinaryBytes, (binary) =>
+          bytesContainSecret(binary, secrets),
         );
-        return finish(result, result.isError ? (response.statusCode >= 400 ? 'upstream-error' : 'too-large') : 'ok', {
-          upstreamStatus: response.statusCode,
-          loginId,
-        });
+        return finish(result, outcome, { upstreamStatus: response.statusCode, loginId });
       }
     } catch (error) {
       if (error instanceof ResponseTooLarge) {
@@ -362,7 +369,7 @@ const STATUS_TEXT: Record<number, string> = {
 /**
  * Maps an upstream response to a tool result: JSON → `structuredContent` plus the JSON text; other text →
  * text; binary → an embedded resource (base64) up to `maxBinaryBytes`; 4xx/5xx → `isError` with the status
- * and a bounded excerpt.
+ * and a bounded excerpt. The outcome says which.
  */
 export function toToolResult(
   toolName: string,
@@ -372,7 +379,8 @@ export function toToolResult(
   redact: (text: string) => string,
   maxBinaryBytes: number,
   containsSecret: (bytes: Buffer) => boolean = () => false,
-): ToolResult {
+): { result: ToolResult; outcome: ToolCallOutcome['outcome'] } {
+  const ok = (result: ToolResult) => ({ result, outcome: 'ok' as const });
   const mediaType = mediaTypeOf(contentType);
   const textBody =
     bytes.length === 0 ? '' : isJsonMediaType(mediaType) || isTextMediaType(mediaType) || !mediaType ? decodeUtf8(bytes) : undefined;
@@ -384,34 +392,35 @@ export function toToolResult(
           ? `${redact(textBody).slice(0, ERROR_EXCERPT_CHARACTERS)}… (${bytes.length} bytes in all)`
           : redact(textBody);
     const phrase = reasonPhrase(status);
-    return errorResult(`${toolName}: the upstream answered HTTP ${status}${phrase ? ` ${phrase}` : ''}${excerpt ? `\n${excerpt}` : ''}`);
+    const text = `${toolName}: the upstream answered HTTP ${status}${phrase ? ` ${phrase}` : ''}${excerpt ? `\n${excerpt}` : ''}`;
+    return { result: errorResult(text), outcome: 'upstream-error' };
   }
   if (bytes.length === 0) {
-    return { content: [{ type: 'text', text: `HTTP ${status} (no content)` }] };
+    return ok({ content: [{ type: 'text', text: `HTTP ${status} (no content)` }] });
   }
   if (isJsonMediaType(mediaType) && textBody !== undefined) {
     const safeText = redact(textBody);
     try {
-      return { content: [{ type: 'text', text: safeText }], structuredContent: JSON.parse(safeText) };
+      return ok({ content: [{ type: 'text', text: safeText }], structuredContent: JSON.parse(safeText) });
     } catch {
-      return { content: [{ type: 'text', text: safeText }] };
+      return ok({ content: [{ type: 'text', text: safeText }] });
     }
   }
-  if (textBody !== undefined) return { content: [{ type: 'text', text: redact(textBody) }] };
+  if (textBody !== undefined) return ok({ content: [{ type: 'text', text: redact(textBody) }] });
   if (containsSecret(bytes)) {
     // Bytes cannot be redacted without corrupting them: a binary answer that carries a credential is refused.
-    return errorResult(
+    const text =
       `${toolName}: the upstream's ${mediaType || 'binary'} response contains a credential of this call; ` +
-        `refused so it never reaches the client`,
-    );
+      'refused so it never reaches the client';
+    return { result: errorResult(text), outcome: 'credential-echoed' };
   }
   if (bytes.length > maxBinaryBytes) {
-    return errorResult(
+    const text =
       `${toolName}: the upstream answered ${bytes.length} bytes of ${mediaType || 'binary data'}, more than the ${maxBinaryBytes}-byte ` +
-        `limit for binary content; refused`,
-    );
+      'limit for binary content; refused';
+    return { result: errorResult(text), outcome: 'too-large' };
   }
-  return {
+  return ok({
     content: [
       {
         type: 'resource',
@@ -423,102 +432,10 @@ export function toToolResult(
         },
       },
     ],
-  };
+  });
 }
 
-/** Every credential value (and bearer-style token part) long enough to be recognisable, in each encoding. */
-function secretValues(credentials: ExecutorCredentials): string[] {
-  const plain = new Set<string>();
-  const add = (value: string) => {
-    if (value.length >= MIN_SECRET_LENGTH) plain.add(value);
-    const space = value.indexOf(' ');
-    if (space > 0 && value.length - space - 1 >= MIN_SECRET_LENGTH) plain.add(value.slice(space + 1));
-    // HTTP Basic (RFC 7617): the password itself, and `user:password`, are what an upstream would echo decoded.
-    if (/^basic /i.test(value)) {
-      const decoded = Buffer.from(value.slice(6).trim(), 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon >= 0) {
-        if (decoded.length >= MIN_SECRET_LENGTH) plain.add(decoded);
-        if (decoded.length - colon - 1 >= MIN_SECRET_LENGTH) plain.add(decoded.slice(colon + 1));
-      }
-    }
-  };
-  for (const value of Object.values(credentials.headers)) add(value);
-  for (const value of Object.values(credentials.query)) add(value);
-  for (const value of Object.values(credentials.cookies)) add(value);
-  const values = new Set<string>();
-  for (const secret of plain) for (const form of cachedForms(secret)) values.add(form);
-  // Longest first, so a whole encoding is replaced before a shorter form found inside it.
-  return [...values].sort((a, b) => b.length - a.length);
-}
-
-const MIN_SECRET_LENGTH = 6;
-
-/** Credentials repeat from call to call: their encoded forms are computed once (bounded, oldest dropped). */
-const formsCache = new Map<string, string[]>();
-const FORMS_CACHE_SIZE = 1_000;
-
-function cachedForms(secret: string): string[] {
-  let forms = formsCache.get(secret);
-  if (!forms) {
-    forms = encodedForms(secret).filter((form) => form.length >= MIN_SECRET_LENGTH);
-    if (formsCache.size >= FORMS_CACHE_SIZE) formsCache.delete(formsCache.keys().next().value as string);
-    formsCache.set(secret, forms);
-  }
-  return forms;
-}
-
-/**
- * The forms in which an upstream commonly echoes a value: as is, JSON-escaped, percent-encoded (either hex
- * case, `+` for space, or every byte escaped), base64 and base64url (padded or not, and at each of the three
- * byte alignments it can take inside a longer encoded text), and hex in either case. Not covered: other
- * encodings, transformations (hashes, case changes, reversal) and secrets split across fields (docs/security.md).
- */
-export function encodedForms(secret: string): string[] {
-  const bytes = Buffer.from(secret, 'utf8');
-  const forms = new Set<string>([secret]);
-  forms.add(JSON.stringify(secret).slice(1, -1));
-  forms.add(JSON.stringify(secret).slice(1, -1).replace(/\//g, '\\/'));
-  const percent = encodeURIComponent(secret);
-  forms.add(percent);
-  forms.add(percent.replace(/%[0-9A-F]{2}/g, (escaped) => escaped.toLowerCase()));
-  forms.add(percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`));
-  forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
-  const everyByte = [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
-  forms.add(everyByte);
-  forms.add(everyByte.toUpperCase());
-  const hex = bytes.toString('hex');
-  forms.add(hex);
-  forms.add(hex.toUpperCase());
-  for (const offset of [0, 1, 2]) {
-    // The secret preceded by `offset` bytes: the characters that also carry those bytes (and the last one, which
-    // also carries what follows) differ with the neighbours, so only the stable middle is searched for.
-    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
-    const total = offset + bytes.length;
-    const head = Math.ceil((offset * 8) / 6);
-    const tail = total % 3 === 0 ? 0 : 1;
-    const padding = (shifted.match(/=+$/) ?? [''])[0].length;
-    const core = shifted.slice(head, shifted.length - padding - tail);
-    if (offset === 0) {
-      forms.add(shifted);
-      forms.add(shifted.slice(0, shifted.length - padding));
-      forms.add(toBase64Url(shifted));
-    }
-    if (core.length >= 8) {
-      forms.add(core);
-      forms.add(toBase64Url(core));
-    }
-  }
-  return [...forms];
-}
-
-function toBase64Url(base64: string): string {
-  return base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-/** An upstream that echoes its request must not hand the gateway's secrets to the client. */
-function redactSecrets(text: string, secrets: string[]): string {
-  let output = text;
-  for (const secret of secrets) if (output.includes(secret)) output = output.split(secret).join('[redacted]');
-  return output;
+/** The call's credential values (headers, query, cookies) in every form an upstream may echo them. */
+function credentialForms(credentials: ExecutorCredentials): SecretForms {
+  return secretForms([...Object.values(credentials.headers), ...Object.values(credentials.query), ...Object.values(credentials.cookies)]);
 }

@@ -1,7 +1,7 @@
 /**
  * Executes a tool of an MCP source (its arguments already checked against the frozen inputSchema by the
  * executor): forward the call under the upstream's own tool name through the supervised pool, pass the
- * result through whole.
+ * result through whole, save what the pool redacted of the source's credentials (mcp-redaction.ts).
  */
 import { isGatewayError } from '@gateway/core';
 import type { McpIndexedTool } from '../publications/registry.js';
@@ -15,6 +15,7 @@ function errorResult(message: string): ToolResult {
 const OUTCOME_BY_CODE: Record<string, ToolCallOutcome['outcome']> = {
   MCP_UPSTREAM_TIMEOUT: 'timeout',
   MCP_RESPONSE_TOO_LARGE: 'too-large',
+  MCP_RESULT_CARRIES_CREDENTIAL: 'credential-echoed',
   MCP_SECRET_MISSING: 'credentials',
   SSRF_ADDRESS_REFUSED: 'refused',
   MCP_CALL_CANCELLED: 'cancelled',

@@ -64,10 +64,13 @@ describe('MCP upstream pool (stdio, supervised)', () => {
     else expect((error as { isError?: boolean }).isError).toBe(true);
   }, 60_000);
 
-  it('a stdio server gets its env values from the vault', async () => {
+  it('a stdio server gets its env values from the vault, and its echo of them is redacted', async () => {
     current = await pool();
     const env = await current.callTool('everything', 'get-env', {});
-    expect(JSON.stringify(env.content)).toContain(TOKEN);
+    // get-env answers the process environment as JSON text: the variable is set, its value never comes back.
+    const text = (env.content[0] as { text: string }).text;
+    expect(JSON.parse(text)).toMatchObject({ API_TOKEN: '[redacted]' });
+    expect(JSON.stringify(env)).not.toContain(TOKEN);
   }, 60_000);
 
   it('a server killed mid-call fails that call clearly and at once; the next call works after the restart', async () => {

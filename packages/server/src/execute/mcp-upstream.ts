@@ -11,8 +11,9 @@
  * everything (the SDK's stdio transport ends the child process).
  */
 import { GatewayError, type LoadedConfig, type McpSourceConfig } from '@gateway/core';
-import { connectMcpUpstream, type McpUpstreamConnection, type Vault } from '@gateway/runtime';
+import { connectMcpUpstream, NO_SECRETS, redactText, type McpUpstreamConnection, type Vault } from '@gateway/runtime';
 import type { Dispatcher } from 'undici';
+import { redactMcpResult, redactProgress } from './mcp-redaction.js';
 
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -204,19 +205,23 @@ export class McpUpstreamPool {
     aborted.catch(() => undefined);
 
     state.inFlight.add(rejectCrash);
+    let connection: McpUpstreamConnection | undefined;
     try {
-      const connection = await Promise.race([this.connection(sourceName), aborted]);
+      connection = await Promise.race([this.connection(sourceName), aborted]);
+      const secrets = connection.secrets;
+      const onProgress = options.onProgress;
       // The SDK sends notifications/cancelled upstream when `signal` aborts (cancellation is forwarded).
       const call = connection.client.callTool(
         { name: upstreamName, arguments: (argumentsValue ?? {}) as Record<string, unknown> },
         {
           signal,
           timeout: timeoutMs,
-          ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: false } : {}),
+          ...(onProgress ? { onprogress: (progress) => onProgress(redactProgress(progress, secrets)), resetTimeoutOnProgress: false } : {}),
         },
       );
       const result = (await Promise.race([call, crashed, aborted])) as UpstreamCallResult;
-      const size = Buffer.byteLength(JSON.stringify(result));
+      const serialised = JSON.stringify(result);
+      const size = Buffer.byteLength(serialised);
       if (size > maxBytes) {
         throw new GatewayError(
           'MCP_RESPONSE_TOO_LARGE',
@@ -226,18 +231,18 @@ export class McpUpstreamPool {
           },
         );
       }
-      return result;
+      // Whatever the upstream echoed of the source's credentials stops here (docs/security.md).
+      return redactMcpResult(result, serialised, secrets, { sourceName, toolName: upstreamName });
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       if (deadline.aborted) throw timedOut();
-      throw new GatewayError(
-        'MCP_UPSTREAM_FAILED',
-        `the MCP server of source '${sourceName}' failed the call: ${(error as Error)?.message ?? String(error)}`,
-        {
-          details: { source: sourceName },
-          cause: error,
-        },
-      );
+      // The upstream's error message (a JSON-RPC error's words) goes to the client: redacted like a result.
+      const reason = (error as Error)?.message ?? String(error);
+      const redacted = redactText(reason, connection?.secrets ?? NO_SECRETS);
+      throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed the call: ${redacted}`, {
+        details: { source: sourceName },
+        ...(redacted === reason ? { cause: error } : {}),
+      });
     } finally {
       state.inFlight.delete(rejectCrash);
     }
