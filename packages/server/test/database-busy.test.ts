@@ -1,12 +1,29 @@
 /**
  * A database another connection holds the write lock of (another worker, `gateway sessions revoke`, a backup):
  * the OAuth endpoints wait for it within the bound, then answer 503 with Retry-After in OAuth's error shape,
- * never 500; once the lock is gone the same request succeeds.
+ * never 500; once the lock is gone the same request succeeds. /mcp answers a JSON-RPC error with 503, and any
+ * other route problem+json (the admin API's answer is proven in src/admin/admin.test.ts).
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approve, pkce, registerClient, startAuthorizationServer, tokenRequest, type TestAuthorizationServer } from './oauth-support/authorization-server.js';
+import { parseConfig } from '@gateway/core';
+import { temporaryDirectory } from '../../../test-support/cli.js';
+import { buildApp } from '../src/app.js';
+import { createExecutor, NO_CREDENTIALS } from '../src/execute/index.js';
+import { PublicationRegistry } from '../src/publications/index.js';
+import { openDatabase } from '../src/store/database.js';
+import { allowAllAuthorizer, lockedOperation, lockWith, mcpRequest } from './support/fixtures.js';
+import {
+  approve,
+  pkce,
+  registerClient,
+  startAuthorizationServer,
+  tokenRequest,
+  type TestAuthorizationServer,
+} from './oauth-support/authorization-server.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const BOUND_MS = 400;
@@ -22,8 +39,8 @@ afterAll(async () => {
 });
 
 /** A second connection to the same file holding the write lock (`BEGIN IMMEDIATE`) until released. */
-function holdWriteLock(): { release(): void } {
-  const holder = new Database(join(server.directory, '.gateway', 'gateway.db'));
+function holdWriteLock(path = join(server.directory, '.gateway', 'gateway.db')): { release(): void } {
+  const holder = new Database(path);
   holder.exec('BEGIN IMMEDIATE');
   return {
     release() {
@@ -97,4 +114,108 @@ describe('a database locked by another connection past the wait bound', () => {
     }
     expectBusyAnswer({ status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers });
   }, 30_000);
+});
+
+describe('/mcp and the other routes on a database locked past the bound', () => {
+  let directory: Awaited<ReturnType<typeof temporaryDirectory>>;
+  let app: FastifyInstance;
+  let databasePath: string;
+  const agent = new Agent();
+
+  beforeAll(async () => {
+    directory = await temporaryDirectory('gateway-busy-');
+    databasePath = join(directory.path, 'gateway.db');
+    const database = openDatabase(databasePath, [{ id: 'test-001', sql: 'CREATE TABLE seen (at INTEGER NOT NULL)' }], {
+      busyTimeoutMs: BOUND_MS,
+    });
+    const record = database.prepare('INSERT INTO seen (at) VALUES (?)');
+    const registry = new PublicationRegistry();
+    registry.replace(lockWith([lockedOperation({ tool: 'list_orders', method: 'GET', path: '/orders', server: 'http://127.0.0.1:9' })]));
+    const allowAll = allowAllAuthorizer(registry);
+    const loaded = parseConfig('gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n', join(directory.path, 'gateway.yaml'));
+    app = await buildApp({
+      loaded,
+      mcpUrl: 'http://127.0.0.1:8080/mcp',
+      // An authorizer that writes to the database on every request, as a session's bookkeeping would.
+      authorizer: {
+        ...allowAll,
+        async authenticate(request) {
+          record.run(Date.now());
+          return allowAll.authenticate(request);
+        },
+      },
+      // A route of an area without an error handler of its own: the application's handler answers for it.
+      authPlugin: async (instance) => {
+        instance.post('/elsewhere', async () => {
+          record.run(Date.now());
+          return { ok: true };
+        });
+      },
+      registry,
+      executor: createExecutor({
+        credentials: { resolve: async () => NO_CREDENTIALS },
+        dispatcherFor: () => agent,
+        limitsFor: () => ({ connectMs: 500, totalMs: 1000, maxResponseBytes: 10_000 }),
+      }),
+      logger: false,
+      isLoopbackListener: true,
+      listenPort: 8080,
+    });
+    app.addHook('onClose', async () => database.close());
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await agent.close();
+    await directory?.cleanup();
+  });
+
+  it('/mcp answers HTTP 503 with Retry-After and a JSON-RPC error naming DATABASE_BUSY', async () => {
+    const lock = holdWriteLock(databasePath);
+    try {
+      const sent = mcpRequest('2026-07-28', 'tools/list', {}, undefined);
+      const response = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { ...sent.headers, host: '127.0.0.1:8080' },
+        payload: sent.body,
+      });
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.headers['retry-after']).toBe('1');
+      const body = response.json();
+      expect(body.jsonrpc).toBe('2.0');
+      expect(body.error.code).toBe(-32000);
+      expect(body.error.data).toEqual({ code: 'DATABASE_BUSY' });
+    } finally {
+      lock.release();
+    }
+    const sent = mcpRequest('2026-07-28', 'tools/list', {}, undefined);
+    const after = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...sent.headers, host: '127.0.0.1:8080' },
+      payload: sent.body,
+    });
+    expect(after.statusCode, after.body).toBe(200);
+  });
+
+  it('any other route answers 503 problem+json with Retry-After; other errors keep their own status', async () => {
+    const lock = holdWriteLock(databasePath);
+    try {
+      const response = await app.inject({ method: 'POST', url: '/elsewhere' });
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.headers['retry-after']).toBe('1');
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json()).toMatchObject({ status: 503, code: 'DATABASE_BUSY' });
+    } finally {
+      lock.release();
+    }
+    const malformed = await app.inject({
+      method: 'POST',
+      url: '/elsewhere',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
+    expect(malformed.statusCode).toBe(400);
+  });
 });

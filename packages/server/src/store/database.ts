@@ -60,11 +60,7 @@ export interface Migration {
  * Opens (creating if needed) the gateway's SQLite database in WAL mode and applies pending migrations,
  * each in its own transaction, recording them in `schema_migrations`. Secrets never go in here.
  */
-export function openDatabase(
-  path: string,
-  migrations: readonly Migration[],
-  options: { busyTimeoutMs?: number } = {},
-): SqliteDatabase {
+export function openDatabase(path: string, migrations: readonly Migration[], options: { busyTimeoutMs?: number } = {}): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   // The busy timeout is set when the connection opens, before the first pragma (switching to WAL takes a lock).
   const database = new Database(path, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
