@@ -158,10 +158,38 @@ beforeAll(async () => {
         get: {
           operationId: 'GetItems',
           parameters: [
-            { name: 'ids', in: 'query', required: true, style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } } },
-            { name: 'ranks', in: 'query', required: true, style: 'form', explode: false, schema: { type: 'array', items: { type: 'string' } } },
-            { name: 'tags', in: 'query', required: true, style: 'pipeDelimited', explode: true, schema: { type: 'array', items: { type: 'string' } } },
-            { name: 'words', in: 'query', required: true, style: 'spaceDelimited', explode: true, schema: { type: 'array', items: { type: 'string' } } },
+            {
+              name: 'ids',
+              in: 'query',
+              required: true,
+              style: 'form',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'ranks',
+              in: 'query',
+              required: true,
+              style: 'form',
+              explode: false,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'tags',
+              in: 'query',
+              required: true,
+              style: 'pipeDelimited',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'words',
+              in: 'query',
+              required: true,
+              style: 'spaceDelimited',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
             { name: 'filter', in: 'query', required: true, style: 'deepObject', explode: true, schema: { type: 'object' } },
             { name: 'props', in: 'query', required: true, style: 'form', explode: true, schema: { type: 'object' } },
             { name: 'X-Ids', in: 'header', required: true, schema: { type: 'array', items: { type: 'string' } } },
@@ -314,7 +342,7 @@ describe('a required array or object is never silently omitted', () => {
     ['props', {}, 'query form explode object'],
     ['X-Ids', [], 'header'],
     ['c', [], 'cookie explode'],
-  ] as const)('a required %s of %j (%s) is refused; the upstream receives nothing', async (name, value) => {
+  ] as const)('a required %s of %j (%s) is refused; the upstream receives nothing', async (name, value, _style) => {
     const argumentsValue = argumentsWith(name, value);
     const argument = tool('get_items').operation.parameters.find((parameter) => parameter.name === name)!.argument;
     await expectRefused('get_items', argumentsValue, argument);
