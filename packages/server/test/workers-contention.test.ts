@@ -45,7 +45,10 @@ afterAll(async () => {
 });
 
 function startCluster(): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--workers', String(WORKERS)], {
+  // At a lower CPU priority (`nice` execs, so the pid is the gateway's): the storm saturates the machine for about
+  // half a minute, and the test files running beside it must keep their own timing. Contention is between the
+  // four workers, whatever their priority.
+  const child = spawn('nice', ['-n', '10', process.execPath, gatewayBinary, 'serve', '--workers', String(WORKERS)], {
     cwd: workspace.directory,
     env: { ...process.env, ...env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,8 +149,8 @@ async function refresh(dispatcher: Agent, issuer: string, clientId: string, toke
     dispatcher,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }).toString(),
-    headersTimeout: 30_000,
-    bodyTimeout: 30_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
   });
   const text = await response.body.text();
   let body: Record<string, unknown> = {};
@@ -171,7 +174,7 @@ describe(`gateway serve --workers ${WORKERS} under concurrent refresh-token gran
     const issuer = `http://127.0.0.1:${workspace.port}`;
     const dispatcher = new Agent({ connections: 64, pipelining: 1 });
     try {
-      await waitFor('every worker to listen', () => (cluster.output().match(/worker listening/g) ?? []).length >= WORKERS);
+      await waitFor('every worker to listen', () => (cluster.output().match(/worker listening/g) ?? []).length >= WORKERS, 120_000);
       const session = await approvedSession(issuer);
       const chains = mintRefreshTokens(join(workspace.directory, '.gateway', 'gateway.db'), session.refreshToken, CHAINS);
 
@@ -213,5 +216,5 @@ describe(`gateway serve --workers ${WORKERS} under concurrent refresh-token gran
       await dispatcher.close();
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 240_000);
+  }, 360_000);
 });
