@@ -47,6 +47,13 @@ export const ERRORS = {
     meaning: 'too many wrong admin tokens from this client address (20 in 15 minutes); 429 with `Retry-After`',
   },
   ADMIN_TOKEN_UNAVAILABLE: { category: 'internal', area: 'admin', meaning: 'the vault failed while reading the admin token' },
+  ARGUMENT_REQUIRED_EMPTY: {
+    category: 'usage',
+    area: 'serving',
+    meaning:
+      'a required parameter or form-body property is an empty array or object, which its serialisation would send as ' +
+      'nothing; refused before any request (docs/request-fidelity.md)',
+  },
   AUTH_CA_CERTIFICATE_UNREADABLE: {
     category: 'config',
     area: 'authorization',
@@ -103,6 +110,13 @@ export const ERRORS = {
   },
   CREDENTIAL_SECRET_MISSING: { category: 'config', area: 'credentials', meaning: "the login's secret is not in the vault" },
   CREDENTIAL_TOKEN_URL_MISSING: { category: 'config', area: 'credentials', meaning: 'OAuth client credentials without a token URL' },
+  DATABASE_BUSY: {
+    category: 'refused',
+    area: 'serving',
+    meaning:
+      'another connection held the SQLite lock past the wait bound (5 s): 503 with `Retry-After` on every HTTP surface ' +
+      '(an OAuth `temporarily_unavailable` body, a JSON-RPC error on `/mcp`, problem+json elsewhere)',
+  },
   DRIFT_CHECK_FAILED: { category: 'internal', area: 'serving', meaning: '(drift report) an unexpected failure during a check' },
   DRIFT_DISABLED: { category: 'refused', area: 'admin', meaning: '`POST /admin/drift/check` while `drift.enabled` is false' },
   DRIFT_DOCUMENT_UNAVAILABLE: {

@@ -14,6 +14,7 @@ import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/database.js';
 
 export interface BuildAppOptions {
   loaded: LoadedConfig;
@@ -92,6 +93,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = (options.https
     ? Fastify({ ...base, https: { cert: options.https.cert, key: options.https.key } })
     : Fastify(base)) as unknown as FastifyInstance;
+
+  // Before any plugin is registered, so every area inherits it: a database still busy after the wait bound is a
+  // 503 with Retry-After (problem+json), never a 500. The areas with a protocol of their own (OAuth, /mcp, admin)
+  // answer it in their own shape first; every other error keeps Fastify's own handling.
+  app.setErrorHandler((error, request, reply) => {
+    if (!isDatabaseBusy(error)) throw error;
+    const busy = databaseBusyError(error);
+    request.log.warn({ code: busy.code, error: (error as Error).message }, 'database busy; answered 503');
+    return reply
+      .code(503)
+      .headers({
+        'content-type': 'application/problem+json; charset=utf-8',
+        'cache-control': 'no-store',
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+      })
+      .send(JSON.stringify({ title: 'Service unavailable', status: 503, detail: busy.message, code: busy.code }));
+  });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
@@ -9,6 +10,9 @@ import { createVault, type Vault } from '@gateway/runtime';
 import type { DriftSourceReport } from '../drift/index.js';
 import { secretsEqual } from '@gateway/runtime';
 import { createOriginGuard } from '../mcp/origin.js';
+import { authorizationMigrations } from '../authorization/index.js';
+import { SessionStore } from '../authorization/stores/session-store.js';
+import { openDatabase } from '../store/database.js';
 import { createAdminPlugin } from './index.js';
 
 /** The Host a client of this gateway (gateway.url http://127.0.0.1:8080) sends. */
@@ -151,5 +155,43 @@ describe('admin API', () => {
     expect(secretsEqual('abc', 'abc')).toBe(true);
     expect(secretsEqual('abc', 'abcd')).toBe(false);
     expect(secretsEqual('', 'a')).toBe(false);
+  });
+
+  it('a revocation while another connection holds the database lock past the bound is 503 DATABASE_BUSY with Retry-After', async () => {
+    await vault.set('admin-token', 'correct-horse-battery');
+    const path = join(directory.path, 'gateway.db');
+    const database = openDatabase(path, authorizationMigrations, { busyTimeoutMs: 200 });
+    const sessions = new SessionStore(database);
+    const session = sessions.sessions.open({
+      subject: 'alice',
+      personName: 'alice',
+      clientId: 'client-1',
+      clientName: 'Client',
+      tools: [],
+      logins: [],
+      expiresAt: Date.now() + 60_000,
+    });
+    const busyApp = Fastify({ logger: false });
+    const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:8080/mcp', isLoopbackListener: true, listenPort: 8080 });
+    await busyApp.register(createAdminPlugin({ vault, loaded, registry, guard, database, sessions }));
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const response = await busyApp.inject({
+        method: 'POST',
+        url: `/admin/sessions/${session.id}/revoke`,
+        headers: { host: HOST, authorization: 'Bearer correct-horse-battery', 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.headers['retry-after']).toBe('1');
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json()).toMatchObject({ status: 503, code: 'DATABASE_BUSY' });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+      await busyApp.close();
+      database.close();
+    }
   });
 });

@@ -27,7 +27,7 @@ import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { markStaleTools } from '../authorization/consent/reapproval.js';
-import type { SqliteDatabase } from '../store/database.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy, type SqliteDatabase } from '../store/database.js';
 import type { Vault } from '@gateway/runtime';
 
 /** The part of the publication registry the admin API reads (publications/registry.ts). */
@@ -348,6 +348,12 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       if (typeof status === 'number' && status >= 400 && status < 500) {
         const title = status === 413 ? 'Body too large' : status === 415 ? 'Unsupported media type' : 'Bad request';
         return sendProblem(reply, { status, code: 'ADMIN_REQUEST_INVALID', title, detail: (error as Error).message });
+      }
+      if (isDatabaseBusy(error)) {
+        const busy = databaseBusyError(error);
+        request.log.warn({ code: busy.code, error: (error as Error).message }, 'database busy; admin request answered 503');
+        reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS));
+        return sendProblem(reply, { status: 503, code: busy.code, title: 'Database busy', detail: busy.message });
       }
       request.log.error({ code: isGatewayError(error) ? error.code : undefined, error: (error as Error).message }, 'admin request failed');
       return sendProblem(reply, {

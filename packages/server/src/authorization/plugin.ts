@@ -9,12 +9,13 @@ import { registerRevocationEndpoint } from './handlers/revoke.js';
 import { registerOidcSignInEndpoints } from './handlers/signin-oidc.js';
 import { registerSignInEndpoint } from './handlers/signin.js';
 import { registerTokenEndpoint } from './handlers/token.js';
-import { addFormParser } from './oauth/http.js';
+import { addFormParser, answerDatabaseBusy } from './oauth/http.js';
 
 /** The authorization server's endpoints, one handler file each (handlers/), on one Fastify plugin. */
 export function authorizationServerPlugin(dependencies: AuthorizationDependencies): FastifyPluginAsync {
   return async (instance) => {
     addFormParser(instance);
+    answerDatabaseBusy(instance);
     // OAuth endpoints clients call directly.
     registerMetadataEndpoints(instance, dependencies);
     registerRegistrationEndpoint(instance, dependencies);

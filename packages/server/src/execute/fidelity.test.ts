@@ -124,6 +124,83 @@ beforeAll(async () => {
           responses: ok,
         },
       },
+      // A Twilio-like form body whose schema (behind a $ref) requires an array.
+      '/messages': {
+        post: {
+          operationId: 'PostMessages',
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: { $ref: '#/components/schemas/Message' } } },
+          },
+          responses: ok,
+        },
+      },
+      '/messages/encoded': {
+        post: {
+          operationId: 'PostEncodedMessages',
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: {
+                  allOf: [{ $ref: '#/components/schemas/Message' }],
+                  properties: { Filter: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } } } } },
+                  required: ['Filter'],
+                },
+                encoding: { Filter: { style: 'deepObject', explode: true }, MessageSamples: { style: 'pipeDelimited', explode: true } },
+              },
+            },
+          },
+          responses: ok,
+        },
+      },
+      '/items': {
+        get: {
+          operationId: 'GetItems',
+          parameters: [
+            {
+              name: 'ids',
+              in: 'query',
+              required: true,
+              style: 'form',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'ranks',
+              in: 'query',
+              required: true,
+              style: 'form',
+              explode: false,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'tags',
+              in: 'query',
+              required: true,
+              style: 'pipeDelimited',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            {
+              name: 'words',
+              in: 'query',
+              required: true,
+              style: 'spaceDelimited',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string' } },
+            },
+            { name: 'filter', in: 'query', required: true, style: 'deepObject', explode: true, schema: { type: 'object' } },
+            { name: 'props', in: 'query', required: true, style: 'form', explode: true, schema: { type: 'object' } },
+            { name: 'X-Ids', in: 'header', required: true, schema: { type: 'array', items: { type: 'string' } } },
+            { name: 'c', in: 'cookie', required: true, explode: true, schema: { type: 'array', items: { type: 'string' } } },
+            { name: 'optional', in: 'query', style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } } },
+            { name: 'X-Optional', in: 'header', schema: { type: 'array', items: { type: 'string' } } },
+            { name: 'd', in: 'cookie', explode: true, schema: { type: 'array', items: { type: 'string' } } },
+          ],
+          responses: ok,
+        },
+      },
       '/search': {
         get: {
           operationId: 'search',
@@ -132,7 +209,16 @@ beforeAll(async () => {
         },
       },
     },
-    { schemas: { Namespace: { type: 'object', properties: { kind: { type: 'string' }, metadata: { type: 'object' } } } } },
+    {
+      schemas: {
+        Namespace: { type: 'object', properties: { kind: { type: 'string' }, metadata: { type: 'object' } } },
+        Message: {
+          type: 'object',
+          required: ['MessageSamples'],
+          properties: { MessageSamples: { type: 'array', items: { type: 'string' } }, Name: { type: 'string' } },
+        },
+      },
+    },
   );
   for (const operation of operations) expect(operation.status, operation.tool).toBe('supported');
   registry.replace(lockWith(operations.map((operation): LockedOperation => ({ ...operation, selected: true }))));
@@ -205,5 +291,75 @@ describe('empty required query strings', () => {
     expect(refused.outcome).toBe('validation');
     expect(upstream.requests.length).toBe(before);
     expect((await call('search', { q: 'x' })).query).toBe('q=x');
+  });
+});
+
+describe('a required array or object is never silently omitted', () => {
+  /** The call is refused as an argument error, and the upstream receives nothing. */
+  async function expectRefused(name: string, argumentsValue: Record<string, unknown>, argument: string) {
+    const before = upstream.requests.length;
+    const outcome = await executor.execute(tool(name), argumentsValue, { logins: new Set() });
+    expect(outcome.outcome, JSON.stringify(outcome.result)).toBe('validation');
+    const text = JSON.stringify(outcome.result);
+    expect(text).toContain('ARGUMENT_REQUIRED_EMPTY');
+    expect(text).toContain(`argument '${argument}' is required`);
+    expect(upstream.requests.length).toBe(before);
+  }
+
+  it('a form body with "MessageSamples": [] (required by its schema) is refused before any request', async () => {
+    await expectRefused('post_messages', { body: { MessageSamples: [], Name: 'n' } }, 'body.MessageSamples');
+    // With an element it goes out, the key repeated per element; an optional empty property is left out.
+    expect((await call('post_messages', { body: { MessageSamples: ['a', 'b'], Name: 'n' } })).body).toBe(
+      'MessageSamples=a&MessageSamples=b&Name=n',
+    );
+  });
+
+  it('form bodies with encoding: a required deepObject {} or exploded pipeDelimited [] is refused (allOf and $ref followed)', async () => {
+    await expectRefused('post_encoded_messages', { body: { MessageSamples: ['a'], Filter: {} } }, 'body.Filter');
+    await expectRefused('post_encoded_messages', { body: { MessageSamples: [], Filter: { tags: ['x'] } } }, 'body.MessageSamples');
+    expect((await call('post_encoded_messages', { body: { MessageSamples: ['a'], Filter: { tags: ['x'] } } })).body).toBe(
+      'MessageSamples=a&Filter[tags][]=x',
+    );
+  });
+
+  const full = { ids: ['1'], ranks: ['r'], tags: ['t'], words: ['w'], filter: { a: '1' }, props: { p: '1' }, X_Ids: ['h'], c: ['k'] };
+
+  function argumentsWith(name: string, value: unknown): Record<string, unknown> {
+    const operation = tool('get_items').operation;
+    const byName = Object.fromEntries(operation.parameters.map((parameter) => [parameter.name, parameter.argument]));
+    const values: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(full)) values[byName[key === 'X_Ids' ? 'X-Ids' : key]!] = item;
+    values[byName[name]!] = value;
+    return values;
+  }
+
+  it.each([
+    ['ids', [], 'query form explode'],
+    ['tags', [], 'query pipeDelimited explode'],
+    ['words', [], 'query spaceDelimited explode'],
+    ['filter', {}, 'query deepObject'],
+    ['filter', { nested: [] }, 'query deepObject holding only empties'],
+    ['props', {}, 'query form explode object'],
+    ['X-Ids', [], 'header'],
+    ['c', [], 'cookie explode'],
+  ] as const)('a required %s of %j (%s) is refused; the upstream receives nothing', async (name, value, _style) => {
+    const argumentsValue = argumentsWith(name, value);
+    const argument = tool('get_items').operation.parameters.find((parameter) => parameter.name === name)!.argument;
+    await expectRefused('get_items', argumentsValue, argument);
+  });
+
+  it('a style that keeps an empty array (form without explode: `ranks=`) sends it; optional empties are left out cleanly', async () => {
+    const operation = tool('get_items').operation;
+    const argumentOf = (name: string) => operation.parameters.find((parameter) => parameter.name === name)!.argument;
+    const request = await call('get_items', {
+      ...argumentsWith('ranks', []),
+      [argumentOf('optional')]: [],
+      [argumentOf('X-Optional')]: [],
+      [argumentOf('d')]: [],
+    });
+    expect(request.query).toBe('filter[a]=1&ids=1&p=1&ranks=&tags=t&words=w');
+    expect(request.headers['x-ids']).toBe('h');
+    expect(request.headers['x-optional']).toBeUndefined();
+    expect(request.headers.cookie).toBe('c=k');
   });
 });

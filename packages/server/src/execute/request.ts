@@ -1,7 +1,9 @@
-import { GatewayError, type LockedOperation } from '@gateway/core';
+import { GatewayError, type JsonSchema, type LockedOperation, type OperationParameter } from '@gateway/core';
 import {
+  droppedRequiredValue,
   encodeBody,
   encodeStrict,
+  sendsNothing,
   serialiseCookieValue,
   serialiseHeaderValue,
   serialisePathValue,
@@ -63,18 +65,26 @@ export function buildUpstreamRequest(
         path = path.split(`{${parameter.name}}`).join(serialised);
         break;
       }
-      case 'query':
-        queryPairs.push(...serialiseQueryValue(parameter, value));
+      case 'query': {
+        const pairs = serialiseQueryValue(parameter, value);
+        if (isKept(parameter, value, pairs)) queryPairs.push(...pairs);
         break;
-      case 'querystring':
-        queryPairs.push(...serialiseQueryString(parameter, value));
+      }
+      case 'querystring': {
+        const pairs = serialiseQueryString(parameter, value, requiredKeysOf(operation, parameter.argument));
+        if (isKept(parameter, value, pairs)) queryPairs.push(...pairs);
         break;
-      case 'header':
-        headers[parameter.name.toLowerCase()] = serialiseHeaderValue(parameter, value);
+      }
+      case 'header': {
+        const serialised = serialiseHeaderValue(parameter, value);
+        if (isKept(parameter, value, serialised)) headers[parameter.name.toLowerCase()] = serialised;
         break;
-      case 'cookie':
-        cookies.push(serialiseCookieValue(parameter, value));
+      }
+      case 'cookie': {
+        const serialised = serialiseCookieValue(parameter, value);
+        if (isKept(parameter, value, serialised)) cookies.push(serialised);
         break;
+      }
       default: {
         // A parameter location added to the model must be serialised here before it compiles.
         const unreachable: never = parameter.in;
@@ -106,12 +116,57 @@ export function buildUpstreamRequest(
   if (operation.body) {
     const value = argumentsValue[operation.body.argument];
     if (value !== undefined) {
-      const encoded = encodeBody(operation.body, value);
+      const encoded = encodeBody(operation.body, value, requiredKeysOf(operation, operation.body.argument));
       headers['content-type'] = encoded.contentType;
       body = encoded.payload;
     }
   }
   return { method: operation.method.toUpperCase(), url, headers, body };
+}
+
+/**
+ * A value its serialisation sends as nothing (`sendsNothing`: `[]` as an exploded query parameter, a header or a
+ * cookie) is left out like an absent argument when optional, and refused before any request when required.
+ */
+function isKept(parameter: OperationParameter, value: unknown, serialised: readonly string[] | string): boolean {
+  if (!sendsNothing(value, serialised)) return true;
+  if (parameter.required) throw droppedRequiredValue(parameter.argument, value, `as the ${parameter.in} parameter '${parameter.name}'`);
+  return false;
+}
+
+/** Per operation (a publication's operations never change): the required property names of each argument's schema. */
+const requiredKeysCache = new WeakMap<LockedOperation, Map<string, readonly string[]>>();
+
+/**
+ * The property names an argument's schema requires (its own `required` and those of its `allOf` members, following
+ * `$ref`s into the input schema's `$defs`): the keys of a form body or form query string that may not be dropped.
+ */
+function requiredKeysOf(operation: LockedOperation, argument: string): readonly string[] {
+  let byArgument = requiredKeysCache.get(operation);
+  if (!byArgument) {
+    byArgument = new Map();
+    requiredKeysCache.set(operation, byArgument);
+  }
+  let keys = byArgument.get(argument);
+  if (!keys) {
+    const root = typeof operation.inputSchema === 'object' ? operation.inputSchema : {};
+    const properties = root.properties as Record<string, JsonSchema> | undefined;
+    const schema = properties && Object.hasOwn(properties, argument) ? properties[argument] : undefined;
+    keys = [...new Set(requiredOf(schema, root, 0))];
+    byArgument.set(argument, keys);
+  }
+  return keys;
+}
+
+function requiredOf(schema: unknown, root: Record<string, unknown>, depth: number): string[] {
+  if (typeof schema !== 'object' || schema === null || depth > 16) return [];
+  const node = schema as { $ref?: unknown; required?: unknown; allOf?: unknown };
+  const own = Array.isArray(node.required) ? node.required.filter((key): key is string => typeof key === 'string') : [];
+  const fromAllOf = Array.isArray(node.allOf) ? node.allOf.flatMap((member) => requiredOf(member, root, depth + 1)) : [];
+  const match = typeof node.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(node.$ref) : null;
+  const definitions = root.$defs as Record<string, unknown> | undefined;
+  const target = match && definitions && Object.hasOwn(definitions, match[1]!) ? definitions[match[1]!] : undefined;
+  return [...own, ...fromAllOf, ...requiredOf(target, root, depth + 1)];
 }
 
 /**

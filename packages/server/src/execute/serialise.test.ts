@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationParameter } from '@gateway/core';
-import { serialiseCookieValue, serialiseHeaderValue, serialisePathValue, serialiseQueryString, serialiseQueryValue } from './serialise.js';
+import {
+  encodeBody,
+  sendsNothing,
+  serialiseCookieValue,
+  serialiseHeaderValue,
+  serialisePathValue,
+  serialiseQueryString,
+  serialiseQueryValue,
+} from './serialise.js';
 
 function parameter(partial: Partial<OperationParameter> & Pick<OperationParameter, 'in' | 'style'>): OperationParameter {
   return { name: 'id', argument: 'id', required: false, explode: false, allowReserved: false, ...partial };
@@ -87,5 +95,46 @@ describe('headers and cookies', () => {
   it('cookies use form style', () => {
     expect(serialiseCookieValue(parameter({ in: 'cookie', style: 'form', name: 'session' }), 'a b')).toBe('session=a%20b');
     expect(serialiseCookieValue(parameter({ in: 'cookie', style: 'form', name: 'ids' }), array)).toBe('ids=3,4,5');
+  });
+});
+
+// One rule for every serialisation that drops an empty array or object (docs/request-fidelity.md).
+describe('values a serialisation sends as nothing', () => {
+  it.each([
+    ['form', true, [], true],
+    ['form', true, {}, true],
+    ['form', false, [], false], // `id=`: the OAS table's empty value, kept
+    ['form', false, {}, false],
+    ['spaceDelimited', true, [], true],
+    ['spaceDelimited', false, [], false],
+    ['pipeDelimited', true, [], true],
+    ['pipeDelimited', false, [], false],
+    ['deepObject', true, {}, true],
+    ['deepObject', true, [], true],
+    ['deepObject', true, { a: [], b: {} }, true],
+    ['deepObject', true, { a: [1] }, false],
+  ] as const)('query %s explode=%s %j: sends nothing = %s', (style, explode, value, expected) => {
+    const serialised = serialiseQueryValue(parameter({ in: 'query', style, explode }), value);
+    expect(sendsNothing(value, serialised)).toBe(expected);
+  });
+
+  it('a header of [] or {} and an exploded cookie of [] send nothing; a scalar "" is a value, sent', () => {
+    const header = parameter({ in: 'header', style: 'simple' });
+    expect(sendsNothing([], serialiseHeaderValue(header, []))).toBe(true);
+    expect(sendsNothing({}, serialiseHeaderValue(header, {}))).toBe(true);
+    expect(sendsNothing('', serialiseHeaderValue(header, ''))).toBe(false);
+    const cookie = parameter({ in: 'cookie', style: 'form', explode: true });
+    expect(sendsNothing([], serialiseCookieValue(cookie, []))).toBe(true);
+    expect(sendsNothing([], serialiseCookieValue(parameter({ in: 'cookie', style: 'form' }), []))).toBe(false);
+  });
+
+  it('a required key of a form body or form query string that would be dropped is an ARGUMENT_REQUIRED_EMPTY usage error', () => {
+    const body = { argument: 'body', mediaType: 'application/x-www-form-urlencoded', required: true };
+    expect(() => encodeBody(body, { MessageSamples: [], Name: 'n' }, ['MessageSamples'])).toThrow(
+      expect.objectContaining({ code: 'ARGUMENT_REQUIRED_EMPTY', category: 'usage' }),
+    );
+    expect(encodeBody(body, { MessageSamples: [], Name: 'n' }, []).payload).toBe('Name=n');
+    const querystring = parameter({ in: 'querystring', style: 'form', contentType: 'application/x-www-form-urlencoded' });
+    expect(() => serialiseQueryString(querystring, { tag: [] }, ['tag'])).toThrow(/argument 'id.tag' is required/);
   });
 });

@@ -47,6 +47,27 @@ function encodeAllowingReserved(value: string): string {
   return output;
 }
 
+/**
+ * The one rule for values a serialisation drops: an array or object (`[]`, `{}`, `{"a": []}`) whose serialisation is
+ * nothing at all — no query or form pair, an empty header value, no cookie pair. (Styles that send an empty array
+ * as `name=`, such as `form` without `explode`, keep it, as the OAS style table says.) Such a value is omitted when
+ * it is optional, like an absent argument; when the operation requires it, `droppedRequiredValue` refuses the call
+ * before any request (docs/request-fidelity.md).
+ */
+export function sendsNothing(value: unknown, serialised: readonly unknown[] | string): boolean {
+  return typeof value === 'object' && value !== null && serialised.length === 0;
+}
+
+/** ARGUMENT_REQUIRED_EMPTY: an argument error (category `usage`), so the call ends as invalid arguments. */
+export function droppedRequiredValue(argument: string, value: unknown, where: string): GatewayError {
+  return new GatewayError(
+    'ARGUMENT_REQUIRED_EMPTY',
+    `argument '${argument}' is required, but its value ${JSON.stringify(value)} would be sent as nothing ${where} (an empty ` +
+      'array or object has no serialisation there): give it at least one element; nothing was sent',
+    { details: { argument } },
+  );
+}
+
 function entriesOf(value: Record<string, unknown>): Pair[] {
   return Object.entries(value).filter(([, item]) => item !== undefined);
 }
@@ -164,11 +185,13 @@ export function serialiseQueryValue(parameter: OperationParameter, value: unknow
  * OAS 3.2 `in: querystring`: the whole query string from one value, serialised by its `content` media type
  * (form-urlencoded objects become pairs; anything else is percent-encoded as one string).
  */
-export function serialiseQueryString(parameter: OperationParameter, value: unknown): string[] {
+export function serialiseQueryString(parameter: OperationParameter, value: unknown, requiredKeys: readonly string[] = []): string[] {
   const mediaType = (parameter.contentType ?? 'application/x-www-form-urlencoded').toLowerCase();
   if (mediaType === 'application/x-www-form-urlencoded') {
     if (!isPlainObject(value)) return [encodeStrict(text(value))];
-    return formPairs(value).map(([key, item]) => `${encodeStrict(key)}=${encodeStrict(item)}`);
+    return defaultFormPairs(value, requiredKeys, parameter.argument, 'in the query string').map(
+      ([key, item]) => `${encodeStrict(key)}=${encodeStrict(item)}`,
+    );
   }
   return [encodeStrict(contentText(parameter, value))];
 }
@@ -214,6 +237,22 @@ function formPairs(value: Record<string, unknown>): Array<[string, string]> {
   return pairs;
 }
 
+/** The default form serialisation (arrays repeat the key), refusing a required property it would send as nothing. */
+function defaultFormPairs(
+  value: Record<string, unknown>,
+  requiredKeys: readonly string[],
+  argument: string,
+  where: string,
+): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const [key, item] of entriesOf(value)) {
+    const own = formPairs({ [key]: item });
+    if (sendsNothing(item, own) && requiredKeys.includes(key)) throw droppedRequiredValue(`${argument}.${key}`, item, where);
+    pairs.push(...own);
+  }
+  return pairs;
+}
+
 /** A request body and its `Content-Type`. */
 export interface EncodedBody {
   contentType: string;
@@ -224,7 +263,7 @@ export interface EncodedBody {
  * The body in its declared media type: JSON (`application/json`, `*+json`), form-urlencoded (OAS default
  * encoding: `form`, exploded; arrays repeat the key, objects go as JSON) and plain text.
  */
-export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
+export function encodeBody(body: OperationBody, value: unknown, requiredKeys: readonly string[] = []): EncodedBody {
   // A wildcard media type (`*/*`) with a JSON schema: the importer recorded the type actually sent.
   const mediaType = (body.sendAs ?? body.mediaType).split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
@@ -234,9 +273,11 @@ export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
     if (!isPlainObject(value)) {
       throw new GatewayError('BODY_ENCODING_FAILED', 'a form-urlencoded body needs an object argument');
     }
-    if (body.encoding) return { contentType: body.mediaType, payload: encodedFormPairs(value, body.encoding).join('&') };
+    if (body.encoding) {
+      return { contentType: body.mediaType, payload: encodedFormPairs(value, body.encoding, requiredKeys, body.argument).join('&') };
+    }
     const form = new URLSearchParams();
-    for (const [key, item] of formPairs(value)) form.append(key, item);
+    for (const [key, item] of defaultFormPairs(value, requiredKeys, body.argument, 'in the form body')) form.append(key, item);
     return { contentType: body.mediaType, payload: form.toString() };
   }
   if (mediaType.startsWith('text/')) {
@@ -254,12 +295,19 @@ export function encodeBody(body: OperationBody, value: unknown): EncodedBody {
  * like a query parameter of that style; properties without an entry keep the default (arrays repeat the key,
  * objects go as JSON text). Returns encoded `key=value` pairs.
  */
-function encodedFormPairs(value: Record<string, unknown>, encoding: Record<string, BodyEncoding>): string[] {
+function encodedFormPairs(
+  value: Record<string, unknown>,
+  encoding: Record<string, BodyEncoding>,
+  requiredKeys: readonly string[],
+  argument: string,
+): string[] {
   const pairs: string[] = [];
   for (const [key, item] of entriesOf(value)) {
     const entry = Object.hasOwn(encoding, key) ? encoding[key] : undefined;
     if (!entry) {
-      for (const [name, itemText] of formPairs({ [key]: item })) pairs.push(`${encodeStrict(name)}=${encodeStrict(itemText)}`);
+      for (const [name, itemText] of defaultFormPairs({ [key]: item }, requiredKeys, argument, 'in the form body')) {
+        pairs.push(`${encodeStrict(name)}=${encodeStrict(itemText)}`);
+      }
       continue;
     }
     const parameter: OperationParameter = {
@@ -272,7 +320,9 @@ function encodedFormPairs(value: Record<string, unknown>, encoding: Record<strin
       allowReserved: entry.allowReserved,
       ...(entry.contentType ? { contentType: entry.contentType } : {}),
     };
-    pairs.push(...serialiseQueryValue(parameter, item));
+    const own = serialiseQueryValue(parameter, item);
+    if (sendsNothing(item, own) && requiredKeys.includes(key)) throw droppedRequiredValue(`${argument}.${key}`, item, 'in the form body');
+    pairs.push(...own);
   }
   return pairs;
 }

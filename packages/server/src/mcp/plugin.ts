@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
@@ -14,6 +15,7 @@ import type { LoadedConfig } from '@gateway/core';
 import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeline } from '../calls/pipeline.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../store/database.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
 import {
@@ -92,6 +94,20 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .code(status)
     .headers({ 'content-type': 'application/json', ...headers })
     .send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * A database still busy after the wait bound (DATABASE_BUSY): HTTP 503 with `Retry-After` and a JSON-RPC error
+ * body, as for every other transient refusal of /mcp, so clients retry instead of treating it as a failure.
+ */
+function databaseBusyJsonRpcText(id: unknown, cause: unknown): string {
+  const message = `Service Unavailable: ${databaseBusyError(cause).message}`;
+  return JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code: -32000, message, data: { code: 'DATABASE_BUSY' } } });
+}
+
+function writeDatabaseBusy(response: ServerResponse, id: unknown, cause: unknown): void {
+  response.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+  response.end(databaseBusyJsonRpcText(id, cause));
 }
 
 export interface CallerAuthInfo extends AuthInfo {
@@ -198,6 +214,15 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
 
   return async function mcpPlugin(fastify) {
     const logger: FastifyBaseLogger = fastify.log;
+    fastify.setErrorHandler((error, request, reply) => {
+      if (!isDatabaseBusy(error)) throw error;
+      logger.warn({ code: 'DATABASE_BUSY', error: (error as Error).message }, 'database busy; /mcp answered 503');
+      const id = isJsonObject(request.body) ? request.body.id : null;
+      return reply
+        .code(503)
+        .headers({ 'content-type': 'application/json', 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) })
+        .send(databaseBusyJsonRpcText(id, error));
+    });
     // Both /mcp paths and both eras call tools through this one pipeline (decide → execute → receipt).
     const pipeline = createCallPipeline({
       registry,
@@ -278,6 +303,10 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
         // What the SDK answers for a handler that throws: an in-band internal error.
         logger.error({ tool: fast.name, error: (error as Error).message }, 'tool call failed');
         response.off('close', onClose);
+        if (!response.destroyed && !response.headersSent && isDatabaseBusy(error)) {
+          writeDatabaseBusy(response, fast.id, error);
+          return true;
+        }
         if (!response.destroyed) {
           const code = ProtocolErrorCode.InternalError;
           writeJsonRpcText(

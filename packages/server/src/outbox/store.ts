@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../store/database.js';
 
 export type OutboxStatus = 'pending' | 'delivered' | 'failed';
 
@@ -235,7 +235,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   ensureEndpoints(names: readonly string[]): void {
-    this.database.transaction(() => {
+    writeTransaction(this.database, () => {
       for (const name of names) this.statements.ensure.run(name);
     })();
   }
@@ -309,7 +309,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   replay(endpoint: string, selection: { failed: true } | { fromSequence: number }): number {
-    return this.database.transaction(() => {
+    return writeTransaction(this.database, () => {
       this.statements.enable.run(endpoint);
       if ('failed' in selection) {
         // Failed events have no acknowledgement; the delivered ones around them keep theirs (not sent again).

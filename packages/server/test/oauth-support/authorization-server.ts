@@ -94,6 +94,8 @@ export async function startAuthorizationServer(
     tools?: ConsentTool[];
     logins?: ConsentLogin[] /** Collects the JSON lines of the gateway's own logger (info level). */;
     logLines?: string[];
+    /** How long a statement waits for another connection's write lock (default: the gateway's BUSY_TIMEOUT_MS). */
+    busyTimeoutMs?: number;
   } = {},
 ): Promise<TestAuthorizationServer> {
   const temporary = await temporaryDirectory('gateway-oauth-');
@@ -115,7 +117,11 @@ export async function startAuthorizationServer(
   );
   const loaded = await loadConfig(configPath);
   const vault = await createVault(loaded, { env: {} });
-  const database = openDatabase(join(temporary.path, '.gateway', 'gateway.db'), authorizationMigrations);
+  const database = openDatabase(
+    join(temporary.path, '.gateway', 'gateway.db'),
+    authorizationMigrations,
+    options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
+  );
   const logLines = options.logLines;
   const app = logLines
     ? (Fastify({

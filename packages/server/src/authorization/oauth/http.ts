@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../../store/database.js';
 import type { OAuthProblem } from './clients.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -52,6 +53,21 @@ export function sendOAuthProblem(reply: FastifyReply, problem: OAuthProblem, opt
   // RFC 6749 §5.2: invalid_client with 401 carries a challenge for the scheme the client tried.
   if (problem.status === 401 && options.basicChallenge) reply.header('www-authenticate', 'Basic realm="gateway"');
   return sendOAuthJson(reply, problem.status, { error: problem.error, error_description: problem.description });
+}
+
+/**
+ * Every endpoint of the authorization server (plugin-wide error handler): a database still busy after the wait
+ * bound is answered 503 with `Retry-After` and an OAuth error body (`temporarily_unavailable`, RFC 6749 §4.1.2.1,
+ * the code OAuth has for "try again later"), never 500. Any other error goes on to the application's handler.
+ */
+export function answerDatabaseBusy(instance: FastifyInstance): void {
+  instance.setErrorHandler((error, request, reply) => {
+    if (!isDatabaseBusy(error)) throw error;
+    const busy = databaseBusyError(error);
+    request.log.warn({ code: busy.code, error: (error as Error).message }, 'database busy; answered 503');
+    reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS));
+    return sendOAuthJson(reply, 503, { error: 'temporarily_unavailable', error_description: busy.message });
+  });
 }
 
 /** CORS for the endpoints browser-based clients call directly (metadata, token, registration, revocation). */

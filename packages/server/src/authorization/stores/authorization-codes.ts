@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../../store/database.js';
 import { sessionId, sessionNumber } from './sessions.js';
 import { hashToken } from './tokens.js';
 
@@ -61,7 +61,7 @@ export class AuthorizationCodes {
    * redemption (OAuth 2.1 §4.1.3: the caller then refuses and revokes what the code produced).
    */
   redeem(code: string, now = Date.now()): (StoredCode & { alreadyUsed: boolean }) | undefined {
-    return this.database.transaction(() => {
+    return writeTransaction(this.database, () => {
       const hash = hashToken(code);
       const row = this.statements.code.get(hash) as CodeRow | undefined;
       if (!row) return undefined;

@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../../store/database.js';
 import { sessionId, sessionNumber } from './sessions.js';
 import { hashToken } from './tokens.js';
 
@@ -60,7 +60,7 @@ export class RefreshTokens {
    */
   rotate(token: string, successor: string, options: { graceMs: number; now?: number }): RefreshRotation {
     const now = options.now ?? Date.now();
-    return this.database.transaction((): RefreshRotation => {
+    return writeTransaction(this.database, (): RefreshRotation => {
       const hash = hashToken(token);
       const row = this.statements.refresh.get(hash) as RefreshRow | undefined;
       if (!row) return { outcome: 'unknown' };
