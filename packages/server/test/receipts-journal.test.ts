@@ -141,7 +141,7 @@ describe('the receipt journal', () => {
     gateway.kill('SIGKILL');
   }, 60_000);
 
-  it('a line added to the journal while the gateway is stopped is quarantined and logged; the genuine receipts around it are moved in, in order', async () => {
+  it('a line added to the journal while the gateway is stopped is quarantined and logged; the genuine ones move in, in order', async () => {
     await workspace?.cleanup();
     workspace = await prepareWorkspace();
     const env = {
@@ -204,9 +204,11 @@ describe('the receipt journal', () => {
     await waitFor(() => receipts().length === 3, 'the journalled receipts in the database', 10_000);
     const moved = genuine.slice(1).map((line) => (JSON.parse(line) as { draft: { argumentsDigest: string; time: string } }).draft);
     expect(receipts().map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order', 'get_order']);
-    expect(receipts().slice(1).map(({ argumentsDigest, time }) => ({ argumentsDigest, time }))).toEqual(
-      moved.map(({ argumentsDigest, time }) => ({ argumentsDigest, time })),
-    );
+    expect(
+      receipts()
+        .slice(1)
+        .map(({ argumentsDigest, time }) => ({ argumentsDigest, time })),
+    ).toEqual(moved.map(({ argumentsDigest, time }) => ({ argumentsDigest, time })));
     // Never in the database, so in no checkpoint: the one signed at the start covers the three genuine receipts.
     expect(database.prepare("SELECT COUNT(*) FROM receipts WHERE tool = 'admin_purge'").pluck().get()).toBe(0);
     expect(database.prepare('SELECT MAX(tree_size) FROM receipt_checkpoints').pluck().get()).toBe(3);

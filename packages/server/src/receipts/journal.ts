@@ -199,11 +199,7 @@ function isReceiptDraft(value: unknown): value is ReceiptDraft {
 function entryOf(key: KeyObject, slot: string, line: Buffer): JournalEntry | QuarantineReason {
   const macStart = line.length - MAC_TEXT_LENGTH - MAC_CLOSE.length;
   const bodyEnd = line.length - MAC_TAIL_LENGTH;
-  if (
-    bodyEnd < 1 ||
-    !line.subarray(bodyEnd, macStart).equals(MAC_OPEN) ||
-    !line.subarray(macStart + MAC_TEXT_LENGTH).equals(MAC_CLOSE)
-  ) {
+  if (bodyEnd < 1 || !line.subarray(bodyEnd, macStart).equals(MAC_OPEN) || !line.subarray(macStart + MAC_TEXT_LENGTH).equals(MAC_CLOSE)) {
     return 'missing-mac';
   }
   const expected = Buffer.from(macOf(key, slot, line.subarray(0, bodyEnd)));

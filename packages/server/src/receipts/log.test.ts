@@ -332,7 +332,7 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
-  it('a start quarantines authentic lines that are not entries (wrong types, arrays, bad numbers) and a changed line, and moves the rest', async () => {
+  it('a start quarantines authentic lines that are not entries (wrong types, bad numbers) and a changed line; moves the rest', async () => {
     const key = await journalKey();
     const good = (tool: string) => receiptDraft(tool);
     // Each with a valid MAC (as if the gateway had written it): the shape is checked after the MAC.
@@ -358,7 +358,12 @@ describe('the receipt log', () => {
     const { log, alerts } = await start('', undefined, { journal: true });
     expect(log.store.list({ limit: 20 }).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last']);
     expect(alerts).toEqual([
-      expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', journal: 'main', lines: 9, reasons: { malformed: 8, 'wrong-mac': 1 } }),
+      expect.objectContaining({
+        code: 'RECEIPT_JOURNAL_LINE_QUARANTINED',
+        journal: 'main',
+        lines: 9,
+        reasons: { malformed: 8, 'wrong-mac': 1 },
+      }),
     ]);
     const quarantine = readFileSync(join(directory.path, 'receipts-journal-main.quarantine.jsonl'));
     expect(quarantine.includes(changed)).toBe(true);
@@ -399,7 +404,7 @@ describe('the receipt log', () => {
     expect(store.journalMark('main')).toBe(2500);
   });
 
-  it('lines added to a stopped gateway\'s journal (forged, without a MAC, from another slot) are quarantined with a code; the genuine ones move in, in order', async () => {
+  it("lines added to a stopped gateway's journal are quarantined with a code; the genuine ones move in, in order", async () => {
     const key = await journalKey();
     const genuine = (seq: number, tool: string) => journalText(key, 'main', [receiptDraft(tool)], seq);
     const forged = JSON.stringify({ seq: 3, draft: receiptDraft('admin_purge') });
@@ -431,13 +436,17 @@ describe('the receipt log', () => {
     // Signed at once over the genuine four; the log verifies.
     expect(log.store.latestCheckpoint()?.treeSize).toBe(4);
     const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
-    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({ ok: true });
+    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
+      ok: true,
+    });
     expect(log.store.journalMark('main')).toBe(4);
   });
 
   it('a genuine line appended again makes no second receipt: behind its original (replayed) or once moved in (the mark)', async () => {
     const key = await journalKey();
-    const [first, second, third] = ['first', 'second', 'third'].map((tool, index) => journalText(key, 'main', [receiptDraft(tool)], index + 1));
+    const [first, second, third] = ['first', 'second', 'third'].map((tool, index) =>
+      journalText(key, 'main', [receiptDraft(tool)], index + 1),
+    );
     // A copy of entry 2 behind entry 3, and again at the end: its number does not grow.
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${first}${second}${third}${second}${first}`);
     const { log, alerts } = await start('', undefined, { journal: true });
@@ -454,10 +463,13 @@ describe('the receipt log', () => {
     expect(next.store.journalMark('main')).toBe(4);
   });
 
-  it('a line appended while the gateway runs is quarantined when the backlog is read back, and only once however often it is read', async () => {
+  it('a line appended while the gateway runs is quarantined when the backlog is read back, once however often it is read', async () => {
     const { log, sqlite, alerts, accept } = await startRefused('SQLITE_BUSY', { maxPendingInMemory: 0 });
     await log.record({ ...call(), tool: 'before' });
-    appendFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${JSON.stringify({ seq: 2, draft: receiptDraft('admin_purge') })}\n`);
+    appendFileSync(
+      join(directory.path, 'receipts-journal-main.jsonl'),
+      `${JSON.stringify({ seq: 2, draft: receiptDraft('admin_purge') })}\n`,
+    );
     await log.record({ ...call(), tool: 'after' });
     accept();
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -482,10 +494,13 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-worker-9.quarantine.jsonl'), 'utf8')).toBe('not a line of ours\n');
   });
 
-  it('a vault that cannot keep the digest key: no journal (each receipt committed before record returns); a journal left in the slot is screened and removed', async () => {
+  it('a vault that cannot keep the digest key: no journal (a receipt commits in record); a left journal is screened', async () => {
     const loaded = configWith('vault:\n  provider: env');
     const vault = await createVault(loaded, { env: {} });
-    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${JSON.stringify({ seq: 1, draft: receiptDraft('admin_purge') })}\n`);
+    writeFileSync(
+      join(directory.path, 'receipts-journal-main.jsonl'),
+      `${JSON.stringify({ seq: 1, draft: receiptDraft('admin_purge') })}\n`,
+    );
     const { log, warnings, alerts } = await start('vault:\n  provider: env', vault, { journal: true });
     expect(warnings).toContainEqual(expect.stringContaining('the receipt journal is off'));
     expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);

@@ -387,20 +387,25 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
           `(${reasons.join(', ')}): not moved in, kept in ${source.quarantinePath}`,
       );
     };
-    const read = source.readEntries(journalKey, REPLAY_BATCH, (entries) => {
-      const left = entries.filter((entry) => entry.seq > mark);
-      if (left.length === 0) return;
-      try {
-        appendEntries(source.name, left, (_index, outcome) => {
-          if ('error' in outcome) {
-            warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
-          }
-        });
-      } catch (error) {
-        // The database's own error: the entries stay in the journal for the next try.
-        throw error instanceof DatabaseUnavailable ? error.cause : error;
-      }
-    }, reportQuarantined);
+    const read = source.readEntries(
+      journalKey,
+      REPLAY_BATCH,
+      (entries) => {
+        const left = entries.filter((entry) => entry.seq > mark);
+        if (left.length === 0) return;
+        try {
+          appendEntries(source.name, left, (_index, outcome) => {
+            if ('error' in outcome) {
+              warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
+            }
+          });
+        } catch (error) {
+          // The database's own error: the entries stay in the journal for the next try.
+          throw error instanceof DatabaseUnavailable ? error.cause : error;
+        }
+      },
+      reportQuarantined,
+    );
     if (read.isLastLineCutShort) {
       warn(`the receipt journal '${source.name}' ends in a line cut short (a write interrupted by a crash): skipped`);
     }
