@@ -374,7 +374,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
    * what an earlier process of the slot left behind; later, the backlog that waited in the journal only.
    * Returns the highest entry number the slot has used. A database that takes nothing now stops it (the
    * entries stay in the journal for the next try); a receipt the database refuses alone is given up, with a
-   * warning.
+   * warning. Lines that do not authenticate under the journal key are not moved but quarantined, and reported.
    */
   function moveFromJournal(source: ReceiptJournal): number {
     const mark = store.journalMark(source.name);
