@@ -13,13 +13,26 @@
  * entry number, goes to a quarantine file beside the journal instead (docs/receipts.md#authenticated-journal-lines).
  */
 import { createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { closeSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { GatewayError } from '@gateway/core';
 import type { ReceiptDraft } from './store.js';
 
 /** The size from which a journal whose entries are all in the database is emptied (about 4,000 receipts). */
 export const CLEAR_AT_BYTES = 4 * 1024 * 1024;
+/** Lines per batch when a journal is screened before it is emptied (none of them is handed on). */
+const SCREEN_BATCH = 1000;
 
 export interface JournalEntry {
   seq: number;
@@ -66,9 +79,10 @@ export interface ReceiptJournal {
   /**
    * Starts numbering after `afterSeq` (the larger of the database's mark and the leftover entries) with an
    * empty file, authenticating every line it writes with `key`: call once the leftover entries are in the
-   * database.
+   * database. Lines another writer appended meanwhile are screened before `clear` or `close` discards them
+   * (quarantined, and `onQuarantined` hears of them), so none is dropped unseen.
    */
-  start(afterSeq: number, key: KeyObject): void;
+  start(afterSeq: number, key: KeyObject, onQuarantined: (counts: QuarantineCounts) => void): void;
   /** Writes one entry; it is in the file (the operating system's) when this returns. Returns its number. */
   append(draft: ReceiptDraft): number;
   /**
@@ -302,7 +316,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     throw error;
   }
   let lastSeq: number | undefined;
-  let lineKey: KeyObject | undefined;
+  let started: { key: KeyObject; onQuarantined: (counts: QuarantineCounts) => void } | undefined;
   /** The file's size: what whole lines were written since it last started empty. */
   let size = 0;
   /** Lines ending at or before this offset were screened by an earlier read: not quarantined twice. */
@@ -313,40 +327,49 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     size = length;
     screenedUpTo = Math.min(screenedUpTo, length);
   };
+  const readEntries: ReceiptJournal['readEntries'] = (key, batchSize, onBatch, onQuarantined) => {
+    const quarantined: QuarantineCounts = {};
+    let quarantineFd: number | undefined;
+    let lastEnd = screenedUpTo;
+    try {
+      return readJournal(fd, key, slot, batchSize, onBatch, (line, endOffset, reason) => {
+        if (endOffset <= screenedUpTo) return;
+        quarantineFd ??= openSync(quarantinePath, 'a', 0o600);
+        writeSync(quarantineFd, Buffer.concat([line, Buffer.from('\n')]));
+        quarantined[reason] = (quarantined[reason] ?? 0) + 1;
+        lastEnd = endOffset;
+      });
+    } finally {
+      if (quarantineFd !== undefined) {
+        // Kept before the journal that held these lines starts again, empty.
+        fdatasyncSync(quarantineFd);
+        closeSync(quarantineFd);
+        screenedUpTo = lastEnd;
+        onQuarantined(quarantined);
+      }
+    }
+  };
+  /**
+   * Before the file is emptied or removed: when it is longer than what this process wrote, another writer
+   * appended to it; its lines are screened (every entry of this process's is in the database by then).
+   */
+  const screenForeignLines = () => {
+    if (!started || fstatSync(fd).size === size) return;
+    readEntries(started.key, SCREEN_BATCH, () => undefined, started.onQuarantined);
+  };
   return {
     name: slot,
     quarantinePath,
-    readEntries(key, batchSize, onBatch, onQuarantined) {
-      const quarantined: QuarantineCounts = {};
-      let quarantineFd: number | undefined;
-      let lastEnd = screenedUpTo;
-      try {
-        return readJournal(fd, key, slot, batchSize, onBatch, (line, endOffset, reason) => {
-          if (endOffset <= screenedUpTo) return;
-          quarantineFd ??= openSync(quarantinePath, 'a', 0o600);
-          writeSync(quarantineFd, Buffer.concat([line, Buffer.from('\n')]));
-          quarantined[reason] = (quarantined[reason] ?? 0) + 1;
-          lastEnd = endOffset;
-        });
-      } finally {
-        if (quarantineFd !== undefined) {
-          // Kept before the journal that held these lines starts again, empty.
-          fdatasyncSync(quarantineFd);
-          closeSync(quarantineFd);
-          screenedUpTo = lastEnd;
-          onQuarantined(quarantined);
-        }
-      }
-    },
-    start(afterSeq, key) {
+    readEntries,
+    start(afterSeq, key, onQuarantined) {
       truncate(0);
       lastSeq = afterSeq;
-      lineKey = key;
+      started = { key, onQuarantined };
     },
     append(draft) {
-      if (lastSeq === undefined || lineKey === undefined) throw new Error('the receipt journal was not started');
+      if (lastSeq === undefined || started === undefined) throw new Error('the receipt journal was not started');
       const seq = lastSeq + 1;
-      const line = journalLine(lineKey, slot, seq, draft);
+      const line = journalLine(started.key, slot, seq, draft);
       // One write of the whole line. A short write (a full disk) is an error, and its part of a line is cut off
       // again so that the next line starts on a line of its own.
       const bytes = Buffer.byteLength(line);
@@ -361,6 +384,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     },
     clear() {
       if (size < clearAtBytes) return;
+      screenForeignLines();
       truncate(0);
     },
     sync() {
@@ -370,8 +394,15 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
       // Once: a failed start releases every claimed journal, some of which the log may have closed already.
       if (isClosed) return;
       isClosed = true;
+      let isRemoved = removeFile;
+      try {
+        if (removeFile) screenForeignLines();
+      } catch {
+        // Not screened: the file is kept, and the next start in the slot screens it.
+        isRemoved = false;
+      }
       closeSync(fd);
-      if (removeFile) unlinkSync(path);
+      if (isRemoved) unlinkSync(path);
       heldLocks.delete(lockPath);
       try {
         unlinkSync(lockPath);

@@ -495,6 +495,29 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-worker-9.quarantine.jsonl'), 'utf8')).toBe('not a line of ours\n');
   });
 
+  it('a line appended while the gateway runs is screened before the journal is emptied or removed, not dropped unseen', async () => {
+    const journalPath = join(directory.path, 'receipts-journal-main.jsonl');
+    const foreign = (tool: string) => `${JSON.stringify({ seq: 99, draft: receiptDraft(tool) })}\n`;
+    // Emptied after every move (clearAtBytes 1): the line appended after the first receipt is screened first.
+    const { log, alerts } = await start('', undefined, { journal: true });
+    await log.record(call());
+    appendFileSync(journalPath, foreign('appended_while_running'));
+    await log.record(call());
+    expect(journalLines()).toEqual([]);
+    expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);
+    // Removed at a clean close: screened first too.
+    appendFileSync(journalPath, foreign('appended_before_the_stop'));
+    log.close();
+    logs = [];
+    expect(existsSync(journalPath)).toBe(false);
+    expect(alerts).toHaveLength(2);
+    expect(quarantineLines().map((line) => (JSON.parse(line) as { draft: { tool: string } }).draft.tool)).toEqual([
+      'appended_while_running',
+      'appended_before_the_stop',
+    ]);
+    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order']);
+  });
+
   it('a vault that cannot keep the digest key: no journal (a receipt commits in record); a left journal is screened', async () => {
     const loaded = configWith('vault:\n  provider: env');
     const vault = await createVault(loaded, { env: {} });

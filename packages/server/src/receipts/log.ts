@@ -368,6 +368,17 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     }
   }
 
+  /** Logs, with its code, that lines of `source` went to its quarantine file. */
+  function reportQuarantined(source: ReceiptJournal, counts: QuarantineCounts): void {
+    const lines = Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const reasons = Object.entries(counts).map(([reason, count]) => `${reason}: ${count}`);
+    alert(
+      { code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', journal: source.name, lines, reasons: counts, file: source.quarantinePath },
+      `the receipt journal '${source.name}' held ${lines} line(s) this gateway did not write, or copies of ones it had ` +
+        `(${reasons.join(', ')}): not moved in, kept in ${source.quarantinePath}`,
+    );
+  }
+
   /**
    * Moves the entries of a journal past the database's mark (the rest are in already, or given up), in their
    * order, with the hooks (their events) like any receipt, reading the file in batches. At a start, that is
@@ -378,15 +389,6 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
    */
   function moveFromJournal(source: ReceiptJournal): number {
     const mark = store.journalMark(source.name);
-    const reportQuarantined = (counts: QuarantineCounts) => {
-      const lines = Object.values(counts).reduce((sum, count) => sum + count, 0);
-      const reasons = Object.entries(counts).map(([reason, count]) => `${reason}: ${count}`);
-      alert(
-        { code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', journal: source.name, lines, reasons: counts, file: source.quarantinePath },
-        `the receipt journal '${source.name}' held ${lines} line(s) this gateway did not write, or copies of ones it had ` +
-          `(${reasons.join(', ')}): not moved in, kept in ${source.quarantinePath}`,
-      );
-    };
     const read = source.readEntries(
       journalKey,
       REPLAY_BATCH,
@@ -404,7 +406,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
           throw error instanceof DatabaseUnavailable ? error.cause : error;
         }
       },
-      reportQuarantined,
+      (counts) => reportQuarantined(source, counts),
     );
     if (read.isLastLineCutShort) {
       warn(`the receipt journal '${source.name}' ends in a line cut short (a write interrupted by a crash): skipped`);
@@ -413,7 +415,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   }
 
   const sizeBefore = store.head().size;
-  if (journal) journal.start(moveFromJournal(journal), journalKey);
+  if (journal) journal.start(moveFromJournal(journal), journalKey, (counts) => reportQuarantined(journal, counts));
   for (const orphan of adopt) {
     moveFromJournal(orphan);
     orphan.close({ removeFile: true });
