@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { obtainAccessToken } from './oauth-session.mjs';
-import { benchChild, benchDirectory, gatewayExecArgv } from './support.mjs';
+import { benchChild, benchDirectory, gatewayExecArgv, RECEIPTS_KEY_ENV } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
@@ -28,7 +28,7 @@ const API_KEY = 'bench-orders-key';
 const CALLS = Number(process.env.BENCH_CALLS ?? 1500);
 const WARMUP = 300;
 const C16_MS = Number(process.env.BENCH_C16_MS ?? 2500);
-const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const ENV = { ...process.env, ...RECEIPTS_KEY_ENV, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
 const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 

@@ -10,11 +10,11 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchChild, benchDirectory, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
+import { benchChild, benchDirectory, freePort, gatewayExecArgv, RECEIPTS_KEY_ENV, serveWithAllowAllAuthorizer } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const serverRequire = createRequire(join(root, 'packages/server/package.json'));
-const ENV = { ...process.env, NO_COLOR: '1' };
+const ENV = { ...process.env, ...RECEIPTS_KEY_ENV, NO_COLOR: '1' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 100);
 const everything = join(dirname(serverRequire.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');

@@ -11,11 +11,19 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { allowAllOrderCall, benchChild, benchDirectory, freePort, gatewayExecArgv, serveWithAllowAllAuthorizer } from './support.mjs';
+import {
+  allowAllOrderCall,
+  benchChild,
+  benchDirectory,
+  freePort,
+  gatewayExecArgv,
+  RECEIPTS_KEY_ENV,
+  serveWithAllowAllAuthorizer,
+} from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
-const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const ENV = { ...process.env, ...RECEIPTS_KEY_ENV, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 300);
 

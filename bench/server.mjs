@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { obtainAccessToken } from './oauth-session.mjs';
-import { benchChild, benchDirectory, gatewayExecArgv } from './support.mjs';
+import { benchChild, benchDirectory, gatewayExecArgv, RECEIPTS_KEY_ENV } from './support.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'packages', 'cli', 'dist', 'main.js');
 const API_KEY = 'bench-orders-key';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const WARMUP_MS = 700;
-const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
+const ENV = { ...process.env, ...RECEIPTS_KEY_ENV, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, NO_COLOR: '1' };
 const PERSON = { name: 'bench', password: 'bench correct horse battery staple' };
 /** The session's time limit: longer than the whole bench. */
 const SESSION_SECONDS = 3600;

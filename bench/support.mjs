@@ -21,8 +21,14 @@ export const API_KEY = 'bench-orders-key';
 /** The webhook endpoint's signing secret (Standard Webhooks `whsec_…`), in the vault as `bench-webhook`. */
 const WEBHOOK_SECRET_NAME = 'bench-webhook';
 const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+/**
+ * The receipt digest key, as an operator gives it to an env vault (which cannot create it): without one that
+ * outlives the process the gateway turns its receipt journal off (docs/receipts.md#authenticated-journal-lines).
+ */
+export const RECEIPTS_KEY_ENV = { GATEWAY_SECRET_RECEIPTS_DIGEST_KEY: randomBytes(32).toString('base64url') };
 export const ENV = {
   ...process.env,
+  ...RECEIPTS_KEY_ENV,
   GATEWAY_SECRET_ORDERS_API_KEY: API_KEY,
   GATEWAY_SECRET_BENCH_WEBHOOK: WEBHOOK_SECRET,
   NO_COLOR: '1',

@@ -17,6 +17,7 @@ import {
   freePort,
   gatewayExecArgv,
   processStats,
+  RECEIPTS_KEY_ENV,
   serveWithAllowAllAuthorizer,
   startWebhookReceiver,
 } from './support.mjs';
@@ -24,7 +25,13 @@ import {
 const root = fileURLToPath(new URL('..', import.meta.url));
 const API_KEY = 'bench-orders-key';
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-const ENV = { ...process.env, GATEWAY_SECRET_ORDERS_API_KEY: API_KEY, GATEWAY_SECRET_BENCH_WEBHOOK: SECRET, NO_COLOR: '1' };
+const ENV = {
+  ...process.env,
+  ...RECEIPTS_KEY_ENV,
+  GATEWAY_SECRET_ORDERS_API_KEY: API_KEY,
+  GATEWAY_SECRET_BENCH_WEBHOOK: SECRET,
+  NO_COLOR: '1',
+};
 const CALLS = Number(process.env.WEBHOOK_E2E_CALLS ?? 10_000);
 const CONCURRENCY = Number(process.env.WEBHOOK_E2E_CONCURRENCY ?? 8);
 

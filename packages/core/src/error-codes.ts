@@ -422,6 +422,13 @@ export const ERRORS = {
     area: 'receipts',
     meaning: 'another running gateway process serves from the same data directory (each needs its own, or use `--workers`)',
   },
+  RECEIPT_JOURNAL_LINE_QUARANTINED: {
+    category: 'verification',
+    area: 'receipts',
+    meaning:
+      '(server log) a receipt journal held lines without a valid MAC, or a copy of an entry already read: not moved in, kept in ' +
+      '`receipts-journal-<slot>.quarantine.jsonl`',
+  },
   RECEIPT_NOT_FOUND: { category: 'usage', area: 'receipts', meaning: 'no such receipt (or no checkpoint covers it yet)' },
   RECEIPT_WRITE_FAILED: {
     category: 'internal',

@@ -272,6 +272,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           adopt: claimed.adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
           warn: (message) => logger.warn(message),
+          alert: (details, message) => logger.error(details, message),
         });
       } catch (error) {
         claimed.release();

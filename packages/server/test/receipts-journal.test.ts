@@ -1,7 +1,8 @@
 /**
  * The receipt journal in a real gateway process: a call answered while another process holds the database's
  * write lock has its receipt in the journal only; the gateway SIGKILLed then, and started again once the lock
- * is gone, moves it into the database, with its event, and `receipts verify` passes.
+ * is gone, moves it into the database, with its event, and `receipts verify` passes. A line added to the journal
+ * while the gateway is stopped is not moved in but quarantined, and logged with its code.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { runGateway } from '../../../test-support/cli.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
-import { journalText, receiptDraft } from './support/receipt-journal.js';
+import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const child = fileURLToPath(new URL('./support/gateway-crash-child.mjs', import.meta.url));
@@ -105,7 +106,8 @@ describe('the receipt journal', () => {
     const dataDirectory = join(workspace.directory, '.gateway');
     // An earlier start with the journal left one receipt in it.
     mkdirSync(dataDirectory, { recursive: true });
-    writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), journalText([receiptDraft('left_in_the_journal')]));
+    const key = journalKeyOf(workspace.env.GATEWAY_SECRET_RECEIPTS_DIGEST_KEY!);
+    writeFileSync(join(dataDirectory, 'receipts-journal-main.jsonl'), journalText(key, 'main', [receiptDraft('left_in_the_journal')]));
     const gateway = fork(child, [], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     started.push(gateway);
     const mcpUrl = await new Promise<string>((resolve, reject) => {
@@ -137,5 +139,88 @@ describe('the receipt journal', () => {
     await client.close();
     database.close();
     gateway.kill('SIGKILL');
+  }, 60_000);
+
+  it('a line added to the journal while the gateway is stopped is quarantined and logged; the genuine ones move in, in order', async () => {
+    await workspace?.cleanup();
+    workspace = await prepareWorkspace();
+    const env = {
+      ...process.env,
+      ...workspace.env,
+      CRASH_CONFIG: workspace.configPath,
+      CRASH_LOCK: workspace.lockPath,
+      CRASH_LOG_LEVEL: 'info',
+    };
+    const dataDirectory = join(workspace.directory, '.gateway');
+    const journalPath = join(dataDirectory, 'receipts-journal-main.jsonl');
+    const start = async (): Promise<{ process: ChildProcess; client: Client; log: () => Array<Record<string, unknown>> }> => {
+      const gateway = fork(child, [], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      started.push(gateway);
+      let output = '';
+      gateway.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+      });
+      const mcpUrl = await new Promise<string>((resolve, reject) => {
+        gateway.once('message', (message: { mcpUrl: string }) => resolve(message.mcpUrl));
+        gateway.once('exit', (code) => reject(new Error(`gateway exited ${code} before it was ready`)));
+      });
+      const client = new Client({ name: 'journal-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
+      const log = () =>
+        output
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      return { process: gateway, client, log };
+    };
+    const call = (client: Client, orderId: string) => client.callTool({ name: 'get_order', arguments: { orderId } });
+
+    const first = await start();
+    const database = new Database(join(dataDirectory, 'gateway.db'));
+    const receipts = () =>
+      (database.prepare('SELECT body FROM receipts ORDER BY leaf_index').pluck().all() as string[]).map(
+        (body) => JSON.parse(body) as { tool: string; argumentsDigest: string; time: string },
+      );
+    await call(first.client, 'ord_1001');
+    await waitFor(() => receipts().length === 1, 'the first receipt in the database', 10_000);
+    // Two calls answered while another process holds the write lock: their receipts are in the journal only.
+    database.prepare('BEGIN IMMEDIATE').run();
+    await call(first.client, 'ord_1002');
+    await call(first.client, 'ord_1003');
+    // The journal still holds the first receipt's line (moved in already, covered by the mark), then the two.
+    const genuine = readFileSync(journalPath, 'utf8').split('\n').filter(Boolean);
+    expect(genuine.map((line) => (JSON.parse(line) as { seq: number }).seq)).toEqual([1, 2, 3]);
+    const exited = new Promise((resolve) => first.process.once('exit', resolve));
+    first.process.kill('SIGKILL');
+    await exited;
+    database.prepare('ROLLBACK').run();
+
+    // While it is stopped, someone edits the journal: a receipt for a tool never published nor called between the
+    // genuine lines not yet moved in (the shape of a line without a MAC), and a copy of one of them at the end.
+    const forged = JSON.stringify({ seq: 3, draft: { ...JSON.parse(genuine[1]!).draft, tool: 'admin_purge' } });
+    writeFileSync(journalPath, `${[genuine[0], genuine[1], forged, genuine[2], genuine[1]].join('\n')}\n`);
+
+    const second = await start();
+    await waitFor(() => receipts().length === 3, 'the journalled receipts in the database', 10_000);
+    const moved = genuine.slice(1).map((line) => (JSON.parse(line) as { draft: { argumentsDigest: string; time: string } }).draft);
+    expect(receipts().map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order', 'get_order']);
+    expect(
+      receipts()
+        .slice(1)
+        .map(({ argumentsDigest, time }) => ({ argumentsDigest, time })),
+    ).toEqual(moved.map(({ argumentsDigest, time }) => ({ argumentsDigest, time })));
+    // Never in the database, so in no checkpoint: the one signed at the start covers the three genuine receipts.
+    expect(database.prepare("SELECT COUNT(*) FROM receipts WHERE tool = 'admin_purge'").pluck().get()).toBe(0);
+    expect(database.prepare('SELECT MAX(tree_size) FROM receipt_checkpoints').pluck().get()).toBe(3);
+    expect(readFileSync(join(dataDirectory, 'receipts-journal-main.quarantine.jsonl'), 'utf8')).toBe(`${forged}\n${genuine[1]}\n`);
+    const quarantined = () => second.log().find((line) => line.code === 'RECEIPT_JOURNAL_LINE_QUARANTINED');
+    await waitFor(() => quarantined() !== undefined, 'the quarantine in the log', 10_000);
+    expect(quarantined()).toMatchObject({ level: 50, journal: 'main', lines: 2, reasons: { 'missing-mac': 1, replayed: 1 } });
+    await second.client.close();
+    database.close();
+
+    const verified = await runGateway(['receipts', 'verify'], { cwd: workspace.directory, env: workspace.env });
+    expect(verified.exitCode, `${String(verified.stdout)}\n${String(verified.stderr)}`).toBe(0);
+    second.process.kill('SIGKILL');
   }, 60_000);
 });

@@ -15,7 +15,7 @@ import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { mcpRequest } from './support/fixtures.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
-import { journalText, receiptDraft } from './support/receipt-journal.js';
+import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import {
   approve,
@@ -257,7 +257,10 @@ describe('gateway serve --workers', () => {
     // A third worker served last time and stopped with a receipt still in its journal: worker 1, starting
     // alone, moves it into the database (no worker 3 runs now to do it).
     const dataDirectory = join(workspace.directory, '.gateway');
-    await writeFile(join(dataDirectory, 'receipts-journal-worker-3.jsonl'), journalText([receiptDraft('left_by_worker_3')]));
+    await writeFile(
+      join(dataDirectory, 'receipts-journal-worker-3.jsonl'),
+      journalText(journalKeyOf(env.GATEWAY_SECRET_RECEIPTS_DIGEST_KEY!), 'worker-3', [receiptDraft('left_by_worker_3')]),
+    );
     const cluster = startCluster();
     try {
       await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));

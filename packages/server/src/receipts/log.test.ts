@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, verifyReceiptLog, type LoadedConfig } from '@gateway/core';
@@ -7,8 +7,8 @@ import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
-import { claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
-import { journalText, receiptDraft } from '../../test/support/receipt-journal.js';
+import { authenticatedLine, claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
+import { journalKeyIn, journalText, receiptDraft } from '../../test/support/receipt-journal.js';
 import { receiptMigrations } from './migrations.js';
 import { createSqliteReceiptStore, type ReceiptHook, type ReceiptStore } from './store.js';
 
@@ -47,10 +47,11 @@ async function start(
     adopt?: ReceiptJournal[];
     maxPendingInMemory?: number;
   } = {},
-): Promise<{ log: ReceiptLog; vault: Vault; warnings: string[] }> {
+): Promise<{ log: ReceiptLog; vault: Vault; warnings: string[]; alerts: Array<Record<string, unknown>> }> {
   const loaded = configWith(extra);
   const realVault = vault ?? (await createVault(loaded, { env: { PATH: process.env.PATH } }));
   const warnings: string[] = [];
+  const alerts: Array<Record<string, unknown>> = [];
   const { journal, clearAtBytes, store, ...rest } = options;
   const log = await createReceiptLog({
     store: store ?? createSqliteReceiptStore(database),
@@ -59,9 +60,21 @@ async function start(
     ...(journal ? { journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: clearAtBytes ?? 1 }) } : {}),
     ...rest,
     warn: (message) => warnings.push(message),
+    alert: (details, message) => alerts.push({ ...details, message }),
   });
   logs.push(log);
-  return { log, vault: realVault, warnings };
+  return { log, vault: realVault, warnings, alerts };
+}
+
+/** The journal key of the logs `start` makes (their vault's digest key, created first when it has none). */
+async function journalKey() {
+  return journalKeyIn(await createVault(configWith(''), { env: { PATH: process.env.PATH } }));
+}
+
+/** The quarantine file of slot `main` in the test's directory, as lines (none when there is no file). */
+function quarantineLines(): string[] {
+  const path = join(directory.path, 'receipts-journal-main.quarantine.jsonl');
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 }
 
 /** The id of a process that has stopped (one this test started and waited for). */
@@ -111,11 +124,12 @@ async function startRefused(code: string | undefined, options: { maxPendingInMem
     appendBatch: refusing(sqlite.appendBatch),
     setJournalMark: refusing(sqlite.setJournalMark),
   });
-  const { log, warnings } = await start('', undefined, { journal: true, store, ...options });
+  const { log, warnings, alerts } = await start('', undefined, { journal: true, store, ...options });
   return {
     log,
     sqlite,
     warnings,
+    alerts,
     accept: () => {
       isRefusing = false;
     },
@@ -293,7 +307,7 @@ describe('the receipt log', () => {
     const drafts = ['first', 'second', 'third'].map((tool) => receiptDraft(tool));
     // The stopped process had moved entry 1 (receipt-0 and its mark) but not 2 and 3; its last write was cut short.
     store.appendBatch([drafts[0]!], [], { journal: 'main', seq: 1 });
-    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${journalText(drafts)}{"seq":4,"dra`);
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${journalText(await journalKey(), 'main', drafts)}{"seq":4,"dra`);
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stoppedPid()}\n`);
     const seen: string[] = [];
     const { log, warnings } = await start('', undefined, {
@@ -307,7 +321,9 @@ describe('the receipt log', () => {
       ['receipt-2', 'third'],
     ]);
     expect(seen).toEqual(['second', 'third']);
-    expect(warnings).toEqual([expect.stringContaining('1 damaged line(s)')]);
+    // A write cut short by a crash is not forgery: skipped with a warning, not quarantined.
+    expect(warnings).toEqual([expect.stringContaining('ends in a line cut short')]);
+    expect(quarantineLines()).toEqual([]);
     // Signed at once, and the journal starts again empty, numbering after what it held.
     expect(store.latestCheckpoint()?.treeSize).toBe(3);
     expect(journalLines()).toEqual([]);
@@ -316,8 +332,11 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
-  it('a start skips journal lines that are not entries (wrong types, arrays, bad numbers), and moves the rest', async () => {
+  it('a start quarantines authentic lines that are not entries (wrong types, bad numbers) and a changed line; moves the rest', async () => {
+    const key = await journalKey();
     const good = (tool: string) => receiptDraft(tool);
+    // Each with a valid MAC (as if the gateway had written it): the shape is checked after the MAC.
+    const signed = (text: string) => authenticatedLine(key, 'main', text.endsWith('}') ? text.slice(0, -1) : text);
     const lines = [
       JSON.stringify({ seq: 1, draft: good('first') }),
       JSON.stringify({ seq: '2', draft: good('seq_as_text') }),
@@ -331,23 +350,39 @@ describe('the receipt log', () => {
       `{"seq":8,"__proto__":{"polluted":true},"draft":${JSON.stringify(good('with_proto')).slice(0, -1)},"__proto__":{"tool":"x"}}}`,
       `{"seq":9,"draft":${'['.repeat(100_000)}`,
       JSON.stringify({ seq: 10, draft: good('last') }),
-    ];
-    // A byte that is not UTF-8 inside a string (in place of the '#'): read as U+FFFD, the entry kept.
-    const withBadByte = Buffer.from(`${[...lines, JSON.stringify({ seq: 11, draft: good('bad_byte_#') })].join('\n')}\n`);
-    withBadByte[withBadByte.lastIndexOf('#')] = 0xff;
-    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), withBadByte);
-    const { log, warnings } = await start('', undefined, { journal: true });
-    expect(log.store.list({ limit: 20 }).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last', 'bad_byte_\ufffd']);
-    expect(warnings).toEqual([expect.stringContaining('holds 8 damaged line(s)')]);
+    ].map(signed);
+    // One byte of a genuine line changed (to one that is not UTF-8): the MAC no longer matches; kept byte for byte.
+    const changed = Buffer.from(signed(JSON.stringify({ seq: 11, draft: good('changed_#') })));
+    changed[changed.lastIndexOf('#')] = 0xff;
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), Buffer.concat([Buffer.from(lines.join('')), changed]));
+    const { log, alerts } = await start('', undefined, { journal: true });
+    expect(log.store.list({ limit: 20 }).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last']);
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        code: 'RECEIPT_JOURNAL_LINE_QUARANTINED',
+        journal: 'main',
+        lines: 9,
+        reasons: { malformed: 8, 'wrong-mac': 1 },
+      }),
+    ]);
+    const quarantine = readFileSync(join(directory.path, 'receipts-journal-main.quarantine.jsonl'));
+    expect(quarantine.includes(changed)).toBe(true);
+    expect(quarantineLines()).toHaveLength(9);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(log.store.journalMark('main')).toBe(11);
+    expect(log.store.journalMark('main')).toBe(10);
   });
 
   it('a start reads a journal larger than its read buffer in chunks, a character cut by a chunk included', async () => {
     const store = createSqliteReceiptStore(database);
     // Tools of three-byte characters, the first one padded so that the first 64 KiB chunk ends inside one.
     const tool = (index: number, padding: number) => `${index === 0 ? 'x'.repeat(padding) : ''}${'工'.repeat(60)}_${index}`;
-    const text = (padding: number) => journalText(Array.from({ length: 2500 }, (_, index) => receiptDraft(tool(index, padding))));
+    const key = await journalKey();
+    const text = (padding: number) =>
+      journalText(
+        key,
+        'main',
+        Array.from({ length: 2500 }, (_, index) => receiptDraft(tool(index, padding))),
+      );
     // Padding the first line by p bytes moves byte 65536 - p of the unpadded file to 65536.
     const unpadded = Buffer.from(text(0));
     const padding = Array.from({ length: 2000 }, (_, candidate) => candidate).find(
@@ -367,6 +402,138 @@ describe('the receipt log', () => {
       Array.from({ length: 1000 }, (_, index) => tool(1500 + index, padding)),
     );
     expect(store.journalMark('main')).toBe(2500);
+  });
+
+  it("lines added to a stopped gateway's journal are quarantined with a code; the genuine ones move in, in order", async () => {
+    const key = await journalKey();
+    const genuine = (seq: number, tool: string) => journalText(key, 'main', [receiptDraft(tool)], seq);
+    const forged = JSON.stringify({ seq: 3, draft: receiptDraft('admin_purge') });
+    const lines = [
+      genuine(1, 'first'),
+      genuine(2, 'second'),
+      // Between genuine lines: the shape of an earlier version's line (no MAC), one with a MAC made up, and a
+      // genuine line of worker-2's journal (its MAC is bound to that slot).
+      `${forged}\n`,
+      `${forged.slice(0, -1)},"mac":"${'A'.repeat(43)}"}\n`,
+      journalText(key, 'worker-2', [receiptDraft('from_worker_2')], 3),
+      genuine(3, 'third'),
+      genuine(4, 'fourth'),
+    ];
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), lines.join(''));
+    const { log, alerts } = await start('', undefined, { journal: true });
+    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third', 'fourth']);
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        code: 'RECEIPT_JOURNAL_LINE_QUARANTINED',
+        journal: 'main',
+        lines: 3,
+        reasons: { 'missing-mac': 1, 'wrong-mac': 2 },
+        file: join(directory.path, 'receipts-journal-main.quarantine.jsonl'),
+        message: expect.stringContaining('not moved in'),
+      }),
+    ]);
+    expect(quarantineLines()).toEqual(lines.slice(2, 5).map((line) => line.slice(0, -1)));
+    // Signed at once over the genuine four; the log verifies.
+    expect(log.store.latestCheckpoint()?.treeSize).toBe(4);
+    const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
+    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
+      ok: true,
+    });
+    expect(log.store.journalMark('main')).toBe(4);
+  });
+
+  it('a genuine line appended again makes no second receipt: behind its original (replayed) or once moved in (the mark)', async () => {
+    const key = await journalKey();
+    const [first, second, third] = ['first', 'second', 'third'].map((tool, index) =>
+      journalText(key, 'main', [receiptDraft(tool)], index + 1),
+    );
+    // A copy of entry 2 behind entry 3, and again at the end: its number does not grow.
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${first}${second}${third}${second}${first}`);
+    const { log, alerts } = await start('', undefined, { journal: true });
+    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
+    expect(alerts).toEqual([expect.objectContaining({ lines: 2, reasons: { replayed: 2 } })]);
+    expect(quarantineLines()).toEqual([second!.trim(), first!.trim()]);
+    log.close();
+    logs = [];
+    // Stopped with everything in: copies of moved lines in a journal of their own are covered by the mark.
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${second}${third}`);
+    const { log: next } = await start('', undefined, { journal: true });
+    expect(next.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
+    expect((await next.record(call()))?.id).toBe('receipt-3');
+    expect(next.store.journalMark('main')).toBe(4);
+  });
+
+  it('a line appended while the gateway runs is quarantined when the backlog is read back, once however often it is read', async () => {
+    const { log, sqlite, alerts, accept } = await startRefused('SQLITE_BUSY', { maxPendingInMemory: 0 });
+    await log.record({ ...call(), tool: 'before' });
+    appendFileSync(
+      join(directory.path, 'receipts-journal-main.jsonl'),
+      `${JSON.stringify({ seq: 2, draft: receiptDraft('admin_purge') })}\n`,
+    );
+    await log.record({ ...call(), tool: 'after' });
+    accept();
+    // Moved by the next retry (a second on): waited for, at most ten.
+    for (let waited = 0; sqlite.head().size < 2 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sqlite.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['before', 'after']);
+    expect(alerts).toEqual([expect.objectContaining({ reasons: { 'missing-mac': 1 } })]);
+    expect(quarantineLines()).toHaveLength(1);
+    // Read again (the journal holds less than clearAtBytes): the line is skipped, not quarantined or reported again.
+    const journal = openReceiptJournal(directory.path, 'worker-9');
+    writeFileSync(join(directory.path, 'receipts-journal-worker-9.jsonl'), 'not a line of ours\n');
+    const key = await journalKey();
+    const reported: unknown[] = [];
+    for (let read = 0; read < 2; read += 1) {
+      journal.readEntries(
+        key,
+        10,
+        () => undefined,
+        (counts) => reported.push(counts),
+      );
+    }
+    expect(reported).toEqual([{ 'missing-mac': 1 }]);
+    journal.close({ removeFile: true });
+    expect(readFileSync(join(directory.path, 'receipts-journal-worker-9.quarantine.jsonl'), 'utf8')).toBe('not a line of ours\n');
+  });
+
+  it('a line appended while the gateway runs is screened before the journal is emptied or removed, not dropped unseen', async () => {
+    const journalPath = join(directory.path, 'receipts-journal-main.jsonl');
+    const foreign = (tool: string) => `${JSON.stringify({ seq: 99, draft: receiptDraft(tool) })}\n`;
+    // Emptied after every move (clearAtBytes 1): the line appended after the first receipt is screened first.
+    const { log, alerts } = await start('', undefined, { journal: true });
+    await log.record(call());
+    appendFileSync(journalPath, foreign('appended_while_running'));
+    await log.record(call());
+    expect(journalLines()).toEqual([]);
+    expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);
+    // Removed at a clean close: screened first too.
+    appendFileSync(journalPath, foreign('appended_before_the_stop'));
+    log.close();
+    logs = [];
+    expect(existsSync(journalPath)).toBe(false);
+    expect(alerts).toHaveLength(2);
+    expect(quarantineLines().map((line) => (JSON.parse(line) as { draft: { tool: string } }).draft.tool)).toEqual([
+      'appended_while_running',
+      'appended_before_the_stop',
+    ]);
+    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order']);
+  });
+
+  it('a vault that cannot keep the digest key: no journal (a receipt commits in record); a left journal is screened', async () => {
+    const loaded = configWith('vault:\n  provider: env');
+    const vault = await createVault(loaded, { env: {} });
+    writeFileSync(
+      join(directory.path, 'receipts-journal-main.jsonl'),
+      `${JSON.stringify({ seq: 1, draft: receiptDraft('admin_purge') })}\n`,
+    );
+    const { log, warnings, alerts } = await start('vault:\n  provider: env', vault, { journal: true });
+    expect(warnings).toContainEqual(expect.stringContaining('the receipt journal is off'));
+    expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);
+    expect(log.store.head().size).toBe(0);
+    expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl'))).toBe(false);
+    const committed = log.record(call());
+    expect(log.store.head().size).toBe(1);
+    expect((await committed)?.id).toBe('receipt-0');
+    expect(journalSlots(directory.path)).toEqual([]);
   });
 
   it('closed while receipts wait in the journal only, the log keeps the journal for the next start, which moves them', async () => {
@@ -405,12 +572,20 @@ describe('the receipt log', () => {
   it('the first process also moves the journals of slots nobody serves from now, then removes them', async () => {
     const store = createSqliteReceiptStore(database);
     const stopped = stoppedPid();
+    const key = await journalKey();
     // Two workers ran last time; now one process serves. Worker 2's journal still holds two receipts.
     for (const [slot, tools] of [
       ['worker-1', []],
       ['worker-2', ['from_worker_2_a', 'from_worker_2_b']],
     ] as const) {
-      writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl`), journalText(tools.map((tool) => receiptDraft(tool))));
+      writeFileSync(
+        join(directory.path, `receipts-journal-${slot}.jsonl`),
+        journalText(
+          key,
+          slot,
+          tools.map((tool) => receiptDraft(tool)),
+        ),
+      );
       writeFileSync(join(directory.path, `receipts-journal-${slot}.jsonl.lock`), `${stopped}\n`);
     }
     expect(journalSlots(directory.path).sort()).toEqual(['worker-1', 'worker-2']);

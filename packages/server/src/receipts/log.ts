@@ -9,11 +9,12 @@ import {
   rawPublicKey,
   signNote,
   verifierKey,
+  type ErrorCode,
   type LoadedConfig,
   type Receipt,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import type { ReceiptJournal } from './journal.js';
+import { journalKeyFrom, type QuarantineCounts, type ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
 import { runInBackground } from '../scheduling/background-lane.js';
 
@@ -83,6 +84,11 @@ export interface ReceiptLogOptions {
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
   warn?: (message: string) => void;
+  /**
+   * What an operator must look at, with its registered code (the gateway logs it at error level): journal lines
+   * quarantined. Without it, `warn` hears the message.
+   */
+  alert?: (details: { code: ErrorCode } & Record<string, unknown>, message: string) => void;
   now?: () => Date;
 }
 
@@ -110,7 +116,13 @@ class DatabaseUnavailable extends Error {
  * gets a key that lives as long as this process, with a warning: digests then differ across restarts, and
  * checkpoints after a restart are signed by a new key (each checkpoint names its verifier key).
  */
-async function vaultSecret(vault: Vault, name: string, create: () => string, warn: (message: string) => void): Promise<string> {
+async function vaultSecret(
+  vault: Vault,
+  name: string,
+  create: () => string,
+  warn: (message: string) => void,
+  onNotKept: () => void = () => undefined,
+): Promise<string> {
   const existing = await vault.get(name);
   if (existing) return existing;
   const value = create();
@@ -118,6 +130,7 @@ async function vaultSecret(vault: Vault, name: string, create: () => string, war
     await vault.set(name, value);
   } catch {
     warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
+    onNotKept();
   }
   return value;
 }
@@ -136,8 +149,17 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const everySeconds = settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS;
   const origin = defaultReceiptOrigin(loaded);
 
+  let isDigestKeyKept = true;
   const digestKeyBytes = Buffer.from(
-    await vaultSecret(vault, RECEIPTS_DIGEST_KEY_SECRET, () => randomBytes(32).toString('base64url'), warn),
+    await vaultSecret(
+      vault,
+      RECEIPTS_DIGEST_KEY_SECRET,
+      () => randomBytes(32).toString('base64url'),
+      warn,
+      () => {
+        isDigestKeyKept = false;
+      },
+    ),
     'base64url',
   );
   if (digestKeyBytes.length < 16) {
@@ -147,6 +169,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     );
   }
   const digestKey = createSecretKey(digestKeyBytes);
+  const journalKey = journalKeyFrom(digestKeyBytes);
   const signingPem = await vaultSecret(
     vault,
     RECEIPTS_SIGNING_KEY_SECRET,
@@ -165,7 +188,18 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
   const hooks = [...(options.hooks ?? [])];
-  const journal = options.journal;
+  // Journal lines are authenticated with a key derived from the digest key. One that dies with this process would
+  // leave the next start unable to tell this process's lines from forged ones: without it, no journal (each call
+  // waits for its receipt's commit), and what the slot's journal holds is screened, moved and removed as an orphan.
+  const journal = isDigestKeyKept ? options.journal : undefined;
+  const adopt = [...(options.journal && !journal ? [options.journal] : []), ...(options.adopt ?? [])];
+  if (options.journal && !journal) {
+    warn(
+      `the receipt journal is off: its lines are authenticated with a key derived from '${RECEIPTS_DIGEST_KEY_SECRET}', ` +
+        'which this vault cannot keep; each call waits for its receipt to commit (docs/receipts.md#authenticated-journal-lines)',
+    );
+  }
+  const alert = options.alert ?? ((_details, message) => warn(message));
   let checkpointedSize = store.latestCheckpoint()?.treeSize ?? 0;
 
   function checkpoint(): StoredCheckpoint | undefined {
@@ -334,39 +368,55 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     }
   }
 
+  /** Logs, with its code, that lines of `source` went to its quarantine file. */
+  function reportQuarantined(source: ReceiptJournal, counts: QuarantineCounts): void {
+    const lines = Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const reasons = Object.entries(counts).map(([reason, count]) => `${reason}: ${count}`);
+    alert(
+      { code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', journal: source.name, lines, reasons: counts, file: source.quarantinePath },
+      `the receipt journal '${source.name}' held ${lines} line(s) this gateway did not write, or copies of ones it had ` +
+        `(${reasons.join(', ')}): not moved in, kept in ${source.quarantinePath}`,
+    );
+  }
+
   /**
    * Moves the entries of a journal past the database's mark (the rest are in already, or given up), in their
    * order, with the hooks (their events) like any receipt, reading the file in batches. At a start, that is
    * what an earlier process of the slot left behind; later, the backlog that waited in the journal only.
    * Returns the highest entry number the slot has used. A database that takes nothing now stops it (the
    * entries stay in the journal for the next try); a receipt the database refuses alone is given up, with a
-   * warning.
+   * warning. Lines that do not authenticate under the journal key are not moved but quarantined, and reported.
    */
   function moveFromJournal(source: ReceiptJournal): number {
     const mark = store.journalMark(source.name);
-    const read = source.readEntries(REPLAY_BATCH, (entries) => {
-      const left = entries.filter((entry) => entry.seq > mark);
-      if (left.length === 0) return;
-      try {
-        appendEntries(source.name, left, (_index, outcome) => {
-          if ('error' in outcome) {
-            warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
-          }
-        });
-      } catch (error) {
-        // The database's own error: the entries stay in the journal for the next try.
-        throw error instanceof DatabaseUnavailable ? error.cause : error;
-      }
-    });
-    if (read.damagedLines > 0) {
-      warn(`the receipt journal '${source.name}' holds ${read.damagedLines} damaged line(s) (a write cut short): skipped`);
+    const read = source.readEntries(
+      journalKey,
+      REPLAY_BATCH,
+      (entries) => {
+        const left = entries.filter((entry) => entry.seq > mark);
+        if (left.length === 0) return;
+        try {
+          appendEntries(source.name, left, (_index, outcome) => {
+            if ('error' in outcome) {
+              warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
+            }
+          });
+        } catch (error) {
+          // The database's own error: the entries stay in the journal for the next try.
+          throw error instanceof DatabaseUnavailable ? error.cause : error;
+        }
+      },
+      (counts) => reportQuarantined(source, counts),
+    );
+    if (read.isLastLineCutShort) {
+      warn(`the receipt journal '${source.name}' ends in a line cut short (a write interrupted by a crash): skipped`);
     }
     return Math.max(mark, read.maxSeq);
   }
 
   const sizeBefore = store.head().size;
-  if (journal) journal.start(moveFromJournal(journal));
-  for (const orphan of options.adopt ?? []) {
+  if (journal) journal.start(moveFromJournal(journal), journalKey, (counts) => reportQuarantined(journal, counts));
+  for (const orphan of adopt) {
     moveFromJournal(orphan);
     orphan.close({ removeFile: true });
   }

@@ -8,7 +8,8 @@ const tools = ['get_order', 'search_orders'];
 const gateway = await startGateway({
   configPath: process.env.CRASH_CONFIG,
   lockPath: process.env.CRASH_LOCK,
-  logger: pino({ level: 'silent' }),
+  // CRASH_LOG_LEVEL: the gateway's log on stdout, for tests that read it.
+  logger: pino({ level: process.env.CRASH_LOG_LEVEL ?? 'silent' }),
   webhookLeaseMs: 1_000,
   authorizerOverride: ({ registry }) => ({
     async authenticate() {

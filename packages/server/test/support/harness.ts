@@ -13,6 +13,7 @@ import { REDACTED_LOG_PATHS } from '../../src/logger.js';
 import type { McpAuthorizer, McpCaller } from '../../src/calls/caller.js';
 import type { PublicationRegistry } from '../../src/publications/registry.js';
 import { freePort } from './net.js';
+import { newDigestKey } from './receipt-journal.js';
 
 export const ORDERS_API_KEY = 'canary-orders-key-7f3a9c';
 
@@ -96,7 +97,13 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
   const directory = temporary.path;
   const api = await startExampleApi();
   const port = await freePort();
-  const env = { GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY, GATEWAY_SECRET_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN };
+  const env = {
+    GATEWAY_SECRET_ORDERS_API_KEY: ORDERS_API_KEY,
+    GATEWAY_SECRET_ADMIN_TOKEN: HARNESS_ADMIN_TOKEN,
+    // The env vault cannot create the receipt digest key: one the gateway keeps across restarts, as an operator
+    // provides it, so that the receipt journal (authenticated with a key derived from it) is on.
+    GATEWAY_SECRET_RECEIPTS_DIGEST_KEY: newDigestKey(),
+  };
   const example = await readFile(join(repositoryRoot, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   const documentPath = join(directory, 'openapi.yaml');
   const document = example.replace('http://127.0.0.1:4010', api.url);
