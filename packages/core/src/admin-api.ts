@@ -26,6 +26,20 @@ export interface LockReloadStatus {
   message?: string;
 }
 
+/**
+ * A webhook endpoint's delivery state (`GET /admin/status` and `GET /admin/webhooks`): `paused` when an
+ * event's attempts ran out (later events wait until `gateway webhooks resume`), `disabled` after 410 Gone.
+ */
+export interface AdminWebhookState {
+  name: string;
+  state: 'active' | 'paused' | 'disabled';
+  /** Where delivery stopped, and why (the event's last error). */
+  paused: { at: string; sequence: number | null; reason: string | null } | null;
+  disabled: { at: string; reason: string | null } | null;
+  /** Events not delivered yet (including the one a pause stopped at). */
+  pending: number;
+}
+
 /** `GET /admin/status`. */
 export interface AdminStatus {
   ready: boolean;
@@ -33,6 +47,8 @@ export interface AdminStatus {
   drift: DriftSourceReport[];
   /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
   lockReload?: LockReloadStatus;
+  /** Each webhook endpoint's delivery state; absent when none is configured. */
+  webhooks?: AdminWebhookState[];
 }
 
 export type AdminSessionState = 'open' | 'expired' | 'revoked';

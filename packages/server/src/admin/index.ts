@@ -24,7 +24,7 @@ import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
-import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
+import { registerWebhookRoutes, webhookSummaries } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { markStaleTools } from '../authorization/consent/reapproval.js';
 import type { SqliteDatabase } from '../store/database.js';
@@ -214,7 +214,17 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
-      return { ready: options.registry.isReady, publications, drift: options.drift?.report() ?? [], ...(lockReload ? { lockReload } : {}) };
+      // Each endpoint's delivery state only (a paused endpoint is what an operator must act on).
+      const webhooks = options.webhooks
+        ? (await webhookSummaries(options.webhooks)).map(({ name, state, paused, disabled, pending }) => ({ name, state, paused, disabled, pending }))
+        : undefined;
+      return {
+        ready: options.registry.isReady,
+        publications,
+        drift: options.drift?.report() ?? [],
+        ...(lockReload ? { lockReload } : {}),
+        ...(webhooks ? { webhooks } : {}),
+      };
     });
 
     // The push trigger for a deployment pipeline: re-read the description(s) now instead of at the next
