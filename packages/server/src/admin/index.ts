@@ -216,7 +216,13 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       const lockReload = options.lastLockReload?.();
       // Each endpoint's delivery state only (a paused endpoint is what an operator must act on).
       const webhooks = options.webhooks
-        ? (await webhookSummaries(options.webhooks)).map(({ name, state, paused, disabled, pending }) => ({ name, state, paused, disabled, pending }))
+        ? (await webhookSummaries(options.webhooks)).map(({ name, state, paused, disabled, pending }) => ({
+            name,
+            state,
+            paused,
+            disabled,
+            pending,
+          }))
         : undefined;
       return {
         ready: options.registry.isReady,

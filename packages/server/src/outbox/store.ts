@@ -85,7 +85,12 @@ export interface OutboxStore {
    * transaction, only while `holder` holds the lease (which it gives up): the event stays pending, later events
    * wait. False when the lease was no longer `holder`'s (nothing written).
    */
-  pause(endpoint: string, sequence: number, holder: string, outcome: { status: number | null; error: string; reason: string }): Awaitable<boolean>;
+  pause(
+    endpoint: string,
+    sequence: number,
+    holder: string,
+    outcome: { status: number | null; error: string; reason: string },
+  ): Awaitable<boolean>;
   /**
    * Ends a pause (and a 410 Gone disable): the event it stopped at gets a fresh cycle of attempts, and delivery
    * goes on from it. Returns where it was paused (null when it was not) and whether it was disabled.
@@ -338,19 +343,30 @@ export class SqliteOutboxStore implements OutboxStore {
 
   pause(endpoint: string, sequence: number, holder: string, outcome: { status: number | null; error: string; reason: string }): boolean {
     const at = new Date().toISOString();
-    return this.database.transaction(() => {
-      const recorded = this.statements.attemptExhausted.run({ endpoint, sequence, holder, status: outcome.status, error: outcome.error, at });
-      if (recorded.changes !== 1) return false;
-      return this.statements.pause.run({ endpoint, sequence, holder, at, reason: outcome.reason }).changes === 1;
-    }).immediate();
+    return this.database
+      .transaction(() => {
+        const recorded = this.statements.attemptExhausted.run({
+          endpoint,
+          sequence,
+          holder,
+          status: outcome.status,
+          error: outcome.error,
+          at,
+        });
+        if (recorded.changes !== 1) return false;
+        return this.statements.pause.run({ endpoint, sequence, holder, at, reason: outcome.reason }).changes === 1;
+      })
+      .immediate();
   }
 
   resume(endpoint: string): { pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean } {
-    return this.database.transaction(() => {
-      const state = this.unpause(endpoint);
-      this.statements.enable.run(endpoint);
-      return state;
-    }).immediate();
+    return this.database
+      .transaction(() => {
+        const state = this.unpause(endpoint);
+        this.statements.enable.run(endpoint);
+        return state;
+      })
+      .immediate();
   }
 
   /** Gives the event a pause stopped at a fresh cycle of attempts; says what the endpoint's state was. */
@@ -360,7 +376,11 @@ export class SqliteOutboxStore implements OutboxStore {
       | undefined;
     if (!row) return { pausedSequence: null, wasPaused: false, wasDisabled: false };
     if (row.paused_at !== null && row.paused_sequence !== null) this.statements.freshCycle.run(endpoint, row.paused_sequence);
-    return { pausedSequence: row.paused_at === null ? null : row.paused_sequence, wasPaused: row.paused_at !== null, wasDisabled: row.disabled_at !== null };
+    return {
+      pausedSequence: row.paused_at === null ? null : row.paused_sequence,
+      wasPaused: row.paused_at !== null,
+      wasDisabled: row.disabled_at !== null,
+    };
   }
 
   disable(endpoint: string, reason: string): void {
