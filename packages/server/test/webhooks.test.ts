@@ -461,6 +461,22 @@ describe('webhook configuration', () => {
     ).toThrow(/outcomes/);
   });
 
+  it('types, data and onExhausted take only their documented values', () => {
+    const endpoint = (extra: string) => `${base}webhooks:\n  audit: { url: 'https://x.example', secret: s, ${extra} }\n`;
+    expect(
+      parseConfig(endpoint(`types: [${RECEIPTED}, ${CHECKPOINT}], data: detailed, onExhausted: skip`), 'gateway.yaml').config.webhooks
+        ?.audit,
+    ).toMatchObject({
+      types: [RECEIPTED, CHECKPOINT],
+      data: 'detailed',
+      onExhausted: 'skip',
+    });
+    expect(() => parseConfig(endpoint('types: [io.service.call.received]'), 'gateway.yaml')).toThrow(/types/);
+    expect(() => parseConfig(endpoint('types: []'), 'gateway.yaml')).toThrow(/types/);
+    expect(() => parseConfig(endpoint('data: full'), 'gateway.yaml')).toThrow(/data/);
+    expect(() => parseConfig(endpoint('onExhausted: drop'), 'gateway.yaml')).toThrow(/onExhausted/);
+  });
+
   it('a missing or malformed signing secret stops start-up, naming the endpoint and never the value', async () => {
     const env = { ...workspace.env };
     delete (env as Record<string, string | undefined>).GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET;
