@@ -76,7 +76,9 @@ async function runningWebhookFindings(context: CliContext, loaded: LoadedConfig)
       return {
         check: 'webhooks',
         level: 'warning',
-        message: `webhook endpoint ${endpoint.name} is disabled (410 Gone) since ${endpoint.disabled.at} (${endpoint.pending} event(s) waiting)`,
+        message:
+          `webhook endpoint ${endpoint.name} is disabled (410 Gone) since ${endpoint.disabled.at} ` +
+          `(${endpoint.pending} event(s) waiting)`,
         fix: `gateway webhooks resume ${endpoint.name}   # once the receiver takes events again`,
       };
     }

@@ -62,7 +62,8 @@ export function describeWebhooks(webhooks: NonNullable<AdminStatus['webhooks']>)
   for (const endpoint of webhooks) {
     if (endpoint.paused) {
       lines.push(
-        `  ${endpoint.name}: PAUSED at sequence ${endpoint.paused.sequence ?? '?'} since ${endpoint.paused.at}, ${endpoint.pending} event(s) waiting`,
+        `  ${endpoint.name}: PAUSED at sequence ${endpoint.paused.sequence ?? '?'} since ${endpoint.paused.at}, ` +
+          `${endpoint.pending} event(s) waiting`,
         ...(endpoint.paused.reason ? [`    ${endpoint.paused.reason}`] : []),
         `    once the receiver is back: gateway webhooks resume ${endpoint.name}`,
       );

@@ -517,7 +517,7 @@ describe('webhook outbox and delivery', () => {
     expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
   });
 
-  it('onExhausted: skip, an acknowledgement is its own row: failures in between keep theirs, replay --failed sends only those', async () => {
+  it('onExhausted: skip, an acknowledgement is its own row: failures between keep theirs, replay --failed sends only those', async () => {
     const db = database();
     let isFixed = false;
     // Events 2 and 4 fail until the receiver is fixed; the others are acknowledged at once.
