@@ -26,6 +26,20 @@ export interface LockReloadStatus {
   message?: string;
 }
 
+/**
+ * A webhook endpoint's delivery state (`GET /admin/status` and `GET /admin/webhooks`): `paused` when an
+ * event's attempts ran out (later events wait until `gateway webhooks resume`), `disabled` after 410 Gone.
+ */
+export interface AdminWebhookState {
+  name: string;
+  state: 'active' | 'paused' | 'disabled';
+  /** Where delivery stopped, and why (the event's last error). */
+  paused: { at: string; sequence: number | null; reason: string | null } | null;
+  disabled: { at: string; reason: string | null } | null;
+  /** Events not delivered yet (including the one a pause stopped at). */
+  pending: number;
+}
+
 /** `GET /admin/status`. */
 export interface AdminStatus {
   ready: boolean;
@@ -39,6 +53,8 @@ export interface AdminStatus {
    * requests). Absent when the gateway runs without its authorization server.
    */
   mcpRefusals?: Record<string, number>;
+  /** Each webhook endpoint's delivery state; absent when none is configured. */
+  webhooks?: AdminWebhookState[];
 }
 
 export type AdminSessionState = 'open' | 'expired' | 'revoked';

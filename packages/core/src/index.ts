@@ -102,6 +102,7 @@ export type {
   AdminSessionAnswer,
   AdminSessionList,
   AdminStatus,
+  AdminWebhookState,
   DriftSourceReport,
   DriftStatus,
   LockReloadStatus,
@@ -180,7 +181,17 @@ export {
 } from './source-kinds.js';
 export { type McpSourceConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
-export { WEBHOOK_RETRY_DEFAULTS, type WebhookEndpointConfig } from './config/webhooks-schema.js';
+export {
+  CHECKPOINT_EVENT_TYPE,
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  RECEIPT_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_RETRY_DEFAULTS,
+  type WebhookDataMode,
+  type WebhookEndpointConfig,
+  type WebhookEventType,
+  type WebhookExhaustedAction,
+} from './config/webhooks-schema.js';
 export { type LiveImportOptions, type McpToolLister, otherSourcesToolNames } from './diff.js';
 export { validatableSchema } from './json-schema-validator.js';
 export { STALE_TEMPORARY_MS, nestingDepth } from './lockfile.js';

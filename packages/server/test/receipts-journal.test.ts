@@ -84,7 +84,7 @@ describe('the receipt journal', () => {
         ...new Set(
           receiver!.requests
             .filter((request) => request.status === 200)
-            .map((request) => (JSON.parse(request.body) as { data: { receipt: { id: string } } }).data.receipt.id),
+            .map((request) => (JSON.parse(request.body) as { data: { receipt: string } }).data.receipt),
         ),
       ].sort();
     await waitFor(() => deliveredReceipts().length === 2, 'both events', 10_000);

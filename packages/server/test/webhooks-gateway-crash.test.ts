@@ -106,10 +106,10 @@ describe('webhooks across gateway crashes', () => {
     expect([...new Set(sequences)]).toEqual(Array.from({ length: receipts }, (_, index) => index + 1));
     const bodyBySequence = new Map<number, string>();
     for (const [index, request] of acknowledged.entries()) {
-      const event = JSON.parse(request.body) as { id: string; subject: string; data: { receipt: { id: string; index: number } } };
+      const event = JSON.parse(request.body) as { id: string; subject: string; data: { receipt: string } };
       expect(request.headers['webhook-id']).toBe(event.id);
-      expect(event.id).toBe(`evt_${event.data.receipt.id}_audit`);
-      expect(event.data.receipt.index).toBe(sequences[index]! - 1); // one endpoint, every outcome: receipt n is event n+1
+      expect(event.id).toBe(`evt_${event.data.receipt}_audit`);
+      expect(event.data.receipt).toBe(`receipt-${sequences[index]! - 1}`); // one endpoint, every outcome: receipt n is event n+1
       expect(event.subject).toBe('session-5');
       expect(new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
       const first = bodyBySequence.get(sequences[index]!);

@@ -60,6 +60,31 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
       }`,
     );
   }
+  if (status.webhooks) lines.push('', 'webhooks', ...describeWebhooks(status.webhooks));
+  return lines;
+}
+
+/** The webhooks part of `gateway status` (also what `gateway doctor` reports of a running gateway). */
+export function describeWebhooks(webhooks: NonNullable<AdminStatus['webhooks']>): string[] {
+  if (webhooks.length === 0) return ['  none configured'];
+  const lines: string[] = [];
+  for (const endpoint of webhooks) {
+    if (endpoint.paused) {
+      lines.push(
+        `  ${endpoint.name}: PAUSED at sequence ${endpoint.paused.sequence ?? '?'} since ${endpoint.paused.at}, ` +
+          `${endpoint.pending} event(s) waiting`,
+        ...(endpoint.paused.reason ? [`    ${endpoint.paused.reason}`] : []),
+        `    once the receiver is back: gateway webhooks resume ${endpoint.name}`,
+      );
+    } else if (endpoint.disabled) {
+      lines.push(
+        `  ${endpoint.name}: disabled (410 Gone) since ${endpoint.disabled.at}, ${endpoint.pending} event(s) waiting`,
+        `    gateway webhooks resume ${endpoint.name}`,
+      );
+    } else {
+      lines.push(`  ${endpoint.name}: active, ${endpoint.pending} pending`);
+    }
+  }
   return lines;
 }
 

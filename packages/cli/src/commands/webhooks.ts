@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
-import { GatewayError } from '@gateway/core';
+import { GatewayError, type AdminWebhookState } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
 import { contextFrom, printResult, table, type CliContext } from '../context.js';
 
 /** What `GET /admin/webhooks` answers (packages/server/src/webhooks/admin-routes.ts). */
-interface EndpointSummary {
-  name: string;
+interface EndpointSummary extends AdminWebhookState {
   url: string;
   outcomes: string[];
+  types: string[];
+  onExhausted: 'pause' | 'skip';
   rotating: boolean;
-  disabled: { at: string; reason: string | null } | null;
   nextSequence: number;
   counts: { pending: number; delivered: number; failed: number };
   lease: { holder: string; expiresAt: string } | null;
@@ -61,13 +61,14 @@ export function registerWebhooks(program: Command): void {
         '  gateway webhooks deliveries audit --status failed\n' +
         '  gateway webhooks replay audit --failed\n' +
         '  gateway webhooks replay audit --from 120\n' +
+        '  gateway webhooks resume audit\n' +
         '  gateway webhooks test audit',
     );
 
   withAdminOptions(
     webhooks
       .command('list')
-      .description('each endpoint: url, filter, counts, disabled or not')
+      .description('each endpoint: url, filter, counts, active, paused or disabled')
       .addHelpText('after', '\nExamples:\n  gateway webhooks list'),
   ).action(async (options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
@@ -82,7 +83,7 @@ export function registerWebhooks(program: Command): void {
                 endpoint.name,
                 endpoint.url,
                 endpoint.outcomes.join(','),
-                endpoint.disabled ? 'disabled (410 Gone)' : endpoint.rotating ? 'active, rotating secret' : 'active',
+                describeState(endpoint),
                 String(endpoint.nextSequence),
                 String(endpoint.counts.pending),
                 String(endpoint.counts.delivered),
@@ -162,6 +163,33 @@ export function registerWebhooks(program: Command): void {
 
   withAdminOptions(
     webhooks
+      .command('resume <endpoint>')
+      .description('resume a paused endpoint from the event it stopped at, in order (also ends a 410 Gone disable)')
+      .addHelpText(
+        'after',
+        '\nAn endpoint pauses when an event runs out of attempts (onExhausted: pause, the default): later events\n' +
+          'wait and nothing is given up. Resume once the receiver is back; the stopped event gets a fresh cycle of\n' +
+          'attempts.\n\nExamples:\n  gateway webhooks resume audit',
+      ),
+  ).action(async (endpoint: string, options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const result = await adminRequest<{ endpoint: string; pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean }>(
+      context,
+      options,
+      'POST',
+      `/webhooks/${encodeURIComponent(endpoint)}/resume`,
+      {},
+    );
+    const message = result.wasPaused
+      ? `${endpoint} resumed: delivery goes on from sequence ${result.pausedSequence}, in order`
+      : result.wasDisabled
+        ? `${endpoint} re-enabled: delivery goes on from its first pending event, in order`
+        : `${endpoint} was not paused: nothing to resume`;
+    printResult(context, message, result);
+  });
+
+  withAdminOptions(
+    webhooks
       .command('test <endpoint>')
       .description('send a signed test event now (outside the ordered stream)')
       .addHelpText('after', '\nExamples:\n  gateway webhooks test audit'),
@@ -185,4 +213,11 @@ export function registerWebhooks(program: Command): void {
     }
     printResult(context, `${endpoint} acknowledged test event ${result.eventId} (HTTP ${result.status})`, result);
   });
+}
+
+/** An endpoint's state in one cell of `webhooks list`. */
+function describeState(endpoint: EndpointSummary): string {
+  if (endpoint.paused) return `PAUSED at ${endpoint.paused.sequence ?? '?'} (gateway webhooks resume ${endpoint.name})`;
+  if (endpoint.disabled) return 'disabled (410 Gone)';
+  return endpoint.rotating ? 'active, rotating secret' : 'active';
 }

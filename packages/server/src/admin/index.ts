@@ -24,7 +24,7 @@ import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
-import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
+import { registerWebhookRoutes, webhookSummaries } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { markStaleTools } from '../authorization/consent/reapproval.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy, type SqliteDatabase } from '../store/database.js';
@@ -217,12 +217,23 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
       const mcpRefusals = options.mcpRefusals?.();
+      // Each endpoint's delivery state only (a paused endpoint is what an operator must act on).
+      const webhooks = options.webhooks
+        ? (await webhookSummaries(options.webhooks)).map(({ name, state, paused, disabled, pending }) => ({
+            name,
+            state,
+            paused,
+            disabled,
+            pending,
+          }))
+        : undefined;
       return {
         ready: options.registry.isReady,
         publications,
         drift: options.drift?.report() ?? [],
         ...(lockReload ? { lockReload } : {}),
         ...(mcpRefusals ? { mcpRefusals } : {}),
+        ...(webhooks ? { webhooks } : {}),
       };
     });
 

@@ -56,7 +56,7 @@ export interface ReceiptLog {
    * made durable at all.
    */
   record(fields: ReceiptFields): Promise<Receipt | undefined>;
-  /** Hooks run inside each append's transaction (the webhook outbox registers one). */
+  /** Hooks run inside each append's and each new checkpoint's transaction (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
   checkpoint(): StoredCheckpoint | undefined;
@@ -213,7 +213,8 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       verifierKey: publicVerifierKey,
       createdAt: now().toISOString(),
     };
-    store.addCheckpoint(stored);
+    // Hook point (webhooks): each hook's `onCheckpoint` writes in the checkpoint row's transaction.
+    store.addCheckpoint(stored, hooks);
     checkpointedSize = head.size;
     return stored;
   }

@@ -16,6 +16,11 @@ export interface ReceiptHook {
    * `onReceipt` since the previous call belongs to these receipts or to a transaction that rolled back.
    */
   afterCommit?(receipts: readonly Receipt[]): void;
+  /**
+   * Called inside the transaction that stores a newly signed checkpoint (not for one already stored), on the
+   * same handle: what the hook writes (checkpoint events) commits or rolls back with the checkpoint's row.
+   */
+  onCheckpoint?(checkpoint: StoredCheckpoint): void;
 }
 
 /** How far a receipt journal (journal.ts) has been moved into the database. */
@@ -99,7 +104,8 @@ export interface ReceiptStore {
   rows(fromIndex: number, limit: number): StoredReceiptRow[];
   /** The recorded leaf hashes of the first `size` leaves (proofs are computed from them). */
   leafHashes(size: number): Buffer[];
-  addCheckpoint(checkpoint: StoredCheckpoint): void;
+  /** Stores a signed checkpoint; `hooks` (their `onCheckpoint`) write in its transaction when it is new. */
+  addCheckpoint(checkpoint: StoredCheckpoint, hooks?: readonly ReceiptHook[]): void;
   latestCheckpoint(): StoredCheckpoint | undefined;
   checkpoints(): StoredCheckpoint[];
 }
@@ -238,8 +244,16 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   // The tree head in a read transaction of its own: the folded leaves and the stored size are one state.
   const readHead = database.transaction(currentTree);
 
-  const addCheckpointTransaction = database.transaction((checkpoint: StoredCheckpoint) => {
-    insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+  const addCheckpointTransaction = database.transaction((checkpoint: StoredCheckpoint, hooks: readonly ReceiptHook[]) => {
+    const inserted = insertCheckpoint.run(
+      checkpoint.treeSize,
+      checkpoint.rootHash,
+      checkpoint.note,
+      checkpoint.verifierKey,
+      checkpoint.createdAt,
+    ).changes;
+    // Another process may have stored this tree size first: its hooks wrote the events.
+    if (inserted === 1) for (const hook of hooks) hook.onCheckpoint?.(checkpoint);
     // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of the
     // file below a signed size still leave a gap that `receipts verify` names.
     const tree = currentTree();
@@ -321,7 +335,7 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     leafHashes(size) {
       return selectLeafHashes.all(size) as Buffer[];
     },
-    addCheckpoint: (checkpoint) => addCheckpointTransaction.immediate(checkpoint),
+    addCheckpoint: (checkpoint, hooks = []) => addCheckpointTransaction.immediate(checkpoint, hooks),
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
       return row ? checkpointOf(row) : undefined;

@@ -1,8 +1,8 @@
 /**
- * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | test` read and do. Registered
- * inside the admin plugin, behind its bearer token.
+ * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | resume | test` read and do.
+ * Registered inside the admin plugin, behind its bearer token.
  */
-import type { ErrorCode } from '@gateway/core';
+import { DEFAULT_WEBHOOK_EVENT_TYPES, type AdminWebhookState, type ErrorCode } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { OutboxEvent, OutboxStatus } from '../outbox/store.js';
 import type { Webhooks } from './service.js';
@@ -15,12 +15,13 @@ export interface WebhookRoutesProblem {
 }
 
 /** One row of `GET /admin/webhooks`. */
-export interface WebhookEndpointSummary {
-  name: string;
+export interface WebhookEndpointSummary extends AdminWebhookState {
   url: string;
   outcomes: string[];
+  types: string[];
+  data: 'standard' | 'detailed';
+  onExhausted: 'pause' | 'skip';
   rotating: boolean;
-  disabled: { at: string; reason: string | null } | null;
   nextSequence: number;
   counts: Record<OutboxStatus, number>;
   lease: { holder: string; expiresAt: string } | null;
@@ -31,6 +32,37 @@ export type WebhookDelivery = Omit<OutboxEvent, 'body' | 'endpoint' | 'nextAttem
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
+
+/** Each configured endpoint's delivery state, as `GET /admin/webhooks` and `GET /admin/status` show it. */
+export async function webhookSummaries(webhooks: Webhooks): Promise<WebhookEndpointSummary[]> {
+  const endpoints: WebhookEndpointSummary[] = [];
+  for (const [name, config] of webhooks.endpoints) {
+    const state = await webhooks.outbox.store.endpoint(name);
+    const paused = state?.pausedAt ? { at: state.pausedAt, sequence: state.pausedSequence, reason: state.pausedReason } : null;
+    const disabled = state?.disabledAt ? { at: state.disabledAt, reason: state.disabledReason } : null;
+    const counts = state?.counts ?? { pending: 0, delivered: 0, failed: 0 };
+    endpoints.push({
+      name,
+      state: paused ? 'paused' : disabled ? 'disabled' : 'active',
+      paused,
+      disabled,
+      pending: counts.pending,
+      url: config.url,
+      outcomes: config.outcomes ?? ['allowed', 'denied', 'error'],
+      types: config.types ?? [...DEFAULT_WEBHOOK_EVENT_TYPES],
+      data: config.data ?? 'standard',
+      onExhausted: config.onExhausted ?? 'pause',
+      rotating: Boolean(config.previousSecret) && (!config.previousSecretUntil || Date.parse(config.previousSecretUntil) > Date.now()),
+      nextSequence: state?.nextSequence ?? 1,
+      counts,
+      lease:
+        state?.leaseHolder && state.leaseExpiresAt && state.leaseExpiresAt > Date.now()
+          ? { holder: state.leaseHolder, expiresAt: new Date(state.leaseExpiresAt).toISOString() }
+          : null,
+    });
+  }
+  return endpoints;
+}
 
 export function registerWebhookRoutes(
   app: FastifyInstance,
@@ -49,23 +81,7 @@ export function registerWebhookRoutes(
     sendProblem(reply, { status: 400, code: 'WEBHOOK_REQUEST_INVALID', title: 'Invalid request', detail });
 
   app.get('/webhooks', async (_request, reply) => {
-    const endpoints: WebhookEndpointSummary[] = [];
-    for (const [name, config] of webhooks.endpoints) {
-      const state = await store.endpoint(name);
-      endpoints.push({
-        name,
-        url: config.url,
-        outcomes: config.outcomes ?? ['allowed', 'denied', 'error'],
-        rotating: Boolean(config.previousSecret) && (!config.previousSecretUntil || Date.parse(config.previousSecretUntil) > Date.now()),
-        disabled: state?.disabledAt ? { at: state.disabledAt, reason: state.disabledReason } : null,
-        nextSequence: state?.nextSequence ?? 1,
-        counts: state?.counts ?? { pending: 0, delivered: 0, failed: 0 },
-        lease:
-          state?.leaseHolder && state.leaseExpiresAt && state.leaseExpiresAt > Date.now()
-            ? { holder: state.leaseHolder, expiresAt: new Date(state.leaseExpiresAt).toISOString() }
-            : null,
-      });
-    }
+    const endpoints = await webhookSummaries(webhooks);
     reply.header('cache-control', 'no-store');
     return { endpoints };
   });
@@ -107,6 +123,14 @@ export function registerWebhookRoutes(
     const replayed = await store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
     webhooks.dispatcher.notify({ reread: true });
     return { endpoint, replayed };
+  });
+
+  // Delivery goes on from the event a pause stopped at (also ends a 410 Gone disable); nothing else changes.
+  app.post('/webhooks/:endpoint/resume', async (request, reply) => {
+    const { endpoint } = request.params as { endpoint: string };
+    if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
+    const resumed = await webhooks.resume(endpoint);
+    return { endpoint, ...resumed };
   });
 
   app.post('/webhooks/:endpoint/test', async (request, reply) => {
