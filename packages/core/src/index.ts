@@ -22,6 +22,7 @@ export type {
   LockedOperation,
   LockedSource,
   Lockfile,
+  NotOfferedEntry,
   Operation,
   OperationBody,
   OperationParameter,
@@ -174,6 +175,7 @@ export {
 export {
   compareEntries,
   describeEntry,
+  describeNotOffered,
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';
