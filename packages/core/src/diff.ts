@@ -556,3 +556,21 @@ export async function importLiveSource(
     }
   }
 }
+
+/**
+ * A source's diff in sentences, one per operation (what the admin API and `gateway status` show of a proposal):
+ * `changed create_order (POST /orders): request body schema changed (properties added: note)`.
+ */
+export function describeDiffInWords(diff: SourceDiff): string[] {
+  const label = (operation: OperationSummary): string => `${operation.tool} (${operation.method} ${operation.path})`;
+  const lines: string[] = [];
+  for (const operation of diff.changed) {
+    const what = operation.changes.map((change) => change.message).join('; ');
+    lines.push(`changed ${label(operation)}${operation.requestChanged ? '' : ', documentation only'}: ${what}`);
+  }
+  for (const operation of diff.removed) lines.push(`removed ${label(operation)}: no longer in the live description`);
+  for (const operation of diff.added) {
+    lines.push(`added ${label(operation)}: new in the live description${operation.status === 'supported' ? '' : ', unsupported'}`);
+  }
+  return lines;
+}

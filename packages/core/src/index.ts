@@ -57,6 +57,9 @@ export {
 } from './config/index.js';
 export {
   applyImport,
+  draftProposal,
+  type DraftProposal,
+  type ImportedOperations,
   applySelection,
   describeSelectionChange,
   globExpression,
@@ -91,6 +94,7 @@ export { publishProposal, type LiveDescription, type PublishRequest } from './pu
 export {
   describeOperationChanges,
   diffOperations,
+  describeDiffInWords,
   diffSource,
   importLiveSource,
   schemaTypeLabel,

@@ -309,3 +309,22 @@ export function globExpression(pattern: string): RegExp {
   }
   return new RegExp(`^${source}$`, 'u');
 }
+
+/** The proposal a live description makes, as `gateway import` would write it into this lock (nothing is written). */
+export interface DraftProposal {
+  /** `publication-<n>`: the number import gives it (the existing proposal's, else `lastPublication + 1`). */
+  id: string;
+  toolCount: number;
+  documentDigest: string;
+  versusInUse: VersusInUse;
+}
+
+/**
+ * What `gateway import <source>` would write for this live description into `lock`, computed the same way
+ * (applyImport): the server records it when it detects a change, so the number and content it shows are the
+ * ones the import then writes.
+ */
+export function draftProposal(lock: Lockfile, sourceName: string, documentLocation: string, imported: ImportedOperations): DraftProposal {
+  const { summary } = applyImport(lock, sourceName, documentLocation, imported);
+  return { id: summary.publication, toolCount: summary.selected, documentDigest: summary.documentDigest, versusInUse: summary.versusInUse };
+}

@@ -40,7 +40,10 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
   for (const publication of status.publications) {
     const notOffered = publication.notOffered ?? [];
     if (notOffered.length === 0) continue;
-    lines.push('', `${publication.source} ${publication.id} does not offer ${notOffered.length} operation${notOffered.length === 1 ? '' : 's'}:`);
+    lines.push(
+      '',
+      `${publication.source} ${publication.id} does not offer ${notOffered.length} operation${notOffered.length === 1 ? '' : 's'}:`,
+    );
     for (const entry of notOffered) lines.push(`  ${describeNotOffered(entry)}`);
   }
   if (status.lockReload?.status === 'refused') {
