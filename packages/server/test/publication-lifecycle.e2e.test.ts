@@ -286,7 +286,10 @@ describe('a changed description', () => {
   it('blocks a changed tool, which the consent page shows unselectable with its reason', async () => {
     const document = await readFile(workspace.documentPath, 'utf8');
     try {
-      await writeFile(workspace.documentPath, document.replace("pattern: '^ord_[0-9]+$'", () => "pattern: '^ord_[0-9a-z]+$'"));
+      await writeFile(
+        workspace.documentPath,
+        document.replace("pattern: '^ord_[0-9]+$'", () => "pattern: '^ord_[0-9a-z]+$'"),
+      );
       await workspace.cli(['drift', 'check', 'orders', '--url', gateway.url]);
       const reason = gateway.registry.blockedReason('orders', 'get_order');
       expect(reason).toMatch(/^operation changed in the live description/);
