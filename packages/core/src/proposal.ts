@@ -27,7 +27,7 @@ export type ImportedOperations =
 export interface VersusInUse {
   /** The in-use publication compared with, or null when the source has none yet (then everything is added). */
   publication: string | null;
-  /** Tool names in the new proposal that the in-use publication does not offer. */
+  /** Tool names in the new proposal that the in-use publication neither offers nor records, unchanged, as not offered. */
   added: string[];
   /** Tool names in both whose fingerprint differs (the request changed). */
   changed: string[];
@@ -161,12 +161,15 @@ export function compareWithInUse(
 ): VersusInUse {
   const published = operationsByTool(inUse as GenericPublication | undefined);
   const proposed = operationsByTool(proposal as GenericPublication);
+  // What the in-use publication records as left out, unchanged since, is not new.
+  const leftOut = new Map((inUse?.notOffered ?? []).map((entry) => [entry.tool, entry.fingerprint]));
   const added: string[] = [];
   const changed: string[] = [];
   for (const [tool, operation] of proposed) {
     const before = published.get(tool);
-    if (!before) added.push(tool);
-    else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
+    if (!before) {
+      if (leftOut.get(tool) !== operation.fingerprint) added.push(tool);
+    } else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
   }
   const removed = [...published.keys()].filter((tool) => !proposed.has(tool));
   return {

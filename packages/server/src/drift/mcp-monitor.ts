@@ -12,7 +12,7 @@ import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { SqliteDatabase } from '../store/database.js';
 import { describeProposal } from './proposal.js';
-import { DriftStore, reportOf } from './store.js';
+import { DriftStore, proposalReportOf } from './store.js';
 import type { DriftSourceReport } from './watcher.js';
 
 export interface McpDriftMonitorOptions {
@@ -121,21 +121,7 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
         },
         live.operations,
       );
-      report.proposal = reportOf(
-        {
-          source: sourceName,
-          document: location,
-          etag: null,
-          lastModified: null,
-          documentDigest: live.documentDigest,
-          checkedAt: detectedAt,
-          status: 'drifted',
-          error: null,
-          publicationId,
-          blocked: [],
-        },
-        proposal,
-      ).proposal!;
+      report.proposal = proposalReportOf(proposal);
       logger.warn({ source: sourceName, blocked: [...blocked.keys()] }, 'mcp drift: tools blocked');
     } else {
       delete report.proposal;

@@ -45,20 +45,21 @@ export function reportOf(state: DriftState, proposal: DriftProposal | undefined)
     ...(state.error ? { error: state.error } : {}),
     publication: state.publicationId,
     blockedTools: state.blocked,
-    ...(proposal
-      ? {
-          proposal: {
-            ...(proposal.proposalId ? { id: proposal.proposalId } : {}),
-            digest: proposal.digest,
-            detectedAt: proposal.detectedAt,
-            changed: proposal.changed,
-            removed: proposal.removed,
-            added: proposal.added,
-            summary: proposal.summary,
-            ...(proposal.toolCount === null ? {} : { toolCount: proposal.toolCount }),
-          },
-        }
-      : {}),
+    ...(proposal ? { proposal: proposalReportOf(proposal) } : {}),
+  };
+}
+
+/** A recorded proposal as the admin API shows it. */
+export function proposalReportOf(proposal: DriftProposal): NonNullable<DriftSourceReport['proposal']> {
+  return {
+    ...(proposal.proposalId ? { id: proposal.proposalId } : {}),
+    digest: proposal.digest,
+    detectedAt: proposal.detectedAt,
+    changed: proposal.changed,
+    removed: proposal.removed,
+    added: proposal.added,
+    summary: proposal.summary,
+    ...(proposal.toolCount === null ? {} : { toolCount: proposal.toolCount }),
   };
 }
 
