@@ -149,7 +149,10 @@ describe('what an in-use publication does not offer', () => {
     ]);
     // Compact: no request shape for what is not a tool.
     expect(text).toMatch(
-      /notOffered:\n\s+- tool: delete_order\n\s+operation: DELETE \/orders\/\{orderId\}\n\s+status: not selected\n\s+reason: null\n\s+fingerprint: /,
+      new RegExp(
+        String.raw`notOffered:\n\s+- tool: delete_order\n\s+operation: DELETE /orders/\{orderId\}\n` +
+          String.raw`\s+status: not selected\n\s+reason: null\n\s+fingerprint: `,
+      ),
     );
 
     const verified = await runGateway(['verify'], { cwd: workspace.directory, env: workspace.env });
@@ -185,7 +188,8 @@ describe('a changed description', () => {
       workspace.documentPath,
       document.replace(
         '    delete:\n      operationId: deleteOrder',
-        "    put:\n      operationId: replaceOrder\n      summary: Replace an order\n      responses:\n        '200':\n          description: ok\n" +
+        '    put:\n      operationId: replaceOrder\n      summary: Replace an order\n' +
+          "      responses:\n        '200':\n          description: ok\n" +
           '    delete:\n      operationId: deleteOrder',
       ),
     );

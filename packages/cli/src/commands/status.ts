@@ -78,13 +78,14 @@ export function describeDrift(drift: AdminStatus['drift']): string[] {
     if (source.proposal) {
       const list = (names: string[]): string => (names.length ? names.join(', ') : '-');
       const name = source.proposal.id ? `${source.proposal.id} (proposed)` : 'proposal';
+      const as = source.proposal.id ? ` as ${source.proposal.id}` : '';
       lines.push(
         `    ${name} from ${source.proposal.digest}, detected ${source.proposal.detectedAt}`,
         ...(source.proposal.summary ?? []).map((line) => `      ${line}`),
         `      changed ${list(source.proposal.changed)}`,
         `      removed ${list(source.proposal.removed)}`,
         `      added   ${list(source.proposal.added)}`,
-        `    review it: \`gateway import ${source.source}\` writes it into tools.lock${source.proposal.id ? ` as ${source.proposal.id}` : ''}; then review and publish`,
+        `    review it: \`gateway import ${source.source}\` writes it into tools.lock${as}; then review and publish`,
       );
     }
   }
