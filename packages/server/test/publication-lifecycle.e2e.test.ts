@@ -25,6 +25,8 @@ import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 
 const PASSWORD = 'a long and careful passphrase';
+/** Each test runs several CLI subprocesses, a browser and the server: generous, for a busy machine. */
+const TEST_TIMEOUT_MS = 240_000;
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 
 /** An operation whose input schema cannot compile (`enum: []`): imported as unsupported, INPUT_SCHEMA_INVALID. */
@@ -84,7 +86,7 @@ beforeAll(async () => {
     shutdownGraceMs: 1_000,
   });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
-});
+}, TEST_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -126,7 +128,7 @@ function sdkClient(): {
   };
 }
 
-describe('what an in-use publication does not offer', () => {
+describe('what an in-use publication does not offer', { timeout: TEST_TIMEOUT_MS }, () => {
   it('is recorded in tools.lock with its status and reason, signed (tampering fails verify), and shown by gateway status', async () => {
     const text = await lockText();
     const publication = inUse(text);
@@ -180,7 +182,7 @@ describe('what an in-use publication does not offer', () => {
   });
 });
 
-describe('a changed description', () => {
+describe('a changed description', { timeout: TEST_TIMEOUT_MS }, () => {
   it('is a proposed publication at once: numbered by the server, counted as drift, and written by import with that number', async () => {
     const lastPublication = parseLock(await lockText()).lastPublication;
     const document = await readFile(workspace.documentPath, 'utf8');
