@@ -133,8 +133,12 @@ describe('publishProposal', () => {
     expect((await verifyLock(lock, config, trustedKeys)).ok).toBe(true);
 
     for (const edit of [
-      (entries: NonNullable<typeof publication.notOffered>) => void (entries[1]!.reason = { code: 'HIDDEN', message: 'hidden' }),
-      (entries: NonNullable<typeof publication.notOffered>) => void entries.splice(0, 1),
+      (entries: NonNullable<typeof publication.notOffered>) => {
+        entries[1]!.reason = { code: 'HIDDEN', message: 'hidden' };
+      },
+      (entries: NonNullable<typeof publication.notOffered>) => {
+        entries.splice(0, 1);
+      },
     ]) {
       const tampered = structuredClone(lock);
       edit(tampered.sources[0]!.publications[0]!.notOffered!);
