@@ -3,6 +3,8 @@
  * shapes and the CLI reads them, so neither package imports the other. Plain JSON data only.
  */
 
+import type { NotOfferedEntry } from './model.js';
+
 /** How a source's live description compares with the publication in use (docs/drift.md). */
 export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
 
@@ -15,7 +17,21 @@ export interface DriftSourceReport {
   error?: { code: string; message: string };
   publication: string | null;
   blockedTools: Array<{ tool: string; reason: string }>;
-  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
+  /**
+   * The proposed publication the live description makes (docs/drift.md): `id` is the number `gateway import` gives it
+   * in tools.lock, `summary` says in words what changed versus the publication in use.
+   */
+  proposal?: {
+    id?: string;
+    digest: string;
+    detectedAt: string;
+    changed: string[];
+    removed: string[];
+    added: string[];
+    summary?: string[];
+    /** Tools the proposal would select (carried forward from the publication in use). */
+    toolCount?: number;
+  };
 }
 
 /** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
@@ -43,7 +59,14 @@ export interface AdminWebhookState {
 /** `GET /admin/status`. */
 export interface AdminStatus {
   ready: boolean;
-  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
+  publications: Array<{
+    source: string;
+    id: string;
+    toolCount: number;
+    blockedCount: number;
+    /** The operations of its description it does not offer, with why (absent for publications signed before this was recorded). */
+    notOffered?: NotOfferedEntry[];
+  }>;
   drift: DriftSourceReport[];
   /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
   lockReload?: LockReloadStatus;

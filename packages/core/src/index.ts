@@ -22,6 +22,7 @@ export type {
   LockedOperation,
   LockedSource,
   Lockfile,
+  NotOfferedEntry,
   Operation,
   OperationBody,
   OperationParameter,
@@ -56,6 +57,9 @@ export {
 } from './config/index.js';
 export {
   applyImport,
+  draftProposal,
+  type DraftProposal,
+  type ImportedOperations,
   applySelection,
   describeSelectionChange,
   globExpression,
@@ -90,6 +94,7 @@ export { publishProposal, type LiveDescription, type PublishRequest } from './pu
 export {
   describeOperationChanges,
   diffOperations,
+  describeDiffInWords,
   diffSource,
   importLiveSource,
   schemaTypeLabel,
@@ -176,6 +181,7 @@ export {
 export {
   compareEntries,
   describeEntry,
+  describeNotOffered,
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';

@@ -15,6 +15,7 @@ import {
   type LockedOperation,
   type Lockfile,
   type LockedSource,
+  type NotOfferedEntry,
   type Publication,
   type SourceKind,
 } from './model.js';
@@ -130,6 +131,10 @@ function orderMcpTool(tool: LockedMcpTool): LockedMcpTool {
   };
 }
 
+function orderNotOffered(entry: NotOfferedEntry): NotOfferedEntry {
+  return { tool: entry.tool, operation: entry.operation, status: entry.status, reason: entry.reason, fingerprint: entry.fingerprint };
+}
+
 function orderEntry(kind: SourceKind, entry: LockedEntry): LockedEntry {
   switch (kind) {
     case 'openapi':
@@ -140,18 +145,21 @@ function orderEntry(kind: SourceKind, entry: LockedEntry): LockedEntry {
 }
 
 function orderPublication<P extends AnyPublication>(kind: SourceKind, publication: P): P {
-  const ordered: Publication<LockedEntry> = {
+  // Built key by key: the YAML lists the fields in this order (what is not offered before the long list of tools).
+  const ordered = {
     id: publication.id,
     status: publication.status,
     toolCount: publication.toolCount,
     documentDigest: publication.documentDigest,
-    operations: [],
-  };
+  } as Publication<LockedEntry>;
   if (publication.publishedBy !== undefined) ordered.publishedBy = publication.publishedBy;
   if (publication.publishedAt !== undefined) ordered.publishedAt = publication.publishedAt;
   if (publication.keyId !== undefined) ordered.keyId = publication.keyId;
   if (publication.allowedStale !== undefined) ordered.allowedStale = publication.allowedStale;
   if (publication.signature !== undefined) ordered.signature = publication.signature;
+  if (publication.notOffered !== undefined) {
+    ordered.notOffered = [...publication.notOffered].sort((a, b) => compareText(a.tool, b.tool)).map(orderNotOffered);
+  }
   const entries = publication.operations as LockedEntry[];
   ordered.operations = [...entries].sort((a, b) => compareEntries(kind, a, b)).map((entry) => orderEntry(kind, entry));
   return ordered as P;

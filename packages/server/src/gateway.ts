@@ -396,7 +396,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             ? { status: 'refused', at, code: outcome.code, message: outcome.message }
             : { status: outcome.status, at };
       },
-      load: async (bytes) => (await verifiedLockFrom(bytes, lockPath, loaded)).lock,
+      load: async (bytes) => {
+        const { lock } = await verifiedLockFrom(bytes, lockPath, loaded);
+        // Before the swap: the drift verdict on a new publication compares it with each description as it is now,
+        // not as the last interval check read it (a description changed, imported and published within one).
+        await drift?.prepareFor?.(lock);
+        return lock;
+      },
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
       initialDigest: initial.digest,
@@ -466,14 +472,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
 }
 
-/** The tools a person can approve: callable now (in use, not blocked by drift). */
+/**
+ * The tools of the in-use publications, as the consent page shows them: a tool blocked by drift is listed too, with
+ * its reason, and cannot be chosen (never silently left out).
+ */
 function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): ConsentTool[] {
   const snapshot = registry.snapshot();
   const tools: ConsentTool[] = [];
   for (const name of snapshot.names) {
     const tool = snapshot.tools.get(name)!;
-    if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
+    const blocked = registry.blockedReason(tool.sourceName, name);
     tools.push({
+      ...(blocked === undefined ? {} : { blocked }),
       name,
       title: tool.entry.title,
       description: tool.entry.description,

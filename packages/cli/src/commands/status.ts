@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { AdminStatus } from '@gateway/core';
+import { describeNotOffered, type AdminStatus } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions } from '../admin-client.js';
 import { contextFrom, printResult, table } from '../context.js';
 
@@ -36,6 +36,15 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
         ]),
       ]),
     );
+  }
+  for (const publication of status.publications) {
+    const notOffered = publication.notOffered ?? [];
+    if (notOffered.length === 0) continue;
+    lines.push(
+      '',
+      `${publication.source} ${publication.id} does not offer ${notOffered.length} operation${notOffered.length === 1 ? '' : 's'}:`,
+    );
+    for (const entry of notOffered) lines.push(`  ${describeNotOffered(entry)}`);
   }
   if (status.lockReload?.status === 'refused') {
     lines.push(
@@ -102,12 +111,15 @@ export function describeDrift(drift: AdminStatus['drift']): string[] {
     for (const blocked of source.blockedTools) lines.push(`    blocked ${blocked.tool}: ${blocked.reason}`);
     if (source.proposal) {
       const list = (names: string[]): string => (names.length ? names.join(', ') : '-');
+      const name = source.proposal.id ? `${source.proposal.id} (proposed)` : 'proposal';
+      const as = source.proposal.id ? ` as ${source.proposal.id}` : '';
       lines.push(
-        `    proposal ${source.proposal.digest} detected ${source.proposal.detectedAt}`,
+        `    ${name} from ${source.proposal.digest}, detected ${source.proposal.detectedAt}`,
+        ...(source.proposal.summary ?? []).map((line) => `      ${line}`),
         `      changed ${list(source.proposal.changed)}`,
         `      removed ${list(source.proposal.removed)}`,
         `      added   ${list(source.proposal.added)}`,
-        `    review it: \`gateway import ${source.source}\`, then review and publish`,
+        `    review it: \`gateway import ${source.source}\` writes it into tools.lock${as}; then review and publish`,
       );
     }
   }

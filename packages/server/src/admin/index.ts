@@ -8,6 +8,8 @@ import { addressBucket, secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
   compareText,
+  findSource,
+  inUsePublication,
   isGatewayError,
   type AdminSession,
   type AdminSessionAnswer,
@@ -16,6 +18,7 @@ import {
   type DriftSourceReport,
   type ErrorCode,
   type LoadedConfig,
+  type Lockfile,
   type LockReloadStatus,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
@@ -36,6 +39,8 @@ export interface AdminRegistry {
   snapshot(): {
     readonly tools: ReadonlyMap<string, { sourceName: string; entry: { fingerprint: string } }>;
     readonly publications: ReadonlyMap<string, string>;
+    /** The verified lock served (what the in-use publications do not offer is read from it). */
+    readonly lock?: Lockfile | null;
   };
   blockedReason(sourceName: string, toolName: string): string | undefined;
 }
@@ -213,7 +218,11 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       }
       const publications = [...snapshot.publications]
         .sort(([a], [b]) => compareText(a, b))
-        .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
+        .map(([source, id]) => {
+          const lockSource = snapshot.lock ? findSource(snapshot.lock, source) : undefined;
+          const notOffered = lockSource ? inUsePublication(lockSource)?.notOffered : undefined;
+          return { source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }), ...(notOffered ? { notOffered } : {}) };
+        });
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
       const mcpRefusals = options.mcpRefusals?.();

@@ -78,6 +78,8 @@ fieldset fieldset { margin: 0.75rem 0 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
 .mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
 .mark.destructive { background: var(--de-bg); color: var(--de-ink); }
+.mark.blocked, .blocked-reason { background: var(--de-bg); color: var(--de-ink); }
+.blocked-reason { margin: 0.25rem 0; padding: 0.2rem 0.5rem; border-radius: 4px; }
 .warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; ` +
   `border-radius: 4px; margin: 1rem 0; }
 .error { color: var(--error); font-weight: 600; }
@@ -211,10 +213,13 @@ function descriptionParagraphs(tool: ConsentTool): string[] {
 
 function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChanged: boolean): string {
   const id = `tool-${index}`;
+  // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
+  const isBlocked = tool.blocked !== undefined;
   const marks = [
     tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
     tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
     isChanged ? '<span class="mark changed">Changed</span>' : '',
+    isBlocked ? '<span class="mark blocked">Unavailable</span>' : '',
   ].join('');
   const hasTitle = tool.title !== null && tool.title !== '' && tool.title !== tool.name;
   const paragraphs = descriptionParagraphs(tool);
@@ -222,7 +227,7 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
   return (
     `<div class="option">
 <input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
-    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
+    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isBlocked ? ' disabled' : isChecked ? ' checked' : ''}>
 <label for="${id}"><span class="tool-title">${hasTitle ? escapeHtml(tool.title!) : escapeHtml(tool.name)}</span>${marks}</label>
 <div class="details" id="${id}-details">
 ${hasTitle ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
@@ -232,6 +237,7 @@ ${
     : ''
 }
 ${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
+${isBlocked ? `<p class="blocked-reason">Cannot be approved now: ${escapeHtml(tool.blocked!)}.</p>` : ''}
 <p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
 </div>
 </div>`
