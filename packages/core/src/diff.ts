@@ -401,7 +401,7 @@ export function describeMcpToolChanges(before: McpTool, after: McpTool): Operati
       kind: 'status-changed',
       before: before.status,
       after: after.status,
-      message: `status ${before.status} → ${after.status}`,
+      message: `status ${before.status} → ${after.status}${after.reason ? ` (${after.reason.code}: ${after.reason.message})` : ''}`,
     });
   }
   if (!same(before.inputSchema, after.inputSchema)) {
