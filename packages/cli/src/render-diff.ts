@@ -88,11 +88,18 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
     const flagRow = (row: string): string => `${row.slice(0, -2)}<br>**${HIDDEN_FLAG}** |`;
     for (const operation of diff.added) {
       const note = unsupportedNote(operation);
-      lines.push(shown(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | new operation${note ? ` (${note})` : ''} |`, flagRow));
+      lines.push(
+        shown(
+          `| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | new operation${note ? ` (${note})` : ''} |`,
+          flagRow,
+        ),
+      );
     }
     for (const operation of diff.changed) lines.push(shown(changeRows(operation), flagRow));
     for (const operation of diff.removed) {
-      lines.push(shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`, flagRow));
+      lines.push(
+        shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`, flagRow),
+      );
     }
     lines.push('');
   }

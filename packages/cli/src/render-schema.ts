@@ -75,7 +75,9 @@ export function renderMcpTool(tool: LockedMcpTool): string[] {
   // The whole description, every line: it is what the model reads, so the reviewer reads all of it. Only one
   // over the bound (unsupported for it) is cut there.
   const description =
-    tool.description.length > MAX_DESCRIPTION_LENGTH ? tool.description.slice(0, MAX_DESCRIPTION_LENGTH).replace(/[\uD800-\uDBFF]$/, '') : tool.description;
+    tool.description.length > MAX_DESCRIPTION_LENGTH
+      ? tool.description.slice(0, MAX_DESCRIPTION_LENGTH).replace(/[\uD800-\uDBFF]$/, '')
+      : tool.description;
   for (const line of description.split('\n')) if (line.trim()) lines.push(`    | ${line.trimEnd()}`);
   if (description.length < tool.description.length) {
     lines.push(`    | … ${tool.description.length - description.length} more characters (\`--json\` shows the whole description)`);

@@ -28,7 +28,11 @@ const badTools = [
   { name: 'tagged', description: `Adds two numbers.${TAGGED}`, inputSchema: object },
   { name: 'reversed', description: 'Deletes \u202Eselif lla\u202C nothing.', inputSchema: object },
   { name: 'zero_width_description', description: 'Adds\u200B two numbers.', inputSchema: object },
-  { name: 'schema_text', description: 'Fine.', inputSchema: { type: 'object', properties: { mode: { type: 'string', enum: [`safe${TAGGED}`] } } } },
+  {
+    name: 'schema_text',
+    description: 'Fine.',
+    inputSchema: { type: 'object', properties: { mode: { type: 'string', enum: [`safe${TAGGED}`] } } },
+  },
   { name: 'h\u00e9llo_w\u00f6rld', description: 'Accents.', inputSchema: object },
   { name: '\u5de5\u5177', description: 'A CJK name.', inputSchema: object },
   { name: 'st\u0430ble_add', description: 'A Cyrillic look-alike a.', inputSchema: object },
@@ -182,15 +186,17 @@ describe('an MCP server listing tools with hidden text and names the lock refuse
     const diff = await workspace.gateway('diff', 'hostile', '--exit-code');
     expect(diff.exitCode, diff.stderr).toBe(1);
     expectNoRawHiddenText(diff.stdout);
-    expect(diff.stdout).toMatch(
-      /\+ new\\u\{200B\}tool {2}MCP new\\u\{200B\}tool {2}\(unsupported: TOOL_TEXT_HIDDEN_CHARACTERS\) {2}\(! HIDDEN CHARACTERS, shown escaped\)/,
+    expect(diff.stdout).toContain(
+      '+ new\\u{200B}tool  MCP new\\u{200B}tool  (unsupported: TOOL_TEXT_HIDDEN_CHARACTERS)  (! HIDDEN CHARACTERS, shown escaped)',
     );
     expect(diff.stdout).toMatch(/~ add {2}MCP add/);
     expect(diff.stdout).toMatch(/status supported → unsupported \(TOOL_TEXT_HIDDEN_CHARACTERS: .*description \(\\u\{E0020\} \\u\{E0049\}/);
 
     const markdown = await workspace.gateway('diff', 'hostile', '--format', 'markdown');
     expectNoRawHiddenText(markdown.stdout);
-    expect(markdown.stdout).toMatch(/\| added \| `new\\u\{200B\}tool` \|.*unsupported: TOOL_TEXT_HIDDEN_CHARACTERS.*\*\*! HIDDEN CHARACTERS, shown escaped\*\* \|/);
+    expect(markdown.stdout).toMatch(
+      /\| added \| `new\\u\{200B\}tool` \|.*unsupported: TOOL_TEXT_HIDDEN_CHARACTERS.*\*\*! HIDDEN CHARACTERS, shown escaped\*\* \|/,
+    );
 
     const json = await workspace.gateway('diff', 'hostile', '--json');
     expectNoRawHiddenText(json.stdout);
@@ -217,7 +223,9 @@ describe('an OpenAPI document with hidden text in its operations', () => {
       servers: [{ url: 'https://api.example.com' }],
       paths: {
         '/good': { get: { operationId: 'listThings', summary: 'Lists things.', responses: response } },
-        '/tagged': { get: { operationId: 'addNumbers', summary: 'Adds two numbers.', description: `Really.${TAGGED}`, responses: response } },
+        '/tagged': {
+          get: { operationId: 'addNumbers', summary: 'Adds two numbers.', description: `Really.${TAGGED}`, responses: response },
+        },
         '/reversed': { get: { operationId: 'reversed', summary: 'Reads \u202Eelif a\u202C.', responses: response } },
         '/parameter': {
           get: {
@@ -253,7 +261,8 @@ describe('an OpenAPI document with hidden text in its operations', () => {
     const review = await workspace.gateway('review', 'hostile', '--no-interactive');
     expect(review.exitCode).toBe(0);
     expectNoRawHiddenText(review.stdout);
-    expect(review.stdout).toMatch(/\[-\] reversed {2}GET \/reversed .*\n {4}! HIDDEN CHARACTERS, shown escaped: \\u\{202E\} \\u\{202C\} \(invisible here, read by a model\)\n {4}Reads \\u\{202E\}elif a\\u\{202C\}\./);
+    expect(review.stdout).toMatch(/\[-\] reversed {2}GET \/reversed .*\n {4}! HIDDEN CHARACTERS, shown escaped: \\u\{202E\} \\u\{202C\} /);
+    expect(review.stdout).toContain('(invisible here, read by a model)\n    Reads \\u{202E}elif a\\u{202C}.\n');
     expect(review.stdout).toMatch(/\[-\] add_numbers .*\n {4}! HIDDEN CHARACTERS, shown escaped: \\u\{E0020\} \\u\{E0049\}/);
     expect(review.stdout).toMatch(/q +string +optional +query +Query\\u\{200B\} text\./);
     expect(review.stdout).toMatch(/\[ \] list_things {2}GET \/good {2}supported\n {4}Lists things\.\n/);

@@ -238,7 +238,9 @@ describe('MCP tools with hidden text or names the lock refuses', () => {
     const { lock } = await mcpFixture();
     const live = normaliseMcpTools('everything', [...listed, hostileListing[2]!]);
     const diff = diffSource('everything', lock.sources[0], live);
-    expect(diff.added).toEqual([{ tool: 'tagged', method: 'MCP', path: 'tagged', status: 'unsupported', reason: 'TOOL_TEXT_HIDDEN_CHARACTERS' }]);
+    expect(diff.added).toEqual([
+      { tool: 'tagged', method: 'MCP', path: 'tagged', status: 'unsupported', reason: 'TOOL_TEXT_HIDDEN_CHARACTERS' },
+    ]);
   });
 });
 

@@ -226,6 +226,8 @@ function descriptionParagraphs(tool: ConsentTool): string[] {
   return paragraphs;
 }
 
+const oneLine = { singleLine: true };
+
 function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChanged: boolean): string {
   const id = `tool-${index}`;
   const marks = [
@@ -241,9 +243,9 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
     `<div class="option">
 <input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
     `data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
-<label for="${id}"><span class="tool-title">${escapeToolText(hasTitle ? tool.title! : tool.name, { singleLine: true })}</span>${marks}</label>
+<label for="${id}"><span class="tool-title">${escapeToolText(hasTitle ? tool.title! : tool.name, oneLine)}</span>${marks}</label>
 <div class="details" id="${id}-details">
-${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, { singleLine: true })}</code></p>` : ''}
+${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, oneLine)}</code></p>` : ''}
 ${
   paragraphs.length
     ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeToolText(paragraph)}</p>`).join('')}</div>`
@@ -251,7 +253,8 @@ ${
 }
 ${
   hiddenTextMark(tool)
-    ? '<p class="hint">This tool\'s text holds characters a screen does not show (shown here as <code>\\u{…}</code>) but an AI model reads.</p>'
+    ? '<p class="hint">This tool\'s text holds characters a screen does not show (shown here as <code>\\u{…}</code>) ' +
+      'but an AI model reads.</p>'
     : ''
 }
 ${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
