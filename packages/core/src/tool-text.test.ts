@@ -55,7 +55,7 @@ describe('hidden characters', () => {
   });
 
   it('finds hidden characters in property names and nested strings of a schema', () => {
-    expect(hiddenCharactersInValue({ type: 'object', properties: { ['a\u200B']: { type: 'string' } } })).toEqual([0x200b]);
+    expect(hiddenCharactersInValue({ type: 'object', properties: { 'a\u200B': { type: 'string' } } })).toEqual([0x200b]);
     expect(hiddenCharactersInValue({ properties: { a: { enum: ['x', `y${TAGGED}`] } } })).toContain(0xe0049);
     expect(hiddenCharactersInValue({ properties: { a: { description: 'fine', enum: [1, null, true] } } })).toEqual([]);
   });
@@ -95,7 +95,7 @@ describe('toolTextProblem', () => {
     expect(problem?.code).toBe('TOOL_TEXT_HIDDEN_CHARACTERS');
     expect(problem?.message).toContain('description (\\u{E0049}');
     expect(hasHiddenCharacters(problem!.message)).toBe(false);
-    expect(toolTextProblem({ name: 'a', schemas: { inputSchema: { properties: { ['b\u200B']: {} } } } })?.message).toContain(
+    expect(toolTextProblem({ name: 'a', schemas: { inputSchema: { properties: { 'b\u200B': {} } } } })?.message).toContain(
       'inputSchema (\\u{200B})',
     );
   });
