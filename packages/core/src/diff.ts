@@ -73,6 +73,8 @@ export interface OperationSummary {
   method: string;
   path: string;
   status: Operation['status'];
+  /** Why it is unsupported (a reason code of docs/lockfile.md); absent when supported. */
+  reason?: string;
 }
 
 export interface ChangedOperation extends OperationSummary {
@@ -100,8 +102,9 @@ export interface SourceDiff extends OperationsDiff {
 }
 
 function summaryOfEntry(entry: Operation | McpTool): OperationSummary {
-  if ('method' in entry) return summary(entry);
-  return { tool: entry.tool, method: 'MCP', path: entry.name, status: entry.status };
+  const reason = entry.status === 'unsupported' && entry.reason ? { reason: entry.reason.code } : {};
+  if ('method' in entry) return { ...summary(entry), ...reason };
+  return { tool: entry.tool, method: 'MCP', path: entry.name, status: entry.status, ...reason };
 }
 
 function summary(operation: Operation): OperationSummary {
@@ -400,7 +403,7 @@ export function describeMcpToolChanges(before: McpTool, after: McpTool): Operati
       kind: 'status-changed',
       before: before.status,
       after: after.status,
-      message: `status ${before.status} → ${after.status}`,
+      message: `status ${before.status} → ${after.status}${after.reason ? ` (${after.reason.code}: ${after.reason.message})` : ''}`,
     });
   }
   if (!same(before.inputSchema, after.inputSchema)) {

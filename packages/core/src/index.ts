@@ -167,6 +167,18 @@ export {
   type LogVerification,
 } from './receipt-log-verify.js';
 export {
+  MAX_DESCRIPTION_LENGTH,
+  TOOL_TEXT_REASON_CODES,
+  escapeHiddenCharacters,
+  escapeHiddenCharactersInJson,
+  escapedCodePoint,
+  hasHiddenCharacters,
+  hiddenCharactersIn,
+  hiddenCharactersInValue,
+  toolTextProblem,
+  type ToolTextReasonCode,
+} from './tool-text.js';
+export {
   MCP_TOOL_NAME_PATTERN,
   MCP_UNSUPPORTED_REASON_CODES,
   MCP_TOOL_PREFIX_SEPARATOR,

@@ -91,6 +91,15 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
           `${tool.name} changed on the upstream MCP server of '${sourceName}' since ${publicationId ?? 'its publication'} was approved ` +
             '(its description, schemas or annotations differ); it is refused until re-imported, reviewed and published',
         );
+      } else if (current.status === 'unsupported') {
+        // The same tool, but the importer now refuses it (a publication older than the rule, e.g. hidden
+        // characters in its text): treated as import treats it, not served until a reviewed publication drops it.
+        changed.push(tool.name);
+        blocked.set(
+          tool.name,
+          `${tool.name} on the upstream MCP server of '${sourceName}' is unsupported (${current.reason?.code ?? 'unsupported'}); ` +
+            'it is refused until re-imported, reviewed and published',
+        );
       }
     }
     // What the publication records as left out (unsupported or not selected), still the same tool, is not new.
