@@ -126,6 +126,7 @@ export {
 export {
   appendToEdge,
   consistencyProof,
+  consistencyProofFromEdge,
   inclusionProof,
   leafHash,
   nodeHash,
@@ -144,6 +145,7 @@ export {
   rawPublicKey,
   signNote,
   verifierKey,
+  verifyCheckpointNote,
   verifyNote,
   type Checkpoint,
 } from './checkpoint.js';
@@ -154,7 +156,11 @@ export {
   type CallVerdict,
 } from './policy.js';
 export {
+  RECEIPTS_SIGNING_KEY_SECRET,
+  receiptOrigin,
+  trustedReceiptKeys,
   verifyReceiptLog,
+  type CollectedCheckpoint,
   type LogEntryCheckpoint,
   type LogEntryReceipt,
   type LogVerification,

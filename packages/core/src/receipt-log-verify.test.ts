@@ -49,6 +49,7 @@ describe('verifyReceiptLog', () => {
     const report = verifyReceiptLog({
       receipts: receipts.filter((entry) => entry.index !== 6).map((entry) => ({ receipt: entry })),
       checkpoints,
+      trustedKeys: [key],
     });
     expect(report).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-6' });
   });
@@ -56,9 +57,9 @@ describe('verifyReceiptLog', () => {
   it('names an edited receipt by its recorded leaf hash, else the checkpoint range it breaks', () => {
     const entries = receipts.map((entry) => ({ receipt: entry, recordedLeafHash: leafHash(receiptLeafBytes(entry)) }));
     entries[7] = { ...entries[7]!, receipt: { ...receipts[7]!, outcome: 'denied' } };
-    expect(verifyReceiptLog({ receipts: entries, checkpoints })).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-7' });
+    expect(verifyReceiptLog({ receipts: entries, checkpoints, trustedKeys: [key] })).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-7' });
     const withoutHashes = entries.map(({ receipt: entry }) => ({ receipt: entry }));
-    const report = verifyReceiptLog({ receipts: withoutHashes, checkpoints });
+    const report = verifyReceiptLog({ receipts: withoutHashes, checkpoints, trustedKeys: [key] });
     expect(report).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-4' });
     expect(report.problems.join('\n')).toContain('receipt-4..receipt-9');
   });
@@ -69,6 +70,6 @@ describe('verifyReceiptLog', () => {
     const plain = receipts.map((entry) => ({ receipt: entry }));
     expect(verifyReceiptLog({ receipts: plain, checkpoints, trustedKeys: [otherKey] }).ok).toBe(false);
     const forged = [{ ...checkpoints[1]!, note: checkpoints[1]!.note.replace('\n10\n', '\n9\n') }];
-    expect(verifyReceiptLog({ receipts: plain, checkpoints: forged }).ok).toBe(false);
+    expect(verifyReceiptLog({ receipts: plain, checkpoints: forged, trustedKeys: [key] }).ok).toBe(false);
   });
 });

@@ -23,7 +23,10 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const log of logs) log.close();
+  for (const log of logs) {
+    log.close();
+    await log.anchor.settled();
+  }
   database.close();
   await directory.cleanup();
 });
@@ -486,7 +489,7 @@ describe('the receipt log', () => {
     const vault = await createVault(loaded, { env: { PATH: process.env.PATH } });
     const sqlite = createSqliteReceiptStore(database);
     const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-      addCheckpoint() {
+      addCheckpointWith() {
         throw new Error('disk full');
       },
     });

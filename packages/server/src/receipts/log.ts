@@ -5,21 +5,27 @@ import {
   formatCheckpoint,
   GatewayError,
   keyedDigest,
+  parseCheckpoint,
+  parseVerifierKey,
   privateKeyFromPem,
+  RECEIPTS_SIGNING_KEY_SECRET,
   rawPublicKey,
+  receiptOrigin,
   signNote,
+  trustedReceiptKeys,
   verifierKey,
   type LoadedConfig,
   type Receipt,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
+import { checkAgainstAnchor, openReceiptAnchor, type ReceiptAnchor, type VerifiedTree } from './anchor.js';
 import type { ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
 import { runInBackground } from '../scheduling/background-lane.js';
 
 /** Vault entries of the receipt log (created on first start when the vault can store them). */
 export const RECEIPTS_DIGEST_KEY_SECRET = 'receipts-digest-key';
-export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
+export { RECEIPTS_SIGNING_KEY_SECRET };
 /** How long receipts wait in the journal before another try when the database refused them. */
 const MOVE_RETRY_MS = 1000;
 /** Receipts per transaction when a start moves what an earlier process left in the journal. */
@@ -42,6 +48,12 @@ export interface ReceiptLog {
   readonly origin: string;
   /** The C2SP verifier key of the current signing key (public). */
   readonly verifierKey: string;
+  /** The checkpoint keys verification trusts: this one and `receipts.trustedKeys`, never a key from the database. */
+  readonly trustedKeys: readonly string[];
+  /** The last signed checkpoint kept outside the database (anchor.ts). */
+  readonly anchor: ReceiptAnchor;
+  /** A checkpoint is signed at least every this many receipts (`receipts.checkpoint.everyReceipts`). */
+  readonly checkpointEveryReceipts: number;
   /** The keyed digest of a call's arguments, as `record` stores it. */
   argumentsDigest(argumentsValue: unknown): string;
   /**
@@ -79,6 +91,8 @@ export interface ReceiptLogOptions {
   adopt?: readonly ReceiptJournal[];
   /** Receipts kept in memory while they wait for the database (default 10,000); later ones in the journal only. */
   maxPendingInMemory?: number;
+  /** The data directory, where the anchor file is kept; without it, the anchor is kept in the vault only. */
+  dataDirectory?: string;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -122,9 +136,7 @@ async function vaultSecret(vault: Vault, name: string, create: () => string, war
   return value;
 }
 
-export function defaultReceiptOrigin(loaded: LoadedConfig): string {
-  return loaded.config.receipts?.origin ?? `${new URL(loaded.config.gateway.url).host}/receipts`;
-}
+export const defaultReceiptOrigin: (loaded: LoadedConfig) => string = receiptOrigin;
 
 export async function createReceiptLog(options: ReceiptLogOptions): Promise<ReceiptLog> {
   const { store, vault, loaded } = options;
@@ -164,24 +176,44 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     );
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
+  for (const key of settings.trustedKeys ?? []) {
+    if (!parseVerifierKey(key)) throw new GatewayError('RECEIPTS_KEY_INVALID', `receipts.trustedKeys: ${key} is not a valid verifier key`);
+  }
+  const trustedKeys = [publicVerifierKey, ...trustedReceiptKeys(loaded, undefined).filter((key) => key !== publicVerifierKey)];
   const hooks = [...(options.hooks ?? [])];
   const journal = options.journal;
-  let checkpointedSize = store.latestCheckpoint()?.treeSize ?? 0;
+  const latestStored = store.latestCheckpoint();
+  const databaseCheckpoint = latestStored ? parseCheckpoint(latestStored.note.slice(0, latestStored.note.lastIndexOf('\n\n') + 1)) : undefined;
+  const anchor = await openReceiptAnchor({
+    ...(options.dataDirectory === undefined ? {} : { directory: options.dataDirectory }),
+    vault,
+    trustedKeys,
+    ...(latestStored && databaseCheckpoint ? { databaseCheckpoint: { ...databaseCheckpoint, note: latestStored.note } } : {}),
+    warn,
+  });
+  // Before anything is moved in or signed: the database must extend the last signed checkpoint (anchor.ts).
+  // Throws RECEIPTS_ANCHOR_MISMATCH, which stops `serve`.
+  let verified: VerifiedTree = checkAgainstAnchor(store, { size: 0, edge: [] }, anchor.latest(), store.head());
+  let checkpointedSize = latestStored?.treeSize ?? 0;
 
   function checkpoint(): StoredCheckpoint | undefined {
     const head = store.head();
     if (head.size === 0 || head.size <= checkpointedSize) return store.latestCheckpoint();
-    const note = signNote(formatCheckpoint({ origin, size: head.size, rootHash: head.rootHash }), origin, signingKey);
-    const stored: StoredCheckpoint = {
-      treeSize: head.size,
-      rootHash: head.rootHash,
-      note,
-      verifierKey: publicVerifierKey,
-      createdAt: now().toISOString(),
-    };
-    store.addCheckpoint(stored);
-    checkpointedSize = head.size;
-    return stored;
+    // In the write transaction: the tree checked is the tree signed, and processes of `--workers` take turns
+    // (each reads the anchor the last one wrote). Signed only when consistent with the anchor.
+    const stored = store.addCheckpointWith((tree) => {
+      const latest = anchor.latest();
+      if (tree.size === 0 || tree.size <= checkpointedSize) return undefined;
+      // Another process of `--workers` signed this very tree already.
+      if (latest && latest.treeSize === tree.size && latest.rootHash.equals(tree.rootHash)) return undefined;
+      verified = checkAgainstAnchor(store, verified, latest, tree);
+      const note = signNote(formatCheckpoint({ origin, size: tree.size, rootHash: tree.rootHash }), origin, signingKey);
+      // Outside the database first: once this returns, no start accepts a database that does not extend it.
+      anchor.record({ treeSize: tree.size, rootHash: tree.rootHash, note, edge: verified.edge });
+      return { treeSize: tree.size, rootHash: tree.rootHash, note, verifierKey: publicVerifierKey, createdAt: now().toISOString() };
+    });
+    checkpointedSize = Math.max(checkpointedSize, stored?.treeSize ?? anchor.latest()?.treeSize ?? 0);
+    return stored ?? store.latestCheckpoint();
   }
 
   // Every T seconds with new receipts; unref'd so the timer never keeps the process alive.
@@ -376,6 +408,9 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     store,
     origin,
     verifierKey: publicVerifierKey,
+    trustedKeys,
+    anchor,
+    checkpointEveryReceipts: everyReceipts,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
     record(fields) {
       // The receipt's own fields only: the arguments and the result are not written anywhere (the journal

@@ -99,7 +99,15 @@ export interface ReceiptStore {
   rows(fromIndex: number, limit: number): StoredReceiptRow[];
   /** The recorded leaf hashes of the first `size` leaves (proofs are computed from them). */
   leafHashes(size: number): Buffer[];
+  /** The recorded leaf hashes of leaves `from` to `to - 1` that are stored (fewer when rows were deleted). */
+  leafHashesBetween(from: number, to: number): Buffer[];
   addCheckpoint(checkpoint: StoredCheckpoint): void;
+  /**
+   * Signs a checkpoint of the current tree: `sign` gets the tree head inside a write transaction (serialised
+   * with every append and every other process's checkpoint, so what it checks and signs is the tree stored
+   * now), and what it returns is stored in the same transaction. Returns it (undefined when `sign` declined).
+   */
+  addCheckpointWith(sign: (head: TreeHead) => StoredCheckpoint | undefined): StoredCheckpoint | undefined;
   latestCheckpoint(): StoredCheckpoint | undefined;
   checkpoints(): StoredCheckpoint[];
 }
@@ -144,6 +152,9 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       'WHERE leaf_index >= ? ORDER BY leaf_index LIMIT ?',
   );
   const selectLeafHashes = database.prepare('SELECT leaf_hash FROM receipts WHERE leaf_index < ? ORDER BY leaf_index').pluck();
+  const selectLeafHashesBetween = database
+    .prepare('SELECT leaf_hash FROM receipts WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index')
+    .pluck();
   const insertCheckpoint = database.prepare(
     'INSERT OR IGNORE INTO receipt_checkpoints (tree_size, root_hash, note, verifier_key, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -238,12 +249,19 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   // The tree head in a read transaction of its own: the folded leaves and the stored size are one state.
   const readHead = database.transaction(currentTree);
 
-  const addCheckpointTransaction = database.transaction((checkpoint: StoredCheckpoint) => {
+  function storeCheckpoint(checkpoint: StoredCheckpoint): void {
     insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
     // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of the
     // file below a signed size still leave a gap that `receipts verify` names.
     const tree = currentTree();
     if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
+  }
+  const addCheckpointTransaction = database.transaction(storeCheckpoint);
+  const signCheckpointTransaction = database.transaction((sign: (head: TreeHead) => StoredCheckpoint | undefined) => {
+    const tree = currentTree();
+    const checkpoint = sign({ size: tree.size, rootHash: rootOfEdge(tree.edge) });
+    if (checkpoint) storeCheckpoint(checkpoint);
+    return checkpoint;
   });
 
   function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[], mark?: JournalMark): Receipt[] {
@@ -321,7 +339,11 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     leafHashes(size) {
       return selectLeafHashes.all(size) as Buffer[];
     },
+    leafHashesBetween(from, to) {
+      return selectLeafHashesBetween.all(from, to) as Buffer[];
+    },
     addCheckpoint: (checkpoint) => addCheckpointTransaction.immediate(checkpoint),
+    addCheckpointWith: (sign) => signCheckpointTransaction.immediate(sign),
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
       return row ? checkpointOf(row) : undefined;
