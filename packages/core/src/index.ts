@@ -124,6 +124,7 @@ export {
   type ReceiptOutcome,
 } from './receipt.js';
 export {
+  appendLeavesToEdge,
   appendToEdge,
   consistencyProof,
   consistencyProofFromEdge,

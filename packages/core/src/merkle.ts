@@ -52,6 +52,27 @@ export function appendToEdge(edge: readonly Buffer[], size: number, leaf: Buffer
   return next;
 }
 
+/**
+ * `appendToEdge` for many leaves at once (a start folding every stored leaf): one copy of the edge and one
+ * scratch buffer for all of them, so the cost is the node hashes alone.
+ */
+export function appendLeavesToEdge(edge: readonly Buffer[], size: number, leaves: readonly Buffer[]): Buffer[] {
+  const next = edge.slice();
+  const scratch = Buffer.allocUnsafe(1 + 2 * 32);
+  scratch[0] = NODE_PREFIX[0]!;
+  for (const leaf of leaves) {
+    let node = leaf;
+    for (let bits = size; bits & 1; bits = Math.floor(bits / 2)) {
+      next.pop()!.copy(scratch, 1);
+      node.copy(scratch, 33);
+      node = hash('sha256', scratch, 'buffer');
+    }
+    next.push(node);
+    size += 1;
+  }
+  return next;
+}
+
 /** The root of a tree from its right edge (equals rootOf over all its leaves). */
 export function rootOfEdge(edge: readonly Buffer[]): Buffer {
   if (edge.length === 0) return createHash('sha256').digest();

@@ -4,7 +4,7 @@
  * tampered or deleted receipt named by `receipts verify`; and an inclusion proof plus a signed checkpoint
  * verified from an export with node:crypto alone (RFC 9162 §2.1, C2SP signed-note), not the project's code.
  */
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -28,6 +28,9 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: 'receipts:\n  checkpoint: { everyReceipts: 3, everySeconds: 3600 }' });
   workspace.env.GATEWAY_SECRET_ADMIN_TOKEN = ADMIN_TOKEN;
+  // A signing key kept across processes (the env vault cannot store one): `verify --file` trusts it, read from
+  // the vault as the gateway reads it, never from the export.
+  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const authorizer = ({ registry }: { registry: RunningGateway['registry'] }): McpAuthorizer => ({
     async authenticate() {
       const snapshot = registry.snapshot();
@@ -328,7 +331,7 @@ describe('the tamper-evident log', () => {
     const exportPath = join(workspace.directory, 'receipts.jsonl');
     expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
     const fromFile = await cli(['receipts', 'verify', '--file', exportPath]);
-    expect(fromFile.exitCode, fromFile.stdout).toBe(0);
+    expect(fromFile.exitCode, fromFile.stdout + fromFile.stderr).toBe(0);
   });
 
   it('an edited receipt in an export fails `receipts verify --file`, naming it', async () => {

@@ -9,7 +9,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
-  appendToEdge,
+  appendLeavesToEdge,
   consistencyProofFromEdge,
   GatewayError,
   rootOfEdge,
@@ -70,21 +70,23 @@ function documentOf(anchor: Omit<Anchor, 'source'>): string {
 
 /**
  * An anchor from its stored text, when a trusted key signed its note: size and root come from the signed
- * checkpoint, never from the unsigned fields; the edge is kept only when it hashes to the signed root.
+ * checkpoint, never from the unsigned fields; the edge is kept only when it hashes to the signed root. A copy
+ * that is not JSON or that no trusted key signed is `refuse`d (an anchor is written whole, by a trusted key:
+ * such a copy was put there by someone else, or the signing key changed without `receipts.trustedKeys`).
  */
-function anchorOf(text: string | undefined, source: string, trustedKeys: readonly string[], warn: (message: string) => void): Anchor | undefined {
+function anchorOf(text: string | undefined, source: string, trustedKeys: readonly string[], refuse: (problem: string) => void): Anchor | undefined {
   if (text === undefined) return undefined;
   let document: Partial<AnchorDocument>;
   try {
     document = JSON.parse(text) as Partial<AnchorDocument>;
   } catch {
-    warn(`the receipt anchor in ${source} is not JSON: ignored`);
+    refuse(`the receipt anchor in ${source} is not JSON`);
     return undefined;
   }
   const verified = typeof document?.note === 'string' ? verifyCheckpointNote(document.note, trustedKeys) : undefined;
   if (!verified) {
-    warn(
-      `the receipt anchor in ${source} is not signed by a trusted key: ignored (a new signing key? list the earlier one in receipts.trustedKeys)`,
+    refuse(
+      `the receipt anchor in ${source} is not signed by a trusted key (a new signing key? list the earlier one in receipts.trustedKeys)`,
     );
     return undefined;
   }
@@ -137,14 +139,31 @@ export async function openReceiptAnchor(options: {
   directory?: string;
   vault: Vault;
   trustedKeys: readonly string[];
+  /**
+   * A copy no trusted key signed stops the start (RECEIPTS_ANCHOR_MISMATCH) instead of being skipped with a
+   * warning: when the signing key is kept in the vault, such a copy is someone else's.
+   */
+  refusesUntrusted: boolean;
   /** The database's latest checkpoint: an anchor too when a trusted key signed it (an upgrade, a lost file). */
   databaseCheckpoint?: Checkpoint & { note: string };
   warn: (message: string) => void;
 }): Promise<ReceiptAnchor> {
   const { vault, trustedKeys, warn } = options;
   const path = options.directory === undefined ? undefined : join(options.directory, RECEIPTS_ANCHOR_FILE);
-  const fromFile = () => (path ? anchorOf(readText(path), path, trustedKeys, warn) : undefined);
-  const readVault = async () => anchorOf(await vault.get(RECEIPTS_ANCHOR_SECRET), `the vault entry '${RECEIPTS_ANCHOR_SECRET}'`, trustedKeys, warn);
+  // Once running, a copy that cannot be trusted (another process's key that lasts as long as it does, under
+  // `--workers` with a read-only vault) is skipped with one warning per text; the start refuses it.
+  let isStarting = true;
+  const warned = new Set<string>();
+  const refuse = (problem: string) => {
+    if (isStarting && options.refusesUntrusted) {
+      throw new GatewayError('RECEIPTS_ANCHOR_MISMATCH', `${problem}: the receipt log is not checked against it, so nothing is signed`);
+    }
+    if (!warned.has(problem)) warn(`${problem}: ignored`);
+    warned.add(problem);
+  };
+  const fromFile = () => (path ? anchorOf(readText(path), path, trustedKeys, refuse) : undefined);
+  const readVault = async (onProblem = refuse) =>
+    anchorOf(await vault.get(RECEIPTS_ANCHOR_SECRET), `the vault entry '${RECEIPTS_ANCHOR_SECRET}'`, trustedKeys, onProblem);
   const database = options.databaseCheckpoint;
   let best = larger(
     larger(fromFile(), await readVault()),
@@ -152,6 +171,7 @@ export async function openReceiptAnchor(options: {
       ? { treeSize: database.size, rootHash: database.rootHash, note: database.note, source: 'the database' }
       : undefined,
   );
+  isStarting = false;
 
   // The vault copy: one write at a time, the newest anchor only, never replacing a larger one.
   const isVaultWritable = vault.provider === 'file';
@@ -163,7 +183,8 @@ export async function openReceiptAnchor(options: {
     queued = undefined;
     if (!anchor) return;
     try {
-      const stored = await readVault();
+      // A copy that cannot be read or trusted is replaced.
+      const stored = await readVault(() => undefined);
       if (!stored || stored.treeSize < anchor.treeSize) await vault.set(RECEIPTS_ANCHOR_SECRET, documentOf(anchor));
     } catch (error) {
       if (!hasWarned) warn(`the receipt anchor could not be copied to the vault: ${(error as Error).message}`);
@@ -218,10 +239,8 @@ function foldStoredLeaves(
     const end = Math.min(to, size + FOLD_PAGE);
     const page = store.leafHashesBetween(size, end);
     if (page.length !== end - size) return undefined;
-    for (const hash of page) {
-      edge = appendToEdge(edge, size, hash);
-      size += 1;
-    }
+    edge = appendLeavesToEdge(edge, size, page);
+    size = end;
     if (keepLeaves) leaves.push(...page);
   }
   return { tree: { size, edge }, leaves };

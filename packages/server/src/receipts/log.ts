@@ -125,15 +125,26 @@ class DatabaseUnavailable extends Error {
  * checkpoints after a restart are signed by a new key (each checkpoint names its verifier key).
  */
 async function vaultSecret(vault: Vault, name: string, create: () => string, warn: (message: string) => void): Promise<string> {
+  return (await storedVaultSecret(vault, name, create, warn)).value;
+}
+
+/** vaultSecret, saying whether the value is kept in the vault (false: it lasts as long as this process). */
+async function storedVaultSecret(
+  vault: Vault,
+  name: string,
+  create: () => string,
+  warn: (message: string) => void,
+): Promise<{ value: string; isStored: boolean }> {
   const existing = await vault.get(name);
-  if (existing) return existing;
+  if (existing) return { value: existing, isStored: true };
   const value = create();
   try {
     await vault.set(name, value);
   } catch {
     warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
+    return { value, isStored: false };
   }
-  return value;
+  return { value, isStored: true };
 }
 
 export const defaultReceiptOrigin: (loaded: LoadedConfig) => string = receiptOrigin;
@@ -159,12 +170,13 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     );
   }
   const digestKey = createSecretKey(digestKeyBytes);
-  const signingPem = await vaultSecret(
+  const signing = await storedVaultSecret(
     vault,
     RECEIPTS_SIGNING_KEY_SECRET,
     () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     warn,
   );
+  const signingPem = signing.value;
   let signingKey: KeyObject;
   try {
     signingKey = privateKeyFromPem(signingPem);
@@ -188,6 +200,8 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     ...(options.dataDirectory === undefined ? {} : { directory: options.dataDirectory }),
     vault,
     trustedKeys,
+    // A key that lasts as long as this process cannot have signed an earlier anchor: nothing to hold it to.
+    refusesUntrusted: signing.isStored,
     ...(latestStored && databaseCheckpoint ? { databaseCheckpoint: { ...databaseCheckpoint, note: latestStored.note } } : {}),
     warn,
   });
