@@ -30,11 +30,11 @@ import {
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 
 const ADMIN_TOKEN = 'anchor-admin-token-5e2a';
 const RECEIPTS = 10;
-const signingPem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const signingPem = receiptSigningKeyPem();
 
 let workspace: Workspace;
 let dataDirectory: string;

@@ -4,7 +4,7 @@
  * tampered or deleted receipt named by `receipts verify`; and an inclusion proof plus a signed checkpoint
  * verified from an export with node:crypto alone (RFC 9162 §2.1, C2SP signed-note), not the project's code.
  */
-import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 
 const ADMIN_TOKEN = 'receipts-admin-token-4c1d';
 /** The session may call these tools only: `delete_order` is outside it. */
@@ -30,7 +30,7 @@ beforeAll(async () => {
   workspace.env.GATEWAY_SECRET_ADMIN_TOKEN = ADMIN_TOKEN;
   // A signing key kept across processes (the env vault cannot store one): `verify --file` trusts it, read from
   // the vault as the gateway reads it, never from the export.
-  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
   const authorizer = ({ registry }: { registry: RunningGateway['registry'] }): McpAuthorizer => ({
     async authenticate() {
       const snapshot = registry.snapshot();
