@@ -114,7 +114,10 @@ export function privateKeyFromPem(pem: string): KeyObject {
  * that key's name; undefined otherwise. Only the keys given are tried: a key named next to the note (in a
  * database or an export) proves nothing, since whoever wrote the note could have written the key too.
  */
-export function verifyCheckpointNote(note: string, trustedKeys: readonly string[]): { checkpoint: Checkpoint; verifierKey: string } | undefined {
+export function verifyCheckpointNote(
+  note: string,
+  trustedKeys: readonly string[],
+): { checkpoint: Checkpoint; verifierKey: string } | undefined {
   for (const trusted of trustedKeys) {
     const key = parseVerifierKey(trusted);
     if (!key) continue;

@@ -396,7 +396,8 @@ export const ERRORS = {
   RECEIPTS_CHECKPOINTS_INVALID: {
     category: 'usage',
     area: 'receipts',
-    meaning: '`receipts verify --checkpoints`: the file is unreadable, or a line is not JSON or not a checkpoint event of the documented shape (its line number is named)',
+    meaning:
+      '`receipts verify --checkpoints`: the file is unreadable, or a line is not JSON or not a checkpoint event of the documented shape (its line number is named)',
   },
   RECEIPTS_EXPORT_INVALID: {
     category: 'usage',

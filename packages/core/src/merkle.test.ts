@@ -80,7 +80,7 @@ describe('RFC 9162 §2.1 Merkle tree', () => {
     }
   });
 
-  it('a consistency proof made from the earlier tree\'s edge and the later leaves equals PROOF(m, D[n]), at every pair of sizes', () => {
+  it("a consistency proof made from the earlier tree's edge and the later leaves equals PROOF(m, D[n]), at every pair of sizes", () => {
     const all = leaves(24);
     for (let second = 1; second <= all.length; second += 1) {
       for (let first = 1; first <= second; first += 1) {

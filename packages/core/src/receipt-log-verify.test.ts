@@ -57,7 +57,10 @@ describe('verifyReceiptLog', () => {
   it('names an edited receipt by its recorded leaf hash, else the checkpoint range it breaks', () => {
     const entries = receipts.map((entry) => ({ receipt: entry, recordedLeafHash: leafHash(receiptLeafBytes(entry)) }));
     entries[7] = { ...entries[7]!, receipt: { ...receipts[7]!, outcome: 'denied' } };
-    expect(verifyReceiptLog({ receipts: entries, checkpoints, trustedKeys: [key] })).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-7' });
+    expect(verifyReceiptLog({ receipts: entries, checkpoints, trustedKeys: [key] })).toMatchObject({
+      ok: false,
+      firstBrokenReceipt: 'receipt-7',
+    });
     const withoutHashes = entries.map(({ receipt: entry }) => ({ receipt: entry }));
     const report = verifyReceiptLog({ receipts: withoutHashes, checkpoints, trustedKeys: [key] });
     expect(report).toMatchObject({ ok: false, firstBrokenReceipt: 'receipt-4' });
@@ -97,7 +100,12 @@ describe('verifyReceiptLog', () => {
 
   it('checks collected checkpoints: names the one a rewritten log does not match, and one whose data differs from its note', () => {
     const collected = checkpoints.map((checkpoint, position) => ({ id: `evt-${position}`, note: checkpoint.note }));
-    const honest = verifyReceiptLog({ receipts: receipts.map((entry) => ({ receipt: entry })), checkpoints, trustedKeys: [key], collected });
+    const honest = verifyReceiptLog({
+      receipts: receipts.map((entry) => ({ receipt: entry })),
+      checkpoints,
+      trustedKeys: [key],
+      collected,
+    });
     expect(honest).toMatchObject({ ok: true, collectedVerified: 2 });
     // Rewritten at receipt 6 and signed again with the same key: consistent on its own, not with what was collected.
     const rewritten = receipts.map((entry) => (entry.index === 6 ? { ...entry, person: 'mallory' } : entry));

@@ -113,7 +113,8 @@ export function verifyReceiptLog(input: {
     }
     leaves.push(hash);
   }
-  const firstSuspectIn = (from: number, to: number) => [...suspects].filter((index) => index >= from && index < to).sort((a, b) => a - b)[0];
+  const firstSuspectIn = (from: number, to: number) =>
+    [...suspects].filter((index) => index >= from && index < to).sort((a, b) => a - b)[0];
 
   const checkpoints: Checkpoint[] = [];
   const seen = new Set<string>();
@@ -123,9 +124,8 @@ export function verifyReceiptLog(input: {
     const verified = verifyCheckpointNote(entry.note, input.trustedKeys);
     if (!verified) {
       const size = /^[^\n]*\n(\d+)\n/.exec(entry.note)?.[1] ?? '?';
-      problems.push(
-        `the checkpoint of size ${size} is signed by no trusted key` + (entry.verifierKey ? ` (it names ${entry.verifierKey})` : ''),
-      );
+      const named = entry.verifierKey ? ` (it names ${entry.verifierKey})` : '';
+      problems.push(`the checkpoint of size ${size} is signed by no trusted key${named}`);
       continue;
     }
     checkpoints.push(verified.checkpoint);
@@ -224,7 +224,7 @@ function verifyCollected(
   const signed: Array<{ id: string; checkpoint: Checkpoint }> = [];
   for (const entry of collected) {
     const verified = verifyCheckpointNote(entry.note, trustedKeys);
-    const name = `checkpoint event ${entry.id}` + (verified ? ` (tree size ${verified.checkpoint.size})` : '');
+    const name = `checkpoint event ${entry.id}${verified ? ` (tree size ${verified.checkpoint.size})` : ''}`;
     if (!verified) {
       failures.push({ index: 0, problem: `${name}: its note is signed by no trusted key` });
       continue;

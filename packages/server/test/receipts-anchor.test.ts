@@ -83,8 +83,11 @@ beforeAll(async () => {
   const gateway = await start();
   try {
     const client = new Client({ name: 'anchor-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }));
-    for (let index = 0; index < RECEIPTS; index += 1) await client.callTool({ name: 'get_order', arguments: { orderId: `ord_${1000 + index}` } });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: 'Bearer t' } } }),
+    );
+    for (let index = 0; index < RECEIPTS; index += 1)
+      await client.callTool({ name: 'get_order', arguments: { orderId: `ord_${1000 + index}` } });
     await client.close();
     const deadline = Date.now() + 10_000;
     while (gateway.receipts!.store.head().size < RECEIPTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -108,7 +111,12 @@ function restorePristine(): void {
 /** What someone with the database file but no key does: receipt 7 rewritten, leaf hashes and tree head recomputed. */
 function rewriteReceipt7(database: Database.Database): void {
   const body = database.prepare('SELECT body FROM receipts WHERE leaf_index = 7').pluck().get() as string;
-  const receipt = { ...(JSON.parse(body) as Receipt), person: 'mallory@example.com', outcome: 'denied', reason: 'TOOL_NOT_IN_SESSION' } as Receipt;
+  const receipt = {
+    ...(JSON.parse(body) as Receipt),
+    person: 'mallory@example.com',
+    outcome: 'denied',
+    reason: 'TOOL_NOT_IN_SESSION',
+  } as Receipt;
   const text = receiptLeafText(receipt);
   database
     .prepare('UPDATE receipts SET body = ?, leaf_hash = ?, person = ?, outcome = ? WHERE leaf_index = 7')
@@ -153,91 +161,83 @@ describe('the anchor: the last signed checkpoint kept outside the database', () 
     }
   });
 
-  it(
-    'checkpoints deleted and receipt 7 rewritten with its leaf hash and tree head: verify fails and the restart stops, naming size 10',
-    async () => {
-      restorePristine();
-      const gateway = await start();
+  it('checkpoints deleted and receipt 7 rewritten with its leaf hash and tree head: verify fails and the restart stops, naming size 10', async () => {
+    restorePristine();
+    const gateway = await start();
+    try {
+      const database = new Database(join(dataDirectory, 'gateway.db'));
       try {
-        const database = new Database(join(dataDirectory, 'gateway.db'));
-        try {
-          database.prepare('DELETE FROM receipt_checkpoints').run();
-          rewriteReceipt7(database);
-        } finally {
-          database.close();
-        }
-        const verified = await cli(['receipts', 'verify']);
-        expect(verified.exitCode, verified.stdout + verified.stderr).toBe(6);
-        expect(verified.stdout).toContain('receipt log BROKEN');
-        expect(verified.stdout).toContain(`the signed checkpoint of size ${RECEIPTS} does not match`);
-      } finally {
-        await gateway.close();
-      }
-      const restarted = await restart();
-      expect(restarted.exitCode, restarted.stderr).toBe(6);
-      expect(restarted.stderr).toContain('RECEIPTS_ANCHOR_MISMATCH');
-      expect(restarted.stderr).toContain(`signed checkpoint of size ${RECEIPTS}`);
-      expect(restarted.stderr).toContain('receipt-0..receipt-7');
-      // Nothing was signed over the rewritten history.
-      const database = new Database(join(dataDirectory, 'gateway.db'), { readonly: true });
-      try {
-        expect(database.prepare('SELECT COUNT(*) FROM receipt_checkpoints').pluck().get()).toBe(0);
+        database.prepare('DELETE FROM receipt_checkpoints').run();
+        rewriteReceipt7(database);
       } finally {
         database.close();
       }
-      expect(anchorFile().treeSize).toBe(RECEIPTS);
-    },
-    180_000,
-  );
+      const verified = await cli(['receipts', 'verify']);
+      expect(verified.exitCode, verified.stdout + verified.stderr).toBe(6);
+      expect(verified.stdout).toContain('receipt log BROKEN');
+      expect(verified.stdout).toContain(`the signed checkpoint of size ${RECEIPTS} does not match`);
+    } finally {
+      await gateway.close();
+    }
+    const restarted = await restart();
+    expect(restarted.exitCode, restarted.stderr).toBe(6);
+    expect(restarted.stderr).toContain('RECEIPTS_ANCHOR_MISMATCH');
+    expect(restarted.stderr).toContain(`signed checkpoint of size ${RECEIPTS}`);
+    expect(restarted.stderr).toContain('receipt-0..receipt-7');
+    // Nothing was signed over the rewritten history.
+    const database = new Database(join(dataDirectory, 'gateway.db'), { readonly: true });
+    try {
+      expect(database.prepare('SELECT COUNT(*) FROM receipt_checkpoints').pluck().get()).toBe(0);
+    } finally {
+      database.close();
+    }
+    expect(anchorFile().treeSize).toBe(RECEIPTS);
+  }, 180_000);
 
-  it(
-    'the whole log re-signed with another key under the same origin (database and anchor file): verify fails, the restart stops',
-    async () => {
-      restorePristine();
-      const gateway = await start();
-      const forger: KeyObject = generateKeyPairSync('ed25519').privateKey;
-      const forgerKey = verifierKey(origin, rawPublicKey(forger));
+  it('the whole log re-signed with another key under the same origin (database and anchor file): verify fails, the restart stops', async () => {
+    restorePristine();
+    const gateway = await start();
+    const forger: KeyObject = generateKeyPairSync('ed25519').privateKey;
+    const forgerKey = verifierKey(origin, rawPublicKey(forger));
+    try {
+      const database = new Database(join(dataDirectory, 'gateway.db'));
       try {
-        const database = new Database(join(dataDirectory, 'gateway.db'));
-        try {
-          rewriteReceipt7(database);
-          database.prepare('DELETE FROM receipt_checkpoints').run();
-          for (const size of [4, 8, RECEIPTS]) {
-            const rootHash = storedRoot(database, size);
-            const note = signNote(formatCheckpoint({ origin, size, rootHash }), origin, forger);
-            database
-              .prepare('INSERT INTO receipt_checkpoints (tree_size, root_hash, note, verifier_key, created_at) VALUES (?, ?, ?, ?, ?)')
-              .run(size, rootHash, note, forgerKey, new Date().toISOString());
-            if (size === RECEIPTS) {
-              writeFileSync(
-                join(dataDirectory, 'receipts-anchor.json'),
-                `${JSON.stringify({ treeSize: size, rootHash: rootHash.toString('base64'), note })}\n`,
-              );
-            }
+        rewriteReceipt7(database);
+        database.prepare('DELETE FROM receipt_checkpoints').run();
+        for (const size of [4, 8, RECEIPTS]) {
+          const rootHash = storedRoot(database, size);
+          const note = signNote(formatCheckpoint({ origin, size, rootHash }), origin, forger);
+          database
+            .prepare('INSERT INTO receipt_checkpoints (tree_size, root_hash, note, verifier_key, created_at) VALUES (?, ?, ?, ?, ?)')
+            .run(size, rootHash, note, forgerKey, new Date().toISOString());
+          if (size === RECEIPTS) {
+            writeFileSync(
+              join(dataDirectory, 'receipts-anchor.json'),
+              `${JSON.stringify({ treeSize: size, rootHash: rootHash.toString('base64'), note })}\n`,
+            );
           }
-        } finally {
-          database.close();
         }
-        const verified = await cli(['receipts', 'verify']);
-        expect(verified.exitCode, verified.stdout + verified.stderr).toBe(6);
-        expect(verified.stdout).toContain(`is signed by no trusted key (it names ${forgerKey})`);
-        // The export names the forger's key beside each checkpoint; `--file` trusts only the vault's and the config's.
-        const exportPath = join(workspace.directory, 'forged-export.jsonl');
-        expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
-        expect(readFileSync(exportPath, 'utf8')).toContain(forgerKey);
-        const fromFile = await cli(['receipts', 'verify', '--file', exportPath]);
-        expect(fromFile.exitCode, fromFile.stdout + fromFile.stderr).toBe(6);
-        expect(fromFile.stdout).toContain('signed by no trusted key');
       } finally {
-        await gateway.close();
+        database.close();
       }
-      const restarted = await restart();
-      expect(restarted.exitCode, restarted.stderr).toBe(6);
-      expect(restarted.stderr).toContain('RECEIPTS_ANCHOR_MISMATCH');
-      expect(restarted.stderr).toContain('not signed by a trusted key');
-    },
-    180_000,
-  );
+      const verified = await cli(['receipts', 'verify']);
+      expect(verified.exitCode, verified.stdout + verified.stderr).toBe(6);
+      expect(verified.stdout).toContain(`is signed by no trusted key (it names ${forgerKey})`);
+      // The export names the forger's key beside each checkpoint; `--file` trusts only the vault's and the config's.
+      const exportPath = join(workspace.directory, 'forged-export.jsonl');
+      expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
+      expect(readFileSync(exportPath, 'utf8')).toContain(forgerKey);
+      const fromFile = await cli(['receipts', 'verify', '--file', exportPath]);
+      expect(fromFile.exitCode, fromFile.stdout + fromFile.stderr).toBe(6);
+      expect(fromFile.stdout).toContain('signed by no trusted key');
+    } finally {
+      await gateway.close();
+    }
+    const restarted = await restart();
+    expect(restarted.exitCode, restarted.stderr).toBe(6);
+    expect(restarted.stderr).toContain('RECEIPTS_ANCHOR_MISMATCH');
+    expect(restarted.stderr).toContain('not signed by a trusted key');
+  }, 180_000);
 });
 
 describe('receipts without a checkpoint', () => {
@@ -287,73 +287,83 @@ describe('gateway receipts verify --checkpoints', () => {
           type: 'io.service.receipts.checkpoint',
           data: { origin: parsed.origin, treeSize: parsed.size, rootHash: parsed.rootHash.toString('base64'), note: checkpoint.note },
         }),
-        JSON.stringify({ specversion: '1.0', id: `evt-call-${checkpoint.treeSize}`, source: 'service/audit', type: 'io.service.call.receipted', data: {} }),
+        JSON.stringify({
+          specversion: '1.0',
+          id: `evt-call-${checkpoint.treeSize}`,
+          source: 'service/audit',
+          type: 'io.service.call.receipted',
+          data: {},
+        }),
       );
     }
     return `${lines.join('\n')}\n`;
   }
 
-  it(
-    'names the collected checkpoint a log rewritten between two of them (and re-signed with the gateway’s own key) is not consistent with',
-    async () => {
-      restorePristine();
-      const gateway = await start();
-      const exportPath = join(workspace.directory, 'honest.jsonl');
-      const collectedPath = join(workspace.directory, 'collected.jsonl');
-      try {
-        expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
-        const exported = readFileSync(exportPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-        const checkpoints = exported.filter((entry) => entry.type === 'checkpoint') as Array<{ treeSize: number; note: string }>;
-        expect(checkpoints.map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8, RECEIPTS]);
-        writeFileSync(collectedPath, collectedEvents(checkpoints));
-        // The running gateway's log against what the receiver collected: consistent.
-        const honest = await cli(['receipts', 'verify', '--checkpoints', collectedPath]);
-        expect(honest.exitCode, honest.stdout + honest.stderr).toBe(0);
-        expect(honest.stdout).toContain('3 collected checkpoints consistent');
-      } finally {
-        await gateway.close();
-      }
+  it('names the collected checkpoint a log rewritten between two of them (and re-signed with the gateway’s own key) is not consistent with', async () => {
+    restorePristine();
+    const gateway = await start();
+    const exportPath = join(workspace.directory, 'honest.jsonl');
+    const collectedPath = join(workspace.directory, 'collected.jsonl');
+    try {
+      expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
+      const exported = readFileSync(exportPath, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const checkpoints = exported.filter((entry) => entry.type === 'checkpoint') as Array<{ treeSize: number; note: string }>;
+      expect(checkpoints.map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8, RECEIPTS]);
+      writeFileSync(collectedPath, collectedEvents(checkpoints));
+      // The running gateway's log against what the receiver collected: consistent.
+      const honest = await cli(['receipts', 'verify', '--checkpoints', collectedPath]);
+      expect(honest.exitCode, honest.stdout + honest.stderr).toBe(0);
+      expect(honest.stdout).toContain('3 collected checkpoints consistent');
+    } finally {
+      await gateway.close();
+    }
 
-      // Someone with the database and the signing key rewrites receipt 5 (between the checkpoints of sizes 4 and 8)
-      // and signs the whole log again: on its own, the log verifies.
-      const key = privateKeyFromPem(signingPem);
-      const entries = readFileSync(exportPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-      const receipts = entries.filter((entry) => entry.type === 'receipt').map((entry) => entry.receipt as Receipt);
-      receipts[5] = { ...receipts[5]!, person: 'mallory@example.com' };
-      expect(receipts[5]).not.toEqual(entries.find((entry) => entry.type === 'receipt' && (entry.receipt as Receipt).index === 5)!.receipt);
-      let edge: Buffer[] = [];
-      const roots = new Map<number, Buffer>();
-      for (const [index, receipt] of receipts.entries()) {
-        edge = appendToEdge(edge, index, leafHash(receiptLeafText(receipt)));
-        roots.set(index + 1, rootOfEdge(edge));
-      }
-      const forked = [
-        ...entries.filter((entry) => entry.type === 'key').map((entry) => JSON.stringify(entry)),
-        ...receipts.map((receipt) => JSON.stringify({ type: 'receipt', leafHash: leafHash(receiptLeafText(receipt)).toString('base64'), receipt })),
-        ...[4, 8, RECEIPTS].map((size) =>
-          JSON.stringify({
-            type: 'checkpoint',
-            treeSize: size,
-            note: signNote(formatCheckpoint({ origin, size, rootHash: roots.get(size)! }), origin, key),
-            verifierKey: verifierKey(origin, rawPublicKey(key)),
-          }),
-        ),
-      ];
-      const forkedPath = join(workspace.directory, 'forked.jsonl');
-      writeFileSync(forkedPath, `${forked.join('\n')}\n`);
-      const alone = await cli(['receipts', 'verify', '--file', forkedPath]);
-      expect(alone.exitCode, alone.stdout + alone.stderr).toBe(0);
+    // Someone with the database and the signing key rewrites receipt 5 (between the checkpoints of sizes 4 and 8)
+    // and signs the whole log again: on its own, the log verifies.
+    const key = privateKeyFromPem(signingPem);
+    const entries = readFileSync(exportPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const receipts = entries.filter((entry) => entry.type === 'receipt').map((entry) => entry.receipt as Receipt);
+    receipts[5] = { ...receipts[5]!, person: 'mallory@example.com' };
+    expect(receipts[5]).not.toEqual(entries.find((entry) => entry.type === 'receipt' && (entry.receipt as Receipt).index === 5)!.receipt);
+    let edge: Buffer[] = [];
+    const roots = new Map<number, Buffer>();
+    for (const [index, receipt] of receipts.entries()) {
+      edge = appendToEdge(edge, index, leafHash(receiptLeafText(receipt)));
+      roots.set(index + 1, rootOfEdge(edge));
+    }
+    const forked = [
+      ...entries.filter((entry) => entry.type === 'key').map((entry) => JSON.stringify(entry)),
+      ...receipts.map((receipt) =>
+        JSON.stringify({ type: 'receipt', leafHash: leafHash(receiptLeafText(receipt)).toString('base64'), receipt }),
+      ),
+      ...[4, 8, RECEIPTS].map((size) =>
+        JSON.stringify({
+          type: 'checkpoint',
+          treeSize: size,
+          note: signNote(formatCheckpoint({ origin, size, rootHash: roots.get(size)! }), origin, key),
+          verifierKey: verifierKey(origin, rawPublicKey(key)),
+        }),
+      ),
+    ];
+    const forkedPath = join(workspace.directory, 'forked.jsonl');
+    writeFileSync(forkedPath, `${forked.join('\n')}\n`);
+    const alone = await cli(['receipts', 'verify', '--file', forkedPath]);
+    expect(alone.exitCode, alone.stdout + alone.stderr).toBe(0);
 
-      const against = await cli(['receipts', 'verify', '--file', forkedPath, '--checkpoints', collectedPath, '--json']);
-      expect(against.exitCode, against.stdout + against.stderr).toBe(6);
-      const report = JSON.parse(against.stdout) as { ok: boolean; collectedVerified: number; firstBrokenReceipt: string; problems: string[] };
-      expect(report).toMatchObject({ ok: false, collectedVerified: 1, firstBrokenReceipt: 'receipt-4' });
-      expect(report.problems[0]).toContain('checkpoint event evt-checkpoint-8 (tree size 8): the log is not consistent with it');
-      expect(report.problems[0]).toContain('receipt-4..receipt-7');
-      expect(report.problems.join('\n')).toContain('checkpoint event evt-checkpoint-10 (tree size 10)');
-    },
-    180_000,
-  );
+    const against = await cli(['receipts', 'verify', '--file', forkedPath, '--checkpoints', collectedPath, '--json']);
+    expect(against.exitCode, against.stdout + against.stderr).toBe(6);
+    const report = JSON.parse(against.stdout) as { ok: boolean; collectedVerified: number; firstBrokenReceipt: string; problems: string[] };
+    expect(report).toMatchObject({ ok: false, collectedVerified: 1, firstBrokenReceipt: 'receipt-4' });
+    expect(report.problems[0]).toContain('checkpoint event evt-checkpoint-8 (tree size 8): the log is not consistent with it');
+    expect(report.problems[0]).toContain('receipt-4..receipt-7');
+    expect(report.problems.join('\n')).toContain('checkpoint event evt-checkpoint-10 (tree size 10)');
+  }, 180_000);
 
   it('a line that is not JSON is an error naming its line (RECEIPTS_CHECKPOINTS_INVALID, exit 2)', async () => {
     const badPath = join(workspace.directory, 'bad-checkpoints.jsonl');

@@ -4,7 +4,14 @@
  * verify (the database, server side). docs/receipts.md documents the answers.
  */
 import type { ErrorCode } from '@gateway/core';
-import { inclusionProof, verifyCheckpointNote, verifyReceiptLog, type LogVerification, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import {
+  inclusionProof,
+  verifyCheckpointNote,
+  verifyReceiptLog,
+  type LogVerification,
+  type Receipt,
+  type ReceiptOutcome,
+} from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ReceiptLog } from './log.js';
 import type { StoredCheckpoint } from './store.js';

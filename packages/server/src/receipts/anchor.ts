@@ -74,7 +74,12 @@ function documentOf(anchor: Omit<Anchor, 'source'>): string {
  * that is not JSON or that no trusted key signed is `refuse`d (an anchor is written whole, by a trusted key:
  * such a copy was put there by someone else, or the signing key changed without `receipts.trustedKeys`).
  */
-function anchorOf(text: string | undefined, source: string, trustedKeys: readonly string[], refuse: (problem: string) => void): Anchor | undefined {
+function anchorOf(
+  text: string | undefined,
+  source: string,
+  trustedKeys: readonly string[],
+  refuse: (problem: string) => void,
+): Anchor | undefined {
   if (text === undefined) return undefined;
   let document: Partial<AnchorDocument>;
   try {
@@ -92,7 +97,7 @@ function anchorOf(text: string | undefined, source: string, trustedKeys: readonl
   }
   const { checkpoint } = verified;
   const edge = Array.isArray(document.edge) ? document.edge.map((hash) => Buffer.from(String(hash), 'base64')) : undefined;
-  const isEdgeOfRoot = edge !== undefined && edge.every((hash) => hash.length === 32) && rootOfEdge(edge).equals(checkpoint.rootHash);
+  const isEdgeOfRoot = edge?.every((hash) => hash.length === 32) === true && rootOfEdge(edge!).equals(checkpoint.rootHash);
   return { treeSize: checkpoint.size, rootHash: checkpoint.rootHash, note: document.note!, ...(isEdgeOfRoot ? { edge } : {}), source };
 }
 
@@ -217,7 +222,9 @@ function mismatch(anchor: Anchor, detail: string, firstDifferent?: { from: numbe
     {
       details: {
         treeSize: anchor.treeSize,
-        ...(firstDifferent ? { firstDifferentReceipt: `receipt-${firstDifferent.from}`, lastDifferentReceipt: `receipt-${firstDifferent.to}` } : {}),
+        ...(firstDifferent
+          ? { firstDifferentReceipt: `receipt-${firstDifferent.from}`, lastDifferentReceipt: `receipt-${firstDifferent.to}` }
+          : {}),
       },
     },
   );
@@ -266,12 +273,7 @@ function firstDifferentRange(anchor: Anchor, edge: readonly Buffer[]): { from: n
  * size to the head's must verify. Reads the leaves after `verified` only (at a start, every leaf once). Returns
  * the new checked tree; throws RECEIPTS_ANCHOR_MISMATCH.
  */
-export function checkAgainstAnchor(
-  store: ReceiptStore,
-  verified: VerifiedTree,
-  anchor: Anchor | undefined,
-  head: TreeHead,
-): VerifiedTree {
+export function checkAgainstAnchor(store: ReceiptStore, verified: VerifiedTree, anchor: Anchor | undefined, head: TreeHead): VerifiedTree {
   let tree = verified;
   if (anchor && anchor.treeSize > tree.size) {
     const folded = foldStoredLeaves(store, tree, anchor.treeSize);
@@ -290,9 +292,13 @@ export function checkAgainstAnchor(
   if (head.size < tree.size) {
     throw anchor && anchor.treeSize > head.size
       ? mismatch(anchor, `the database's tree head counts ${head.size} receipts`)
-      : new GatewayError('RECEIPTS_ANCHOR_MISMATCH', `the stored tree head counts ${head.size} receipts, fewer than the ${tree.size} checked`, {
-          details: { treeSize: tree.size },
-        });
+      : new GatewayError(
+          'RECEIPTS_ANCHOR_MISMATCH',
+          `the stored tree head counts ${head.size} receipts, fewer than the ${tree.size} checked`,
+          {
+            details: { treeSize: tree.size },
+          },
+        );
   }
   const anchored = tree;
   // The proof below is made from the anchor's edge and the leaves after it, when the anchor is where this check

@@ -513,7 +513,9 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
   function rewrite(index: number): void {
     const body = database.prepare('SELECT body FROM receipts WHERE leaf_index = ?').pluck().get(index) as string;
     const text = receiptLeafText({ ...(JSON.parse(body) as Receipt), person: 'mallory' });
-    database.prepare('UPDATE receipts SET body = ?, leaf_hash = ?, person = ? WHERE leaf_index = ?').run(text, leafHash(text), 'mallory', index);
+    database
+      .prepare('UPDATE receipts SET body = ?, leaf_hash = ?, person = ? WHERE leaf_index = ?')
+      .run(text, leafHash(text), 'mallory', index);
     const hashes = database.prepare('SELECT leaf_hash FROM receipts ORDER BY leaf_index').pluck().all() as Buffer[];
     const edge = hashes.reduce<Buffer[]>((edge, hash, position) => appendToEdge(edge, position, hash), []);
     database.prepare('UPDATE receipt_tree SET size = ?, edge = ? WHERE id = 1').run(hashes.length, Buffer.concat(edge));
@@ -566,7 +568,9 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
       expect(b.log.checkpoint()?.treeSize).toBe(8);
       rewrite(7);
       await a.log.record(call());
-      expect(() => a.log.checkpoint()).toThrow(expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH', message: expect.stringContaining('size 8') }));
+      expect(() => a.log.checkpoint()).toThrow(
+        expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH', message: expect.stringContaining('size 8') }),
+      );
       expect(a.log.store.latestCheckpoint()?.treeSize).toBe(8);
       const anchorFile = JSON.parse(readFileSync(join(directory.path, RECEIPTS_ANCHOR_FILE), 'utf8')) as { treeSize: number };
       expect(anchorFile.treeSize).toBe(8);

@@ -195,7 +195,9 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const hooks = [...(options.hooks ?? [])];
   const journal = options.journal;
   const latestStored = store.latestCheckpoint();
-  const databaseCheckpoint = latestStored ? parseCheckpoint(latestStored.note.slice(0, latestStored.note.lastIndexOf('\n\n') + 1)) : undefined;
+  const databaseCheckpoint = latestStored
+    ? parseCheckpoint(latestStored.note.slice(0, latestStored.note.lastIndexOf('\n\n') + 1))
+    : undefined;
   const anchor = await openReceiptAnchor({
     ...(options.dataDirectory === undefined ? {} : { directory: options.dataDirectory }),
     vault,
