@@ -391,13 +391,15 @@ export const ERRORS = {
     category: 'verification',
     area: 'receipts',
     meaning:
-      "the receipt log in the database is not consistent with its last signed checkpoint kept outside it (`receipts-anchor.json`, the vault): `serve` stops, and no checkpoint is signed; the message names the checkpoint's size",
+      'the receipt log in the database is not consistent with its last signed checkpoint kept outside it ' +
+      "(`receipts-anchor.json`, the vault): `serve` stops, and no checkpoint is signed; the message names the checkpoint's size",
   },
   RECEIPTS_CHECKPOINTS_INVALID: {
     category: 'usage',
     area: 'receipts',
     meaning:
-      '`receipts verify --checkpoints`: the file is unreadable, or a line is not JSON or not a checkpoint event of the documented shape (its line number is named)',
+      '`receipts verify --checkpoints`: the file is unreadable, or a line is not JSON or not a checkpoint event of the ' +
+      'documented shape (its line number is named)',
   },
   RECEIPTS_EXPORT_INVALID: {
     category: 'usage',
@@ -413,7 +415,8 @@ export const ERRORS = {
     category: 'usage',
     area: 'receipts',
     meaning:
-      '`receipts verify --file`/`--checkpoints` found no checkpoint key to trust: pass `--key`, or run it where gateway.yaml and its vault are',
+      '`receipts verify --file`/`--checkpoints` found no checkpoint key to trust: pass `--key`, or run it where gateway.yaml ' +
+      'and its vault are',
   },
   RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: 'a `receipts list` filter is malformed' },
   RECEIPT_JOURNAL_IN_USE: {

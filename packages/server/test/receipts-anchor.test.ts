@@ -161,7 +161,7 @@ describe('the anchor: the last signed checkpoint kept outside the database', () 
     }
   });
 
-  it('checkpoints deleted and receipt 7 rewritten with its leaf hash and tree head: verify fails and the restart stops, naming size 10', async () => {
+  it('checkpoints deleted, receipt 7 rewritten with leaf hash and tree head: verify fails, the restart stops naming size 10', async () => {
     restorePristine();
     const gateway = await start();
     try {
@@ -194,7 +194,7 @@ describe('the anchor: the last signed checkpoint kept outside the database', () 
     expect(anchorFile().treeSize).toBe(RECEIPTS);
   }, 180_000);
 
-  it('the whole log re-signed with another key under the same origin (database and anchor file): verify fails, the restart stops', async () => {
+  it('the whole log re-signed with another key, same origin (database and anchor file): verify fails, the restart stops', async () => {
     restorePristine();
     const gateway = await start();
     const forger: KeyObject = generateKeyPairSync('ed25519').privateKey;
@@ -241,7 +241,7 @@ describe('the anchor: the last signed checkpoint kept outside the database', () 
 });
 
 describe('receipts without a checkpoint', () => {
-  it('past the bound (receipts.checkpoint.everyReceipts) fail `verify --file`; within it, the log is OK and says how many wait', async () => {
+  it('past the bound (receipts.checkpoint.everyReceipts) fail `verify --file`; within it, OK, saying how many wait', async () => {
     restorePristine();
     const gateway = await start();
     const exportPath = join(workspace.directory, 'export.jsonl');
@@ -299,7 +299,7 @@ describe('gateway receipts verify --checkpoints', () => {
     return `${lines.join('\n')}\n`;
   }
 
-  it('names the collected checkpoint a log rewritten between two of them (and re-signed with the gateway’s own key) is not consistent with', async () => {
+  it('names the collected checkpoint a log rewritten between two of them (re-signed with the gateway’s key) does not match', async () => {
     restorePristine();
     const gateway = await start();
     const exportPath = join(workspace.directory, 'honest.jsonl');

@@ -122,7 +122,8 @@ async function localTrust(context: CliContext, keys: string[] | undefined): Prom
   if (trustedKeys.length === 0) {
     throw new GatewayError(
       'RECEIPTS_TRUSTED_KEY_MISSING',
-      `no checkpoint key to trust: the vault has no '${RECEIPTS_SIGNING_KEY_SECRET}' and receipts.trustedKeys is empty; pass --key <verifier key>`,
+      `no checkpoint key to trust: the vault has no '${RECEIPTS_SIGNING_KEY_SECRET}' and receipts.trustedKeys is empty; ` +
+        'pass --key <verifier key>',
     );
   }
   return { trustedKeys, uncoveredBound };
@@ -141,7 +142,8 @@ function describeVerification(source: string, report: LogVerification): string[]
   const waiting = report.uncoveredReceipts > 0 ? ` (${report.uncoveredReceipts} receipts after the last one)` : '';
   if (report.ok)
     return [
-      `receipt log OK (${source}): ${report.treeSize} receipts, ${report.checkpointsVerified} signed checkpoints verified${waiting}${collected}`,
+      `receipt log OK (${source}): ${report.treeSize} receipts, ` +
+        `${report.checkpointsVerified} signed checkpoints verified${waiting}${collected}`,
     ];
   return [
     `receipt log BROKEN (${source})${report.firstBrokenReceipt ? `: first broken receipt ${report.firstBrokenReceipt}` : ''}`,
