@@ -411,6 +411,13 @@ export const ERRORS = {
     area: 'receipts',
     meaning: '`receipts-digest-key` or `receipts-signing-key` in the vault, or a key of `receipts.trustedKeys`, is malformed',
   },
+  RECEIPTS_SIGNING_KEY_NOT_SHARED: {
+    category: 'config',
+    area: 'receipts',
+    meaning:
+      '`--workers N` with a read-only vault that has no `receipts-signing-key`: each worker would sign checkpoints with a key ' +
+      'of its own, which neither `receipts verify` nor the other workers trust; use the file vault or provide the entry',
+  },
   RECEIPTS_TRUSTED_KEY_MISSING: {
     category: 'usage',
     area: 'receipts',

@@ -285,6 +285,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           vault,
           loaded,
           dataDirectory,
+          requiresSharedSigningKey: options.worker !== undefined,
           ...(claimed.journal ? { journal: claimed.journal } : {}),
           adopt: claimed.adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),

@@ -15,7 +15,6 @@ import {
   rootOfEdge,
   verifyCheckpointNote,
   verifyConsistency,
-  type Checkpoint,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
 import type { ReceiptStore, TreeHead } from './store.js';
@@ -149,8 +148,8 @@ export async function openReceiptAnchor(options: {
    * warning: when the signing key is kept in the vault, such a copy is someone else's.
    */
   refusesUntrusted: boolean;
-  /** The database's latest checkpoint: an anchor too when a trusted key signed it (an upgrade, a lost file). */
-  databaseCheckpoint?: Checkpoint & { note: string };
+  /** The database's latest checkpoint note: an anchor too when a trusted key signed it (an upgrade, a lost file). */
+  databaseNote?: string;
   warn: (message: string) => void;
 }): Promise<ReceiptAnchor> {
   const { vault, trustedKeys, warn } = options;
@@ -169,11 +168,11 @@ export async function openReceiptAnchor(options: {
   const fromFile = () => (path ? anchorOf(readText(path), path, trustedKeys, refuse) : undefined);
   const readVault = async (onProblem = refuse) =>
     anchorOf(await vault.get(RECEIPTS_ANCHOR_SECRET), `the vault entry '${RECEIPTS_ANCHOR_SECRET}'`, trustedKeys, onProblem);
-  const database = options.databaseCheckpoint;
+  const database = options.databaseNote === undefined ? undefined : verifyCheckpointNote(options.databaseNote, trustedKeys);
   let best = larger(
     larger(fromFile(), await readVault()),
-    database && verifyCheckpointNote(database.note, trustedKeys)
-      ? { treeSize: database.size, rootHash: database.rootHash, note: database.note, source: 'the database' }
+    database
+      ? { treeSize: database.checkpoint.size, rootHash: database.checkpoint.rootHash, note: options.databaseNote!, source: 'the database' }
       : undefined,
   );
   isStarting = false;

@@ -5,7 +5,6 @@ import {
   formatCheckpoint,
   GatewayError,
   keyedDigest,
-  parseCheckpoint,
   parseVerifierKey,
   privateKeyFromPem,
   RECEIPTS_SIGNING_KEY_SECRET,
@@ -93,6 +92,11 @@ export interface ReceiptLogOptions {
   maxPendingInMemory?: number;
   /** The data directory, where the anchor file is kept; without it, the anchor is kept in the vault only. */
   dataDirectory?: string;
+  /**
+   * Several processes share the database (`serve --workers`): the signing key must come from the vault, shared,
+   * or each process's checkpoints and anchors would be signed by a key the others do not trust.
+   */
+  requiresSharedSigningKey?: boolean;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -147,8 +151,6 @@ async function storedVaultSecret(
   return { value, isStored: true };
 }
 
-export const defaultReceiptOrigin: (loaded: LoadedConfig) => string = receiptOrigin;
-
 export async function createReceiptLog(options: ReceiptLogOptions): Promise<ReceiptLog> {
   const { store, vault, loaded } = options;
   const warn = options.warn ?? (() => undefined);
@@ -157,7 +159,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const storesArguments = settings.storeArguments === true;
   const everyReceipts = settings.checkpoint?.everyReceipts ?? DEFAULT_CHECKPOINT_EVERY_RECEIPTS;
   const everySeconds = settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS;
-  const origin = defaultReceiptOrigin(loaded);
+  const origin = receiptOrigin(loaded);
 
   const digestKeyBytes = Buffer.from(
     await vaultSecret(vault, RECEIPTS_DIGEST_KEY_SECRET, () => randomBytes(32).toString('base64url'), warn),
@@ -176,6 +178,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     warn,
   );
+  if (!signing.isStored && options.requiresSharedSigningKey) {
+    throw new GatewayError(
+      'RECEIPTS_SIGNING_KEY_NOT_SHARED',
+      `--workers needs the receipt signing key in the vault, but the ${vault.provider} vault has no ` +
+        `'${RECEIPTS_SIGNING_KEY_SECRET}' and cannot store one: use the file vault, or provide it ` +
+        '(GATEWAY_SECRET_RECEIPTS_SIGNING_KEY with the env vault; docs/receipts.md#configuration)',
+    );
+  }
   const signingPem = signing.value;
   let signingKey: KeyObject;
   try {
@@ -195,22 +205,20 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const hooks = [...(options.hooks ?? [])];
   const journal = options.journal;
   const latestStored = store.latestCheckpoint();
-  const databaseCheckpoint = latestStored
-    ? parseCheckpoint(latestStored.note.slice(0, latestStored.note.lastIndexOf('\n\n') + 1))
-    : undefined;
   const anchor = await openReceiptAnchor({
     ...(options.dataDirectory === undefined ? {} : { directory: options.dataDirectory }),
     vault,
     trustedKeys,
     // A key that lasts as long as this process cannot have signed an earlier anchor: nothing to hold it to.
     refusesUntrusted: signing.isStored,
-    ...(latestStored && databaseCheckpoint ? { databaseCheckpoint: { ...databaseCheckpoint, note: latestStored.note } } : {}),
+    ...(latestStored ? { databaseNote: latestStored.note } : {}),
     warn,
   });
   // Before anything is moved in or signed: the database must extend the last signed checkpoint (anchor.ts).
   // Throws RECEIPTS_ANCHOR_MISMATCH, which stops `serve`.
   let verified: VerifiedTree = checkAgainstAnchor(store, { size: 0, edge: [] }, anchor.latest(), store.head());
-  let checkpointedSize = latestStored?.treeSize ?? 0;
+  // From the anchor, not the database's rows: a forged checkpoint row of a huge size must not stop the signing.
+  let checkpointedSize = anchor.latest()?.treeSize ?? 0;
 
   function checkpoint(): StoredCheckpoint | undefined {
     const head = store.head();
