@@ -130,8 +130,10 @@ export {
   type ReceiptOutcome,
 } from './receipt.js';
 export {
+  appendLeavesToEdge,
   appendToEdge,
   consistencyProof,
+  consistencyProofFromEdge,
   inclusionProof,
   leafHash,
   nodeHash,
@@ -150,6 +152,7 @@ export {
   rawPublicKey,
   signNote,
   verifierKey,
+  verifyCheckpointNote,
   verifyNote,
   type Checkpoint,
 } from './checkpoint.js';
@@ -161,7 +164,11 @@ export {
   type SessionState,
 } from './policy.js';
 export {
+  RECEIPTS_SIGNING_KEY_SECRET,
+  receiptOrigin,
+  trustedReceiptKeys,
   verifyReceiptLog,
+  type CollectedCheckpoint,
   type LogEntryCheckpoint,
   type LogEntryReceipt,
   type LogVerification,

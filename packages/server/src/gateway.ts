@@ -268,6 +268,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           store: createSqliteReceiptStore(database),
           vault,
           loaded,
+          dataDirectory,
+          requiresSharedSigningKey: options.worker !== undefined,
           ...(claimed.journal ? { journal: claimed.journal } : {}),
           adopt: claimed.adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
@@ -279,7 +281,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         throw error;
       }
       const log = receiptLog;
-      cleanups.push(() => log.close());
+      cleanups.push(async () => {
+        log.close();
+        // The vault's copy of the final checkpoint (the data directory's file is written already).
+        await log.anchor.settled();
+      });
     }
     // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
     const stoppingWebhooks = webhooks;
