@@ -148,12 +148,20 @@ export {
   type Checkpoint,
 } from './checkpoint.js';
 export {
+  chooseLoginAlternative,
   decideCall,
+  loginAlternativesOf,
+  loginIdOf,
   type CallDenialReason,
   type CallFacts,
   type CallVerdict,
+  type LoginAlternative,
+  type PendingPersonAction,
+  type PersonAction,
+  type PersonActionReason,
   type SessionState,
 } from './policy.js';
+export { openRequestState, sealRequestState, type OpenedRequestState, type RequestStateClaims } from './request-state.js';
 export {
   verifyReceiptLog,
   type LogEntryCheckpoint,
