@@ -138,9 +138,11 @@ function encodePersonAction(answer: Extract<CallAnswer, { kind: 'act' }>, contex
     | { elicitation?: { url?: unknown } }
     | undefined;
   if (envelope !== undefined && capabilities?.elicitation?.url !== undefined) {
+    // 2026-07-28: the input request's key is its id (the era's embedded URL elicitation has no elicitationId).
+    const { elicitationId, ...params } = elicitation;
     return {
       resultType: 'input_required',
-      inputRequests: { [elicitation.elicitationId]: { method: 'elicitation/create', params: elicitation } },
+      inputRequests: { [elicitationId]: { method: 'elicitation/create', params } },
       requestState: answer.requestState!,
     } as unknown as CallToolResult;
   }
