@@ -60,7 +60,9 @@ describe('decideCall', () => {
 
   it('refuses when no security alternative has all its logins granted; allows one needing none', () => {
     expect(reasonOf({ ...base, grantedLogins: new Set() })).toBe('LOGIN_NOT_IN_SESSION');
-    expect(reasonOf({ ...base, grantedLogins: new Set(), loginAlternatives: [{ logins: ['orders/api_key'] }, { logins: [] }] })).toBe('allowed');
+    expect(reasonOf({ ...base, grantedLogins: new Set(), loginAlternatives: [{ logins: ['orders/api_key'] }, { logins: [] }] })).toBe(
+      'allowed',
+    );
   });
 
   it('a pending person action answers "a person must act first" with what to show and where', () => {

@@ -118,9 +118,8 @@ export function chooseLoginAlternative<T extends { logins: readonly string[] }>(
 ): { chosen: T; missing?: undefined } | { chosen?: undefined; missing: string[] } {
   let firstMissing: string[] | undefined;
   for (const alternative of alternatives) {
-    let missing: string[] | undefined;
-    for (const id of alternative.logins) if (!granted.has(id)) (missing ??= []).push(id);
-    if (!missing) return { chosen: alternative };
+    const missing = alternative.logins.filter((id) => !granted.has(id));
+    if (missing.length === 0) return { chosen: alternative };
     firstMissing ??= missing;
   }
   return { missing: firstMissing ?? [] };

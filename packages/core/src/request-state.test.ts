@@ -25,6 +25,9 @@ describe('requestState', () => {
   });
 
   it('past its expiry it is REQUEST_STATE_EXPIRED', () => {
-    expect(openRequestState(sealRequestState(claims, key), key, binding, 2_000)).toMatchObject({ ok: false, reason: 'REQUEST_STATE_EXPIRED' });
+    expect(openRequestState(sealRequestState(claims, key), key, binding, 2_000)).toMatchObject({
+      ok: false,
+      reason: 'REQUEST_STATE_EXPIRED',
+    });
   });
 });

@@ -29,9 +29,7 @@ export interface RequestStateClaims {
 
 export type RequestStateRefusal = 'REQUEST_STATE_INVALID' | 'REQUEST_STATE_EXPIRED';
 
-export type OpenedRequestState =
-  | { ok: true; claims: RequestStateClaims }
-  | { ok: false; reason: RequestStateRefusal; message: string };
+export type OpenedRequestState = { ok: true; claims: RequestStateClaims } | { ok: false; reason: RequestStateRefusal; message: string };
 
 const VERSION = 'v1';
 

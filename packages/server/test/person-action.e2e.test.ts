@@ -172,12 +172,17 @@ async function rawCall(extra: Record<string, unknown>, argumentsValue: Record<st
     }),
   });
   const text = await response.text();
-  const json = text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data: '))!.slice(6);
+  const json = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((line) => line.startsWith('data: '))!
+        .slice(6);
   return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
 describe('the requestState of a retry', () => {
-  it('a changed, another call\'s or a spent requestState is refused (-32602) and receipted with its code', async () => {
+  it("a changed, another call's or a spent requestState is refused (-32602) and receipted with its code", async () => {
     session = 'session-raw';
     const first = await rawCall({});
     expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });

@@ -211,7 +211,13 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       const argumentsDigest = argumentsDigestOf(argumentsObject);
       decision.argumentsDigest = argumentsDigest;
       if (requestState !== undefined) {
-        const binding = { session: caller.sessionId, person: caller.subject, tool: name, fingerprint: tool.entry.fingerprint, argumentsDigest };
+        const binding = {
+          session: caller.sessionId,
+          person: caller.subject,
+          tool: name,
+          fingerprint: tool.entry.fingerprint,
+          argumentsDigest,
+        };
         const check = requestStates.check(requestState, binding, receivedAt);
         if (check.ok) {
           facts.requestState = { ok: true };
@@ -334,7 +340,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     let outcome: ToolCallOutcome;
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
     let argumentsDigest = decision.argumentsDigest;
-    const onSent = receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
+    const onSent =
+      receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,

@@ -76,7 +76,9 @@ export async function requestStateKey(vault: Vault, warn: (message: string) => v
   try {
     await vault.set(REQUEST_STATE_KEY_SECRET, created.toString('base64url'));
   } catch {
-    warn(`the ${vault.provider} vault has no '${REQUEST_STATE_KEY_SECRET}' and cannot store one: requestStates last until this process stops`);
+    warn(
+      `the ${vault.provider} vault has no '${REQUEST_STATE_KEY_SECRET}' and cannot store one: requestStates last until this process stops`,
+    );
   }
   return created;
 }
