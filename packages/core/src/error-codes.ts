@@ -388,6 +388,13 @@ export const ERRORS = {
   },
   PATH_PARAMETER_MISSING: { category: 'usage', area: 'serving', meaning: 'a path template variable has no value' },
   PEOPLE_FILE_INVALID: { category: 'config', area: 'authorization', meaning: 'the people file is not valid' },
+  PERSON_ACTION_REQUIRED: {
+    category: 'refused',
+    area: 'receipts',
+    meaning:
+      '(receipt reason, outcome `action-required`) a person must act before the call runs: 2026-07-28 answers `input_required` with a ' +
+      'URL elicitation and a `requestState`, 2025-11-25 the error -32042; the client retries',
+  },
   PERSON_EXISTS: { category: 'refused', area: 'authorization', meaning: 'the person already exists (use `--replace`)' },
   PERSON_NAME_INVALID: { category: 'usage', area: 'authorization', meaning: 'an invalid name for `gateway people add`' },
   PERSON_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such person' },
@@ -463,6 +470,23 @@ export const ERRORS = {
     area: 'receipts',
     meaning: '(server log) a call was answered but its receipt could not be written',
   },
+  REQUEST_STATE_EXPIRED: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: "a retry's `requestState` is past its expiry (-32602); call the tool again without it",
+  },
+  REQUEST_STATE_INVALID: {
+    category: 'refused',
+    area: 'receipts',
+    meaning:
+      "a retry's `requestState` was changed, was not issued by this gateway, or was issued for another session, person, tool or " +
+      'arguments (-32602)',
+  },
+  REQUEST_STATE_USED: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: "a retry's `requestState` was already spent: each is good for one retry (-32602)",
+  },
   REVIEW_CANCELLED: { category: 'usage', area: 'lock', meaning: 'the interactive checklist was cancelled; the lock is unchanged' },
   SECRET_VALUE_EMPTY: { category: 'usage', area: 'credentials', meaning: '`gateway secrets set` read an empty value from stdin' },
   SELECTION_NO_MATCH: { category: 'usage', area: 'lock', meaning: 'a `--select`/`--deselect` pattern matches no tool of the source' },
@@ -512,7 +536,9 @@ export const ERRORS = {
   TOOL_CHANGED_SINCE_APPROVAL: {
     category: 'refused',
     area: 'receipts',
-    meaning: "the tool's fingerprint differs from the one approved (-32602)",
+    meaning:
+      "the tool's fingerprint differs from the one approved: outcome `action-required`, answered with the step-up challenge (403 " +
+      'insufficient_scope) or, without one, -32602',
   },
   TOOL_NOT_IN_SESSION: { category: 'refused', area: 'receipts', meaning: 'the person did not approve the tool for this session (-32602)' },
   TOOL_UNKNOWN: { category: 'refused', area: 'receipts', meaning: 'no in-use publication offers the tool (JSON-RPC -32602 on `/mcp`)' },

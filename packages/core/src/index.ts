@@ -157,12 +157,20 @@ export {
   type Checkpoint,
 } from './checkpoint.js';
 export {
+  chooseLoginAlternative,
   decideCall,
+  loginAlternativesOf,
+  loginIdOf,
   type CallDenialReason,
   type CallFacts,
   type CallVerdict,
+  type LoginAlternative,
+  type PendingPersonAction,
+  type PersonAction,
+  type PersonActionReason,
   type SessionState,
 } from './policy.js';
+export { openRequestState, sealRequestState, type OpenedRequestState, type RequestStateClaims } from './request-state.js';
 export {
   RECEIPTS_SIGNING_KEY_SECRET,
   receiptOrigin,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideCall, type CallFacts } from './policy.js';
+import { chooseLoginAlternative, decideCall, loginAlternativesOf, type CallFacts } from './policy.js';
 
 const base: CallFacts = {
   toolName: 'get_order',
@@ -7,18 +7,18 @@ const base: CallFacts = {
   now: 1_000,
   tool: { fingerprint: 'sha256:a', operationName: 'get_order' },
   approvedFingerprint: 'sha256:a',
-  loginAlternatives: [['orders/api_key']],
+  loginAlternatives: [{ logins: ['orders/api_key'] }],
   grantedLogins: new Set(['orders/api_key']),
 };
 
 const reasonOf = (facts: CallFacts) => {
   const verdict = decideCall(facts);
-  return verdict.allowed ? 'allowed' : verdict.reason;
+  return verdict.kind === 'allow' ? 'allowed' : verdict.reason;
 };
 
 describe('decideCall', () => {
   it('allows a tool in an open session, approved as published, not drifted, with a granted login', () => {
-    expect(decideCall(base)).toEqual({ allowed: true });
+    expect(decideCall(base)).toEqual({ kind: 'allow' });
   });
 
   it('refuses a tool no in-use publication offers', () => {
@@ -31,13 +31,18 @@ describe('decideCall', () => {
   });
 
   it('refuses a tool whose fingerprint changed since approval', () => {
-    expect(reasonOf({ ...base, approvedFingerprint: 'sha256:b' })).toBe('TOOL_CHANGED_SINCE_APPROVAL');
+    // A person must act: approve it again (the step-up challenge encodes it).
+    expect(decideCall({ ...base, approvedFingerprint: 'sha256:b' })).toMatchObject({
+      kind: 'act',
+      reason: 'TOOL_CHANGED_SINCE_APPROVAL',
+      action: { kind: 'reapprove' },
+    });
   });
 
   it('refuses a tool blocked by drift, naming the drift', () => {
     const verdict = decideCall({ ...base, driftReason: 'the response schema changed' });
-    expect(verdict).toMatchObject({ allowed: false, reason: 'TOOL_BLOCKED_BY_DRIFT' });
-    expect(!verdict.allowed && verdict.message).toContain('the response schema changed');
+    expect(verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_BLOCKED_BY_DRIFT' });
+    expect(verdict.kind === 'deny' && verdict.message).toContain('the response schema changed');
   });
 
   it('refuses a revoked session as SESSION_REVOKED and an expired one as SESSION_EXPIRED', () => {
@@ -55,6 +60,40 @@ describe('decideCall', () => {
 
   it('refuses when no security alternative has all its logins granted; allows one needing none', () => {
     expect(reasonOf({ ...base, grantedLogins: new Set() })).toBe('LOGIN_NOT_IN_SESSION');
-    expect(reasonOf({ ...base, grantedLogins: new Set(), loginAlternatives: [['orders/api_key'], []] })).toBe('allowed');
+    expect(reasonOf({ ...base, grantedLogins: new Set(), loginAlternatives: [{ logins: ['orders/api_key'] }, { logins: [] }] })).toBe(
+      'allowed',
+    );
+  });
+
+  it('a pending person action answers "a person must act first" with what to show and where', () => {
+    const pendingAction = { reason: 'PERSON_ACTION_REQUIRED' as const, message: 'approve it', url: 'https://gateway.test/a' };
+    expect(decideCall({ ...base, pendingAction })).toEqual({
+      kind: 'act',
+      reason: 'PERSON_ACTION_REQUIRED',
+      message: 'approve it',
+      action: { kind: 'visit', url: 'https://gateway.test/a' },
+    });
+    // Denials come first: a person acting would not help.
+    expect(reasonOf({ ...base, pendingAction, grantedLogins: new Set() })).toBe('LOGIN_NOT_IN_SESSION');
+  });
+
+  it('a refused requestState denies with its reason, before any pending action', () => {
+    const requestState = { ok: false as const, reason: 'REQUEST_STATE_USED' as const, message: 'used' };
+    const pendingAction = { reason: 'PERSON_ACTION_REQUIRED' as const, message: 'approve it', url: 'https://gateway.test/a' };
+    expect(reasonOf({ ...base, requestState, pendingAction })).toBe('REQUEST_STATE_USED');
+  });
+});
+
+describe('the login-choice rule', () => {
+  it('picks the first configured alternative whose every login is granted, else names the first one missing', () => {
+    const alternatives = loginAlternativesOf('orders', [{ oauth: [] }, { api_key: [], open: [] }], {
+      api_key: { type: 'apiKey' },
+      open: { type: 'none' },
+    });
+    // `oauth` has no credential: left out; a `none` scheme needs no login.
+    expect(alternatives.map((alternative) => alternative.logins)).toEqual([['orders/api_key']]);
+    expect(chooseLoginAlternative(alternatives, new Set(['orders/api_key'])).chosen?.schemes).toEqual(['api_key', 'open']);
+    expect(chooseLoginAlternative(alternatives, new Set())).toEqual({ missing: ['orders/api_key'] });
+    expect(loginAlternativesOf('orders', [], {})).toEqual([{ schemes: [], logins: [], requirement: {} }]);
   });
 });

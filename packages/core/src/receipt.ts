@@ -6,7 +6,8 @@
 import { createHmac, type KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical.js';
 
-export type ReceiptOutcome = 'allowed' | 'denied' | 'error';
+/** `action-required`: the decision answered "a person must act first" (docs/receipts.md › Outcomes). */
+export type ReceiptOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 
 export interface Receipt {
   /** `receipt-<n>`. */

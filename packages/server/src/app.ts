@@ -15,6 +15,8 @@ import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/database.js';
+import type { PersonActionGate } from './calls/pipeline.js';
+import type { RequestStates } from './calls/request-states.js';
 
 export interface BuildAppOptions {
   loaded: LoadedConfig;
@@ -43,6 +45,10 @@ export interface BuildAppOptions {
   toolsPageSize?: number;
   /** `ttlMs` of `tools/list`. */
   toolsListTtlMs?: number;
+  /** Seals the `requestState` of "a person must act first" answers (calls/request-states.ts). */
+  requestStates?: RequestStates;
+  /** TEST HARNESS ONLY: extra sources of "a person must act first" (McpPluginOptions.personActionGates). */
+  personActionGates?: readonly PersonActionGate[];
 }
 
 function isMcpPath(url: string | undefined): boolean {
@@ -137,6 +143,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       maxRequestBytes,
       ...(options.toolsPageSize === undefined ? {} : { pageSize: options.toolsPageSize }),
       ...(options.toolsListTtlMs === undefined ? {} : { listTtlMs: options.toolsListTtlMs }),
+      ...(options.requestStates ? { requestStates: options.requestStates } : {}),
+      ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
     }),
   );
   if (options.authPlugin) await app.register(options.authPlugin);

@@ -17,6 +17,8 @@ import {
 import { createAdminPlugin } from './admin/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
+import type { PersonActionGate } from './calls/pipeline.js';
+import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
@@ -80,6 +82,11 @@ export interface StartGatewayOptions {
    * any CLI flag — the product has no unauthenticated mode.
    */
   authorizerOverride?: AuthorizerOverride;
+  /**
+   * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts). Not
+   * reachable from gateway.yaml or any CLI flag; production has none until OAuth per person and approvals.
+   */
+  personActionGates?: readonly PersonActionGate[];
   /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
   webhookLeaseMs?: number;
   /**
@@ -365,6 +372,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
+      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message))),
+      ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
       authPlugin: authorization.plugin,
       adminPlugin: createAdminPlugin({
         vault,

@@ -189,8 +189,9 @@ describe.each([
         expect(again.searchParams.get('scope')).toBe(`tools:${search}`);
         const challenged = (await sessionsOfStore()).find((session) => session.id === firstSession.id)!;
         expect(challenged.reapprovalTools).toEqual([search]);
-        // The challenge is a refusal of the one call pipeline: it ends in a denied receipt like any other.
-        const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'denied', limit: 100 });
+        // The challenge encodes the decision's "a person must act first" (approve again): one receipt, outcome
+        // `action-required`.
+        const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'action-required', limit: 100 });
         expect(denied.map((receipt) => [receipt.tool, receipt.reason])).toContainEqual([search, 'TOOL_CHANGED_SINCE_APPROVAL']);
 
         // The person sees the earlier choices ticked and the changed tool marked, and approves.

@@ -100,7 +100,7 @@ describe('the call pipeline', () => {
   it.each([
     ['no_such_tool', 'TOOL_UNKNOWN', 'invalid-params'],
     ['outside', 'TOOL_NOT_IN_SESSION', 'invalid-params'],
-    ['changed', 'TOOL_CHANGED_SINCE_APPROVAL', 'invalid-params'],
+    ['changed', 'TOOL_CHANGED_SINCE_APPROVAL', 'act'],
     ['drifted', 'TOOL_BLOCKED_BY_DRIFT', 'result'],
     ['secured', 'LOGIN_NOT_IN_SESSION', 'result'],
   ] as const)('refuses %s with %s, receipts the refusal, and never reaches the upstream', async (name, reason, kind) => {
@@ -111,7 +111,8 @@ describe('the call pipeline', () => {
     if (answer.kind === 'result') expect(answer.result.isError).toBe(true);
     expect(receipt).toMatchObject({
       tool: name,
-      outcome: 'denied',
+      // Changed since approval: a person must act (approve again), its own receipt outcome.
+      outcome: kind === 'act' ? 'action-required' : 'denied',
       reason,
       session: 'session-4',
       person: 'bob',
@@ -199,7 +200,7 @@ describe('the call pipeline', () => {
 
   it('decide has no side effects: no receipt until the call is made', () => {
     const size = log.store.head().size;
-    expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ allowed: false, reason: 'TOOL_NOT_IN_SESSION' });
+    expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
     expect(log.store.head().size).toBe(size);
   });
 });

@@ -6,30 +6,74 @@
  * meanwhile (receipts/journal.ts). Refusals are receipted too. The wire mapping stays with the MCP layer: this
  * returns a protocol-neutral answer.
  */
-import { decideCall, type CallDenialReason, type CallVerdict, type LoadedConfig, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import {
+  decideCall,
+  loginAlternativesOf,
+  type CallDenialReason,
+  type CallFacts,
+  type CallVerdict,
+  type LoadedConfig,
+  type LoginAlternative,
+  type PendingPersonAction,
+  type PersonAction,
+  type PersonActionReason,
+  type Receipt,
+  type ReceiptOutcome,
+  type RequestStateClaims,
+} from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { loginIdOf } from '../credentials/index.js';
+import { createRequestStates, type RequestStates } from './request-states.js';
 import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { runInBackground } from '../scheduling/background-lane.js';
 
-/** How a call is answered: a tool result (possibly `isError`), or an invalid-params protocol error. */
-export type CallAnswer = { kind: 'result'; result: ToolResult } | { kind: 'invalid-params'; message: string };
+/**
+ * How a call is answered: a tool result (possibly `isError`), an invalid-params protocol error, or "a person
+ * must act first" (the MCP layer encodes it per era: mcp/plugin.ts). A `visit` carries the `requestState` the
+ * retry must bring back and the elicitation id (the state's nonce).
+ */
+export type CallAnswer =
+  | { kind: 'result'; result: ToolResult }
+  | { kind: 'invalid-params'; message: string }
+  | {
+      kind: 'act';
+      reason: PersonActionReason;
+      message: string;
+      action: PersonAction;
+      requestState?: string;
+      elicitationId?: string;
+    };
+
+/**
+ * A source of "a person must act first" besides the core rules: given the caller, the tool and the arguments,
+ * what a person must still do (link an account for OAuth per person, approve this very call…). Asked only
+ * when the core rules would otherwise allow the call.
+ */
+export interface PersonActionGate {
+  pendingAction(caller: McpCaller, tool: IndexedTool, argumentsValue: unknown): PendingPersonAction | undefined;
+}
 
 export interface CallDecision {
   name: string;
   tool: IndexedTool | undefined;
   verdict: CallVerdict;
+  /** The retry's `requestState`, opened and checked (spent when the call goes on). */
+  requestStateClaims?: RequestStateClaims;
+  /** The keyed digest of the arguments, when the decision needed it (a `requestState` or a gate). */
+  argumentsDigest?: string;
   /** When the call was received (epoch ms and a monotonic mark for the duration). */
   receivedAt: number;
   startedMark: number;
 }
 
 export interface CallPipeline {
-  /** Resolves and decides without side effects (the fast path asks first, then calls with the decision). */
-  decide(caller: McpCaller, name: string): CallDecision;
+  /**
+   * Resolves and decides without side effects (the fast path asks first, then calls with the decision). The
+   * arguments matter only to a retry's `requestState` and to the gates; without either they are not read.
+   */
+  decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): CallDecision;
   /**
    * Runs the call to its answer and durable receipt; `receipt` resolves once that receipt is in the database
    * (undefined when it could not be written, which is logged). An executor failure (a bug, not an upstream
@@ -42,11 +86,12 @@ export interface CallPipeline {
     signal: AbortSignal | undefined,
     decision?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
+    requestState?: string,
   ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }>;
   /**
-   * Receipts a denied decision that the MCP layer answers itself (the re-approval challenge, a 403 at the
-   * HTTP layer): the refusal still ends in exactly one receipt, durable when this returns; the promise is
-   * that receipt once it is in the database.
+   * Receipts a decision that did not allow the call and that the MCP layer answers itself (the re-approval
+   * challenge, a 401 for an ended session): it still ends in exactly one receipt (`denied`, or
+   * `action-required`), durable when this returns; the promise is that receipt once it is in the database.
    */
   refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined>;
 }
@@ -60,6 +105,10 @@ export interface CallPipelineOptions {
   /** Absent when `receipts.enabled: false`. */
   receipts: ReceiptLog | undefined;
   logger: FastifyBaseLogger;
+  /** Seals and checks `requestState`s (default: a key of this process; the gateway passes the vault's). */
+  requestStates?: RequestStates;
+  /** Sources of "a person must act first" besides the core rules (none in production yet). */
+  gates?: readonly PersonActionGate[];
 }
 
 /**
@@ -67,7 +116,14 @@ export interface CallPipelineOptions {
  * since approval (the client cannot call it at all). Other refusals are tool results the model can read.
  */
 function isProtocolRefusal(reason: CallDenialReason): boolean {
-  return reason === 'TOOL_UNKNOWN' || reason === 'TOOL_NOT_IN_SESSION' || reason === 'TOOL_CHANGED_SINCE_APPROVAL';
+  return (
+    reason === 'TOOL_UNKNOWN' ||
+    reason === 'TOOL_NOT_IN_SESSION' ||
+    // A retry whose requestState is refused: the SDK answers its own state failures -32602 too.
+    reason === 'REQUEST_STATE_INVALID' ||
+    reason === 'REQUEST_STATE_EXPIRED' ||
+    reason === 'REQUEST_STATE_USED'
+  );
 }
 
 /** Receipt reasons of executor outcomes that are not `ok` (registered in docs/errors.md). */
@@ -85,32 +141,31 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
   cancelled: 'CALL_CANCELLED',
 };
 
+const ALLOW: CallVerdict = Object.freeze({ kind: 'allow' });
+
 function roundedMs(milliseconds: number): number {
   return Math.round(milliseconds * 10) / 10;
 }
 
 export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const { registry, authorizer, executor, loaded, receipts, logger } = options;
-  // Per tool object (a snapshot's tools never change): the login ids each configured security alternative needs.
-  const loginAlternativesCache = new WeakMap<IndexedTool, string[][]>();
+  const requestStates = options.requestStates ?? createRequestStates();
+  const gates = options.gates ?? [];
+  const argumentsDigestOf = (argumentsValue: unknown) =>
+    receipts ? receipts.argumentsDigest(argumentsValue) : requestStates.argumentsDigest(argumentsValue);
+  // Per tool object (a snapshot's tools never change): the configured security alternatives and their logins.
+  const loginAlternativesCache = new WeakMap<IndexedTool, LoginAlternative[]>();
+  const NO_LOGINS: LoginAlternative[] = [{ schemes: [], logins: [] }];
 
-  function loginAlternatives(tool: IndexedTool): string[][] | undefined {
+  function loginAlternatives(tool: IndexedTool): LoginAlternative[] | undefined {
     if (!loaded) return undefined;
     // An MCP source has one credential of the gateway's own (docs/sources-mcp.md), not logins a session picks.
-    if (tool.kind === 'mcp') return [[]];
+    if (tool.kind === 'mcp') return NO_LOGINS;
     let alternatives = loginAlternativesCache.get(tool);
     if (!alternatives) {
       const source = loaded.config.sources[tool.sourceName];
       const credentials = source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
-      const security = tool.operation.security.length === 0 ? [{}] : tool.operation.security;
-      alternatives = [];
-      for (const alternative of security) {
-        const schemes = Object.keys(alternative).sort();
-        if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
-        alternatives.push(
-          schemes.filter((scheme) => credentials[scheme]!.type !== 'none').map((scheme) => loginIdOf(tool.sourceName, scheme)),
-        );
-      }
+      alternatives = loginAlternativesOf(tool.sourceName, tool.operation.security, credentials);
       loginAlternativesCache.set(tool, alternatives);
     }
     return alternatives;
@@ -131,11 +186,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (unloggedLines.length === 1) runInBackground(writeLogLines);
   }
 
-  function decide(caller: McpCaller, name: string): CallDecision {
+  function decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): CallDecision {
     const receivedAt = Date.now();
     const startedMark = performance.now();
     const tool = registry.snapshot().tools.get(name);
-    const verdict = decideCall({
+    const facts: CallFacts = {
       toolName: name,
       session: { id: caller.sessionId, state: authorizer.sessionState(caller.sessionId), expiresAt: caller.expiresAt },
       now: receivedAt,
@@ -148,8 +203,39 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
           }
         : {}),
       grantedLogins: caller.logins,
-    });
-    return { name, tool, verdict, receivedAt, startedMark };
+    };
+    const decision: CallDecision = { name, tool, verdict: ALLOW, receivedAt, startedMark };
+    // The arguments matter only to a retry's state and to the gates: the plain allowed call reads none of this.
+    if (tool && (requestState !== undefined || gates.length > 0)) {
+      const argumentsObject = argumentsValue ?? {};
+      const argumentsDigest = argumentsDigestOf(argumentsObject);
+      decision.argumentsDigest = argumentsDigest;
+      if (requestState !== undefined) {
+        const binding = {
+          session: caller.sessionId,
+          person: caller.subject,
+          tool: name,
+          fingerprint: tool.entry.fingerprint,
+          argumentsDigest,
+        };
+        const check = requestStates.check(requestState, binding, receivedAt);
+        if (check.ok) {
+          facts.requestState = { ok: true };
+          decision.requestStateClaims = check.claims;
+        } else {
+          facts.requestState = { ok: false, reason: check.reason, message: check.message };
+        }
+      }
+      for (const gate of gates) {
+        const pending = gate.pendingAction(caller, tool, argumentsObject);
+        if (pending) {
+          facts.pendingAction = pending;
+          break;
+        }
+      }
+    }
+    decision.verdict = decideCall(facts);
+    return decision;
   }
 
   /**
@@ -201,9 +287,26 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
 
   function refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined> {
     const { verdict } = decision;
-    if (verdict.allowed) throw new Error('refuse() called with an allowed decision');
-    logger.info({ tool: decision.name, session: caller.sessionId, outcome: 'denied', reason: verdict.reason }, 'tool call refused');
-    return receipt(decision, caller, argumentsValue, 'denied', verdict.reason, {});
+    if (verdict.kind === 'allow') throw new Error('refuse() called with an allowed decision');
+    // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
+    const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
+    logger.info({ tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason }, 'tool call refused');
+    return receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
+  }
+
+  /** The answer to "a person must act first": a `visit` gets a fresh requestState bound to this very call. */
+  function actAnswer(caller: McpCaller, decision: CallDecision, verdict: Extract<CallVerdict, { kind: 'act' }>): CallAnswer {
+    const { reason, message, action } = verdict;
+    if (action.kind !== 'visit' || !decision.tool) return { kind: 'act', reason, message, action };
+    const binding = {
+      session: caller.sessionId,
+      person: caller.subject,
+      tool: decision.name,
+      fingerprint: decision.tool.entry.fingerprint,
+      argumentsDigest: decision.argumentsDigest!,
+    };
+    const { requestState, nonce } = requestStates.issue(binding, decision.receivedAt);
+    return { kind: 'act', reason, message, action, requestState, elicitationId: nonce };
   }
 
   async function callTool(
@@ -213,11 +316,21 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     signal: AbortSignal | undefined,
     given?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
+    requestState?: string,
   ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }> {
-    const decision = given ?? decide(caller, name);
     const argumentsObject = argumentsValue ?? {};
+    const decision = given ?? decide(caller, name, argumentsObject, requestState);
+    // Single use: a retry's state is spent as the call goes on; a second retry racing with it is refused.
+    const claims = decision.requestStateClaims;
+    if (claims && decision.verdict.kind !== 'deny' && !requestStates.spend(claims, Date.now())) {
+      decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: 'the requestState of this retry was already used' };
+    }
     const { verdict, tool } = decision;
-    if (!verdict.allowed) {
+    if (verdict.kind === 'act') {
+      const answer = actAnswer(caller, decision, verdict);
+      return { answer, receipt: refuse(caller, decision, argumentsObject) };
+    }
+    if (verdict.kind === 'deny') {
       const written = refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
@@ -226,8 +339,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     }
     let outcome: ToolCallOutcome;
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
-    let argumentsDigest: string | undefined;
-    const onSent = receipts ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
+    let argumentsDigest = decision.argumentsDigest;
+    const onSent =
+      receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,

@@ -8,7 +8,10 @@
 import * as oauth from 'oauth4webapi';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import {
+  chooseLoginAlternative,
   compareText,
+  loginAlternativesOf,
+  loginIdOf,
   GatewayError,
   isLoopbackHostname,
   type CredentialConfig,
@@ -50,9 +53,8 @@ export interface LoginSummary {
   type: CredentialConfig['type'];
 }
 
-export function loginIdOf(sourceName: string, schemeName: string): string {
-  return `${sourceName}/${schemeName}`;
-}
+/** `<source>/<securityScheme>` (the one definition is core's). */
+export { loginIdOf };
 
 /** Every login the config offers (credentials of type `none` need no consent and are not logins). */
 export function listLogins(loaded: LoadedConfig): LoginSummary[] {
@@ -74,12 +76,9 @@ function openApiCredentials(loaded: LoadedConfig, sourceName: string): Record<st
 
 /** The login ids any satisfiable alternative of an operation would use (for the consent page). */
 export function operationLogins(loaded: LoadedConfig, sourceName: string, operation: Pick<Operation, 'security'>): string[] {
-  const credentials = openApiCredentials(loaded, sourceName);
   const ids = new Set<string>();
-  for (const alternative of operation.security) {
-    const schemes = Object.keys(alternative);
-    if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
-    for (const scheme of schemes) if (credentials[scheme]!.type !== 'none') ids.add(loginIdOf(sourceName, scheme));
+  for (const alternative of loginAlternativesOf(sourceName, operation.security, openApiCredentials(loaded, sourceName))) {
+    for (const id of alternative.logins) ids.add(id);
   }
   return [...ids].sort();
 }
@@ -275,31 +274,26 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   return {
     async resolve(sourceName, operation, allowedLogins) {
       const credentials = openApiCredentials(loaded, sourceName);
-      // OpenAPI: an empty `security` array means no security; `{}` inside it makes security optional.
-      const alternatives: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
-      let notInSession: string[] | undefined;
-      for (const alternative of alternatives) {
-        const schemes = Object.keys(alternative).sort();
-        if (!schemes.every((scheme) => Object.hasOwn(credentials, scheme))) continue;
-        const needed = schemes.filter((scheme) => credentials[scheme]!.type !== 'none').map((scheme) => loginIdOf(sourceName, scheme));
-        const missing = needed.filter((id) => !allowedLogins.has(id));
-        if (missing.length > 0) {
-          notInSession ??= missing;
-          continue;
-        }
-        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: needed.length > 0 ? needed.join('+') : null };
+      // The one login-choice rule (core's chooseLoginAlternative), the one the call decision applied.
+      const choice = chooseLoginAlternative(loginAlternativesOf(sourceName, operation.security, credentials), allowedLogins);
+      if (choice.chosen) {
+        const { schemes, logins, requirement } = choice.chosen;
+        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: logins.length > 0 ? logins.join('+') : null };
         for (const scheme of schemes) {
-          await apply(resolved, sourceName, operation, scheme, alternative[scheme] ?? [], credentials[scheme]!);
+          await apply(resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!);
         }
         return resolved;
       }
-      if (notInSession) {
+      if (choice.missing.length > 0) {
+        const notInSession = choice.missing;
         throw new GatewayError(
           'LOGIN_NOT_IN_SESSION',
           `calling ${operation.tool} needs the login ${notInSession.join(' and ')}, which this session was not granted`,
           { details: { tool: operation.tool, logins: notInSession } },
         );
       }
+      // OpenAPI: an empty `security` array means no security; `{}` inside it makes security optional.
+      const alternatives: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
       const wanted = alternatives.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
       throw new GatewayError(
         'CREDENTIAL_NOT_AVAILABLE',

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyReques
 import type { ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   ProtocolError,
   ProtocolErrorCode,
@@ -10,9 +11,11 @@ import {
   type CallToolResult,
   type ListToolsResult,
   type McpRequestContext,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { LoadedConfig } from '@gateway/core';
-import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeline } from '../calls/pipeline.js';
+import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeline, type PersonActionGate } from '../calls/pipeline.js';
+import type { RequestStates } from '../calls/request-states.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../store/database.js';
@@ -71,6 +74,13 @@ export interface McpPluginOptions {
   notificationStreams?: { maxPerSession?: number; maxTotal?: number; keepAliveMs?: number };
   /** Told about each request the fast path answered (tests use it to prove which path served what). */
   onFastPathServed?: (method: FastRequest['method']) => void;
+  /** Seals and checks the `requestState` of "a person must act first" answers (the gateway's key from the vault). */
+  requestStates?: RequestStates;
+  /**
+   * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts), so both
+   * eras' encodings are exercised end to end until OAuth per person and one-call approvals supply real ones.
+   */
+  personActionGates?: readonly PersonActionGate[];
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -119,12 +129,42 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The tool name and arguments of a `tools/call` request body (as sent); undefined for any other body. */
-function toolsCallOf(body: unknown): { name: string; argumentsValue: unknown } | undefined {
+/** The tool name, arguments and retry state of a `tools/call` request body (as sent); undefined for any other body. */
+function toolsCallOf(body: unknown): { name: string; argumentsValue: unknown; requestState: string | undefined } | undefined {
   if (!isJsonObject(body) || body.method !== 'tools/call' || !isJsonObject(body.params)) return undefined;
   const name = body.params.name;
   if (typeof name !== 'string') return undefined;
-  return { name, argumentsValue: sentArguments(body, body.id, name, body.params.arguments) ?? {} };
+  const requestState = typeof body.params.requestState === 'string' ? body.params.requestState : undefined;
+  return { name, argumentsValue: sentArguments(body, body.id, name, body.params.arguments) ?? {}, requestState };
+}
+
+/**
+ * "A person must act first", encoded for the era of the request (docs/server.md › A person must act first).
+ * 2026-07-28 with the `elicitation.url` capability in the request's envelope: an `input_required` result
+ * whose one input request is a URL elicitation, and the `requestState` the retry echoes. 2025-11-25, and
+ * 2026-07-28 clients without that capability: the URL-elicitation-required error (-32042) naming the same
+ * URL; the client retries once the person is done. A re-approval that reached the SDK (no step-up challenge
+ * configured) stays the in-band -32602 "approve it again".
+ */
+function encodePersonAction(answer: Extract<CallAnswer, { kind: 'act' }>, context: ServerContext): CallToolResult {
+  if (answer.action.kind !== 'visit') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
+  const elicitation = { mode: 'url' as const, message: answer.message, url: answer.action.url, elicitationId: answer.elicitationId! };
+  const envelope = context.mcpReq.envelope;
+  const capabilities = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { elicitation?: { url?: unknown } }
+    | undefined;
+  if (envelope !== undefined && capabilities?.elicitation?.url !== undefined) {
+    // 2026-07-28: the input request's key is its id (the era's embedded URL elicitation has no elicitationId).
+    const { elicitationId, ...params } = elicitation;
+    return {
+      resultType: 'input_required',
+      inputRequests: { [elicitationId]: { method: 'elicitation/create', params } },
+      requestState: answer.requestState!,
+    } as unknown as CallToolResult;
+  }
+  // Not a ProtocolError: the SDK turns a thrown UrlElicitationRequiredError into an internal error on the
+  // 2026-07-28 era; an error carrying the code and data is sent as they are, in both eras.
+  throw Object.assign(new Error(answer.message), { code: ProtocolErrorCode.UrlElicitationRequired, data: { elicitations: [elicitation] } });
 }
 
 /**
@@ -178,6 +218,7 @@ export function mcpServerFactory(options: McpServerFactoryOptions): (context: Mc
       const progress = progressForwarder(handlerContext, (error) =>
         logger.debug({ tool: name, error: error.message }, 'progress not delivered'),
       );
+      const requestState = handlerContext.mcpReq.requestState();
       const { answer } = await pipeline.callTool(
         caller,
         name,
@@ -185,10 +226,12 @@ export function mcpServerFactory(options: McpServerFactoryOptions): (context: Mc
         handlerContext.mcpReq.signal,
         undefined,
         progress.onProgress,
+        typeof requestState === 'string' ? requestState : undefined,
       );
       await progress.settled();
       // MCP Tools › Error Handling: unknown tools (and tools outside the session) are a protocol error (-32602).
       if (answer.kind === 'invalid-params') throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
+      if (answer.kind === 'act') return encodePersonAction(answer, handlerContext);
       // The SDK's era codec: on 2025-11-25 a non-object structuredContent is wrapped as { result }.
       return server.projectCallToolResult(answer.result as CallToolResult, undefined);
     });
@@ -231,6 +274,8 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       receipts: options.receipts,
       logger,
       ...(options.loaded ? { loaded: options.loaded } : {}),
+      ...(options.requestStates ? { requestStates: options.requestStates } : {}),
+      ...(options.personActionGates ? { gates: options.personActionGates } : {}),
     });
 
     /**
@@ -282,7 +327,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       // the single author of protocol errors, and refusals are rare enough not to need the fast path.
       // The re-approval check already decided this very call (one session lookup fewer per call).
       const decision = decided?.name === fast.name ? decided : pipeline.decide(caller, fast.name);
-      if (!decision.verdict.allowed) return false;
+      if (decision.verdict.kind !== 'allow') return false;
       if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
       options.onFastPathServed?.(fast.method);
       reply.hijack();
@@ -322,11 +367,11 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
     }
 
     /**
-     * Re-approval (docs/authorization.md): a `tools/call` of a tool whose operation changed since the
-     * person approved it is refused at the HTTP layer with the authorizer's step-up challenge (403
-     * insufficient_scope), which SDK clients answer by authorizing again. No refusal when the call may go on
-     * (or the authorizer has no such challenge: then the in-band "approve it again" refusal stays); then the
-     * decision made here, if any, is handed on so the fast path does not decide the same call twice.
+     * Re-approval (docs/authorization.md): when the decision answers "a person must act first: approve again"
+     * (the operation changed since the person approved it), this is that answer's encoding: the authorizer's
+     * step-up challenge (403 insufficient_scope) at the HTTP layer, which SDK clients answer by authorizing
+     * again. Any other decision (or an authorizer without such a challenge: then the in-band "approve it again"
+     * refusal stays) is handed on, so the fast path does not decide the same call twice.
      */
     async function staleApprovalRefusal(
       body: unknown,
@@ -335,10 +380,11 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       if (!authorizer.challengeStaleApproval) return { refusal: undefined, decision: undefined };
       const call = toolsCallOf(body);
       if (!call) return { refusal: undefined, decision: undefined };
-      // The one pipeline decides (core policy); only its "changed since approval" verdict becomes a challenge,
-      // and the refusal is receipted like every other. Any other decision is handed on to the fast path.
-      const decision = pipeline.decide(caller, call.name);
-      if (decision.verdict.allowed || decision.verdict.reason !== 'TOOL_CHANGED_SINCE_APPROVAL') return { refusal: undefined, decision };
+      // The one pipeline decides (core policy); a "re-approve" answer is encoded as the challenge and receipted
+      // like every other answer (`action-required`).
+      const decision = pipeline.decide(caller, call.name, call.argumentsValue, call.requestState);
+      const { verdict } = decision;
+      if (verdict.kind !== 'act' || verdict.action.kind !== 'reapprove') return { refusal: undefined, decision };
       // Durable when refuse returns; the challenge need not wait for the database.
       void pipeline.refuse(caller, decision, call.argumentsValue);
       return { refusal: authorizer.challengeStaleApproval(caller, [call.name]) };
@@ -355,7 +401,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       if (!call) return;
       const decision = pipeline.decide(caller, call.name);
       // The session has ended, so the decision refuses; durable when refuse returns.
-      if (!decision.verdict.allowed) void pipeline.refuse(caller, decision, call.argumentsValue);
+      if (decision.verdict.kind !== 'allow') void pipeline.refuse(caller, decision, call.argumentsValue);
     }
 
     /**

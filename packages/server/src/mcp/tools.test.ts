@@ -31,7 +31,7 @@ const pipeline = createCallPipeline({
 
 function refusalOf(who: McpCaller, name: string): { reason: string; message: string } | null {
   const verdict = pipeline.decide(who, name).verdict;
-  return verdict.allowed ? null : verdict;
+  return verdict.kind === 'allow' ? null : verdict;
 }
 
 function caller(tools: string[], overrides: Record<string, string> = {}): McpCaller {

@@ -23,7 +23,7 @@ export interface ReceiptRoutesProblem {
   detail: string;
 }
 
-const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'error'];
+const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-required', 'error'];
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
 const PAGE = 1000;
