@@ -15,7 +15,7 @@ export const WEBHOOK_RETRY_DEFAULTS = {
   timeoutMs: 10_000,
 } as const;
 
-export type WebhookOutcome = 'allowed' | 'denied' | 'error';
+export type WebhookOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 
 /** The CloudEvents `type` of a receipted call. */
 export const RECEIPT_EVENT_TYPE = 'io.service.call.receipted';
@@ -85,7 +85,7 @@ export const webhooksSchema = {
         type: 'array',
         minItems: 1,
         uniqueItems: true,
-        items: { enum: ['allowed', 'denied', 'error'] },
+        items: { enum: ['allowed', 'denied', 'action-required', 'error'] },
         description: 'which receipts to send (default: all)',
       },
       types: {

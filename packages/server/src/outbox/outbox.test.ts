@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatCheckpoint, signNote, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import { formatCheckpoint, parseConfig, signNote, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import { createGuardedAgent } from '@gateway/runtime';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
@@ -117,6 +117,24 @@ describe('webhook outbox and delivery', () => {
 
   const delivered = (target: WebhookReceiver) => target.requests.filter((request) => request.status >= 200 && request.status < 300);
   const sequenceOf = (body: string) => Number((JSON.parse(body) as { sequence: string }).sequence);
+
+  it('a call a person must act on first becomes an event by default, and `outcomes` can select it alone', () => {
+    const db = database();
+    const { config } = parseConfig(
+      'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n' +
+        'webhooks:\n  waiting: { url: "https://hooks.example.com/a", secret: s, outcomes: [action-required] }\n',
+      'gateway.yaml',
+    );
+    const waiting = config.webhooks!.waiting!;
+    const outbox = createOutbox({
+      database: db,
+      endpoints: [{ name: 'audit' }, { name: 'waiting', outcomes: waiting.outcomes! }],
+    });
+    receiptTransaction(db, outbox, [makeReceipt(0, 'allowed'), makeReceipt(1, 'action-required'), makeReceipt(2, 'denied')]);
+    const store = new SqliteOutboxStore(db);
+    expect(store.events('audit', { limit: 10 }).map((event) => event.receiptId)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
+    expect(store.events('waiting', { limit: 10 }).map((event) => event.receiptId)).toEqual(['receipt-1']);
+  });
 
   it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', () => {
     const db = database();

@@ -48,7 +48,7 @@ export async function webhookSummaries(webhooks: Webhooks): Promise<WebhookEndpo
       disabled,
       pending: counts.pending,
       url: config.url,
-      outcomes: config.outcomes ?? ['allowed', 'denied', 'error'],
+      outcomes: config.outcomes ?? ['allowed', 'denied', 'action-required', 'error'],
       types: config.types ?? [...DEFAULT_WEBHOOK_EVENT_TYPES],
       data: config.data ?? 'standard',
       onExhausted: config.onExhausted ?? 'pause',
