@@ -3,7 +3,7 @@
  * errors.ts), the docs/errors.md section it is listed in, and a one-line meaning. docs/errors.md is generated from
  * this object (`pnpm gen:errors`); a test fails when it is stale. Keep the keys sorted: one line per code merges cleanly.
  */
-import type { ErrorSpec } from './errors.js';
+import type { ErrorSpec } from './error-spec.js';
 
 export const ERRORS = {
   ADMIN_HOST_REFUSED: {
