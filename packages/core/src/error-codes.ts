@@ -275,11 +275,6 @@ export const ERRORS = {
     meaning: 'a secret the source names (`env.*.secret`, `credentials.secret`) is not in the vault',
   },
   MCP_SOURCE_UNKNOWN: { category: 'internal', area: 'mcp', meaning: 'a call was routed to a source that is not an MCP source (a bug)' },
-  MCP_UPSTREAM_AUTH_FAILED: {
-    category: 'network',
-    area: 'mcp',
-    meaning: 'the `oauthClientCredentials` token endpoint gave no access token',
-  },
   MCP_UPSTREAM_CLOSED: { category: 'network', area: 'mcp', meaning: 'the gateway is shutting down' },
   MCP_UPSTREAM_CRASHED: {
     category: 'network',
