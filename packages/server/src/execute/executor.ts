@@ -194,6 +194,10 @@ function createOpenApiExecutor(
         return finish(result, outcome, { upstreamStatus: response.statusCode, loginId });
       }
     } catch (error) {
+      // The client went away or sent notifications/cancelled: the exchange was aborted, as an MCP call is.
+      if (context.signal?.aborted) {
+        return finish(errorResult(`${tool.name}: cancelled by the client`), 'cancelled', { loginId });
+      }
       if (error instanceof ResponseTooLarge) {
         return finish(
           errorResult(
@@ -208,9 +212,6 @@ function createOpenApiExecutor(
         return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
           loginId,
         });
-      }
-      if (context.signal?.aborted) {
-        return finish(errorResult(`${tool.name}: cancelled by the client`), 'network', { loginId });
       }
       return finish(errorResult(`${tool.name}: ${redact(networkMessage(error, upstream.url, limits))}`), 'network', { loginId });
     }
