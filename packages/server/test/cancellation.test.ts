@@ -43,7 +43,7 @@ const OPENAPI_DOCUMENT = (url: string): string =>
 beforeAll(async () => {
   directory = await temporaryDirectory('gateway-cancellation-');
   // Never answers on its own: only the gateway's cancellation ends the request.
-  slowApi = createServer((request, response) => {
+  slowApi = createServer((_request, response) => {
     slowApiSeen.received += 1;
     response.on('close', () => {
       if (!response.writableEnded) slowApiSeen.closedEarly += 1;
