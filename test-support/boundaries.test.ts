@@ -93,6 +93,18 @@ describe('package boundaries', () => {
     expect(offending.map(shown)).toEqual([]);
   });
 
+  it('the CLI declares no admin API answer type: each admin request reads a type of @gateway/core', () => {
+    const files = sourceFiles(packages('cli')).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+    const declaration = /^\s*(?:export\s+)?(?:interface\s+([A-Z]\w*)|type\s+([A-Z]\w*)[^=;]*=)/gm;
+    const declared = new Set(files.flatMap(({ text }) => [...text.matchAll(declaration)].map((match) => (match[1] ?? match[2])!)));
+    const offending = files.flatMap(({ file, text }) =>
+      [...text.matchAll(/\b(?:request|adminRequest)<\s*(\{|[A-Z]\w*)/g)]
+        .filter((match) => match[1] === '{' || declared.has(match[1]!))
+        .map((match) => `${relative(repositoryRoot, file)} declares the answer type of '${text.slice(match.index, match.index + 60)}…'`),
+    );
+    expect(offending).toEqual([]);
+  });
+
   it('core imports no framework, database, network or process module', () => {
     const offending = importsUnder(packages('core')).filter((statement) =>
       FORBIDDEN_IN_CORE.some((pattern) => pattern.test(statement.specifier)),

@@ -65,7 +65,8 @@ beforeAll(async () => {
       `  remote:\n    kind: mcp\n    url: ${mcp.url}\n    credentials: ${credential(`${tokenBase}/token`)}\n` +
       `  mac:\n    kind: mcp\n    url: ${mcp.url}\n    credentials: ${credential(`${tokenBase}/token-mac`)}\n` +
       // 127.0.0.2 is loopback, but not in allowPrivateNetworks: the guard refuses it before any request.
-      `  guarded:\n    kind: mcp\n    url: ${mcp.url}\n    credentials: ${credential(`${tokenBase.replace('127.0.0.1', '127.0.0.2')}/token`)}\n`,
+      `  guarded:\n    kind: mcp\n    url: ${mcp.url}\n` +
+      `    credentials: ${credential(`${tokenBase.replace('127.0.0.1', '127.0.0.2')}/token`)}\n`,
     join(directory.path, 'gateway.yaml'),
   );
   vault = await createVault(loaded, { env: { PATH: process.env.PATH } });

@@ -4,7 +4,15 @@
  * verify (the database, server side). docs/receipts.md documents the answers.
  */
 import type { ErrorCode } from '@gateway/core';
-import { inclusionProof, verifyReceiptLog, type LogVerification, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import {
+  inclusionProof,
+  verifyReceiptLog,
+  type AdminReceiptList,
+  type AdminReceiptProof,
+  type LogVerification,
+  type Receipt,
+  type ReceiptOutcome,
+} from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ReceiptLog } from './log.js';
 import type { StoredCheckpoint } from './store.js';
@@ -20,16 +28,6 @@ const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'error'];
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
 const PAGE = 1000;
-
-/** `GET /admin/receipts/<id>/proof`: everything a verifier needs next to the public key. */
-export interface ReceiptProof {
-  receipt: Receipt;
-  /** base64 of SHA-256(0x00 || canonical receipt). */
-  leafHash: string;
-  checkpoint: { treeSize: number; note: string; verifierKey: string };
-  /** base64 of each hash of the RFC 9162 §2.1.3 inclusion path, leaf level first. */
-  inclusionPath: string[];
-}
 
 function exportLinesOf(log: ReceiptLog): string[] {
   const checkpoints = log.store.checkpoints();
@@ -148,7 +146,8 @@ export function registerReceiptRoutes(
       limit,
     });
     reply.header('cache-control', 'no-store');
-    return { receipts, ...(receipts.length === limit ? { next: receipts[receipts.length - 1]!.id } : {}) };
+    const page: AdminReceiptList = { receipts, ...(receipts.length === limit ? { next: receipts[receipts.length - 1]!.id } : {}) };
+    return page;
   });
 
   app.get('/receipts/export', async (_request, reply) => {
@@ -181,7 +180,7 @@ export function registerReceiptRoutes(
     const checkpoint = log.checkpoint();
     if (!checkpoint || checkpoint.treeSize <= index) return notFound(reply, id);
     const leaves = log.store.leafHashes(checkpoint.treeSize);
-    const proof: ReceiptProof = {
+    const proof: AdminReceiptProof = {
       receipt,
       leafHash: leaves[index]!.toString('base64'),
       checkpoint: { treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey },

@@ -2,9 +2,17 @@
  * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | test` read and do. Registered
  * inside the admin plugin, behind its bearer token.
  */
-import type { ErrorCode } from '@gateway/core';
+import type {
+  AdminWebhookDelivery,
+  AdminWebhookDeliveryList,
+  AdminWebhookEndpoint,
+  AdminWebhookEndpointList,
+  AdminWebhookReplay,
+  AdminWebhookTest,
+  ErrorCode,
+} from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { OutboxEvent, OutboxStatus } from '../outbox/store.js';
+import type { OutboxStatus } from '../outbox/store.js';
 import type { Webhooks } from './service.js';
 
 export interface WebhookRoutesProblem {
@@ -13,21 +21,6 @@ export interface WebhookRoutesProblem {
   title: string;
   detail: string;
 }
-
-/** One row of `GET /admin/webhooks`. */
-export interface WebhookEndpointSummary {
-  name: string;
-  url: string;
-  outcomes: string[];
-  rotating: boolean;
-  disabled: { at: string; reason: string | null } | null;
-  nextSequence: number;
-  counts: Record<OutboxStatus, number>;
-  lease: { holder: string; expiresAt: string } | null;
-}
-
-/** One row of `GET /admin/webhooks/:endpoint/deliveries` (the body is left out: it holds the receipt). */
-export type WebhookDelivery = Omit<OutboxEvent, 'body' | 'endpoint' | 'nextAttemptAt'> & { nextAttemptAt: string | null };
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
@@ -49,7 +42,7 @@ export function registerWebhookRoutes(
     sendProblem(reply, { status: 400, code: 'WEBHOOK_REQUEST_INVALID', title: 'Invalid request', detail });
 
   app.get('/webhooks', async (_request, reply) => {
-    const endpoints: WebhookEndpointSummary[] = [];
+    const endpoints: AdminWebhookEndpoint[] = [];
     for (const [name, config] of webhooks.endpoints) {
       const state = await store.endpoint(name);
       endpoints.push({
@@ -67,7 +60,8 @@ export function registerWebhookRoutes(
       });
     }
     reply.header('cache-control', 'no-store');
-    return { endpoints };
+    const answer: AdminWebhookEndpointList = { endpoints };
+    return answer;
   });
 
   app.get('/webhooks/:endpoint/deliveries', async (request, reply) => {
@@ -86,12 +80,13 @@ export function registerWebhookRoutes(
       limit,
       ...(query.status ? { status: query.status as OutboxStatus } : {}),
     });
-    const deliveries: WebhookDelivery[] = events.map(({ body: _body, endpoint: _endpoint, nextAttemptAt, ...rest }) => ({
+    const deliveries: AdminWebhookDelivery[] = events.map(({ body: _body, endpoint: _endpoint, nextAttemptAt, ...rest }) => ({
       ...rest,
       nextAttemptAt: rest.status === 'pending' && nextAttemptAt > 0 ? new Date(nextAttemptAt).toISOString() : null,
     }));
     reply.header('cache-control', 'no-store');
-    return { endpoint, deliveries };
+    const answer: AdminWebhookDeliveryList = { endpoint, deliveries };
+    return answer;
   });
 
   app.post('/webhooks/:endpoint/replay', async (request, reply) => {
@@ -106,7 +101,8 @@ export function registerWebhookRoutes(
     }
     const replayed = await store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
     webhooks.dispatcher.notify({ reread: true });
-    return { endpoint, replayed };
+    const answer: AdminWebhookReplay = { endpoint, replayed };
+    return answer;
   });
 
   app.post('/webhooks/:endpoint/test', async (request, reply) => {
@@ -114,6 +110,7 @@ export function registerWebhookRoutes(
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const result = await webhooks.sendTest(endpoint);
     const isAcknowledged = result.status !== null && result.status >= 200 && result.status < 300;
-    return { endpoint, ...result, acknowledged: isAcknowledged };
+    const answer: AdminWebhookTest = { endpoint, ...result, acknowledged: isAcknowledged };
+    return answer;
   });
 }
