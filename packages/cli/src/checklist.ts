@@ -2,7 +2,7 @@
  * The interactive checklist of `gateway review` in a terminal: one line per operation, unsupported ones
  * shown but disabled with their reason, so a person sees everything and can pick only what may be served.
  */
-import { GatewayError, type LockedEntry, type Publication } from '@gateway/core';
+import { GatewayError, escapeHiddenCharacters, type LockedEntry, type Publication } from '@gateway/core';
 import { entryTarget } from './render-schema.js';
 
 export interface ChecklistChoice {
@@ -17,10 +17,11 @@ export function checklistChoices(proposal: Publication<LockedEntry>): ChecklistC
   const width = Math.min(40, Math.max(0, ...proposal.operations.map((operation) => operation.tool.length)));
   return proposal.operations.map((operation) => {
     const isSupported = operation.status === 'supported';
+    // Only a supported tool can be chosen, and it holds no hidden characters; the others are shown escaped.
     return {
       value: operation.tool,
-      name: `${operation.tool.padEnd(width)}  ${entryTarget(operation)}`,
-      description: (operation.title ?? operation.description).trim().split('\n')[0] ?? '',
+      name: escapeHiddenCharacters(`${operation.tool.padEnd(width)}  ${entryTarget(operation)}`, { singleLine: true }),
+      description: escapeHiddenCharacters((operation.title ?? operation.description).trim().split('\n')[0] ?? ''),
       checked: isSupported && operation.selected,
       disabled: isSupported ? false : `unsupported ${operation.reason?.code ?? ''}: ${operation.reason?.message ?? ''}`.trim(),
     };

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { stringifyExact } from '@gateway/core';
+import { escapeHiddenCharacters, escapeHiddenCharactersInJson, stringifyExact } from '@gateway/core';
 
 /** What every command receives: resolved global options and where to print. */
 export interface CliContext {
@@ -25,10 +25,12 @@ export function contextFrom(command: Command): CliContext {
 /** Prints a command's result: `json` on stdout with --json, else the human lines. */
 export function printResult(context: CliContext, human: string | string[], json: unknown): void {
   if (context.json) {
-    // Schemas from the lock may hold integers beyond 2^53 (BigInts): printed with their exact digits.
-    context.stdout.write(`${stringifyExact(json, 2)}\n`);
+    // Schemas from the lock may hold integers beyond 2^53 (BigInts): printed with their exact digits. Hidden
+    // characters (tool-text in core) are written as JSON escapes: the same value, never raw on a terminal.
+    context.stdout.write(`${escapeHiddenCharactersInJson(stringifyExact(json, 2))}\n`);
   } else {
-    const text = Array.isArray(human) ? human.join('\n') : human;
+    // The renderers escape and flag tool text themselves; this keeps anything else printed from showing it raw.
+    const text = escapeHiddenCharacters(Array.isArray(human) ? human.join('\n') : human);
     if (text.length > 0) context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 }

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT_CODES, GatewayError, isGatewayError } from '@gateway/core';
+import { EXIT_CODES, GatewayError, escapeHiddenCharacters, escapeHiddenCharactersInJson, isGatewayError } from '@gateway/core';
 import { registerCommands } from './commands/index.js';
 
 export const VERSION = '0.1.0';
@@ -55,10 +55,11 @@ export async function runCli(argv: string[]): Promise<number> {
       : new GatewayError('INTERNAL_ERROR', `unexpected error: ${(error as Error)?.message ?? String(error)}`, {
           cause: error,
         });
+    // An error may quote tool text (a selected tool's name, a reason): never printed with hidden characters raw.
     if (wantsJson) {
-      process.stdout.write(`${JSON.stringify({ error: gatewayError.toJSON() }, null, 2)}\n`);
+      process.stdout.write(`${escapeHiddenCharactersInJson(JSON.stringify({ error: gatewayError.toJSON() }, null, 2))}\n`);
     }
-    process.stderr.write(`error ${gatewayError.code}: ${gatewayError.message}\n`);
+    process.stderr.write(`error ${gatewayError.code}: ${escapeHiddenCharacters(gatewayError.message)}\n`);
     if (gatewayError.category === 'internal' && process.env.GATEWAY_DEBUG && error instanceof Error) {
       process.stderr.write(`${error.stack}\n`);
     }

@@ -1,5 +1,21 @@
-/** Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. */
-import type { ChangedOperation, OperationSummary, SourceDiff } from '@gateway/core';
+/**
+ * Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. Tool names,
+ * upstream names and change messages may hold hidden characters (core's tool-text): each line shows them
+ * escaped as `\u{E0049}` and carries a flag, never the raw characters.
+ */
+import { escapeHiddenCharacters, type ChangedOperation, type OperationSummary, type SourceDiff } from '@gateway/core';
+
+const HIDDEN_FLAG = '! HIDDEN CHARACTERS, shown escaped';
+
+/** One line as it may be shown: hidden characters escaped, and the flag appended when there were any. */
+function shown(line: string, flag: (line: string) => string = (escaped) => `${escaped}  (${HIDDEN_FLAG})`): string {
+  const escaped = escapeHiddenCharacters(line, { singleLine: true });
+  return escaped === line ? line : flag(escaped);
+}
+
+function unsupportedNote(operation: OperationSummary): string {
+  return operation.status === 'unsupported' ? `unsupported${operation.reason ? `: ${operation.reason}` : ''}` : '';
+}
 
 function counts(diff: SourceDiff): string {
   return `${diff.added.length} added, ${diff.changed.length} changed, ${diff.removed.length} removed`;
@@ -22,13 +38,14 @@ export function renderDiffText(diffs: SourceDiff[]): string[] {
     }
     lines.push(`${diff.source}: ${counts(diff)} (live description versus ${baselineLabel(diff)})`);
     for (const operation of diff.added) {
-      lines.push(`  + ${operation.tool}  ${operationLabel(operation)}${operation.status === 'unsupported' ? '  (unsupported)' : ''}`);
+      const note = unsupportedNote(operation);
+      lines.push(shown(`  + ${operation.tool}  ${operationLabel(operation)}${note ? `  (${note})` : ''}`));
     }
     for (const operation of diff.changed) {
-      lines.push(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : '  (documentation only)'}`);
-      for (const change of operation.changes) lines.push(`      ${change.message}`);
+      lines.push(shown(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : '  (documentation only)'}`));
+      for (const change of operation.changes) lines.push(shown(`      ${change.message}`));
     }
-    for (const operation of diff.removed) lines.push(`  - ${operation.tool}  ${operationLabel(operation)}`);
+    for (const operation of diff.removed) lines.push(shown(`  - ${operation.tool}  ${operationLabel(operation)}`));
   }
   const changed = diffs.filter((diff) => diff.hasChanges).length;
   lines.push(changed === 0 ? 'no changes' : `${changed} source${changed === 1 ? '' : 's'} changed`);
@@ -67,13 +84,22 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
     }
     lines.push(`Live description versus ${baselineLabel(diff)}: ${counts(diff)}.`, '');
     lines.push('| | tool | operation | what changed |', '|---|---|---|---|');
+    // A flagged row says so in its last cell, where a reader of the table looks for what happened.
+    const flagRow = (row: string): string => `${row.slice(0, -2)}<br>**${HIDDEN_FLAG}** |`;
     for (const operation of diff.added) {
-      const note = operation.status === 'unsupported' ? 'new operation (unsupported)' : 'new operation';
-      lines.push(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${note} |`);
+      const note = unsupportedNote(operation);
+      lines.push(
+        shown(
+          `| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | new operation${note ? ` (${note})` : ''} |`,
+          flagRow,
+        ),
+      );
     }
-    for (const operation of diff.changed) lines.push(changeRows(operation));
+    for (const operation of diff.changed) lines.push(shown(changeRows(operation), flagRow));
     for (const operation of diff.removed) {
-      lines.push(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`);
+      lines.push(
+        shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`, flagRow),
+      );
     }
     lines.push('');
   }

@@ -3,7 +3,17 @@
  * in the request), and the body schema unfolded to a bounded depth. Circular schemas (kept as `$defs` and
  * `$ref` by the importer) are named, never expanded twice on one path.
  */
-import { stringifyExact, type JsonSchema, type LockedEntry, type LockedMcpTool, type LockedOperation } from '@gateway/core';
+import {
+  MAX_DESCRIPTION_LENGTH,
+  escapeHiddenCharacters,
+  escapedCodePoint,
+  hiddenCharactersInValue,
+  stringifyExact,
+  type JsonSchema,
+  type LockedEntry,
+  type LockedMcpTool,
+  type LockedOperation,
+} from '@gateway/core';
 
 /** How deep nested object properties are unfolded below an argument. */
 const MAX_DEPTH = 3;
@@ -30,9 +40,27 @@ export function entryTarget(entry: LockedEntry): string {
   return 'method' in entry ? `${entry.method} ${entry.path}` : `MCP ${entry.name}`;
 }
 
-/** The lines of one entry of a proposal (an operation or an MCP tool) in `gateway review`. */
+/**
+ * The lines of one entry of a proposal (an operation or an MCP tool) in `gateway review`. Hidden characters
+ * (invisible, tag, bidirectional controls; core's tool-text) are shown escaped as `\u{E0049}`, never raw, and an
+ * entry holding any, anywhere in its text or schemas, gets a flag line naming them under its first line.
+ */
 export function renderEntry(entry: LockedEntry): string[] {
-  return 'method' in entry ? renderOperation(entry) : renderMcpTool(entry);
+  const lines = ('method' in entry ? renderOperation(entry) : renderMcpTool(entry)).map((line) => escapeHiddenCharacters(line));
+  const flag = hiddenTextFlag(entry);
+  return flag === null ? lines : [lines[0]!, flag, ...lines.slice(1)];
+}
+
+/** How many hidden characters a flag names before "and n more". */
+const FLAGGED_CHARACTERS = 8;
+
+/** `    ! hidden characters …`: the flag of an entry whose text holds hidden characters, or null. */
+export function hiddenTextFlag(value: unknown, indent = '    '): string | null {
+  const hidden = hiddenCharactersInValue(value);
+  if (hidden.length === 0) return null;
+  const named = hidden.slice(0, FLAGGED_CHARACTERS).map(escapedCodePoint).join(' ');
+  const more = hidden.length > FLAGGED_CHARACTERS ? ` and ${hidden.length - FLAGGED_CHARACTERS} more` : '';
+  return `${indent}! HIDDEN CHARACTERS, shown escaped: ${named}${more} (invisible here, read by a model)`;
 }
 
 /**
@@ -44,8 +72,16 @@ export function renderMcpTool(tool: LockedMcpTool): string[] {
   const status = tool.status === 'supported' ? 'supported' : `unsupported ${tool.reason?.code ?? ''}: ${tool.reason?.message ?? ''}`.trim();
   const lines = [`${mark} ${tool.tool}  ${entryTarget(tool)}  ${status}`];
   if (tool.title) lines.push(`    title: ${firstLine(tool.title)}`);
-  // The whole description, every line: it is what the model reads, so the reviewer reads all of it.
-  for (const line of tool.description.split('\n')) if (line.trim()) lines.push(`    | ${line.trimEnd()}`);
+  // The whole description, every line: it is what the model reads, so the reviewer reads all of it. Only one
+  // over the bound (unsupported for it) is cut there.
+  const description =
+    tool.description.length > MAX_DESCRIPTION_LENGTH
+      ? tool.description.slice(0, MAX_DESCRIPTION_LENGTH).replace(/[\uD800-\uDBFF]$/, '')
+      : tool.description;
+  for (const line of description.split('\n')) if (line.trim()) lines.push(`    | ${line.trimEnd()}`);
+  if (description.length < tool.description.length) {
+    lines.push(`    | … ${tool.description.length - description.length} more characters (\`--json\` shows the whole description)`);
+  }
   if (tool.annotations) {
     const hints = Object.entries(tool.annotations).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
     lines.push(`    annotations (upstream claims, not enforced): ${hints.join(', ')}`);

@@ -4,6 +4,8 @@
  */
 import type { Receipt } from './receipt.js';
 
+import type { NotOfferedEntry } from './model.js';
+
 /** How a source's live description compares with the publication in use (docs/drift.md). */
 export type DriftStatus = 'pending' | 'in-sync' | 'drifted' | 'not-published' | 'error';
 
@@ -16,7 +18,21 @@ export interface DriftSourceReport {
   error?: { code: string; message: string };
   publication: string | null;
   blockedTools: Array<{ tool: string; reason: string }>;
-  proposal?: { digest: string; detectedAt: string; changed: string[]; removed: string[]; added: string[] };
+  /**
+   * The proposed publication the live description makes (docs/drift.md): `id` is the number `gateway import` gives it
+   * in tools.lock, `summary` says in words what changed versus the publication in use.
+   */
+  proposal?: {
+    id?: string;
+    digest: string;
+    detectedAt: string;
+    changed: string[];
+    removed: string[];
+    added: string[];
+    summary?: string[];
+    /** Tools the proposal would select (carried forward from the publication in use). */
+    toolCount?: number;
+  };
 }
 
 /** What `gateway status` shows of hot reloads: a refused lock keeps the last good one serving, and says why. */
@@ -27,10 +43,31 @@ export interface LockReloadStatus {
   message?: string;
 }
 
+/**
+ * A webhook endpoint's delivery state (`GET /admin/status` and `GET /admin/webhooks`): `paused` when an
+ * event's attempts ran out (later events wait until `gateway webhooks resume`), `disabled` after 410 Gone.
+ */
+export interface AdminWebhookState {
+  name: string;
+  state: 'active' | 'paused' | 'disabled';
+  /** Where delivery stopped, and why (the event's last error). */
+  paused: { at: string; sequence: number | null; reason: string | null } | null;
+  disabled: { at: string; reason: string | null } | null;
+  /** Events not delivered yet (including the one a pause stopped at). */
+  pending: number;
+}
+
 /** `GET /admin/status`. */
 export interface AdminStatus {
   ready: boolean;
-  publications: Array<{ source: string; id: string; toolCount: number; blockedCount: number }>;
+  publications: Array<{
+    source: string;
+    id: string;
+    toolCount: number;
+    blockedCount: number;
+    /** The operations of its description it does not offer, with why (absent for publications signed before this was recorded). */
+    notOffered?: NotOfferedEntry[];
+  }>;
   drift: DriftSourceReport[];
   /** The last hot reload of tools.lock that changed something or was refused; absent before the first. */
   lockReload?: LockReloadStatus;
@@ -40,6 +77,8 @@ export interface AdminStatus {
    * requests). Absent when the gateway runs without its authorization server.
    */
   mcpRefusals?: Record<string, number>;
+  /** Each webhook endpoint's delivery state; absent when none is configured. */
+  webhooks?: AdminWebhookState[];
 }
 
 export type AdminSessionState = 'open' | 'expired' | 'revoked';
@@ -102,13 +141,14 @@ export interface AdminReceiptProof {
 /** Where an event of a webhook endpoint's ordered stream is (docs/webhooks.md). */
 export type AdminWebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-/** One endpoint of `GET /admin/webhooks`. */
-export interface AdminWebhookEndpoint {
-  name: string;
+/** One endpoint of `GET /admin/webhooks`: its delivery state and its settings. */
+export interface AdminWebhookEndpoint extends AdminWebhookState {
   url: string;
   outcomes: string[];
+  types: string[];
+  data: 'standard' | 'detailed';
+  onExhausted: 'pause' | 'skip';
   rotating: boolean;
-  disabled: { at: string; reason: string | null } | null;
   nextSequence: number;
   counts: Record<AdminWebhookDeliveryStatus, number>;
   lease: { holder: string; expiresAt: string } | null;
@@ -144,6 +184,14 @@ export interface AdminWebhookDeliveryList {
 export interface AdminWebhookReplay {
   endpoint: string;
   replayed: number;
+}
+
+/** `POST /admin/webhooks/:endpoint/resume`: where delivery goes on from, and what the endpoint was. */
+export interface AdminWebhookResume {
+  endpoint: string;
+  pausedSequence: number | null;
+  wasPaused: boolean;
+  wasDisabled: boolean;
 }
 
 /** `POST /admin/webhooks/:endpoint/test`: the signed test event sent now, and what the receiver answered. */

@@ -108,3 +108,22 @@ export function verifyNote(note: string, name: string, publicKey: Uint8Array): s
 export function privateKeyFromPem(pem: string): KeyObject {
   return createPrivateKey({ key: pem, format: 'pem' });
 }
+
+/**
+ * The checkpoint of a signed note when one of `trustedKeys` (verifier key strings) signed it and its origin is
+ * that key's name; undefined otherwise. Only the keys given are tried: a key named next to the note (in a
+ * database or an export) proves nothing, since whoever wrote the note could have written the key too.
+ */
+export function verifyCheckpointNote(
+  note: string,
+  trustedKeys: readonly string[],
+): { checkpoint: Checkpoint; verifierKey: string } | undefined {
+  for (const trusted of trustedKeys) {
+    const key = parseVerifierKey(trusted);
+    if (!key) continue;
+    const text = verifyNote(note, key.name, key.publicKey);
+    const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
+    if (checkpoint && checkpoint.origin === key.name) return { checkpoint, verifierKey: trusted };
+  }
+  return undefined;
+}

@@ -5,10 +5,12 @@
  * was never published is compared with its proposal, and a source missing from the lock with nothing (every
  * live operation is added). Operations are matched by tool name.
  *
- * An in-use publication holds only the operations a person selected, so live operations outside it are
- * either new or were deliberately left out; the lock cannot tell which. When the live document is byte for
- * byte the one the baseline was made from (same digest), they were left out and are listed as `unpublished`
- * without counting as a change; otherwise they are reported as added, for a person to look at.
+ * An in-use publication offers only the operations a person selected and records the others under
+ * `notOffered` (with their fingerprints), so a live operation outside its tools is either new or was left out.
+ * One left out and unchanged (same fingerprint and support), or any of them while the live document is byte for
+ * byte the one the baseline was made from (same digest), is listed as `unpublished` without counting as a
+ * change; the others are reported as added, for a person to look at. (A publication signed before `notOffered`
+ * existed has only the digest rule.)
  */
 import { canonicalJson } from './canonical.js';
 import { sourceConfig, type LoadedConfig, type McpSourceConfig } from './config/index.js';
@@ -71,6 +73,8 @@ export interface OperationSummary {
   method: string;
   path: string;
   status: Operation['status'];
+  /** Why it is unsupported (a reason code of docs/lockfile.md); absent when supported. */
+  reason?: string;
 }
 
 export interface ChangedOperation extends OperationSummary {
@@ -92,14 +96,15 @@ export interface SourceDiff extends OperationsDiff {
   /** What the live description was compared with; null when the source is not in the lock. */
   baseline: { publication: string; status: AnyPublication['status']; documentDigest: string } | null;
   liveDocumentDigest: string;
-  /** Live operations the in-use publication leaves out while the document is unchanged (not a change). */
+  /** Live operations the in-use publication leaves out, unchanged since it was published (not a change). */
   unpublished: OperationSummary[];
   hasChanges: boolean;
 }
 
 function summaryOfEntry(entry: Operation | McpTool): OperationSummary {
-  if ('method' in entry) return summary(entry);
-  return { tool: entry.tool, method: 'MCP', path: entry.name, status: entry.status };
+  const reason = entry.status === 'unsupported' && entry.reason ? { reason: entry.reason.code } : {};
+  if ('method' in entry) return { ...summary(entry), ...reason };
+  return { tool: entry.tool, method: 'MCP', path: entry.name, status: entry.status, ...reason };
 }
 
 function summary(operation: Operation): OperationSummary {
@@ -398,7 +403,7 @@ export function describeMcpToolChanges(before: McpTool, after: McpTool): Operati
       kind: 'status-changed',
       before: before.status,
       after: after.status,
-      message: `status ${before.status} → ${after.status}`,
+      message: `status ${before.status} → ${after.status}${after.reason ? ` (${after.reason.code}: ${after.reason.message})` : ''}`,
     });
   }
   if (!same(before.inputSchema, after.inputSchema)) {
@@ -474,6 +479,22 @@ export function diffSource(
   if (baseline && baseline.status === 'in use' && baseline.documentDigest === live.documentDigest) {
     unpublished = result.added;
     result.added = [];
+  } else if (baseline?.status === 'in use' && baseline.notOffered !== undefined) {
+    // What the publication records as left out, still the same operation: not new, a person already decided.
+    const liveByTool = new Map((live.operations as readonly (Operation | McpTool)[]).map((operation) => [operation.tool, operation]));
+    const leftOut = new Map(baseline.notOffered.map((entry) => [entry.tool, entry]));
+    const isUnchanged = (tool: string): boolean => {
+      const entry = leftOut.get(tool);
+      const current = liveByTool.get(tool);
+      return (
+        entry !== undefined &&
+        current !== undefined &&
+        entry.fingerprint === current.fingerprint &&
+        (entry.status === 'unsupported') === (current.status !== 'supported')
+      );
+    };
+    unpublished = result.added.filter((operation) => isUnchanged(operation.tool));
+    result.added = result.added.filter((operation) => !isUnchanged(operation.tool));
   }
   return {
     source: sourceName,
@@ -537,4 +558,22 @@ export async function importLiveSource(
       return { kind: 'mcp', ...normaliseMcpTools(sourceName, listed, options.otherToolNames ?? new Set()) };
     }
   }
+}
+
+/**
+ * A source's diff in sentences, one per operation (what the admin API and `gateway status` show of a proposal):
+ * `changed create_order (POST /orders): request body schema changed (properties added: note)`.
+ */
+export function describeDiffInWords(diff: SourceDiff): string[] {
+  const label = (operation: OperationSummary): string => `${operation.tool} (${operation.method} ${operation.path})`;
+  const lines: string[] = [];
+  for (const operation of diff.changed) {
+    const what = operation.changes.map((change) => change.message).join('; ');
+    lines.push(`changed ${label(operation)}${operation.requestChanged ? '' : ', documentation only'}: ${what}`);
+  }
+  for (const operation of diff.removed) lines.push(`removed ${label(operation)}: no longer in the live description`);
+  for (const operation of diff.added) {
+    lines.push(`added ${label(operation)}: new in the live description${operation.status === 'supported' ? '' : ', unsupported'}`);
+  }
+  return lines;
 }

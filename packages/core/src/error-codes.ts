@@ -401,6 +401,20 @@ export const ERRORS = {
     meaning: "another source's in-use publication already offers that tool name",
   },
   PUBLISH_UNSUPPORTED_SELECTED: { category: 'refused', area: 'lock', meaning: 'the proposal selects an unsupported operation' },
+  RECEIPTS_ANCHOR_MISMATCH: {
+    category: 'verification',
+    area: 'receipts',
+    meaning:
+      'the receipt log in the database is not consistent with its last signed checkpoint kept outside it ' +
+      "(`receipts-anchor.json`, the vault): `serve` stops, and no checkpoint is signed; the message names the checkpoint's size",
+  },
+  RECEIPTS_CHECKPOINTS_INVALID: {
+    category: 'usage',
+    area: 'receipts',
+    meaning:
+      '`receipts verify --checkpoints`: the file is unreadable, or a line is not JSON or not a checkpoint event of the ' +
+      'documented shape (its line number is named)',
+  },
   RECEIPTS_EXPORT_INVALID: {
     category: 'usage',
     area: 'receipts',
@@ -409,7 +423,21 @@ export const ERRORS = {
   RECEIPTS_KEY_INVALID: {
     category: 'config',
     area: 'receipts',
-    meaning: '`receipts-digest-key` or `receipts-signing-key` in the vault is malformed',
+    meaning: '`receipts-digest-key` or `receipts-signing-key` in the vault, or a key of `receipts.trustedKeys`, is malformed',
+  },
+  RECEIPTS_SIGNING_KEY_NOT_SHARED: {
+    category: 'config',
+    area: 'receipts',
+    meaning:
+      '`--workers N` with a read-only vault that has no `receipts-signing-key`: each worker would sign checkpoints with a key ' +
+      'of its own, which neither `receipts verify` nor the other workers trust; use the file vault or provide the entry',
+  },
+  RECEIPTS_TRUSTED_KEY_MISSING: {
+    category: 'usage',
+    area: 'receipts',
+    meaning:
+      '`receipts verify --file`/`--checkpoints` found no checkpoint key to trust: pass `--key`, or run it where gateway.yaml ' +
+      'and its vault are',
   },
   RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: 'a `receipts list` filter is malformed' },
   RECEIPT_JOURNAL_IN_USE: {

@@ -22,6 +22,7 @@ export type {
   LockedOperation,
   LockedSource,
   Lockfile,
+  NotOfferedEntry,
   Operation,
   OperationBody,
   OperationParameter,
@@ -56,6 +57,9 @@ export {
 } from './config/index.js';
 export {
   applyImport,
+  draftProposal,
+  type DraftProposal,
+  type ImportedOperations,
   applySelection,
   describeSelectionChange,
   globExpression,
@@ -90,6 +94,7 @@ export { publishProposal, type LiveDescription, type PublishRequest } from './pu
 export {
   describeOperationChanges,
   diffOperations,
+  describeDiffInWords,
   diffSource,
   importLiveSource,
   schemaTypeLabel,
@@ -111,6 +116,8 @@ export type {
   AdminWebhookEndpoint,
   AdminWebhookEndpointList,
   AdminWebhookReplay,
+  AdminWebhookResume,
+  AdminWebhookState,
   AdminWebhookTest,
   DriftSourceReport,
   DriftStatus,
@@ -134,8 +141,10 @@ export {
   type ReceiptOutcome,
 } from './receipt.js';
 export {
+  appendLeavesToEdge,
   appendToEdge,
   consistencyProof,
+  consistencyProofFromEdge,
   inclusionProof,
   leafHash,
   nodeHash,
@@ -154,6 +163,7 @@ export {
   rawPublicKey,
   signNote,
   verifierKey,
+  verifyCheckpointNote,
   verifyNote,
   type Checkpoint,
 } from './checkpoint.js';
@@ -165,11 +175,27 @@ export {
   type SessionState,
 } from './policy.js';
 export {
+  RECEIPTS_SIGNING_KEY_SECRET,
+  receiptOrigin,
+  trustedReceiptKeys,
   verifyReceiptLog,
+  type CollectedCheckpoint,
   type LogEntryCheckpoint,
   type LogEntryReceipt,
   type LogVerification,
 } from './receipt-log-verify.js';
+export {
+  MAX_DESCRIPTION_LENGTH,
+  TOOL_TEXT_REASON_CODES,
+  escapeHiddenCharacters,
+  escapeHiddenCharactersInJson,
+  escapedCodePoint,
+  hasHiddenCharacters,
+  hiddenCharactersIn,
+  hiddenCharactersInValue,
+  toolTextProblem,
+  type ToolTextReasonCode,
+} from './tool-text.js';
 export {
   MCP_TOOL_NAME_PATTERN,
   MCP_UNSUPPORTED_REASON_CODES,
@@ -185,12 +211,23 @@ export {
 export {
   compareEntries,
   describeEntry,
+  describeNotOffered,
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';
 export { type McpSourceConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
-export { WEBHOOK_RETRY_DEFAULTS, type WebhookEndpointConfig } from './config/webhooks-schema.js';
+export {
+  CHECKPOINT_EVENT_TYPE,
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  RECEIPT_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_RETRY_DEFAULTS,
+  type WebhookDataMode,
+  type WebhookEndpointConfig,
+  type WebhookEventType,
+  type WebhookExhaustedAction,
+} from './config/webhooks-schema.js';
 export { type LiveImportOptions, type McpToolLister, otherSourcesToolNames } from './diff.js';
 export { validatableSchema } from './json-schema-validator.js';
 export { STALE_TEMPORARY_MS, nestingDepth } from './lockfile.js';

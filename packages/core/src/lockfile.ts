@@ -2,7 +2,7 @@ import { lstat, open, readFile, readdir, rename, unlink, writeFile } from 'node:
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CORE_SCHEMA, defineScalarTag, intCoreTag, load, NOT_RESOLVED } from 'js-yaml';
-import { stringify } from 'yaml';
+import { stringify, type ScalarTag } from 'yaml';
 import lockfileSchema from './schemas/lockfile.schema.json' with { type: 'json' };
 import { GatewayError } from './errors.js';
 import { mayHoldUnsafeIntegers, toExactInteger } from './exact-integers.js';
@@ -15,11 +15,13 @@ import {
   type LockedOperation,
   type Lockfile,
   type LockedSource,
+  type NotOfferedEntry,
   type Publication,
   type SourceKind,
 } from './model.js';
 import { compareEntries } from './source-kinds.js';
 import { compareText } from './compare-text.js';
+import { hiddenCharactersIn } from './tool-text.js';
 
 export { lockfileSchema };
 
@@ -130,6 +132,10 @@ function orderMcpTool(tool: LockedMcpTool): LockedMcpTool {
   };
 }
 
+function orderNotOffered(entry: NotOfferedEntry): NotOfferedEntry {
+  return { tool: entry.tool, operation: entry.operation, status: entry.status, reason: entry.reason, fingerprint: entry.fingerprint };
+}
+
 function orderEntry(kind: SourceKind, entry: LockedEntry): LockedEntry {
   switch (kind) {
     case 'openapi':
@@ -140,18 +146,21 @@ function orderEntry(kind: SourceKind, entry: LockedEntry): LockedEntry {
 }
 
 function orderPublication<P extends AnyPublication>(kind: SourceKind, publication: P): P {
-  const ordered: Publication<LockedEntry> = {
+  // Built key by key: the YAML lists the fields in this order (what is not offered before the long list of tools).
+  const ordered = {
     id: publication.id,
     status: publication.status,
     toolCount: publication.toolCount,
     documentDigest: publication.documentDigest,
-    operations: [],
-  };
+  } as Publication<LockedEntry>;
   if (publication.publishedBy !== undefined) ordered.publishedBy = publication.publishedBy;
   if (publication.publishedAt !== undefined) ordered.publishedAt = publication.publishedAt;
   if (publication.keyId !== undefined) ordered.keyId = publication.keyId;
   if (publication.allowedStale !== undefined) ordered.allowedStale = publication.allowedStale;
   if (publication.signature !== undefined) ordered.signature = publication.signature;
+  if (publication.notOffered !== undefined) {
+    ordered.notOffered = [...publication.notOffered].sort((a, b) => compareText(a.tool, b.tool)).map(orderNotOffered);
+  }
   const entries = publication.operations as LockedEntry[];
   ordered.operations = [...entries].sort((a, b) => compareEntries(kind, a, b)).map((entry) => orderEntry(kind, entry));
   return ordered as P;
@@ -183,9 +192,43 @@ export function normaliseLock(lock: Lockfile): Lockfile {
   };
 }
 
+/** `\u200B`, `\U000E0049`: a YAML double-quoted escape of one code point. */
+function yamlEscape(codePoint: number): string {
+  const hex = codePoint.toString(16).toUpperCase();
+  return codePoint <= 0xffff ? `\\u${hex.padStart(4, '0')}` : `\\U${hex.padStart(8, '0')}`;
+}
+
+/**
+ * A string holding hidden characters (tool-text.ts) is written double-quoted with each of them escaped, so the
+ * lock, and its diff in a pull request, shows `\U000E0049` where an upstream hid a tag character: the text is
+ * kept (the tool is unsupported with a reason), never invisible. YAML reads the escapes back to the same string.
+ */
+const hiddenTextTag: ScalarTag = {
+  default: true,
+  tag: 'tag:yaml.org,2002:str',
+  identify: (value: unknown): boolean => typeof value === 'string' && hiddenCharactersIn(value).length > 0,
+  resolve: (text: string): string => text, // writing only: the lock is read by js-yaml
+  stringify(item): string {
+    const value = String(item.value);
+    const hidden = new Set(hiddenCharactersIn(value));
+    let out = '"';
+    for (const character of value) {
+      const codePoint = character.codePointAt(0)!;
+      if (character === '"') out += '\\"';
+      else if (character === '\\') out += '\\\\';
+      else if (character === '\n') out += '\\n';
+      else if (character === '\t') out += '\\t';
+      else if (hidden.has(codePoint) || codePoint < 0x20) out += yamlEscape(codePoint);
+      else out += character;
+    }
+    return `${out}"`;
+  },
+};
+
 /** Deterministic YAML text: the same lock gives the same bytes on any machine. */
 export function serialiseLock(lock: Lockfile): string {
   const body = stringify(normaliseLock(lock), {
+    customTags: (tags) => [hiddenTextTag, ...tags],
     aliasDuplicateObjects: false,
     lineWidth: 0,
     minContentWidth: 0,

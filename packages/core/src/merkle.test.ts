@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  appendLeavesToEdge,
   appendToEdge,
   consistencyProof,
+  consistencyProofFromEdge,
   inclusionProof,
   leafHash,
   nodeHash,
@@ -76,5 +78,22 @@ describe('RFC 9162 §2.1 Merkle tree', () => {
         expect(verifyConsistency(first, second, proof, forged, secondRoot)).toBe(false);
       }
     }
+  });
+
+  it("a consistency proof made from the earlier tree's edge and the later leaves equals PROOF(m, D[n]), at every pair of sizes", () => {
+    const all = leaves(24);
+    for (let second = 1; second <= all.length; second += 1) {
+      for (let first = 1; first <= second; first += 1) {
+        const edge = appendLeavesToEdge([], 0, all.slice(0, first));
+        expect(consistencyProofFromEdge(edge, first, all.slice(first, second))).toEqual(consistencyProof(all, first, second));
+      }
+    }
+  });
+
+  it('appending many leaves at once gives the edge of appending them one by one', () => {
+    const all = leaves(41);
+    const oneByOne = all.reduce<Buffer[]>((edge, leaf, index) => appendToEdge(edge, index, leaf), []);
+    const edge = appendLeavesToEdge(appendLeavesToEdge([], 0, all.slice(0, 13)), 13, all.slice(13));
+    expect(edge).toEqual(oneByOne);
   });
 });

@@ -52,6 +52,27 @@ export function appendToEdge(edge: readonly Buffer[], size: number, leaf: Buffer
   return next;
 }
 
+/**
+ * `appendToEdge` for many leaves at once (a start folding every stored leaf): one copy of the edge and one
+ * scratch buffer for all of them, so the cost is the node hashes alone.
+ */
+export function appendLeavesToEdge(edge: readonly Buffer[], size: number, leaves: readonly Buffer[]): Buffer[] {
+  const next = edge.slice();
+  const scratch = Buffer.allocUnsafe(1 + 2 * 32);
+  scratch[0] = NODE_PREFIX[0]!;
+  for (const leaf of leaves) {
+    let node = leaf;
+    for (let bits = size; bits & 1; bits = Math.floor(bits / 2)) {
+      next.pop()!.copy(scratch, 1);
+      node.copy(scratch, 33);
+      node = hash('sha256', scratch, 'buffer');
+    }
+    next.push(node);
+    size += 1;
+  }
+  return next;
+}
+
 /** The root of a tree from its right edge (equals rootOf over all its leaves). */
 export function rootOfEdge(edge: readonly Buffer[]): Buffer {
   if (edge.length === 0) return createHash('sha256').digest();
@@ -76,12 +97,49 @@ export function inclusionProof(leafHashes: readonly Uint8Array[], m: number, n =
 /** RFC 9162 §2.1.4.1: PROOF(m, D[n]), the consistency proof between the trees of m and n leaves. */
 export function consistencyProof(leafHashes: readonly Uint8Array[], m: number, n = leafHashes.length): Buffer[] {
   if (m < 1 || m > n || n > leafHashes.length) throw new RangeError(`no consistency proof from ${m} to ${n} leaves`);
+  return subproofOf(m, n, (start, end) => rootOf(leafHashes, start, end));
+}
+
+/**
+ * PROOF(m, D[n]) from what a log keeps instead of every leaf: the right edge of the tree of m leaves (its
+ * perfect subtrees, `appendToEdge`) and the n - m leaf hashes after them. Every node of the proof that lies
+ * below m is one of those subtrees (the proof descends along m's binary decomposition), every other node lies
+ * entirely at or above m; so a consistency check from a signed size costs the leaves since that size only.
+ */
+export function consistencyProofFromEdge(edge: readonly Buffer[], m: number, laterLeafHashes: readonly Uint8Array[]): Buffer[] {
+  const n = m + laterLeafHashes.length;
+  if (m < 1) throw new RangeError(`no consistency proof from ${m} leaves`);
+  const subtrees = new Map<string, Buffer>();
+  let start = 0;
+  for (const [position, bit] of setBitsDescending(m).entries()) {
+    const root = edge[position];
+    if (!root) throw new RangeError(`the edge of a tree of ${m} leaves has ${setBitsDescending(m).length} subtrees, not ${edge.length}`);
+    subtrees.set(`${start}:${start + bit}`, root);
+    start += bit;
+  }
+  return subproofOf(m, n, (from, to) => {
+    if (from >= m) return rootOf(laterLeafHashes, from - m, to - m);
+    const root = subtrees.get(`${from}:${to}`);
+    if (!root) throw new RangeError(`leaves ${from}..${to - 1} are not a subtree of the tree of ${m} leaves`);
+    return root;
+  });
+}
+
+/** The sizes of the perfect subtrees of a tree of n leaves, largest first (its set bits). */
+function setBitsDescending(n: number): number[] {
+  const bits: number[] = [];
+  for (let bit = 2 ** Math.floor(Math.log2(Math.max(n, 1))); bit >= 1; bit /= 2) if (Math.floor(n / bit) % 2 === 1) bits.push(bit);
+  return bits;
+}
+
+/** SUBPROOF(m, D[0:n], true) of RFC 9162 §2.1.4.1, with the root of a range of leaves from `rangeRoot`. */
+function subproofOf(m: number, n: number, rangeRoot: (start: number, end: number) => Buffer): Buffer[] {
   const subproof = (size: number, start: number, end: number, isComplete: boolean): Buffer[] => {
-    if (size === end - start) return isComplete ? [] : [rootOf(leafHashes, start, end)];
+    if (size === end - start) return isComplete ? [] : [rangeRoot(start, end)];
     const k = splitPoint(end - start);
     return size <= k
-      ? [...subproof(size, start, start + k, isComplete), rootOf(leafHashes, start + k, end)]
-      : [...subproof(size - k, start + k, end, false), rootOf(leafHashes, start, start + k)];
+      ? [...subproof(size, start, start + k, isComplete), rangeRoot(start + k, end)]
+      : [...subproof(size - k, start + k, end, false), rangeRoot(start, start + k)];
   };
   return subproof(m, 0, n, true);
 }

@@ -143,6 +143,24 @@ export type LockedEntry = LockedOperation | LockedMcpTool;
 
 export type PublicationStatus = 'proposed' | 'in use';
 
+/** Why an operation of the description is not a tool of an in-use publication. */
+export type NotOfferedStatus = 'unsupported' | 'not selected';
+
+/**
+ * An operation (or MCP tool) of the description an in-use publication was made from that is not one of its tools:
+ * kept, signed with the publication, so the lock keeps saying what was left out and why. Compact on purpose: no
+ * request shape, only what identifies the operation and the fingerprint it had when it was left out.
+ */
+export interface NotOfferedEntry {
+  tool: string;
+  /** `METHOD /path` for an OpenAPI operation; the upstream tool name for an MCP tool. */
+  operation: string;
+  status: NotOfferedStatus;
+  /** The unsupported reason; null when the operation is supported and was not selected in review. */
+  reason: UnsupportedReason | null;
+  fingerprint: string;
+}
+
 export interface Publication<Entry extends LockedEntry = LockedOperation> {
   /** `publication-<n>`, global and monotonic across the lock. */
   id: string;
@@ -158,6 +176,11 @@ export interface Publication<Entry extends LockedEntry = LockedOperation> {
   /** Recorded when published with `--allow-stale`. */
   allowedStale?: boolean;
   signature?: string;
+  /**
+   * In use only: every entry of the description that is not a tool (unsupported, or not selected), with its reason.
+   * Absent in publications signed before it existed; those still verify.
+   */
+  notOffered?: NotOfferedEntry[];
   /** The entries: OpenAPI operations, or the tools of an MCP source (the lock keeps one field name for both). */
   operations: Entry[];
 }

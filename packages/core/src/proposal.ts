@@ -27,7 +27,7 @@ export type ImportedOperations =
 export interface VersusInUse {
   /** The in-use publication compared with, or null when the source has none yet (then everything is added). */
   publication: string | null;
-  /** Tool names in the new proposal that the in-use publication does not offer. */
+  /** Tool names in the new proposal that the in-use publication neither offers nor records, unchanged, as not offered. */
   added: string[];
   /** Tool names in both whose fingerprint differs (the request changed). */
   changed: string[];
@@ -161,12 +161,15 @@ export function compareWithInUse(
 ): VersusInUse {
   const published = operationsByTool(inUse as GenericPublication | undefined);
   const proposed = operationsByTool(proposal as GenericPublication);
+  // What the in-use publication records as left out, unchanged since, is not new.
+  const leftOut = new Map((inUse?.notOffered ?? []).map((entry) => [entry.tool, entry.fingerprint]));
   const added: string[] = [];
   const changed: string[] = [];
   for (const [tool, operation] of proposed) {
     const before = published.get(tool);
-    if (!before) added.push(tool);
-    else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
+    if (!before) {
+      if (leftOut.get(tool) !== operation.fingerprint) added.push(tool);
+    } else if (before.fingerprint !== operation.fingerprint) changed.push(tool);
   }
   const removed = [...published.keys()].filter((tool) => !proposed.has(tool));
   return {
@@ -308,4 +311,23 @@ export function globExpression(pattern: string): RegExp {
     else source += character.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
   }
   return new RegExp(`^${source}$`, 'u');
+}
+
+/** The proposal a live description makes, as `gateway import` would write it into this lock (nothing is written). */
+export interface DraftProposal {
+  /** `publication-<n>`: the number import gives it (the existing proposal's, else `lastPublication + 1`). */
+  id: string;
+  toolCount: number;
+  documentDigest: string;
+  versusInUse: VersusInUse;
+}
+
+/**
+ * What `gateway import <source>` would write for this live description into `lock`, computed the same way
+ * (applyImport): the server records it when it detects a change, so the number and content it shows are the
+ * ones the import then writes.
+ */
+export function draftProposal(lock: Lockfile, sourceName: string, documentLocation: string, imported: ImportedOperations): DraftProposal {
+  const { summary } = applyImport(lock, sourceName, documentLocation, imported);
+  return { id: summary.publication, toolCount: summary.selected, documentDigest: summary.documentDigest, versusInUse: summary.versusInUse };
 }

@@ -4,6 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  applyImport,
   GatewayError,
   generatePublisherKeyPair,
   keyFileText,
@@ -100,6 +101,53 @@ describe('publishProposal', () => {
     expect((await verifyLock(result.lock, config, trustedKeys)).problems).toEqual([]);
     // The input lock is left untouched (a pure function).
     expect((request.lock.sources[0] as OpenApiLockedSource).publications[0]!.status).toBe('proposed');
+  });
+
+  it('records, signed, every operation it does not offer with why; a re-import does not call them added', async () => {
+    const { request, config, trustedKeys } = await fixture();
+    const unsupported = operation('upload_photo', 'POST', '/photos', {
+      selected: false,
+      status: 'unsupported',
+      reason: { code: 'MEDIA_TYPE_UNSUPPORTED', message: 'multipart bodies are not sent' },
+    });
+    const source = request.lock.sources[0] as OpenApiLockedSource;
+    source.publications[0]!.operations.push(unsupported);
+    const live = { documentDigest: digest, operations: withoutSelection(source.publications[0]!.operations) };
+    const { lock, publication } = await publishProposal({ ...request, live });
+    expect(publication.notOffered).toEqual([
+      {
+        tool: 'delete_order',
+        operation: 'DELETE /orders/{orderId}',
+        status: 'not selected',
+        reason: null,
+        fingerprint: expect.any(String),
+      },
+      {
+        tool: 'upload_photo',
+        operation: 'POST /photos',
+        status: 'unsupported',
+        reason: unsupported.reason,
+        fingerprint: unsupported.fingerprint,
+      },
+    ]);
+    expect((await verifyLock(lock, config, trustedKeys)).ok).toBe(true);
+
+    for (const edit of [
+      (entries: NonNullable<typeof publication.notOffered>) => {
+        entries[1]!.reason = { code: 'HIDDEN', message: 'hidden' };
+      },
+      (entries: NonNullable<typeof publication.notOffered>) => {
+        entries.splice(0, 1);
+      },
+    ]) {
+      const tampered = structuredClone(lock);
+      edit(tampered.sources[0]!.publications[0]!.notOffered!);
+      const report = await verifyLock(tampered, config, trustedKeys);
+      expect(report.problems.map((problem) => problem.code)).toEqual(['LOCK_SIGNATURE_INVALID']);
+    }
+
+    const { summary } = applyImport(lock, 'orders', './orders.yaml', live);
+    expect(summary.versusInUse).toMatchObject({ added: [], changed: [], removed: [] });
   });
 
   it('retires the earlier in-use publication and numbers the new one higher', async () => {

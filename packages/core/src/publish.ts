@@ -8,7 +8,7 @@ import type { PrivateKeyJwk } from './keys.js';
 import { publicJwkOf } from './keys.js';
 import { findSource, inUsePublication, publicationNumber } from './lockfile.js';
 import type { AnyPublication, LockedEntry, Lockfile, McpTool, Operation, Publication } from './model.js';
-import { describeEntry, entryFingerprint } from './source-kinds.js';
+import { describeEntry, entryFingerprint, notOfferedEntry } from './source-kinds.js';
 import { requireProposal } from './proposal.js';
 import { signAndCheckPublication, type TrustedKey } from './signing.js';
 
@@ -168,6 +168,8 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
   next.lastPublication = Math.max(next.lastPublication, number);
 
   const operations: LockedEntry[] = structuredClone(selected).map((operation) => ({ ...operation, selected: true }));
+  // Everything of the description that is not a tool stays visible, signed, with why (docs/lockfile.md).
+  const notOffered = proposal.operations.filter((operation) => !operation.selected).map((operation) => notOfferedEntry(kind, operation));
   const unsigned: Publication<LockedEntry> = {
     id: `publication-${number}`,
     status: 'in use',
@@ -177,6 +179,7 @@ export async function publishProposal(request: PublishRequest): Promise<PublishR
     publishedAt: (request.now ?? new Date()).toISOString(),
     keyId: publicJwk.kid,
     ...(stale.length > 0 ? { allowedStale: true } : {}),
+    notOffered,
     operations,
   };
   const publication = await signAndCheckPublication(source, unsigned as AnyPublication, request.privateJwk, publicJwk);

@@ -1,11 +1,19 @@
 /**
  * The receipt log verifier (docs/receipts.md › Verifying): recomputes the Merkle tree from the receipts,
- * checks every checkpoint's signature and root, and consistency between consecutive checkpoints, and names
- * the first receipt that breaks. Pure: the CLI runs it on an export, the server on its database.
+ * checks every checkpoint's signature (with trusted keys only) and root, consistency between consecutive
+ * checkpoints, that no more receipts than a bound wait for a checkpoint, and the log against checkpoints
+ * collected elsewhere (a webhook receiver's copies); names the first receipt that breaks. Pure: the CLI runs it
+ * on an export, the server on its database.
  */
-import { parseCheckpoint, parseVerifierKey, verifyNote } from './checkpoint.js';
+import { privateKeyFromPem, rawPublicKey, verifierKey, verifyCheckpointNote, type Checkpoint } from './checkpoint.js';
+import { DEFAULT_CHECKPOINT_EVERY_RECEIPTS } from './config/receipts-schema.js';
+import type { LoadedConfig } from './config/load.js';
+import { GatewayError } from './errors.js';
 import { appendToEdge, consistencyProof, leafHash, rootOfEdge, verifyConsistency } from './merkle.js';
 import { receiptLeafBytes, type Receipt } from './receipt.js';
+
+/** The vault entry holding the checkpoint signing key (Ed25519, PKCS#8 PEM). */
+export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
 
 export interface LogEntryReceipt {
   receipt: Receipt;
@@ -15,7 +23,19 @@ export interface LogEntryReceipt {
 
 export interface LogEntryCheckpoint {
   note: string;
-  verifierKey: string;
+  /** The key the log names beside the note: shown in messages, never trusted for that. */
+  verifierKey?: string;
+}
+
+/** A checkpoint collected outside the log (a `io.service.receipts.checkpoint` event a receiver stored). */
+export interface CollectedCheckpoint {
+  /** How to name it: the event id. */
+  id: string;
+  note: string;
+  /** What the event's data claims besides the note; each must agree with the signed note. */
+  origin?: string;
+  treeSize?: number;
+  rootHash?: string;
 }
 
 export interface LogVerification {
@@ -23,16 +43,52 @@ export interface LogVerification {
   /** Receipts read. */
   treeSize: number;
   checkpointsVerified: number;
+  /** Receipts after the largest verified checkpoint (no signature covers them yet). */
+  uncoveredReceipts: number;
+  /** Collected checkpoints (`verify --checkpoints`) the log is consistent with. */
+  collectedVerified?: number;
   /** The first receipt that breaks the log (`receipt-<n>`), when one can be named. */
   firstBrokenReceipt?: string;
   problems: string[];
 }
 
+/** The checkpoint origin: `receipts.origin`, else `<host of gateway.url>/receipts`. */
+export function receiptOrigin(loaded: LoadedConfig): string {
+  return loaded.config.receipts?.origin ?? `${new URL(loaded.config.gateway.url).host}/receipts`;
+}
+
+/**
+ * The checkpoint keys a verifier trusts: the key of the vault's signing key (when given) and
+ * `receipts.trustedKeys` (earlier signing keys, another gateway's). Never a key read from the log itself.
+ */
+export function trustedReceiptKeys(loaded: LoadedConfig, signingKeyPem: string | undefined): string[] {
+  const keys = new Set<string>(loaded.config.receipts?.trustedKeys ?? []);
+  if (signingKeyPem !== undefined) {
+    let raw: Buffer;
+    try {
+      raw = rawPublicKey(privateKeyFromPem(signingKeyPem));
+    } catch {
+      throw new GatewayError(
+        'RECEIPTS_KEY_INVALID',
+        `the vault entry '${RECEIPTS_SIGNING_KEY_SECRET}' is not an Ed25519 private key (PKCS#8 PEM)`,
+      );
+    }
+    keys.add(verifierKey(receiptOrigin(loaded), raw));
+  }
+  return [...keys];
+}
+
 export function verifyReceiptLog(input: {
   receipts: readonly LogEntryReceipt[];
   checkpoints: readonly LogEntryCheckpoint[];
-  /** Verifier keys to accept; default: any key the checkpoints name (then only the log's own consistency is proven). */
-  trustedKeys?: readonly string[];
+  /** Verifier keys to accept: from the configuration, the vault or the command line, never from the log. */
+  trustedKeys: readonly string[];
+  /**
+   * At most this many receipts may follow the largest verified checkpoint (default 1,000, the default signing
+   * cadence): more, or receipts with no verified checkpoint at all, mean checkpoints are missing.
+   */
+  uncoveredBound?: number;
+  collected?: readonly CollectedCheckpoint[];
 }): LogVerification {
   const problems: string[] = [];
   let firstBroken: number | undefined;
@@ -57,30 +113,22 @@ export function verifyReceiptLog(input: {
     }
     leaves.push(hash);
   }
+  const firstSuspectIn = (from: number, to: number) =>
+    [...suspects].filter((index) => index >= from && index < to).sort((a, b) => a - b)[0];
 
-  const trusted = input.trustedKeys ? new Set(input.trustedKeys) : undefined;
-  const checkpoints: Array<{ size: number; root: Buffer }> = [];
+  const checkpoints: Checkpoint[] = [];
+  const seen = new Set<string>();
   for (const entry of input.checkpoints) {
-    const key = parseVerifierKey(entry.verifierKey);
-    if (!key) {
-      problems.push(`a checkpoint names a malformed verifier key: ${entry.verifierKey}`);
+    if (seen.has(entry.note)) continue;
+    seen.add(entry.note);
+    const verified = verifyCheckpointNote(entry.note, input.trustedKeys);
+    if (!verified) {
+      const size = /^[^\n]*\n(\d+)\n/.exec(entry.note)?.[1] ?? '?';
+      const named = entry.verifierKey ? ` (it names ${entry.verifierKey})` : '';
+      problems.push(`the checkpoint of size ${size} is signed by no trusted key${named}`);
       continue;
     }
-    if (trusted && !trusted.has(entry.verifierKey)) {
-      problems.push(`a checkpoint is signed by an untrusted key: ${entry.verifierKey}`);
-      continue;
-    }
-    const text = verifyNote(entry.note, key.name, key.publicKey);
-    const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
-    if (!checkpoint) {
-      problems.push(`a checkpoint signature does not verify with ${entry.verifierKey}`);
-      continue;
-    }
-    if (checkpoint.origin !== key.name) {
-      problems.push(`checkpoint of size ${checkpoint.size} has origin ${checkpoint.origin}, signed as ${key.name}`);
-      continue;
-    }
-    checkpoints.push({ size: checkpoint.size, root: checkpoint.rootHash });
+    checkpoints.push(verified.checkpoint);
   }
   checkpoints.sort((a, b) => a.size - b.size);
 
@@ -88,19 +136,21 @@ export function verifyReceiptLog(input: {
   let edge: Buffer[] = [];
   let size = 0;
   let verified = 0;
-  let previous: { size: number; root: Buffer } | undefined;
+  let isBroken = false;
+  let previous: Checkpoint | undefined;
   for (const checkpoint of checkpoints) {
     if (checkpoint.size > leaves.length) {
       breakAt(leaves.length, `checkpoint of size ${checkpoint.size} covers receipt-${leaves.length}, which is missing from the log`);
+      isBroken = true;
       break;
     }
     while (size < checkpoint.size) {
       edge = appendToEdge(edge, size, leaves[size]!);
       size += 1;
     }
-    if (!rootOfEdge(edge).equals(checkpoint.root)) {
+    if (!rootOfEdge(edge).equals(checkpoint.rootHash)) {
       const from = previous?.size ?? 0;
-      const named = [...suspects].filter((index) => index >= from && index < checkpoint.size).sort((a, b) => a - b)[0];
+      const named = firstSuspectIn(from, checkpoint.size);
       breakAt(
         named ?? from,
         named !== undefined
@@ -108,6 +158,7 @@ export function verifyReceiptLog(input: {
           : `the signed checkpoint of size ${checkpoint.size} does not match ` +
               `receipts receipt-${from}..receipt-${checkpoint.size - 1}: one of them was changed`,
       );
+      isBroken = true;
       break;
     }
     // RFC 9162 §2.1.4: the earlier signed tree is a prefix of this one.
@@ -118,22 +169,107 @@ export function verifyReceiptLog(input: {
         previous.size,
         checkpoint.size,
         consistencyProof(leaves, previous.size, checkpoint.size),
-        previous.root,
-        checkpoint.root,
+        previous.rootHash,
+        checkpoint.rootHash,
       )
     ) {
       problems.push(`checkpoints of sizes ${previous.size} and ${checkpoint.size} are not consistent`);
+      isBroken = true;
       break;
     }
     verified += 1;
     previous = checkpoint;
   }
 
+  // Receipts no signature covers: the gateway signs at least every `bound` receipts (and before each export
+  // and verification), so more than that, or none covered at all, means checkpoints were removed.
+  const covered = previous?.size ?? 0;
+  const uncovered = leaves.length - covered;
+  const bound = input.uncoveredBound ?? DEFAULT_CHECKPOINT_EVERY_RECEIPTS;
+  if (!isBroken && uncovered > 0 && (uncovered > bound || covered === 0)) {
+    breakAt(
+      covered,
+      `${uncovered} receipts without a checkpoint (receipt-${covered}..receipt-${leaves.length - 1}): ` +
+        (covered === 0 ? 'no checkpoint signed by a trusted key covers any receipt' : `at most ${bound} may wait for the next one`),
+    );
+  }
+
+  const collected = input.collected ? verifyCollected(input.collected, leaves, input.trustedKeys, firstSuspectIn) : undefined;
+  for (const failure of collected?.failures ?? []) breakAt(failure.index, failure.problem);
+
   return {
     ok: problems.length === 0,
     treeSize: leaves.length,
     checkpointsVerified: verified,
+    uncoveredReceipts: uncovered,
+    ...(collected ? { collectedVerified: collected.verified } : {}),
     ...(firstBroken === undefined ? {} : { firstBrokenReceipt: `receipt-${firstBroken}` }),
     problems,
   };
+}
+
+/**
+ * The log against checkpoints collected elsewhere: each must be signed by a trusted key, say in its data what
+ * its note says, and the log's tree at its size must have its root. The log's later leaves are appended to
+ * that same tree, so it is then a prefix of the log's tree (RFC 9162 §2.1.4); a different root is a fork: the
+ * log was rewritten after the checkpoint left the gateway.
+ */
+function verifyCollected(
+  collected: readonly CollectedCheckpoint[],
+  leaves: readonly Buffer[],
+  trustedKeys: readonly string[],
+  firstSuspectIn: (from: number, to: number) => number | undefined,
+): { verified: number; failures: Array<{ index: number; problem: string }> } {
+  const failures: Array<{ index: number; problem: string }> = [];
+  const signed: Array<{ id: string; checkpoint: Checkpoint }> = [];
+  for (const entry of collected) {
+    const verified = verifyCheckpointNote(entry.note, trustedKeys);
+    const name = `checkpoint event ${entry.id}${verified ? ` (tree size ${verified.checkpoint.size})` : ''}`;
+    if (!verified) {
+      failures.push({ index: 0, problem: `${name}: its note is signed by no trusted key` });
+      continue;
+    }
+    const { checkpoint } = verified;
+    if (
+      (entry.origin !== undefined && entry.origin !== checkpoint.origin) ||
+      (entry.treeSize !== undefined && entry.treeSize !== checkpoint.size) ||
+      (entry.rootHash !== undefined && entry.rootHash !== checkpoint.rootHash.toString('base64'))
+    ) {
+      failures.push({ index: 0, problem: `${name}: its data does not say what its signed note says` });
+      continue;
+    }
+    signed.push({ id: entry.id, checkpoint });
+  }
+  signed.sort((a, b) => a.checkpoint.size - b.checkpoint.size);
+  let edge: Buffer[] = [];
+  let size = 0;
+  let matchedSize = 0;
+  let verified = 0;
+  for (const { id, checkpoint } of signed) {
+    const name = `checkpoint event ${id} (tree size ${checkpoint.size})`;
+    if (checkpoint.size > leaves.length) {
+      failures.push({
+        index: leaves.length,
+        problem: `${name}: the log has only ${leaves.length} receipts: receipts it covers were removed`,
+      });
+      continue;
+    }
+    while (size < checkpoint.size) {
+      edge = appendToEdge(edge, size, leaves[size]!);
+      size += 1;
+    }
+    if (!rootOfEdge(edge).equals(checkpoint.rootHash)) {
+      const named = firstSuspectIn(matchedSize, checkpoint.size) ?? matchedSize;
+      failures.push({
+        index: named,
+        problem:
+          `${name}: the log is not consistent with it (its tree at size ${checkpoint.size} has another root): ` +
+          `the log was rewritten in receipt-${matchedSize}..receipt-${checkpoint.size - 1} after this checkpoint was signed`,
+      });
+      continue;
+    }
+    matchedSize = checkpoint.size;
+    verified += 1;
+  }
+  return { verified, failures };
 }

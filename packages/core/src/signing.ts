@@ -164,7 +164,7 @@ function describeChanges(changes: SignedContentChange[]): string {
   const parts = changes.map((change) => {
     switch (change.kind) {
       case 'fields':
-        return 'the publication fields (id, status, toolCount, digest, publisher, time, key or source) changed';
+        return 'the publication fields (id, status, toolCount, digest, publisher, time, key, what it does not offer, or source) changed';
       case 'operation-changed':
         return `operation ${change.tool} changed`;
       case 'operation-missing':

@@ -3,7 +3,7 @@
  * kind, so adding a kind fails to compile until every concern (fingerprint, order, description) handles it.
  * The per-kind work lives in openapi/ and mcp/.
  */
-import type { LockedEntry, LockedMcpTool, LockedOperation, SourceKind } from './model.js';
+import type { LockedEntry, LockedMcpTool, LockedOperation, NotOfferedEntry, SourceKind } from './model.js';
 import { fingerprintOf } from './openapi/normalise.js';
 import { mcpFingerprintOf } from './mcp/normalise.js';
 
@@ -31,6 +31,39 @@ export function describeEntry(kind: SourceKind, entry: LockedEntry): string {
     case 'mcp':
       return `${entry.tool} (MCP tool ${(entry as LockedMcpTool).name})`;
   }
+}
+
+/** How a not-offered entry names its operation: `GET /orders` or the upstream MCP tool name. */
+export function entryOperation(kind: SourceKind, entry: LockedEntry): string {
+  switch (kind) {
+    case 'openapi': {
+      const operation = entry as LockedOperation;
+      return `${operation.method} ${operation.path}`;
+    }
+    case 'mcp':
+      return (entry as LockedMcpTool).name;
+  }
+}
+
+/** The compact record an in-use publication keeps of an entry that is not one of its tools. */
+export function notOfferedEntry(kind: SourceKind, entry: LockedEntry): NotOfferedEntry {
+  const isUnsupported = entry.status !== 'supported';
+  return {
+    tool: entry.tool,
+    operation: entryOperation(kind, entry),
+    status: isUnsupported ? 'unsupported' : 'not selected',
+    reason: isUnsupported ? (entry.reason ?? null) : null,
+    fingerprint: entry.fingerprint,
+  };
+}
+
+/** A not-offered entry in a sentence: `delete_user (DELETE /users/{id}): not selected`. */
+export function describeNotOffered(entry: NotOfferedEntry): string {
+  const why =
+    entry.status === 'unsupported'
+      ? `unsupported, ${entry.reason ? `${entry.reason.code}: ${entry.reason.message}` : 'no reason recorded'}`
+      : 'not selected';
+  return `${entry.tool} (${entry.operation}): ${why}`;
 }
 
 /** Lock order of entries: operations by path, method, tool; MCP tools by tool name. */

@@ -235,6 +235,26 @@ async function verifyPublication(
     }
   }
 
+  for (const entry of publication.notOffered ?? []) {
+    if (seenTools.has(entry.tool)) {
+      problems.push({
+        code: 'LOCK_TOOL_NAME_DUPLICATE',
+        ...where,
+        tool: entry.tool,
+        message: `${label} lists '${entry.tool}' more than once (as a tool or among what it does not offer)`,
+      });
+    }
+    seenTools.add(entry.tool);
+  }
+  if (!isInUse && publication.notOffered !== undefined) {
+    // Only publishing records what is left out; in a proposal every operation is listed with its selection.
+    problems.push({
+      code: 'LOCK_SCHEMA_INVALID',
+      ...where,
+      message: `${label} is proposed but carries notOffered, which only an in-use publication records`,
+    });
+  }
+
   const selected = publication.operations.filter((operation) => operation.selected).length;
   if (publication.toolCount !== selected) {
     problems.push({
@@ -271,7 +291,7 @@ function describeSignedChange(change: SignedContentChange): string {
     case 'fields':
       return (
         'the publication fields (id, status, toolCount, documentDigest, publisher, time, keyId, ' +
-        'allowedStale) or its source changed since signing'
+        'allowedStale, the operations it does not offer and why) or its source changed since signing'
       );
     case 'operation-changed':
       return `operation ${change.tool} changed since signing`;

@@ -268,6 +268,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           store: createSqliteReceiptStore(database),
           vault,
           loaded,
+          dataDirectory,
+          requiresSharedSigningKey: options.worker !== undefined,
           ...(claimed.journal ? { journal: claimed.journal } : {}),
           adopt: claimed.adopt,
           ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
@@ -279,7 +281,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         throw error;
       }
       const log = receiptLog;
-      cleanups.push(() => log.close());
+      cleanups.push(async () => {
+        log.close();
+        // The vault's copy of the final checkpoint (the data directory's file is written already).
+        await log.anchor.settled();
+      });
     }
     // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
     const stoppingWebhooks = webhooks;
@@ -396,7 +402,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             ? { status: 'refused', at, code: outcome.code, message: outcome.message }
             : { status: outcome.status, at };
       },
-      load: async (bytes) => (await verifiedLockFrom(bytes, lockPath, loaded)).lock,
+      load: async (bytes) => {
+        const { lock } = await verifiedLockFrom(bytes, lockPath, loaded);
+        // Before the swap: the drift verdict on a new publication compares it with each description as it is now,
+        // not as the last interval check read it (a description changed, imported and published within one).
+        await drift?.prepareFor?.(lock);
+        return lock;
+      },
       logger,
       ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
       initialDigest: initial.digest,
@@ -466,14 +478,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
 }
 
-/** The tools a person can approve: callable now (in use, not blocked by drift). */
+/**
+ * The tools of the in-use publications, as the consent page shows them: a tool blocked by drift is listed too, with
+ * its reason, and cannot be chosen (never silently left out).
+ */
 function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): ConsentTool[] {
   const snapshot = registry.snapshot();
   const tools: ConsentTool[] = [];
   for (const name of snapshot.names) {
     const tool = snapshot.tools.get(name)!;
-    if (registry.blockedReason(tool.sourceName, name) !== undefined) continue;
+    const blocked = registry.blockedReason(tool.sourceName, name);
     tools.push({
+      ...(blocked === undefined ? {} : { blocked }),
       name,
       title: tool.entry.title,
       description: tool.entry.description,

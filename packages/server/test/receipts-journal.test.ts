@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { runGateway } from '../../../test-support/cli.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -37,6 +37,8 @@ describe('the receipt journal', () => {
       configExtra: ['webhooks:', '  audit:', `    url: ${receiver.url}`, '    secret: audit-webhook-secret'].join('\n'),
     });
     Object.assign(workspace.env, { GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: secret });
+    // One checkpoint signing key across the restarts (the env vault cannot store one): `receipts verify` trusts it.
+    workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
     const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
     const dataDirectory = join(workspace.directory, '.gateway');
     const start = async (): Promise<{ process: ChildProcess; client: Client }> => {
@@ -84,7 +86,7 @@ describe('the receipt journal', () => {
         ...new Set(
           receiver!.requests
             .filter((request) => request.status === 200)
-            .map((request) => (JSON.parse(request.body) as { data: { receipt: { id: string } } }).data.receipt.id),
+            .map((request) => (JSON.parse(request.body) as { data: { receipt: string } }).data.receipt),
         ),
       ].sort();
     await waitFor(() => deliveredReceipts().length === 2, 'both events', 10_000);

@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 
 const ADMIN_TOKEN = 'receipts-admin-token-4c1d';
 /** The session may call these tools only: `delete_order` is outside it. */
@@ -28,6 +28,9 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: 'receipts:\n  checkpoint: { everyReceipts: 3, everySeconds: 3600 }' });
   workspace.env.GATEWAY_SECRET_ADMIN_TOKEN = ADMIN_TOKEN;
+  // A signing key kept across processes (the env vault cannot store one): `verify --file` trusts it, read from
+  // the vault as the gateway reads it, never from the export.
+  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
   const authorizer = ({ registry }: { registry: RunningGateway['registry'] }): McpAuthorizer => ({
     async authenticate() {
       const snapshot = registry.snapshot();
@@ -328,7 +331,7 @@ describe('the tamper-evident log', () => {
     const exportPath = join(workspace.directory, 'receipts.jsonl');
     expect((await cli(['receipts', 'export', '--out', exportPath])).exitCode).toBe(0);
     const fromFile = await cli(['receipts', 'verify', '--file', exportPath]);
-    expect(fromFile.exitCode, fromFile.stdout).toBe(0);
+    expect(fromFile.exitCode, fromFile.stdout + fromFile.stderr).toBe(0);
   });
 
   it('an edited receipt in an export fails `receipts verify --file`, naming it', async () => {

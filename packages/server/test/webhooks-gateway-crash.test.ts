@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { runGateway } from '../../../test-support/cli.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const child = fileURLToPath(new URL('./support/gateway-crash-child.mjs', import.meta.url));
@@ -45,6 +45,8 @@ describe('webhooks across gateway crashes', () => {
       ].join('\n'),
     });
     Object.assign(workspace.env, { GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: secret, GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN });
+    // One checkpoint signing key across the restarts (the env vault cannot store one): `receipts verify` trusts it.
+    workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
     const env = { ...process.env, ...workspace.env, CRASH_CONFIG: workspace.configPath, CRASH_LOCK: workspace.lockPath };
 
     const start = async (): Promise<{ process: ChildProcess; mcpUrl: string }> => {
@@ -106,10 +108,10 @@ describe('webhooks across gateway crashes', () => {
     expect([...new Set(sequences)]).toEqual(Array.from({ length: receipts }, (_, index) => index + 1));
     const bodyBySequence = new Map<number, string>();
     for (const [index, request] of acknowledged.entries()) {
-      const event = JSON.parse(request.body) as { id: string; subject: string; data: { receipt: { id: string; index: number } } };
+      const event = JSON.parse(request.body) as { id: string; subject: string; data: { receipt: string } };
       expect(request.headers['webhook-id']).toBe(event.id);
-      expect(event.id).toBe(`evt_${event.data.receipt.id}_audit`);
-      expect(event.data.receipt.index).toBe(sequences[index]! - 1); // one endpoint, every outcome: receipt n is event n+1
+      expect(event.id).toBe(`evt_${event.data.receipt}_audit`);
+      expect(event.data.receipt).toBe(`receipt-${sequences[index]! - 1}`); // one endpoint, every outcome: receipt n is event n+1
       expect(event.subject).toBe('session-5');
       expect(new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
       const first = bodyBySequence.get(sequences[index]!);

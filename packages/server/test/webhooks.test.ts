@@ -21,32 +21,64 @@ const SESSION_TOOLS = ['get_order', 'search_orders'];
 const auditSecret = newWebhookSecret();
 const denialsSecret = newWebhookSecret();
 const denialsPreviousSecret = newWebhookSecret();
+const detailedSecret = newWebhookSecret();
+const anchorSecret = newWebhookSecret();
+const flakySecret = newWebhookSecret();
+const RECEIPTED = 'io.service.call.receipted';
+const CHECKPOINT = 'io.service.receipts.checkpoint';
 
 let workspace: Workspace;
 let gateway: RunningGateway;
 let audit: WebhookReceiver;
 let denials: WebhookReceiver;
+/** `data: detailed`. */
+let detailed: WebhookReceiver;
+/** Subscribed to receipts and checkpoints (`types:`). */
+let anchor: WebhookReceiver;
+/** Default onExhausted (pause), a small retry budget; a test takes it down and brings it back. */
+let flaky: WebhookReceiver;
 /** What the audit receiver answers (a test switches it to 503 to make events fail). */
 let auditStatus = 204;
 
 beforeAll(async () => {
   audit = await startWebhookReceiver(() => ({ status: auditStatus }));
   denials = await startWebhookReceiver();
+  detailed = await startWebhookReceiver();
+  anchor = await startWebhookReceiver();
+  flaky = await startWebhookReceiver();
   workspace = await prepareWorkspace({
     configExtra: [
+      'receipts:',
+      '  checkpoint: { everyReceipts: 2 }',
       'webhooks:',
       '  audit:',
       `    url: ${audit.url}`,
       '    secret: audit-webhook-secret',
       '    retry: { attempts: 2, initialDelayMs: 10, maxDelayMs: 50, timeoutMs: 2000 }',
+      '    onExhausted: skip',
       '  denials:',
       `    url: ${denials.url}`,
       '    secret: denials-webhook-secret',
       '    previousSecret: denials-webhook-secret-old',
       '    outcomes: [denied]',
+      '  detailed:',
+      `    url: ${detailed.url}`,
+      '    secret: detailed-webhook-secret',
+      '    data: detailed',
+      '  anchor:',
+      `    url: ${anchor.url}`,
+      '    secret: anchor-webhook-secret',
+      `    types: [${RECEIPTED}, ${CHECKPOINT}]`,
+      '  flaky:',
+      `    url: ${flaky.url}`,
+      '    secret: flaky-webhook-secret',
+      '    retry: { attempts: 3, initialDelayMs: 10, maxDelayMs: 50, timeoutMs: 2000 }',
     ].join('\n'),
   });
   Object.assign(workspace.env, {
+    GATEWAY_SECRET_DETAILED_WEBHOOK_SECRET: detailedSecret,
+    GATEWAY_SECRET_ANCHOR_WEBHOOK_SECRET: anchorSecret,
+    GATEWAY_SECRET_FLAKY_WEBHOOK_SECRET: flakySecret,
     GATEWAY_SECRET_ADMIN_TOKEN: ADMIN_TOKEN,
     GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: auditSecret,
     GATEWAY_SECRET_DENIALS_WEBHOOK_SECRET: denialsSecret,
@@ -82,8 +114,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await workspace?.cleanup();
-  await audit?.close();
-  await denials?.close();
+  for (const receiver of [audit, denials, detailed, anchor, flaky]) await receiver?.close();
 });
 
 async function call(era: 'modern' | 'legacy', name: string, args: Record<string, unknown>): Promise<unknown> {
@@ -119,11 +150,13 @@ async function receiptShown(id: string): Promise<Record<string, unknown>> {
 
 type Envelope = {
   id: string;
+  type: string;
   subject: string;
   sequence: string;
-  data: { tool: string; outcome: string; receipt: Record<string, unknown> };
+  data: { tool: string; outcome: string; receipt: string; details?: Record<string, unknown> };
 };
 
+/** The body read with the CloudEvents SDK (which validates the envelope), as plain JSON. */
 function readEvent(request: ReceivedRequest): Envelope {
   const event = HTTP.toEvent({ headers: request.headers, body: request.body });
   if (Array.isArray(event)) throw new Error('expected one event');
@@ -133,29 +166,42 @@ function readEvent(request: ReceivedRequest): Envelope {
 const lastAcknowledged = (receiver: WebhookReceiver) => receiver.requests.filter((request) => request.status < 300).at(-1)!;
 
 describe.each(['modern', 'legacy'] as const)('a call through /mcp with a %s SDK client', (era) => {
-  it('reaches the receiver as a signed CloudEvent whose subject is the session and whose data.receipt is the receipt', async () => {
-    const before = audit.requests.length;
-    await call(era, 'get_order', { orderId: 'ord_1001' });
-    await waitFor(() => audit.requests.length > before, 'the audit event');
-    const request = audit.requests.at(-1)!;
-    expect(new Webhook(auditSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
-    expect(request.headers['content-type']).toMatch(/^application\/cloudevents\+json/);
-    const event = readEvent(request);
-    const receipt = await receiptShown(String(event.data.receipt.id));
-    expect(event).toEqual({
-      specversion: '1.0',
-      id: `evt_${String(receipt.id)}_audit`,
-      type: 'io.service.call.receipted',
-      source: 'service/audit',
-      subject: 'session-31',
-      time: receipt.time,
-      datacontenttype: 'application/json',
-      data: { tool: 'get_order', outcome: 'allowed', receipt },
-      sequence: event.sequence,
-    });
-    expect(request.headers['webhook-id']).toBe(event.id);
-    expect(JSON.stringify(event)).not.toContain('canary-orders-key');
-  });
+  it(
+    'reaches the receiver as a signed CloudEvent whose subject is the session and whose data is exactly ' +
+      '{tool, outcome, receipt: "receipt-<n>"}; data: detailed adds the receipt as details',
+    async () => {
+      const before = audit.requests.length;
+      const beforeDetailed = detailed.requests.length;
+      await call(era, 'get_order', { orderId: 'ord_1001' });
+      await waitFor(() => audit.requests.length > before && detailed.requests.length > beforeDetailed, 'the audit and detailed events');
+      const request = audit.requests.at(-1)!;
+      expect(new Webhook(auditSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
+      expect(request.headers['content-type']).toMatch(/^application\/cloudevents\+json/);
+      const event = readEvent(request);
+      expect(event.data.receipt).toMatch(/^receipt-\d+$/);
+      expect(Object.keys(event.data).sort()).toEqual(['outcome', 'receipt', 'tool']);
+      const receipt = await receiptShown(event.data.receipt);
+      const rich = detailed.requests.at(-1)!;
+      expect(new Webhook(detailedSecret).verify(rich.body, rich.headers as Record<string, string>)).toBeTruthy();
+      const richEvent = readEvent(rich);
+      expect(Object.keys(richEvent.data).sort()).toEqual(['details', 'outcome', 'receipt', 'tool']);
+      expect(richEvent.data).toEqual({ tool: 'get_order', outcome: 'allowed', receipt: receipt.id, details: receipt });
+      expect(event).toEqual({
+        specversion: '1.0',
+        id: `evt_${String(receipt.id)}_audit`,
+        type: 'io.service.call.receipted',
+        source: 'service/audit',
+        subject: 'session-31',
+        time: receipt.time,
+        datacontenttype: 'application/json',
+        data: { tool: 'get_order', outcome: 'allowed', receipt: receipt.id },
+        sequence: event.sequence,
+      });
+      expect(request.headers['webhook-id']).toBe(event.id);
+      expect(JSON.stringify(event)).not.toContain('canary-orders-key');
+      expect(rich.body).not.toContain('canary-orders-key');
+    },
+  );
 
   it(
     'a denied call reaches both the audit endpoint and the denied-only endpoint, ' + 'signed with both secrets during the rotation',
@@ -166,8 +212,12 @@ describe.each(['modern', 'legacy'] as const)('a call through /mcp with a %s SDK 
       await waitFor(() => audit.requests.length > beforeAudit && denials.requests.length > beforeDenials, 'both events');
       const event = readEvent(denials.requests.at(-1)!);
       expect(event.data.outcome).toBe('denied');
-      expect(event.data.receipt).toMatchObject({ tool: 'delete_order', reason: 'TOOL_NOT_IN_SESSION', session: 'session-31' });
-      expect(readEvent(audit.requests.at(-1)!).data.receipt.id).toBe(event.data.receipt.id);
+      expect(await receiptShown(event.data.receipt)).toMatchObject({
+        tool: 'delete_order',
+        reason: 'TOOL_NOT_IN_SESSION',
+        session: 'session-31',
+      });
+      expect(readEvent(audit.requests.at(-1)!).data.receipt).toBe(event.data.receipt);
       const headers = denials.requests.at(-1)!.headers as Record<string, string>;
       expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
       expect(new Webhook(denialsSecret).verify(denials.requests.at(-1)!.body, headers)).toBeTruthy();
@@ -189,9 +239,22 @@ describe('gateway webhooks (CLI over the admin API)', () => {
     const listed = await cli(['webhooks', 'list', '--json']);
     expect(listed.exitCode, listed.stderr).toBe(0);
     const endpoints = (JSON.parse(listed.stdout) as { endpoints: Array<Record<string, unknown>> }).endpoints;
-    expect(endpoints.map((endpoint) => [endpoint.name, endpoint.outcomes, endpoint.rotating, endpoint.disabled])).toEqual([
-      ['audit', ['allowed', 'denied', 'error'], false, null],
-      ['denials', ['denied'], true, null],
+    const all = ['allowed', 'denied', 'error'];
+    expect(
+      endpoints.map((endpoint) => [
+        endpoint.name,
+        endpoint.outcomes,
+        endpoint.types,
+        endpoint.onExhausted,
+        endpoint.rotating,
+        endpoint.state,
+      ]),
+    ).toEqual([
+      ['audit', all, [RECEIPTED], 'skip', false, 'active'],
+      ['denials', ['denied'], [RECEIPTED], 'pause', true, 'active'],
+      ['detailed', all, [RECEIPTED], 'pause', false, 'active'],
+      ['anchor', all, [RECEIPTED, CHECKPOINT], 'pause', false, 'active'],
+      ['flaky', all, [RECEIPTED], 'pause', false, 'active'],
     ]);
     const human = await cli(['webhooks', 'list']);
     expect(human.stdout).toContain('active, rotating secret');
@@ -259,6 +322,126 @@ describe('gateway webhooks (CLI over the admin API)', () => {
   });
 });
 
+describe('signed checkpoints as events', () => {
+  it('reach only the endpoint whose types subscribe, signed, in one gap-free sequence with its receipt events', async () => {
+    // receipts.checkpoint.everyReceipts: 2, so the calls so far were checkpointed; two more make sure of one.
+    await call('modern', 'get_order', { orderId: 'ord_1001' });
+    await call('legacy', 'search_orders', {});
+    await waitFor(() => anchor.requests.some((request) => readEvent(request).type === CHECKPOINT), 'a checkpoint event');
+    const events = anchor.requests.map((request) => {
+      expect(new Webhook(anchorSecret).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
+      return HTTP.toEvent({ headers: request.headers, body: request.body }) as unknown as {
+        id: string;
+        type: string;
+        sequence: string;
+        data: Record<string, unknown>;
+      };
+    });
+    expect(events.map((event) => Number(event.sequence))).toEqual(events.map((_, index) => index + 1));
+    const receiptsSeen = new Set<string>();
+    let checkpoints = 0;
+    for (const event of events) {
+      if (event.type === RECEIPTED) {
+        receiptsSeen.add(String(event.data.receipt));
+        continue;
+      }
+      expect(event.type).toBe(CHECKPOINT);
+      checkpoints += 1;
+      expect(Object.keys(event.data).sort()).toEqual(['note', 'origin', 'rootHash', 'treeSize']);
+      const { origin, treeSize, rootHash, note } = event.data as { origin: string; treeSize: number; rootHash: string; note: string };
+      expect(event.id).toBe(`evt_checkpoint-${treeSize}_anchor`);
+      // The C2SP note: origin, size, base64 root hash, blank line, a signature line by the gateway's key.
+      expect(note.split('\n').slice(0, 4)).toEqual([origin, String(treeSize), rootHash, '']);
+      expect(note).toMatch(new RegExp(`\n— ${origin.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\S+\n$`));
+      // In order: every receipt the checkpoint covers came first in the stream.
+      for (let index = 0; index < treeSize; index += 1) expect(receiptsSeen.has(`receipt-${index}`)).toBe(true);
+    }
+    expect(checkpoints).toBeGreaterThan(0);
+    // The endpoints without `types:` get receipted calls only.
+    for (const receiver of [audit, denials, detailed])
+      expect(receiver.requests.every((request) => readEvent(request).type !== CHECKPOINT)).toBe(true);
+  });
+});
+
+describe('a receiver down past the retry budget', () => {
+  const adminGet = async <T>(path: string): Promise<T> =>
+    (await (
+      await fetch(`${new URL(gateway.mcpUrl).origin}/admin/${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).json()) as T;
+  type Summary = {
+    name: string;
+    state: string;
+    paused: { sequence: number } | null;
+    nextSequence: number;
+    counts: { pending: number; delivered: number };
+  };
+  const flakyState = async () =>
+    (await adminGet<{ endpoints: Summary[] }>('webhooks')).endpoints.find((endpoint) => endpoint.name === 'flaky')!;
+
+  it(
+    'pauses the endpoint (status, doctor and the admin API say so); after `gateway webhooks resume` every sequence ' +
+      'arrives once, in order, with no gap',
+    async () => {
+      await waitFor(() => flaky.requests.length > 0, 'the events so far');
+      const port = Number(new URL(flaky.url).port);
+      const requests = flaky.requests;
+      await flaky.close(); // down: connections refused
+      for (let index = 0; index < 3; index += 1) await call('modern', 'get_order', { orderId: 'ord_1001' });
+      // Three attempts of the first event in the outage (retry.attempts: 3), then the pause.
+      const deadline = Date.now() + 20_000;
+      while ((await flakyState()).state !== 'paused') {
+        if (Date.now() > deadline) throw new Error('timed out waiting for the pause');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const paused = await flakyState();
+      const status = await cli(['status', '--json']);
+      expect(status.exitCode, status.stderr).toBe(0);
+      expect(
+        (JSON.parse(status.stdout) as { webhooks: Array<Record<string, unknown>> }).webhooks.find((endpoint) => endpoint.name === 'flaky'),
+      ).toMatchObject({ state: 'paused', paused: { sequence: paused.paused!.sequence } });
+      expect((await cli(['status'])).stdout).toContain(`flaky: PAUSED at sequence ${paused.paused!.sequence}`);
+      expect((await cli(['webhooks', 'list'])).stdout).toMatch(/flaky .*PAUSED at/);
+      const doctor = JSON.parse((await cli(['doctor', '--json'])).stdout) as {
+        findings: Array<{ check: string; level: string; message: string; fix?: string }>;
+      };
+      expect(doctor.findings.filter((finding) => finding.check === 'webhooks' && finding.level === 'warning')).toEqual([
+        expect.objectContaining({
+          message: expect.stringContaining('flaky is PAUSED'),
+          fix: expect.stringContaining('gateway webhooks resume flaky'),
+        }),
+      ]);
+
+      // Up again, but paused: later events wait, nothing arrives until the resume.
+      await call('legacy', 'search_orders', {});
+      const beforeOutage = requests.length;
+      flaky = await startWebhookReceiver(undefined, { port, requests });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(requests.length).toBe(beforeOutage);
+      expect((await flakyState()).state).toBe('paused');
+
+      const resumed = await cli(['webhooks', 'resume', 'flaky']);
+      expect(resumed.exitCode, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain(`flaky resumed: delivery goes on from sequence ${paused.paused!.sequence}`);
+      let total = 0;
+      const resumeDeadline = Date.now() + 20_000;
+      for (;;) {
+        const state = await flakyState();
+        total = state.nextSequence - 1;
+        if (state.counts.pending === 0 && state.counts.delivered === total) break;
+        if (Date.now() > resumeDeadline) throw new Error('timed out waiting for the waiting events');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await waitFor(() => requests.filter((request) => request.status < 300).length >= total, 'the last acknowledgement recorded');
+      // Every sequence once, in order, no gap: the outage cost time, not events.
+      const acknowledged = requests.filter((request) => request.status < 300).map((request) => Number(readEvent(request).sequence));
+      expect(acknowledged).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      expect(total).toBeGreaterThanOrEqual(paused.paused!.sequence + 3);
+      expect(requests.every((request) => request.status < 300)).toBe(true);
+      expect((await flakyState()).state).toBe('active');
+    },
+  );
+});
+
 describe('webhook configuration', () => {
   const base = 'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n';
 
@@ -276,6 +459,22 @@ describe('webhook configuration', () => {
     expect(() =>
       parseConfig(`${base}webhooks:\n  audit: { url: 'https://x.example', secret: s, outcomes: [maybe] }\n`, 'gateway.yaml'),
     ).toThrow(/outcomes/);
+  });
+
+  it('types, data and onExhausted take only their documented values', () => {
+    const endpoint = (extra: string) => `${base}webhooks:\n  audit: { url: 'https://x.example', secret: s, ${extra} }\n`;
+    expect(
+      parseConfig(endpoint(`types: [${RECEIPTED}, ${CHECKPOINT}], data: detailed, onExhausted: skip`), 'gateway.yaml').config.webhooks
+        ?.audit,
+    ).toMatchObject({
+      types: [RECEIPTED, CHECKPOINT],
+      data: 'detailed',
+      onExhausted: 'skip',
+    });
+    expect(() => parseConfig(endpoint('types: [io.service.call.received]'), 'gateway.yaml')).toThrow(/types/);
+    expect(() => parseConfig(endpoint('types: []'), 'gateway.yaml')).toThrow(/types/);
+    expect(() => parseConfig(endpoint('data: full'), 'gateway.yaml')).toThrow(/data/);
+    expect(() => parseConfig(endpoint('onExhausted: drop'), 'gateway.yaml')).toThrow(/onExhausted/);
   });
 
   it('a missing or malformed signing secret stops start-up, naming the endpoint and never the value', async () => {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { mcpRequest } from './support/fixtures.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import {
@@ -128,7 +128,12 @@ function workerPids(cluster: Cluster, from: number, filter: (line: Record<string
 
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
-  env = { ...workspace.env, GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet() };
+  env = {
+    ...workspace.env,
+    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet(),
+    // Shared by the workers as the OAuth keys are: each signs receipt checkpoints the others must trust.
+    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+  };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
   workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
 }, 90_000);
@@ -203,6 +208,13 @@ describe('gateway serve --workers', () => {
     const code = await cluster.exited;
     expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
     expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
+  }, 30_000);
+
+  it('refuses to start workers when the vault cannot share the receipt signing key (RECEIPTS_SIGNING_KEY_NOT_SHARED)', async () => {
+    const cluster = startCluster({ GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: '' });
+    const code = await cluster.exited;
+    expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
+    expect(cluster.stderr).toContain('RECEIPTS_SIGNING_KEY_NOT_SHARED');
   }, 30_000);
 
   it('counts failed sign-ins across workers: the limit is the same as with one process, not one per worker', async () => {

@@ -22,8 +22,8 @@ export function registerDiff(program: Command): void {
       '\nThe live document is imported in memory (nothing is written) and compared, by tool name, with the\n' +
         "source's publication in use (or its proposal when nothing is published yet). Changed operations list\n" +
         'the request-shape difference: parameters added or removed, type or required changed, body schema,\n' +
-        'server, security, method or path. Operations left out of the publication count as added only once the\n' +
-        'document itself changed.\n' +
+        'server, security, method or path. Operations the publication leaves out (its notOffered list) count as\n' +
+        'added only when they changed since it was published.\n' +
         '\nExamples:\n' +
         '  gateway diff                         every source, human text\n' +
         '  gateway diff orders --exit-code      fail (exit 1) when orders drifted\n' +

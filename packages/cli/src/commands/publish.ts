@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import {
+  describeNotOffered,
   GatewayError,
   importLiveSource,
   loadConfig,
@@ -103,6 +104,11 @@ export function registerPublish(program: Command): void {
           `${publication.toolCount} tool${publication.toolCount === 1 ? '' : 's'}) in ${context.lockPath}`,
         `  signed with key ${publication.keyId} by ${publication.publishedBy} at ${publication.publishedAt}`,
       ];
+      const notOffered = publication.notOffered ?? [];
+      if (notOffered.length > 0) {
+        lines.push(`  not offered (recorded and signed with it): ${notOffered.length}`);
+        for (const entry of notOffered) lines.push(`    ${describeNotOffered(entry)}`);
+      }
       if (result.retired) lines.push(`  retired ${result.retired} (removed from the lock; git history keeps it)`);
       if (result.stale.length > 0) {
         lines.push('  published although stale (--allow-stale, recorded as allowedStale: true):');
@@ -114,6 +120,7 @@ export function registerPublish(program: Command): void {
         publication: publication.id,
         toolCount: publication.toolCount,
         tools: publication.operations.map((operation) => operation.tool),
+        notOffered,
         keyId: publication.keyId,
         publishedBy: publication.publishedBy,
         publishedAt: publication.publishedAt,

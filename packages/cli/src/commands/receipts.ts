@@ -1,9 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
+  DEFAULT_CHECKPOINT_EVERY_RECEIPTS,
   EXIT_CODES,
   GatewayError,
   leafHash,
+  loadConfig,
+  RECEIPTS_SIGNING_KEY_SECRET,
+  trustedReceiptKeys,
+  type CollectedCheckpoint,
   parseCheckpoint,
   parseVerifierKey,
   receiptLeafBytes,
@@ -15,8 +20,12 @@ import {
   type LogVerification,
   type Receipt,
 } from '@gateway/core';
+import { createVault } from '@gateway/runtime';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
-import { contextFrom, printResult } from '../context.js';
+import { contextFrom, printResult, type CliContext } from '../context.js';
+
+/** The CloudEvents type of a signed checkpoint as the gateway delivers it (docs/receipts.md). */
+const CHECKPOINT_EVENT_TYPE = 'io.service.receipts.checkpoint';
 
 function describeReceipt(receipt: Receipt): string {
   const reason = receipt.reason ? ` ${receipt.reason}` : '';
@@ -57,9 +66,87 @@ export function parseExport(text: string): {
   return { keys, receipts, checkpoints };
 }
 
+/**
+ * Parses checkpoints collected elsewhere: one structured-mode CloudEvent (JSON) per line, as a receiver stores
+ * them. Lines of other event types are skipped; a line that is not JSON, or a checkpoint event whose `id` or
+ * `data` is not of the documented shape, is an error naming its line.
+ */
+export function parseCheckpointEvents(text: string, file: string): CollectedCheckpoint[] {
+  const collected: CollectedCheckpoint[] = [];
+  for (const [number, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    const invalid = (why: string) => new GatewayError('RECEIPTS_CHECKPOINTS_INVALID', `line ${number + 1} of ${file} ${why}`);
+    let event: { type?: unknown; id?: unknown; data?: unknown };
+    try {
+      event = JSON.parse(line) as typeof event;
+    } catch {
+      throw invalid('is not JSON');
+    }
+    if (event === null || typeof event !== 'object' || Array.isArray(event)) throw invalid('is not a CloudEvent (a JSON object)');
+    if (event.type !== CHECKPOINT_EVENT_TYPE) continue;
+    const data = event.data as { origin?: unknown; treeSize?: unknown; rootHash?: unknown; note?: unknown } | null | undefined;
+    if (typeof event.id !== 'string' || event.id === '') throw invalid('is a checkpoint event without an id');
+    if (
+      !data ||
+      typeof data !== 'object' ||
+      typeof data.origin !== 'string' ||
+      !Number.isSafeInteger(data.treeSize) ||
+      typeof data.rootHash !== 'string' ||
+      typeof data.note !== 'string'
+    ) {
+      throw invalid('is a checkpoint event whose data is not { origin, treeSize, rootHash, note }');
+    }
+    collected.push({ id: event.id, note: data.note, origin: data.origin, treeSize: data.treeSize as number, rootHash: data.rootHash });
+  }
+  return collected;
+}
+
+/**
+ * What a local verification trusts: `--key`, else the configuration's `receipts.trustedKeys` and the vault's
+ * signing key; never the keys an export names. Also the bound on receipts without a checkpoint.
+ */
+async function localTrust(context: CliContext, keys: string[] | undefined): Promise<{ trustedKeys: string[]; uncoveredBound: number }> {
+  let loaded: Awaited<ReturnType<typeof loadConfig>> | undefined;
+  try {
+    loaded = await loadConfig(context.configPath);
+  } catch (error) {
+    if (!keys) {
+      throw new GatewayError(
+        'RECEIPTS_TRUSTED_KEY_MISSING',
+        `no checkpoint key to trust: pass --key <verifier key>, or run where gateway.yaml and its vault are (${(error as Error).message})`,
+      );
+    }
+  }
+  const uncoveredBound = loaded?.config.receipts?.checkpoint?.everyReceipts ?? DEFAULT_CHECKPOINT_EVERY_RECEIPTS;
+  if (keys) return { trustedKeys: keys, uncoveredBound };
+  const signingKey = await (await createVault(loaded!)).get(RECEIPTS_SIGNING_KEY_SECRET);
+  const trustedKeys = trustedReceiptKeys(loaded!, signingKey);
+  if (trustedKeys.length === 0) {
+    throw new GatewayError(
+      'RECEIPTS_TRUSTED_KEY_MISSING',
+      `no checkpoint key to trust: the vault has no '${RECEIPTS_SIGNING_KEY_SECRET}' and receipts.trustedKeys is empty; ` +
+        'pass --key <verifier key>',
+    );
+  }
+  return { trustedKeys, uncoveredBound };
+}
+
+async function readInput(path: string, code: 'RECEIPTS_EXPORT_INVALID' | 'RECEIPTS_CHECKPOINTS_INVALID'): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new GatewayError(code, `cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
 function describeVerification(source: string, report: LogVerification): string[] {
+  const collected = report.collectedVerified === undefined ? '' : `, ${report.collectedVerified} collected checkpoints consistent`;
+  const waiting = report.uncoveredReceipts > 0 ? ` (${report.uncoveredReceipts} receipts after the last one)` : '';
   if (report.ok)
-    return [`receipt log OK (${source}): ${report.treeSize} receipts, ${report.checkpointsVerified} signed checkpoints verified`];
+    return [
+      `receipt log OK (${source}): ${report.treeSize} receipts, ` +
+        `${report.checkpointsVerified} signed checkpoints verified${waiting}${collected}`,
+    ];
   return [
     `receipt log BROKEN (${source})${report.firstBrokenReceipt ? `: first broken receipt ${report.firstBrokenReceipt}` : ''}`,
     ...report.problems.map((problem) => `  - ${problem}`),
@@ -180,28 +267,42 @@ export function registerReceipts(program: Command): void {
   withAdminOptions(
     receipts
       .command('verify')
-      .description('recompute the tree, check every checkpoint signature and consistency; name the first broken receipt')
-      .addHelpText('after', '\nExamples:\n  gateway receipts verify\n  gateway receipts verify --file receipts.jsonl')
+      .description(
+        'recompute the tree, check every checkpoint signature (trusted keys only) and consistency; name the first broken receipt',
+      )
+      .addHelpText(
+        'after',
+        '\nKeys: --key, else receipts.trustedKeys and the vault signing key of gateway.yaml; never a key the log names.\n' +
+          '\nExamples:\n  gateway receipts verify\n  gateway receipts verify --file receipts.jsonl\n' +
+          '  gateway receipts verify --checkpoints received-checkpoints.jsonl',
+      )
       .option('--file <export>', 'verify an export (JSON lines) instead of the running gateway database')
-      .option('--key <verifierKey...>', 'accept only checkpoints signed by these verifier keys (with --file)'),
-  ).action(async (options: AdminOptions & { file?: string; key?: string[] }, command: Command) => {
+      .option('--key <verifierKey...>', 'accept only checkpoints signed by these verifier keys (with --file or --checkpoints)')
+      .option(
+        '--checkpoints <file>',
+        'also check the log against checkpoints collected elsewhere: one io.service.receipts.checkpoint CloudEvent per line',
+      ),
+  ).action(async (options: AdminOptions & { file?: string; key?: string[]; checkpoints?: string }, command: Command) => {
     const context = contextFrom(command);
     let report: LogVerification;
     let source: string;
-    if (options.file) {
-      let text: string;
-      try {
-        text = await readFile(options.file, 'utf8');
-      } catch (error) {
-        throw new GatewayError('RECEIPTS_EXPORT_INVALID', `cannot read ${options.file}: ${(error as Error).message}`);
-      }
+    if (options.file || options.checkpoints) {
+      // Verified here: an export (the file, or the running gateway's) against the keys this side trusts.
+      const collected = options.checkpoints
+        ? parseCheckpointEvents(await readInput(options.checkpoints, 'RECEIPTS_CHECKPOINTS_INVALID'), options.checkpoints)
+        : undefined;
+      const trust = await localTrust(context, options.key);
+      const text = options.file
+        ? await readInput(options.file, 'RECEIPTS_EXPORT_INVALID')
+        : await (await adminClient(context, options)).text('receipts/export');
       const parsed = parseExport(text);
       report = verifyReceiptLog({
         receipts: parsed.receipts,
         checkpoints: parsed.checkpoints,
-        ...(options.key ? { trustedKeys: options.key } : {}),
+        ...trust,
+        ...(collected ? { collected } : {}),
       });
-      source = options.file;
+      source = (options.file ?? "the gateway's export") + (options.checkpoints ? ` against ${options.checkpoints}` : '');
     } else {
       report = await (await adminClient(context, options)).request<LogVerification>('GET', 'receipts/verify');
       source = 'the gateway database';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { AdminStatus } from '@gateway/core';
+import { describeNotOffered, type AdminStatus } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions } from '../admin-client.js';
 import { contextFrom, printResult, table } from '../context.js';
 
@@ -37,6 +37,15 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
       ]),
     );
   }
+  for (const publication of status.publications) {
+    const notOffered = publication.notOffered ?? [];
+    if (notOffered.length === 0) continue;
+    lines.push(
+      '',
+      `${publication.source} ${publication.id} does not offer ${notOffered.length} operation${notOffered.length === 1 ? '' : 's'}:`,
+    );
+    for (const entry of notOffered) lines.push(`  ${describeNotOffered(entry)}`);
+  }
   if (status.lockReload?.status === 'refused') {
     lines.push(
       '',
@@ -60,6 +69,31 @@ function describeStatus(baseUrl: string, status: AdminStatus): string[] {
       }`,
     );
   }
+  if (status.webhooks) lines.push('', 'webhooks', ...describeWebhooks(status.webhooks));
+  return lines;
+}
+
+/** The webhooks part of `gateway status` (also what `gateway doctor` reports of a running gateway). */
+export function describeWebhooks(webhooks: NonNullable<AdminStatus['webhooks']>): string[] {
+  if (webhooks.length === 0) return ['  none configured'];
+  const lines: string[] = [];
+  for (const endpoint of webhooks) {
+    if (endpoint.paused) {
+      lines.push(
+        `  ${endpoint.name}: PAUSED at sequence ${endpoint.paused.sequence ?? '?'} since ${endpoint.paused.at}, ` +
+          `${endpoint.pending} event(s) waiting`,
+        ...(endpoint.paused.reason ? [`    ${endpoint.paused.reason}`] : []),
+        `    once the receiver is back: gateway webhooks resume ${endpoint.name}`,
+      );
+    } else if (endpoint.disabled) {
+      lines.push(
+        `  ${endpoint.name}: disabled (410 Gone) since ${endpoint.disabled.at}, ${endpoint.pending} event(s) waiting`,
+        `    gateway webhooks resume ${endpoint.name}`,
+      );
+    } else {
+      lines.push(`  ${endpoint.name}: active, ${endpoint.pending} pending`);
+    }
+  }
   return lines;
 }
 
@@ -77,12 +111,15 @@ export function describeDrift(drift: AdminStatus['drift']): string[] {
     for (const blocked of source.blockedTools) lines.push(`    blocked ${blocked.tool}: ${blocked.reason}`);
     if (source.proposal) {
       const list = (names: string[]): string => (names.length ? names.join(', ') : '-');
+      const name = source.proposal.id ? `${source.proposal.id} (proposed)` : 'proposal';
+      const as = source.proposal.id ? ` as ${source.proposal.id}` : '';
       lines.push(
-        `    proposal ${source.proposal.digest} detected ${source.proposal.detectedAt}`,
+        `    ${name} from ${source.proposal.digest}, detected ${source.proposal.detectedAt}`,
+        ...(source.proposal.summary ?? []).map((line) => `      ${line}`),
         `      changed ${list(source.proposal.changed)}`,
         `      removed ${list(source.proposal.removed)}`,
         `      added   ${list(source.proposal.added)}`,
-        `    review it: \`gateway import ${source.source}\`, then review and publish`,
+        `    review it: \`gateway import ${source.source}\` writes it into tools.lock${as}; then review and publish`,
       );
     }
   }

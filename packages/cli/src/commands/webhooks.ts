@@ -3,7 +3,9 @@ import {
   GatewayError,
   type AdminWebhookDeliveryList,
   type AdminWebhookEndpointList,
+  type AdminWebhookEndpoint,
   type AdminWebhookReplay,
+  type AdminWebhookResume,
   type AdminWebhookTest,
 } from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
@@ -41,13 +43,14 @@ export function registerWebhooks(program: Command): void {
         '  gateway webhooks deliveries audit --status failed\n' +
         '  gateway webhooks replay audit --failed\n' +
         '  gateway webhooks replay audit --from 120\n' +
+        '  gateway webhooks resume audit\n' +
         '  gateway webhooks test audit',
     );
 
   withAdminOptions(
     webhooks
       .command('list')
-      .description('each endpoint: url, filter, counts, disabled or not')
+      .description('each endpoint: url, filter, counts, active, paused or disabled')
       .addHelpText('after', '\nExamples:\n  gateway webhooks list'),
   ).action(async (options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
@@ -62,7 +65,7 @@ export function registerWebhooks(program: Command): void {
                 endpoint.name,
                 endpoint.url,
                 endpoint.outcomes.join(','),
-                endpoint.disabled ? 'disabled (410 Gone)' : endpoint.rotating ? 'active, rotating secret' : 'active',
+                describeState(endpoint),
                 String(endpoint.nextSequence),
                 String(endpoint.counts.pending),
                 String(endpoint.counts.delivered),
@@ -142,6 +145,27 @@ export function registerWebhooks(program: Command): void {
 
   withAdminOptions(
     webhooks
+      .command('resume <endpoint>')
+      .description('resume a paused endpoint from the event it stopped at, in order (also ends a 410 Gone disable)')
+      .addHelpText(
+        'after',
+        '\nAn endpoint pauses when an event runs out of attempts (onExhausted: pause, the default): later events\n' +
+          'wait and nothing is given up. Resume once the receiver is back; the stopped event gets a fresh cycle of\n' +
+          'attempts.\n\nExamples:\n  gateway webhooks resume audit',
+      ),
+  ).action(async (endpoint: string, options: AdminOptions, command: Command) => {
+    const context = contextFrom(command);
+    const result = await adminRequest<AdminWebhookResume>(context, options, 'POST', `/webhooks/${encodeURIComponent(endpoint)}/resume`, {});
+    const message = result.wasPaused
+      ? `${endpoint} resumed: delivery goes on from sequence ${result.pausedSequence}, in order`
+      : result.wasDisabled
+        ? `${endpoint} re-enabled: delivery goes on from its first pending event, in order`
+        : `${endpoint} was not paused: nothing to resume`;
+    printResult(context, message, result);
+  });
+
+  withAdminOptions(
+    webhooks
       .command('test <endpoint>')
       .description('send a signed test event now (outside the ordered stream)')
       .addHelpText('after', '\nExamples:\n  gateway webhooks test audit'),
@@ -159,4 +183,11 @@ export function registerWebhooks(program: Command): void {
     }
     printResult(context, `${endpoint} acknowledged test event ${result.eventId} (HTTP ${result.status})`, result);
   });
+}
+
+/** An endpoint's state in one cell of `webhooks list`. */
+function describeState(endpoint: AdminWebhookEndpoint): string {
+  if (endpoint.paused) return `PAUSED at ${endpoint.paused.sequence ?? '?'} (gateway webhooks resume ${endpoint.name})`;
+  if (endpoint.disabled) return 'disabled (410 Gone)';
+  return endpoint.rotating ? 'active, rotating secret' : 'active';
 }

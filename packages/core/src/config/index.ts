@@ -35,9 +35,16 @@ export {
   type ReceiptsConfig,
 } from './receipts-schema.js';
 export {
+  CHECKPOINT_EVENT_TYPE,
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  RECEIPT_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
   WEBHOOK_RETRY_DEFAULTS,
   webhooksSchema,
+  type WebhookDataMode,
   type WebhookEndpointConfig,
+  type WebhookEventType,
+  type WebhookExhaustedAction,
   type WebhookOutcome,
   type WebhooksConfig,
 } from './webhooks-schema.js';

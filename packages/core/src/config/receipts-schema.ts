@@ -16,6 +16,11 @@ export interface ReceiptsConfig {
   journal?: boolean;
   /** The checkpoint origin line (default `<host of gateway.url>/receipts`). */
   origin?: string;
+  /**
+   * Checkpoint verifier keys `receipts verify` and the anchor check accept besides the vault's signing key
+   * (earlier keys after a rotation): never a key read from the database.
+   */
+  trustedKeys?: string[];
   checkpoint?: { everyReceipts?: number; everySeconds?: number };
 }
 
@@ -36,6 +41,13 @@ export const receiptsSchema = {
       minLength: 1,
       pattern: '^[^\\s+]+$',
       description: 'checkpoint origin line; default <host of gateway.url>/receipts',
+    },
+    trustedKeys: {
+      type: 'array',
+      uniqueItems: true,
+      description:
+        'checkpoint verifier keys (<name>+<key ID>+<base64 key>) trusted besides the vault signing key, e.g. earlier signing keys',
+      items: { type: 'string', pattern: '^[^+\\s]+\\+[0-9a-f]{8}\\+[A-Za-z0-9+/=]+$' },
     },
     checkpoint: {
       type: 'object',

@@ -17,6 +17,28 @@ export const WEBHOOK_RETRY_DEFAULTS = {
 
 export type WebhookOutcome = 'allowed' | 'denied' | 'error';
 
+/** The CloudEvents `type` of a receipted call. */
+export const RECEIPT_EVENT_TYPE = 'io.service.call.receipted';
+/** The CloudEvents `type` of a signed checkpoint of the receipt log. */
+export const CHECKPOINT_EVENT_TYPE = 'io.service.receipts.checkpoint';
+/** The event types an endpoint may subscribe to with `types:`, in the ordered stream. */
+export const WEBHOOK_EVENT_TYPES = [RECEIPT_EVENT_TYPE, CHECKPOINT_EVENT_TYPE] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** What an endpoint gets without `types:`: receipted calls only. */
+export const DEFAULT_WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [RECEIPT_EVENT_TYPE];
+
+/**
+ * A receipt event's `data`: `standard` is exactly `{ tool, outcome, receipt: "receipt-<n>" }`; `detailed` adds
+ * `details`, the whole receipt.
+ */
+export type WebhookDataMode = 'standard' | 'detailed';
+
+/**
+ * When an event's attempts run out: `pause` stops the endpoint at that event (later ones wait, order kept)
+ * until `gateway webhooks resume`; `skip` marks it `failed` and moves on (a gap until `replay --failed`).
+ */
+export type WebhookExhaustedAction = 'pause' | 'skip';
+
 export interface WebhookEndpointConfig {
   url: string;
   /** Vault name of the `whsec_…` signing secret. */
@@ -26,6 +48,12 @@ export interface WebhookEndpointConfig {
   /** ISO 8601 time after which `previousSecret` is no longer used, even if still listed. */
   previousSecretUntil?: string;
   outcomes?: WebhookOutcome[];
+  /** CloudEvents types delivered to this endpoint (default: receipted calls only). */
+  types?: WebhookEventType[];
+  /** The shape of a receipt event's `data` (default `standard`). */
+  data?: WebhookDataMode;
+  /** What happens when an event's attempts run out (default `pause`). */
+  onExhausted?: WebhookExhaustedAction;
   retry?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
 }
 
@@ -33,7 +61,7 @@ export type WebhooksConfig = Record<string, WebhookEndpointConfig>;
 
 export const webhooksSchema = {
   type: 'object',
-  description: 'endpoints that receive each receipted call as a signed CloudEvent (docs/webhooks.md)',
+  description: 'endpoints that receive receipted calls (and, with types, signed checkpoints) as signed CloudEvents (docs/webhooks.md)',
   propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
   additionalProperties: {
     type: 'object',
@@ -59,6 +87,23 @@ export const webhooksSchema = {
         uniqueItems: true,
         items: { enum: ['allowed', 'denied', 'error'] },
         description: 'which receipts to send (default: all)',
+      },
+      types: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { enum: [...WEBHOOK_EVENT_TYPES] },
+        description: `CloudEvents types to deliver, in one ordered stream (default: [${RECEIPT_EVENT_TYPE}])`,
+      },
+      data: {
+        enum: ['standard', 'detailed'],
+        default: 'standard',
+        description: "a receipt event's data: standard {tool, outcome, receipt: 'receipt-<n>'}; detailed adds details (the receipt)",
+      },
+      onExhausted: {
+        enum: ['pause', 'skip'],
+        default: 'pause',
+        description: "when an event's attempts run out: pause the endpoint at it (order kept) or skip it (marked failed)",
       },
       retry: {
         type: 'object',

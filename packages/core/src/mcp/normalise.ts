@@ -5,6 +5,7 @@
  */
 import { canonicalDigest } from '../canonical.js';
 import type { JsonSchema, McpTool } from '../model.js';
+import { toolTextProblem } from '../tool-text.js';
 
 /** A tool as `tools/list` returns it (the fields the gateway reads; anything else is ignored). */
 export interface ListedMcpTool {
@@ -50,10 +51,23 @@ export function mcpGatewayToolName(sourceName: string, upstreamName: string, tak
   return takenByOtherSources.has(upstreamName) ? `${sourceName}${MCP_TOOL_PREFIX_SEPARATOR}${upstreamName}` : upstreamName;
 }
 
-/** Why an MCP tool is `unsupported` (docs/lockfile.md lists them with the OpenAPI reasons). */
-export const MCP_UNSUPPORTED_REASON_CODES = ['MCP_TOOL_NAME_INVALID', 'MCP_TOOL_NAME_TOO_LONG', 'MCP_INPUT_SCHEMA_INVALID'] as const;
+/**
+ * Why an MCP tool is `unsupported` (docs/lockfile.md lists them with the OpenAPI reasons). When several apply, the
+ * first in this order is recorded.
+ */
+export const MCP_UNSUPPORTED_REASON_CODES = [
+  'TOOL_TEXT_HIDDEN_CHARACTERS',
+  'MCP_TOOL_NAME_INVALID',
+  'MCP_TOOL_NAME_TOO_LONG',
+  'MCP_INPUT_SCHEMA_INVALID',
+  'TOOL_DESCRIPTION_TOO_LONG',
+] as const;
 
-/** One listed tool → McpTool. Problems make it unsupported (with a reason), never make the import fail. */
+/**
+ * One listed tool → McpTool. Problems make it unsupported (with a reason), never make the import fail: a name the
+ * lock's gateway-name rule refuses (non-ASCII, a look-alike letter, a zero-width space) is kept as the upstream
+ * wrote it, and the tool stays in the lock as unsupported.
+ */
 export function normaliseMcpTool(sourceName: string, listed: ListedMcpTool, takenByOtherSources: ReadonlySet<string>): McpTool {
   const name = String(listed.name);
   const shape: McpToolShape = {
@@ -65,16 +79,28 @@ export function normaliseMcpTool(sourceName: string, listed: ListedMcpTool, take
     annotations: isObject(listed.annotations) ? listed.annotations : null,
   };
   const tool = mcpGatewayToolName(sourceName, name, takenByOtherSources);
+  const textProblem = toolTextProblem({
+    name,
+    title: shape.title,
+    description: shape.description,
+    schemas: { inputSchema: listed.inputSchema, outputSchema: listed.outputSchema, annotations: listed.annotations },
+  });
   let reason: McpTool['reason'] = null;
-  if (!MCP_TOOL_NAME_PATTERN.test(name)) {
+  if (textProblem?.code === 'TOOL_TEXT_HIDDEN_CHARACTERS') {
+    reason = textProblem;
+  } else if (!MCP_TOOL_NAME_PATTERN.test(name)) {
     reason = {
       code: 'MCP_TOOL_NAME_INVALID',
-      message: `the upstream tool name ${JSON.stringify(name)} is not a valid MCP tool name (A-Z a-z 0-9 _ . -, 1 to 128)`,
+      message:
+        `the upstream tool name ${JSON.stringify(name.length > 200 ? `${name.slice(0, 200)}…` : name)} is not a valid MCP tool name ` +
+        '(A-Z a-z 0-9 _ . -, 1 to 128)',
     };
   } else if (!MCP_TOOL_NAME_PATTERN.test(tool)) {
     reason = { code: 'MCP_TOOL_NAME_TOO_LONG', message: `the prefixed tool name ${tool} is longer than 128 characters` };
   } else if (!isObject(listed.inputSchema) || listed.inputSchema.type !== 'object') {
     reason = { code: 'MCP_INPUT_SCHEMA_INVALID', message: 'the tool has no inputSchema of type object' };
+  } else if (textProblem) {
+    reason = textProblem;
   }
   return {
     tool,

@@ -20,6 +20,7 @@ import type {
   UnsupportedReason,
 } from '../model.js';
 import { UNSUPPORTED_REASON_CODES, type UnsupportedReasonCode } from './reasons.js';
+import { toolTextProblem } from '../tool-text.js';
 import {
   ExternalReferenceError,
   UnresolvableReferenceError,
@@ -208,17 +209,23 @@ class OperationNormaliser {
     const invalid = problems.size === 0 ? inputSchemaProblem(shape.inputSchema) : null;
     if (invalid) note('INPUT_SCHEMA_INVALID', `The input schema cannot be compiled by a JSON Schema validator: ${invalid}.`);
 
+    const title = text(operation.summary);
+    const description = describeOperation(method, path, operation.summary, operation.description);
+    const operationId = typeof operation.operationId === 'string' ? operation.operationId : null;
+    const textProblem = toolTextProblem({ name: tool, operationId, path, title, description, schemas: { inputSchema: shape.inputSchema } });
+    if (textProblem) note(textProblem.code, textProblem.message);
+
     const requestShape: RequestShape = { method, path, server: server.url, ...shape };
     const reasonCode = UNSUPPORTED_REASON_CODES.find((code) => problems.has(code));
     const reason: UnsupportedReason | null =
       reasonCode === undefined ? null : { code: reasonCode, message: problems.get(reasonCode) as string };
     return {
       tool,
-      operationId: typeof operation.operationId === 'string' ? operation.operationId : null,
+      operationId,
       method,
       path,
-      title: text(operation.summary),
-      description: describeOperation(method, path, operation.summary, operation.description),
+      title,
+      description,
       status: reason === null ? 'supported' : 'unsupported',
       reason,
       server: requestShape.server,

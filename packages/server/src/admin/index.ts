@@ -8,6 +8,8 @@ import { addressBucket, secretsEqual } from '@gateway/runtime';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
   compareText,
+  findSource,
+  inUsePublication,
   isGatewayError,
   type AdminSession,
   type AdminSessionAnswer,
@@ -17,6 +19,7 @@ import {
   type DriftSourceReport,
   type ErrorCode,
   type LoadedConfig,
+  type Lockfile,
   type LockReloadStatus,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
@@ -25,7 +28,7 @@ import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
-import { registerWebhookRoutes } from '../webhooks/admin-routes.js';
+import { registerWebhookRoutes, webhookSummaries } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { markStaleTools } from '../authorization/consent/reapproval.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy, type SqliteDatabase } from '../store/database.js';
@@ -37,6 +40,8 @@ export interface AdminRegistry {
   snapshot(): {
     readonly tools: ReadonlyMap<string, { sourceName: string; entry: { fingerprint: string } }>;
     readonly publications: ReadonlyMap<string, string>;
+    /** The verified lock served (what the in-use publications do not offer is read from it). */
+    readonly lock?: Lockfile | null;
   };
   blockedReason(sourceName: string, toolName: string): string | undefined;
 }
@@ -214,16 +219,31 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       }
       const publications = [...snapshot.publications]
         .sort(([a], [b]) => compareText(a, b))
-        .map(([source, id]) => ({ source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }) }));
+        .map(([source, id]) => {
+          const lockSource = snapshot.lock ? findSource(snapshot.lock, source) : undefined;
+          const notOffered = lockSource ? inUsePublication(lockSource)?.notOffered : undefined;
+          return { source, id, ...(counts.get(source) ?? { toolCount: 0, blockedCount: 0 }), ...(notOffered ? { notOffered } : {}) };
+        });
       reply.header('cache-control', 'no-store');
       const lockReload = options.lastLockReload?.();
       const mcpRefusals = options.mcpRefusals?.();
+      // Each endpoint's delivery state only (a paused endpoint is what an operator must act on).
+      const webhooks = options.webhooks
+        ? (await webhookSummaries(options.webhooks)).map(({ name, state, paused, disabled, pending }) => ({
+            name,
+            state,
+            paused,
+            disabled,
+            pending,
+          }))
+        : undefined;
       return {
         ready: options.registry.isReady,
         publications,
         drift: options.drift?.report() ?? [],
         ...(lockReload ? { lockReload } : {}),
         ...(mcpRefusals ? { mcpRefusals } : {}),
+        ...(webhooks ? { webhooks } : {}),
       };
     });
 

@@ -33,12 +33,16 @@ export function shortFingerprint(fingerprint: string): string {
 export function compareWithPublication(
   published: readonly Fingerprinted[],
   live: readonly Fingerprinted[],
-  /** Every operation the publication holds, offered or not: `added` excludes them (default: `published`). */
-  knownOperations: readonly Fingerprinted[] = published,
+  /**
+   * What the publication records of the operations it does not offer (`notOffered`): `added` excludes those that
+   * are still the same operation (same fingerprint); one that changed since is listed for a person to look at.
+   */
+  knownOperations: readonly Fingerprinted[] = [],
 ): DriftComparison {
   const liveByTool = new Map(live.map((operation) => [operation.tool, operation]));
   const liveFingerprints = new Set(live.map((operation) => operation.fingerprint));
-  const publishedTools = new Set([...published, ...knownOperations].map((operation) => operation.tool));
+  const publishedTools = new Set(published.map((operation) => operation.tool));
+  const leftOut = new Map(knownOperations.map((operation) => [operation.tool, operation.fingerprint]));
   const blocked = new Map<string, string>();
   const changed: DriftComparison['changed'] = [];
   const removed: string[] = [];
@@ -59,7 +63,7 @@ export function compareWithPublication(
     }
   }
   const added = live
-    .filter((operation) => !publishedTools.has(operation.tool))
+    .filter((operation) => !publishedTools.has(operation.tool) && leftOut.get(operation.tool) !== operation.fingerprint)
     .map((operation) => operation.tool)
     .sort(compareText);
   return { blocked, added, changed, removed };

@@ -47,13 +47,12 @@ describe('compareWithPublication', () => {
     expect(result.added).toEqual(['new_name']);
   });
 
-  it('operations the publication holds without offering are not reported as added', () => {
-    const result = compareWithPublication(
-      [op('a', 'sha256:1')],
-      [op('a', 'sha256:1'), op('b', 'sha256:2')],
-      [op('a', 'sha256:1'), op('b', 'sha256:9')],
-    );
-    expect(result.added).toEqual([]);
+  it('operations the publication records as not offered are not added while unchanged; changed since, a person looks', () => {
+    const unchanged = compareWithPublication([op('a', 'sha256:1')], [op('a', 'sha256:1'), op('b', 'sha256:2')], [op('b', 'sha256:2')]);
+    expect(unchanged.added).toEqual([]);
+    const changed = compareWithPublication([op('a', 'sha256:1')], [op('a', 'sha256:1'), op('b', 'sha256:2')], [op('b', 'sha256:9')]);
+    expect(changed.added).toEqual(['b']);
+    expect(changed.blocked.size).toBe(0);
   });
 });
 
@@ -82,6 +81,12 @@ const DRIFTED = ORIGINAL.replace(
   'parameters: [{ name: id, in: path, required: true, schema: { type: string } }, { name: expand, in: query, required: true, ' +
     "schema: { type: string } }]\n      responses: { '200'",
 ).replace(/ {4}delete:\n(.*\n){3}/, '');
+
+// A new operation upstream (nothing else changes).
+const ADDED = ORIGINAL.replace(
+  '  /orders/{id}:\n',
+  "    post:\n      operationId: createOrder\n      responses: { '201': { description: created } }\n  /orders/{id}:\n",
+);
 
 describe('the drift watcher', () => {
   let directory: { path: string; cleanup: () => Promise<void> };
@@ -335,6 +340,61 @@ describe('the drift watcher', () => {
     });
     expect(callable('get_order')).toBe(false);
     expect(callable('list_orders')).toBe(true);
+  });
+
+  it('tools added upstream are drift: a proposal numbered as import will number it, its change in words', async () => {
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
+    await watcher.checkNow();
+    expect(watcher.report()[0]).toMatchObject({ status: 'in-sync' });
+    served = ADDED;
+    await watcher.checkNow();
+    const report = watcher.report()[0]!;
+    expect(report.status).toBe('drifted');
+    expect(report.blockedTools).toEqual([]);
+    expect(callable('list_orders') && callable('get_order')).toBe(true);
+    // The lock served has lastPublication 99 and no proposal for orders: `gateway import` would write publication-100.
+    expect(report.proposal).toMatchObject({
+      id: 'publication-100',
+      added: ['create_order'],
+      changed: [],
+      removed: [],
+      toolCount: 3,
+      summary: ['added create_order (POST /orders): new in the live description'],
+    });
+  });
+
+  it('a reload re-reads the live description before judging the new publication (changed, imported, published at once)', async () => {
+    watcher = startDriftWatcher({
+      loaded: config(`${baseUrl}/openapi.yaml`),
+      database,
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
+    await watcher.checkNow();
+    // The description changes and is published right away, before any interval check read it.
+    served = ADDED;
+    const imported = await importOpenApiText(ADDED, 'openapi.yaml', { baseDirectory: directory.path });
+    const lock = lockWith(
+      imported.operations.map((operation) => ({ ...operation, selected: true })),
+      { source: 'orders', publicationId: 'publication-2' },
+    );
+    await watcher.prepareFor!(lock);
+    registry.replace(lock);
+    // No check in between: the swap itself judged the new publication against the description as it is now.
+    expect(callable('create_order')).toBe(true);
+    expect(registry.blockedTools().size).toBe(0);
+    expect(watcher.report()[0]).toMatchObject({ publication: 'publication-2', blockedTools: [] });
   });
 
   it('a new publication matching the live description unblocks at once (hot reload)', async () => {

@@ -7,11 +7,12 @@
  * from lists); unchanged tools keep working; the difference is recorded as a proposal for `gateway status`.
  * Upstream tools are matched by their upstream name, so the gateway's collision prefix does not matter here.
  */
-import { normaliseMcpTools, type LoadedConfig } from '@gateway/core';
+import { findSource, inUsePublication, normaliseMcpTools, otherSourcesToolNames, type LoadedConfig } from '@gateway/core';
 import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { SqliteDatabase } from '../store/database.js';
-import { DriftStore } from './store.js';
+import { describeProposal } from './proposal.js';
+import { DriftStore, proposalReportOf } from './store.js';
 import type { DriftSourceReport } from './watcher.js';
 
 export interface McpDriftMonitorOptions {
@@ -54,7 +55,10 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
     const report = reports.get(sourceName)!;
     let live: ReturnType<typeof normaliseMcpTools>;
     try {
-      live = normaliseMcpTools(sourceName, await pool.listTools(sourceName));
+      const listed = await pool.listTools(sourceName);
+      // Named as `gateway import` names them (the prefix rule), so the proposal recorded is the one import writes.
+      const lock = registry.snapshot().lock;
+      live = normaliseMcpTools(sourceName, listed, lock ? otherSourcesToolNames(lock, sourceName) : new Set());
     } catch (error) {
       report.status = 'error';
       report.error = { code: (error as { code?: string }).code ?? 'MCP_UPSTREAM_FAILED', message: (error as Error).message };
@@ -87,23 +91,51 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
           `${tool.name} changed on the upstream MCP server of '${sourceName}' since ${publicationId ?? 'its publication'} was approved ` +
             '(its description, schemas or annotations differ); it is refused until re-imported, reviewed and published',
         );
+      } else if (current.status === 'unsupported') {
+        // The same tool, but the importer now refuses it (a publication older than the rule, e.g. hidden
+        // characters in its text): treated as import treats it, not served until a reviewed publication drops it.
+        changed.push(tool.name);
+        blocked.set(
+          tool.name,
+          `${tool.name} on the upstream MCP server of '${sourceName}' is unsupported (${current.reason?.code ?? 'unsupported'}); ` +
+            'it is refused until re-imported, reviewed and published',
+        );
       }
     }
-    const added = live.operations.filter((tool) => !offeredNames.has(tool.name)).map((tool) => tool.tool);
+    // What the publication records as left out (unsupported or not selected), still the same tool, is not new.
+    const lockSource = snapshot.lock ? findSource(snapshot.lock, sourceName) : undefined;
+    const publication = lockSource?.kind === 'mcp' ? inUsePublication(lockSource) : undefined;
+    const leftOut = new Set((publication?.notOffered ?? []).map((entry) => `${entry.operation}\u0000${entry.fingerprint}`));
+    const added =
+      publication?.documentDigest === live.documentDigest
+        ? []
+        : live.operations
+            .filter((tool) => !offeredNames.has(tool.name) && !leftOut.has(`${tool.name}\u0000${tool.fingerprint}`))
+            .map((tool) => tool.tool);
     // Blocking first: from here on a changed tool is refused, whatever else happens.
     registry.setBlocked(sourceName, blocked);
     const detectedAt = new Date().toISOString();
-    if (changed.length + removed.length > 0) {
+    if (publicationId && changed.length + removed.length + added.length > 0) {
+      const location = report.document;
       const proposal = store.recordProposal(
-        { source: sourceName, digest: live.documentDigest, publicationId, detectedAt, added, changed, removed },
+        {
+          source: sourceName,
+          digest: live.documentDigest,
+          publicationId,
+          detectedAt,
+          added,
+          changed,
+          removed,
+          ...describeProposal(snapshot.lock, sourceName, location, { kind: 'mcp', ...live }),
+        },
         live.operations,
       );
-      report.proposal = { digest: proposal.digest, detectedAt: proposal.detectedAt, changed, removed, added };
+      report.proposal = proposalReportOf(proposal);
       logger.warn({ source: sourceName, blocked: [...blocked.keys()] }, 'mcp drift: tools blocked');
     } else {
       delete report.proposal;
     }
-    report.status = !publicationId ? 'not-published' : blocked.size > 0 ? 'drifted' : 'in-sync';
+    report.status = !publicationId ? 'not-published' : report.proposal ? 'drifted' : 'in-sync';
     report.publication = publicationId;
     report.blockedTools = [...blocked].map(([tool, reason]) => ({ tool, reason }));
     report.checkedAt = detectedAt;

@@ -36,4 +36,13 @@ export const driftMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // The proposal as `gateway import` will write it: its publication number, its tool count, its change in words.
+    id: 'drift-002',
+    sql: `
+      ALTER TABLE drift_proposals ADD COLUMN proposal_id TEXT;
+      ALTER TABLE drift_proposals ADD COLUMN tool_count INTEGER;
+      ALTER TABLE drift_proposals ADD COLUMN summary_json TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];

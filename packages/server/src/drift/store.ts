@@ -27,6 +27,12 @@ export interface DriftProposal {
   added: string[];
   changed: string[];
   removed: string[];
+  /** `publication-<n>`: the number `gateway import` gives this proposal in the lock served (null for rows from before it was recorded). */
+  proposalId: string | null;
+  /** Tools the proposal selects (carried forward as import does). */
+  toolCount: number | null;
+  /** The change versus the publication in use, one sentence per operation. */
+  summary: string[];
 }
 
 /** One source's recorded state (and the proposal it shows) as `GET /admin/status` reports it. */
@@ -39,17 +45,21 @@ export function reportOf(state: DriftState, proposal: DriftProposal | undefined)
     ...(state.error ? { error: state.error } : {}),
     publication: state.publicationId,
     blockedTools: state.blocked,
-    ...(proposal
-      ? {
-          proposal: {
-            digest: proposal.digest,
-            detectedAt: proposal.detectedAt,
-            changed: proposal.changed,
-            removed: proposal.removed,
-            added: proposal.added,
-          },
-        }
-      : {}),
+    ...(proposal ? { proposal: proposalReportOf(proposal) } : {}),
+  };
+}
+
+/** A recorded proposal as the admin API shows it. */
+export function proposalReportOf(proposal: DriftProposal): NonNullable<DriftSourceReport['proposal']> {
+  return {
+    ...(proposal.proposalId ? { id: proposal.proposalId } : {}),
+    digest: proposal.digest,
+    detectedAt: proposal.detectedAt,
+    changed: proposal.changed,
+    removed: proposal.removed,
+    added: proposal.added,
+    summary: proposal.summary,
+    ...(proposal.toolCount === null ? {} : { toolCount: proposal.toolCount }),
   };
 }
 
@@ -76,6 +86,9 @@ interface ProposalRow {
   added_json: string;
   changed_json: string;
   removed_json: string;
+  proposal_id: string | null;
+  tool_count: number | null;
+  summary_json: string;
 }
 
 /** SQLite access for the drift watcher (tables from `driftMigrations`). */
@@ -101,13 +114,14 @@ export class DriftStore {
     this.selectState = database.prepare('SELECT * FROM drift_state WHERE source = ?');
     this.insertProposal = database.prepare(`
       INSERT INTO drift_proposals (source, document_digest, publication_id, detected_at, last_seen_at,
-        operations_json, added_json, changed_json, removed_json)
+        operations_json, added_json, changed_json, removed_json, proposal_id, tool_count, summary_json)
       VALUES (@source, @document_digest, @publication_id, @detected_at, @detected_at, @operations_json,
-        @added_json, @changed_json, @removed_json)
+        @added_json, @changed_json, @removed_json, @proposal_id, @tool_count, @summary_json)
       ON CONFLICT (source, document_digest) DO NOTHING`);
     this.touchProposal = database.prepare(
-      'UPDATE drift_proposals SET last_seen_at = ?, publication_id = ?, added_json = ?, changed_json = ?, ' +
-        'removed_json = ? WHERE source = ? AND document_digest = ?',
+      'UPDATE drift_proposals SET last_seen_at = @detected_at, publication_id = @publication_id, added_json = @added_json, ' +
+        'changed_json = @changed_json, removed_json = @removed_json, proposal_id = @proposal_id, tool_count = @tool_count, ' +
+        'summary_json = @summary_json WHERE source = @source AND document_digest = @document_digest',
     );
     this.selectLatestProposal = database.prepare('SELECT * FROM drift_proposals WHERE source = ? AND document_digest = ?');
     this.selectProposalOperations = database.prepare(
@@ -150,22 +164,21 @@ export class DriftStore {
 
   /** Records a proposal the first time a digest is seen; later sightings only refresh `lastSeenAt` and the comparison. */
   recordProposal(proposal: Omit<DriftProposal, 'lastSeenAt'>, operations: readonly Operation[] | readonly McpTool[]): DriftProposal {
-    const added = JSON.stringify(proposal.added);
-    const changed = JSON.stringify(proposal.changed);
-    const removed = JSON.stringify(proposal.removed);
-    const result = this.insertProposal.run({
+    const row = {
       source: proposal.source,
       document_digest: proposal.digest,
       publication_id: proposal.publicationId,
       detected_at: proposal.detectedAt,
-      operations_json: JSON.stringify(operations),
-      added_json: added,
-      changed_json: changed,
-      removed_json: removed,
-    });
-    if (result.changes === 0) {
-      this.touchProposal.run(proposal.detectedAt, proposal.publicationId, added, changed, removed, proposal.source, proposal.digest);
-    }
+      added_json: JSON.stringify(proposal.added),
+      changed_json: JSON.stringify(proposal.changed),
+      removed_json: JSON.stringify(proposal.removed),
+      proposal_id: proposal.proposalId,
+      tool_count: proposal.toolCount,
+      summary_json: JSON.stringify(proposal.summary),
+    };
+    const result = this.insertProposal.run({ ...row, operations_json: JSON.stringify(operations) });
+    // A later sighting refreshes the comparison and the number (a reload of the lock may have moved it).
+    if (result.changes === 0) this.touchProposal.run(row);
     return this.proposal(proposal.source, proposal.digest)!;
   }
 
@@ -181,6 +194,9 @@ export class DriftStore {
       added: JSON.parse(row.added_json) as string[],
       changed: JSON.parse(row.changed_json) as string[],
       removed: JSON.parse(row.removed_json) as string[],
+      proposalId: row.proposal_id,
+      toolCount: row.tool_count,
+      summary: JSON.parse(row.summary_json) as string[],
     };
   }
 

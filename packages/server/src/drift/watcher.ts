@@ -15,10 +15,13 @@ import {
   type LockedOperation,
   type Lockfile,
   type Operation,
+  type Publication,
+  sourceLocation,
 } from '@gateway/core';
 import { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, guardedFetchText } from '@gateway/runtime';
 import type { SqliteDatabase } from '../store/database.js';
 import { compareWithPublication, type DriftComparison } from './compare.js';
+import { describeProposal } from './proposal.js';
 import { DriftStore, reportOf, type DriftState, type DriftStatus } from './store.js';
 
 /** The part of the publication registry drift needs (publications/registry.ts). */
@@ -62,6 +65,12 @@ export interface DriftWatcher {
    * rejects. The push trigger (`gateway drift check`, `POST /admin/drift/check`) calls it.
    */
   checkNow(sources?: readonly string[]): Promise<void>;
+  /**
+   * Called with a verified lock before it is swapped in: re-reads the live description of each source whose
+   * publication in use it changes, so the drift verdict on the new publication compares it with the description as
+   * it is now (docs/drift.md › Publishing). Never rejects.
+   */
+  prepareFor?(lock: Lockfile): Promise<void>;
   /** Stops the timer; resolves when a round in progress has finished. */
   stop(): Promise<void>;
   report(): DriftSourceReport[];
@@ -194,18 +203,18 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     return { bytesDigest: sha256Digest(text), documentDigest: imported.documentDigest, operations: imported.operations, ...read };
   }
 
-  /**
-   * Every operation of the in-use publication, offered or not, so an operation the publication holds without
-   * offering it is not reported as `added`. Taken from the verified lock the registry serves, never re-read.
-   */
-  function knownOperations(lock: Lockfile | null, source: string, publicationId: string): LockedOperation[] | undefined {
+  /** The in-use publication of the verified lock the registry serves (never re-read), when it is `publicationId`. */
+  function servedPublication(lock: Lockfile | null, source: string, publicationId: string): Publication | undefined {
     const lockSource = lock ? findSource(lock, source) : undefined;
-    const publication = lockSource ? inUsePublication(lockSource) : undefined;
-    return publication?.id === publicationId && lockSource?.kind === 'openapi' ? (publication.operations as LockedOperation[]) : undefined;
+    const publication = lockSource?.kind === 'openapi' ? inUsePublication(lockSource) : undefined;
+    return publication?.id === publicationId ? publication : undefined;
   }
 
-  /** Compares the live document in memory with the publication in use, and applies the outcome. */
-  async function evaluate(source: string): Promise<void> {
+  /**
+   * Compares the live document in memory with the publication in use, and applies the outcome. Synchronous on
+   * purpose: run from a snapshot swap, it sets the blocks before any request can use the new snapshot.
+   */
+  function evaluate(source: string): void {
     const entry = memory.get(source)!;
     const live = entry.live;
     if (!live) return;
@@ -216,12 +225,17 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
       const offered = [...snapshot.tools.values()].flatMap((tool) =>
         tool.sourceName === source && tool.operation ? [tool.operation] : [],
       );
-      comparison = compareWithPublication(offered, live.operations, knownOperations(snapshot.lock, source, publicationId) ?? offered);
+      const publication = servedPublication(snapshot.lock, source, publicationId);
+      comparison = compareWithPublication(offered, live.operations, publication?.notOffered ?? []);
+      // The very document it was published from: what it leaves out was left out on purpose, nothing is new.
+      if (publication?.documentDigest === live.documentDigest) comparison.added = [];
     }
     const blocked = comparison ? [...comparison.blocked].map(([tool, reason]) => ({ tool, reason })) : [];
     registry.setBlocked(source, comparison?.blocked ?? new Map());
+    // Tools added upstream are drift too (a proposal waits for a person), though nothing needs blocking.
     const hasDifference = comparison !== undefined && comparison.changed.length + comparison.removed.length + comparison.added.length > 0;
     if (hasDifference) {
+      const location = sourceLocation(openApiSources.get(source)!);
       store.recordProposal(
         {
           source,
@@ -231,6 +245,11 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
           added: comparison!.added,
           changed: comparison!.changed.map((change) => change.tool),
           removed: comparison!.removed,
+          ...describeProposal(snapshot.lock, source, location, {
+            kind: 'openapi',
+            documentDigest: live.documentDigest,
+            operations: live.operations,
+          }),
         },
         live.operations,
       );
@@ -240,7 +259,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     }
     const previousStatus = entry.state.status;
     const previousBlocked = JSON.stringify(entry.state.blocked);
-    const status: DriftStatus = !publicationId ? 'not-published' : blocked.length > 0 ? 'drifted' : 'in-sync';
+    const status: DriftStatus = !publicationId ? 'not-published' : hasDifference ? 'drifted' : 'in-sync';
     entry.state = {
       ...entry.state,
       etag: live.etag,
@@ -253,7 +272,10 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     };
     store.saveState(entry.state);
     if (status === 'drifted' && (previousStatus !== 'drifted' || JSON.stringify(blocked) !== previousBlocked)) {
-      logger.warn({ source, blocked: blocked.map((item) => item.tool), digest: live.documentDigest }, 'drift: tools blocked');
+      logger.warn(
+        { source, blocked: blocked.map((item) => item.tool), added: comparison!.added, digest: live.documentDigest },
+        blocked.length > 0 ? 'drift: tools blocked' : 'drift: the live description offers operations the publication does not',
+      );
     } else if (status === 'in-sync' && previousStatus === 'drifted') {
       logger.info({ source }, 'drift: description matches the publication again; tools unblocked');
     }
@@ -272,7 +294,7 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
             : await normalise(source, read.text, read);
       }
       entry.state = { ...entry.state, checkedAt };
-      await evaluate(source);
+      evaluate(source);
     } catch (error) {
       // Nothing changes on a failed read: blocked tools stay blocked, callable ones stay callable.
       const gatewayError = isGatewayError(error)
@@ -309,22 +331,34 @@ export function startDriftWatcher(options: DriftWatcherOptions): DriftWatcher {
     timer.unref();
   }
 
-  // A new lock (hot reload) may publish what the live description now says: re-compare at once.
+  // A new lock (hot reload): re-compared at once, in the swap itself, with the live descriptions `prepareFor`
+  // re-read just before it, so no verdict on a new publication rests on a description read before it was made.
   const unsubscribe = registry.onChange?.((change) => {
     if (change.kind !== 'snapshot' || stopped) return;
-    round = round.then(async () => {
-      for (const source of sourceNames) {
-        await evaluate(source).catch((error: unknown) =>
-          logger.error({ source, error: (error as Error)?.message }, 'drift re-evaluation failed'),
-        );
+    for (const source of sourceNames) {
+      try {
+        evaluate(source);
+      } catch (error) {
+        logger.error({ source, error: (error as Error)?.message }, 'drift re-evaluation failed');
       }
-    });
+    }
   });
 
   scheduleNext(0);
 
   return {
     checkNow: (sources) => runRound(sources),
+    prepareFor(lock) {
+      // Re-read the description of every source whose publication in use the new lock changes (after any round
+      // in progress, so the newest read is the one kept).
+      if (stopped) return Promise.resolve();
+      const served = registry.snapshot().publications;
+      const changed = sourceNames.filter((source) => {
+        const lockSource = findSource(lock, source);
+        return (lockSource ? inUsePublication(lockSource)?.id : undefined) !== served.get(source);
+      });
+      return changed.length > 0 ? runRound(changed) : Promise.resolve();
+    },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

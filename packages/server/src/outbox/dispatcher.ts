@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { WEBHOOK_RETRY_DEFAULTS } from '@gateway/core';
+import { WEBHOOK_RETRY_DEFAULTS, type WebhookExhaustedAction } from '@gateway/core';
 import { exchange, isExchangeTimeout } from '@gateway/runtime';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
@@ -18,6 +18,11 @@ export interface DispatcherEndpoint {
   name: string;
   url: string;
   retry?: Partial<RetrySettings>;
+  /**
+   * When an event's attempts run out: `pause` (the default) stops the endpoint at it, in every process, until
+   * it is resumed; `skip` marks it `failed` and goes on with the next.
+   */
+  onExhausted?: WebhookExhaustedAction;
   /** The signing secrets, current first; two during a rotation. Read per attempt (rotation without restart). */
   secrets(): Promise<readonly string[]> | readonly string[];
 }
@@ -135,8 +140,10 @@ function endpointUrl(endpoint: DispatcherEndpoint): URL {
 /**
  * Delivers the outbox, one worker per endpoint, strictly in sequence order: the worker holds the endpoint's
  * lease, takes the lowest pending event, and does not look at the next one until this one is acknowledged
- * (any 2xx) or given up (attempts exhausted → `failed`). `410 Gone` disables the endpoint (Standard
- * Webhooks); its events stay pending until a replay re-enables it.
+ * (any 2xx). When its attempts run out the endpoint pauses at it (the lease is given up and no process takes
+ * it again until a resume), or, with `onExhausted: skip`, the event is given up (`failed`) and the next one
+ * goes. `410 Gone` disables the endpoint (Standard Webhooks); its events stay pending until a replay or a
+ * resume re-enables it.
  */
 export function createDispatcher(options: CreateDispatcherOptions): WebhookDispatcher {
   const store = options.store;
@@ -300,7 +307,19 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       return;
     }
     const failedAttempts = event.attempts + 1;
-    const isGivenUp = failedAttempts >= settings.attempts;
+    const isExhausted = failedAttempts >= settings.attempts;
+    if (isExhausted && (endpoint.onExhausted ?? 'pause') === 'pause') {
+      // Nothing is given up: the endpoint stops here, in every process (the pause is in the database).
+      const reason = `${event.eventId} (sequence ${event.sequence}) failed ${failedAttempts} attempts: ${result.error ?? 'failed'}`;
+      await store.pause(endpoint.name, event.sequence, holder, { status: result.status, error: result.error ?? 'failed', reason });
+      worker.leaseValidUntil = 0;
+      options.logger?.warn(
+        { endpoint: endpoint.name, eventId: event.eventId, sequence: event.sequence, attempts: failedAttempts, error: result.error },
+        'webhook endpoint paused: attempts exhausted; later events wait for `gateway webhooks resume`',
+      );
+      return;
+    }
+    const isGivenUp = isExhausted;
     const nextAttemptAt = isGivenUp ? null : Date.now() + retryDelayMs(settings, failedAttempts, result.retryAfterMs, random);
     await store.markAttemptFailed(endpoint.name, event.sequence, holder, {
       status: result.status,

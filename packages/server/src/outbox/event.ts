@@ -1,8 +1,7 @@
 import { CloudEvent, HTTP } from 'cloudevents';
-import type { Receipt } from '@gateway/core';
+import { CHECKPOINT_EVENT_TYPE, RECEIPT_EVENT_TYPE, type Receipt, type WebhookDataMode } from '@gateway/core';
 
-/** The CloudEvents `type` of a receipted call. */
-export const RECEIPT_EVENT_TYPE = 'io.service.call.receipted';
+export { CHECKPOINT_EVENT_TYPE, RECEIPT_EVENT_TYPE };
 /** The `type` of `gateway webhooks test`: outside the ordered stream, never given a sequence. */
 export const TEST_EVENT_TYPE = 'io.service.webhook.test';
 export const EVENT_SOURCE = 'service/audit';
@@ -22,12 +21,35 @@ export function receiptEventId(receiptId: string, endpoint: string): string {
   return `evt_${receiptId}_${endpoint}`;
 }
 
+/** The event id of a signed checkpoint for one endpoint (one checkpoint per tree size). */
+export function checkpointEventId(treeSize: number, endpoint: string): string {
+  return `evt_checkpoint-${treeSize}_${endpoint}`;
+}
+
+/**
+ * A receipt event's `data`. The specification's shape by default: exactly `{ tool, outcome, receipt }` with
+ * `receipt` the identifier `receipt-<n>`; `detailed` adds the whole receipt under `details`.
+ */
+export function receiptEventData(receipt: Receipt, mode: WebhookDataMode = 'standard'): Record<string, unknown> {
+  const data = { tool: receipt.tool, outcome: receipt.outcome, receipt: receipt.id };
+  switch (mode) {
+    case 'standard':
+      return data;
+    case 'detailed':
+      return { ...data, details: receipt };
+    default: {
+      const unreachable: never = mode;
+      throw new Error(`unknown webhook data mode ${String(unreachable)}`);
+    }
+  }
+}
+
 /**
  * The structured-mode body of a receipt's event for one endpoint, built by the `cloudevents` SDK. This runs
  * inside the receipt's transaction, so the SDK's schema validation (half the cost) is skipped here: every
  * attribute has a fixed shape, and the tests read the bodies back with `HTTP.toEvent`, which validates.
  */
-export function receiptEventBody(receipt: Receipt, eventId: string, sequence: number): string {
+export function receiptEventBody(receipt: Receipt, eventId: string, sequence: number, mode: WebhookDataMode = 'standard'): string {
   const event = new CloudEvent(
     {
       specversion: '1.0',
@@ -37,7 +59,39 @@ export function receiptEventBody(receipt: Receipt, eventId: string, sequence: nu
       ...(receipt.session ? { subject: receipt.session } : {}),
       time: receipt.time,
       datacontenttype: 'application/json',
-      data: { tool: receipt.tool, outcome: receipt.outcome, receipt },
+      data: receiptEventData(receipt, mode),
+      sequence: formatSequence(sequence),
+    },
+    false,
+  );
+  return HTTP.structured(event).body as string;
+}
+
+/** What a checkpoint event carries: the signed checkpoint of the receipt log (StoredCheckpoint's fields). */
+export interface CheckpointEventSource {
+  treeSize: number;
+  rootHash: Buffer;
+  /** The C2SP signed note; its first line is the origin. */
+  note: string;
+  createdAt: string;
+}
+
+/**
+ * The body of a signed checkpoint's event: `data` is exactly `{ origin, treeSize, rootHash, note }`, the root
+ * hash in standard base64 as the note writes it, and the whole signed note, so a receiver's copy of the
+ * checkpoints can be verified on its own (`gateway receipts verify --checkpoints`) and shows a fork.
+ */
+export function checkpointEventBody(checkpoint: CheckpointEventSource, eventId: string, sequence: number): string {
+  const origin = checkpoint.note.slice(0, checkpoint.note.indexOf('\n'));
+  const event = new CloudEvent(
+    {
+      specversion: '1.0',
+      id: eventId,
+      type: CHECKPOINT_EVENT_TYPE,
+      source: EVENT_SOURCE,
+      time: checkpoint.createdAt,
+      datacontenttype: 'application/json',
+      data: { origin, treeSize: checkpoint.treeSize, rootHash: checkpoint.rootHash.toString('base64'), note: checkpoint.note },
       sequence: formatSequence(sequence),
     },
     false,

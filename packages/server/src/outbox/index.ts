@@ -23,13 +23,18 @@ export {
 } from './store.js';
 export { outboxMigrations } from './migrations.js';
 export {
+  CHECKPOINT_EVENT_TYPE,
   CLOUDEVENTS_CONTENT_TYPE,
   EVENT_SOURCE,
   RECEIPT_EVENT_TYPE,
   TEST_EVENT_TYPE,
+  checkpointEventBody,
+  checkpointEventId,
   formatSequence,
   receiptEventBody,
+  receiptEventData,
   receiptEventId,
   testEventBody,
+  type CheckpointEventSource,
 } from './event.js';
 export { signatureHeaders } from './signature.js';

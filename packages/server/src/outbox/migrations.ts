@@ -63,4 +63,14 @@ export const outboxMigrations: Migration[] = [
       DROP INDEX webhook_outbox_pending;
     `,
   },
+  {
+    // An endpoint whose event ran out of attempts (onExhausted: pause) stops at that event: later events wait,
+    // nothing is given up, and no process takes its lease until `gateway webhooks resume` clears these.
+    id: 'outbox-003',
+    sql: `
+      ALTER TABLE webhook_endpoints ADD COLUMN paused_at TEXT;
+      ALTER TABLE webhook_endpoints ADD COLUMN paused_reason TEXT;
+      ALTER TABLE webhook_endpoints ADD COLUMN paused_sequence INTEGER;
+    `,
+  },
 ];

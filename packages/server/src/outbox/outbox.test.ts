@@ -1,10 +1,11 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Receipt, ReceiptOutcome } from '@gateway/core';
+import { formatCheckpoint, signNote, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import { createGuardedAgent } from '@gateway/runtime';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
@@ -195,9 +196,11 @@ describe('webhook outbox and delivery', () => {
       subject: 'session-12',
       time: receipt.time,
       datacontenttype: 'application/json',
-      data: { tool: 'get_pet', outcome: 'denied', receipt },
+      data: { tool: 'get_pet', outcome: 'denied', receipt: 'receipt-42' },
       sequence: '00000000000000000001',
     });
+    // The specification's data: exactly these three keys, `receipt` the identifier.
+    expect(Object.keys((event as { data: object }).data).sort()).toEqual(['outcome', 'receipt', 'tool']);
     expect(headers['webhook-id']).toBe((event as { id: string }).id);
   });
 
@@ -249,12 +252,21 @@ describe('webhook outbox and delivery', () => {
   );
 
   it(
-    'a receiver down for longer than the bound: events are marked failed, delivery moves on, ' + 'and replay delivers them in order',
+    'onExhausted: skip, a receiver down for longer than the bound: events are marked failed, delivery moves on, ' +
+      'and replay delivers them in order',
     async () => {
       const db = database();
       let isUp = false;
       const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
-      const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
+      const endpoints = [
+        {
+          name: 'audit',
+          url: target.url,
+          secrets: () => [newWebhookSecret()],
+          retry: { ...fast, attempts: 3 },
+          onExhausted: 'skip' as const,
+        },
+      ];
       const { outbox, dispatcher } = dispatch(db, endpoints);
       receiptTransaction(
         db,
@@ -505,12 +517,20 @@ describe('webhook outbox and delivery', () => {
     expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
   });
 
-  it('an acknowledgement is its own row: failures in between keep theirs, replay --failed sends only those, in order', async () => {
+  it('onExhausted: skip, an acknowledgement is its own row: failures between keep theirs, replay --failed sends only those', async () => {
     const db = database();
     let isFixed = false;
     // Events 2 and 4 fail until the receiver is fixed; the others are acknowledged at once.
     const target = await receiver(({ body }) => ({ status: isFixed || ![2, 4].includes(sequenceOf(body)) ? 200 : 503 }));
-    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 2 } }];
+    const endpoints = [
+      {
+        name: 'audit',
+        url: target.url,
+        secrets: () => [newWebhookSecret()],
+        retry: { ...fast, attempts: 2 },
+        onExhausted: 'skip' as const,
+      },
+    ];
     const { outbox, dispatcher } = dispatch(db, endpoints);
     receiptTransaction(
       db,
@@ -617,6 +637,182 @@ describe('webhook outbox and delivery', () => {
     ]);
   });
 
+  it('data: detailed adds the whole receipt as details; the three specified keys stay as they are', () => {
+    const db = database();
+    const outbox = createOutbox({ database: db, endpoints: [{ name: 'plain' }, { name: 'rich', data: 'detailed' }] });
+    const receipt = makeReceipt(7, 'denied');
+    receiptTransaction(db, outbox, [receipt]);
+    const store = new SqliteOutboxStore(db);
+    const read = (endpoint: string) => {
+      const body = store.events(endpoint, { limit: 1 })[0]!.body;
+      const event = HTTP.toEvent({ headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' }, body });
+      return (event as unknown as { data: Record<string, unknown> }).data;
+    };
+    expect(read('plain')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7' });
+    expect(Object.keys(read('rich')).sort()).toEqual(['details', 'outcome', 'receipt', 'tool']);
+    expect(read('rich')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7', details: receipt });
+  });
+
+  it(
+    'onExhausted: pause (the default): the endpoint stops at the event whose attempts ran out, later events wait, ' +
+      'each resume gives it one bounded cycle of attempts, and every sequence arrives once, in order',
+    async () => {
+      const db = database();
+      let isUp = false;
+      const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
+      const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 3 } }];
+      const { outbox, dispatcher } = dispatch(db, endpoints);
+      const store = outbox.store as SqliteOutboxStore;
+      receiptTransaction(
+        db,
+        outbox,
+        Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
+      );
+      await waitFor(() => store.endpoint('audit')!.pausedAt !== null, 'the pause');
+      expect(store.endpoint('audit')).toMatchObject({
+        pausedSequence: 1,
+        leaseHolder: null,
+        counts: { pending: 5, delivered: 0, failed: 0 },
+      });
+      expect(store.endpoint('audit')!.pausedReason).toContain('evt_receipt-0_audit');
+      expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 1, 1]);
+      // Paused: later events wait, and no process may take the lease.
+      receiptTransaction(db, outbox, [makeReceipt(5), makeReceipt(6)]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(target.requests).toHaveLength(3);
+      expect(store.acquireLease('audit', 'another-process', Date.now(), 10_000)).toBe(false);
+
+      // A resume while the receiver is still down: one more bounded cycle (three attempts), then paused again.
+      expect(store.resume('audit')).toEqual({ pausedSequence: 1, wasPaused: true, wasDisabled: false });
+      dispatcher.notify({ reread: true });
+      await waitFor(() => target.requests.length === 6 && store.endpoint('audit')!.pausedAt !== null, 'the second cycle and pause');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 1, 1, 1, 1, 1]);
+
+      isUp = true;
+      store.resume('audit');
+      dispatcher.notify({ reread: true });
+      await waitFor(() => store.endpoint('audit')!.counts.delivered === 7, 'every event after the resume');
+      expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(store.endpoint('audit')).toMatchObject({
+        pausedAt: null,
+        pausedSequence: null,
+        counts: { pending: 0, delivered: 7, failed: 0 },
+      });
+    },
+  );
+
+  it('a pause is in the database: another process on the same file delivers nothing until the endpoint is resumed', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const path = join(directory, 'gateway.db');
+    const handles = [openDatabase(path, outboxMigrations), openDatabase(path, outboxMigrations)];
+    cleanups.push(...handles.map((handle) => () => handle.close()));
+    let isUp = false;
+    const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
+    const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 2 } }];
+    const outboxes = handles.map((handle) => createOutbox({ database: handle, endpoints }));
+    const dispatchers = outboxes.map((outbox, index) =>
+      createDispatcher({ store: outbox.store, endpoints, agent: loopbackAgent, holder: `process-${index}`, pollIntervalMs: 20 }),
+    );
+    for (const dispatcher of dispatchers) {
+      dispatcher.start();
+      cleanups.push(() => dispatcher.stop());
+    }
+    receiptTransaction(handles[0]!, outboxes[0]!, [makeReceipt(0), makeReceipt(1)]);
+    receiptTransaction(handles[1]!, outboxes[1]!, [makeReceipt(2)]);
+    const stores = outboxes.map((outbox) => outbox.store as SqliteOutboxStore);
+    await waitFor(() => stores[1]!.endpoint('audit')!.pausedAt !== null, 'the pause, seen from the other handle');
+    isUp = true;
+    // Both processes poll for the lease every 20 ms: neither delivers while the pause is stored.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.requests.map((request) => [sequenceOf(request.body), request.status])).toEqual([
+      [1, 503],
+      [1, 503],
+    ]);
+    // Resumed through the first handle, without waking the second process: whichever takes the lease delivers.
+    stores[0]!.resume('audit');
+    await waitFor(() => stores[1]!.endpoint('audit')!.counts.delivered === 3, 'all three events');
+    expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3]);
+  });
+
+  it(
+    'a signed checkpoint becomes an event in the same per-endpoint stream as receipts, only where types subscribe, ' +
+      'in the checkpoint row’s transaction',
+    () => {
+      const db = database([...receiptMigrations, ...outboxMigrations]);
+      const outbox = createOutbox({
+        database: db,
+        endpoints: [
+          { name: 'audit' },
+          { name: 'anchor', types: ['io.service.call.receipted', 'io.service.receipts.checkpoint'] },
+          { name: 'checkpoints', types: ['io.service.receipts.checkpoint'] },
+        ],
+      });
+      const receipts = createSqliteReceiptStore(db);
+      const key = generateKeyPairSync('ed25519').privateKey;
+      const append = (index: number) => {
+        const { id: _id, index: _leaf, ...draft } = makeReceipt(index);
+        receipts.append(draft, [outbox]);
+      };
+      const checkpoint = () => {
+        const head = receipts.head();
+        const note = signNote(
+          formatCheckpoint({ origin: 'gateway.test/receipts', size: head.size, rootHash: head.rootHash }),
+          'gateway.test/receipts',
+          key,
+        );
+        return { treeSize: head.size, rootHash: head.rootHash, note, verifierKey: 'key', createdAt: new Date().toISOString() };
+      };
+      append(0);
+      append(1);
+      const second = checkpoint();
+      receipts.addCheckpoint(second, [outbox]);
+      // The same tree size stored again (another process signed it first): no second event.
+      receipts.addCheckpoint(second, [outbox]);
+      append(2);
+      // A hook that fails after the outbox wrote: the checkpoint row and its events roll back together.
+      const third = checkpoint();
+      const failing = {
+        onReceipt: () => undefined,
+        onCheckpoint: () => {
+          throw new Error('disk full');
+        },
+      };
+      expect(() => receipts.addCheckpoint(third, [outbox, failing])).toThrow('disk full');
+      expect(receipts.latestCheckpoint()!.treeSize).toBe(2);
+      receipts.addCheckpoint(third, [outbox]);
+
+      const store = new SqliteOutboxStore(db);
+      const stream = (endpoint: string) => store.events(endpoint, { limit: 100 }).map((event) => [event.sequence, event.eventId]);
+      expect(stream('anchor')).toEqual([
+        [1, 'evt_receipt-0_anchor'],
+        [2, 'evt_receipt-1_anchor'],
+        [3, 'evt_checkpoint-2_anchor'],
+        [4, 'evt_receipt-2_anchor'],
+        [5, 'evt_checkpoint-3_anchor'],
+      ]);
+      expect(stream('audit').map(([, id]) => id)).toEqual(['evt_receipt-0_audit', 'evt_receipt-1_audit', 'evt_receipt-2_audit']);
+      expect(stream('checkpoints')).toEqual([
+        [1, 'evt_checkpoint-2_checkpoints'],
+        [2, 'evt_checkpoint-3_checkpoints'],
+      ]);
+      const body = store.events('checkpoints', { limit: 1 })[0]!.body;
+      const event = HTTP.toEvent({ headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' }, body }) as unknown as {
+        type: string;
+        data: Record<string, unknown>;
+      };
+      expect(event.type).toBe('io.service.receipts.checkpoint');
+      expect(event.data).toEqual({
+        origin: 'gateway.test/receipts',
+        treeSize: 2,
+        rootHash: second.rootHash.toString('base64'),
+        note: second.note,
+      });
+      expect(Object.keys(event.data).sort()).toEqual(['note', 'origin', 'rootHash', 'treeSize']);
+    },
+  );
+
   it('the SSRF guard applies: a loopback endpoint is refused unless network.allowPrivateNetworks lists it', async () => {
     const db = database();
     const target = await receiver();
@@ -628,7 +824,7 @@ describe('webhook outbox and delivery', () => {
     cleanups.push(() => dispatcher.stop());
     receiptTransaction(db, outbox, [makeReceipt(0)]);
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.failed === 1, 'the refused event');
+    await waitFor(() => store.endpoint('audit')!.pausedAt !== null, 'the endpoint paused at the refused event');
     expect(store.events('audit', { limit: 1 })[0]!.lastError).toContain('SSRF_ADDRESS_REFUSED');
     expect(target.requests).toHaveLength(0);
   });

@@ -26,6 +26,10 @@ export interface EndpointState {
   nextSequence: number;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** Set while delivery is paused at `pausedSequence` (its attempts ran out; `resume` clears it). */
+  pausedAt: string | null;
+  pausedReason: string | null;
+  pausedSequence: number | null;
   leaseHolder: string | null;
   leaseExpiresAt: number | null;
   counts: Record<OutboxStatus, number>;
@@ -57,7 +61,7 @@ export interface OutboxStore {
   append(endpoint: string, build: (sequence: number) => NewOutboxEvent): OutboxEvent;
   /**
    * Takes or renews the endpoint's lease for `holder` until `now + ttlMs`; false while another holds it or
-   * while the endpoint is disabled (410 Gone), so a disabled endpoint has no deliverer.
+   * while the endpoint is disabled (410 Gone) or paused, so such an endpoint has no deliverer in any process.
    */
   acquireLease(endpoint: string, holder: string, now: number, ttlMs: number): Awaitable<boolean>;
   releaseLease(endpoint: string, holder: string): Awaitable<void>;
@@ -76,8 +80,24 @@ export interface OutboxStore {
     holder: string,
     outcome: { status: number | null; error: string; nextAttemptAt: number | null },
   ): Awaitable<void>;
+  /**
+   * Records the failed attempt that exhausted an event's attempts and pauses the endpoint at it, in one
+   * transaction, only while `holder` holds the lease (which it gives up): the event stays pending, later events
+   * wait. False when the lease was no longer `holder`'s (nothing written).
+   */
+  pause(
+    endpoint: string,
+    sequence: number,
+    holder: string,
+    outcome: { status: number | null; error: string; reason: string },
+  ): Awaitable<boolean>;
+  /**
+   * Ends a pause (and a 410 Gone disable): the event it stopped at gets a fresh cycle of attempts, and delivery
+   * goes on from it. Returns where it was paused (null when it was not) and whether it was disabled.
+   */
+  resume(endpoint: string): Awaitable<{ pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean }>;
   disable(endpoint: string, reason: string): Awaitable<void>;
-  /** Puts events back to pending (attempts reset) and re-enables the endpoint; returns how many. */
+  /** Puts events back to pending (attempts reset) and re-enables (and resumes) the endpoint; returns how many. */
   replay(endpoint: string, selection: { failed: true } | { fromSequence: number }): Awaitable<number>;
   endpoint(name: string): Awaitable<EndpointState | undefined>;
   events(endpoint: string, options: { fromSequence?: number; status?: OutboxStatus; limit: number }): Awaitable<OutboxEvent[]>;
@@ -157,7 +177,7 @@ export class SqliteOutboxStore implements OutboxStore {
         VALUES (?, ?, ?, ?, ?, 'pending', ?)`),
       lease: database.prepare(`
         UPDATE webhook_endpoints SET lease_holder = @holder, lease_expires_at = @expires
-        WHERE name = @name AND disabled_at IS NULL
+        WHERE name = @name AND disabled_at IS NULL AND paused_at IS NULL
           AND (lease_holder IS NULL OR lease_holder = @holder OR lease_expires_at <= @now)`),
       release: database.prepare(
         'UPDATE webhook_endpoints SET lease_holder = NULL, lease_expires_at = NULL WHERE name = ? AND lease_holder = ?',
@@ -194,8 +214,25 @@ export class SqliteOutboxStore implements OutboxStore {
           status = CASE WHEN @next IS NULL THEN 'failed' ELSE 'pending' END
         WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'
           AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = @endpoint AND lease_holder = @holder)`),
+      // The exhausting attempt: counted and recorded like any failure, but the event stays pending.
+      attemptExhausted: database.prepare(`
+        UPDATE webhook_outbox SET attempts = attempts + 1, last_status = @status, last_error = @error, last_attempt_at = @at
+        WHERE endpoint = @endpoint AND sequence = @sequence AND status = 'pending'
+          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = @endpoint AND lease_holder = @holder)`),
+      pause: database.prepare(`
+        UPDATE webhook_endpoints SET paused_at = @at, paused_reason = @reason, paused_sequence = @sequence,
+          lease_holder = NULL, lease_expires_at = NULL
+        WHERE name = @endpoint AND lease_holder = @holder`),
+      pausedState: database.prepare('SELECT paused_at, paused_sequence, disabled_at FROM webhook_endpoints WHERE name = ?'),
+      // A fresh attempt cycle for the event delivery stopped at (its earlier attempts stay in last_* only).
+      freshCycle: database.prepare(`
+        UPDATE webhook_outbox SET attempts = 0, next_attempt_at = 0
+        WHERE endpoint = ? AND sequence = ? AND status = 'pending'`),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE name = ?'),
-      enable: database.prepare('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE name = ?'),
+      enable: database.prepare(`
+        UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, paused_at = NULL, paused_reason = NULL,
+          paused_sequence = NULL
+        WHERE name = ?`),
       firstFailed: database.prepare("SELECT min(sequence) FROM webhook_outbox WHERE endpoint = ? AND status = 'failed'").pluck(),
       forgetAcksFrom: database.prepare('DELETE FROM webhook_acks WHERE endpoint = ? AND sequence >= ?'),
       replayFailed: database.prepare(`
@@ -304,12 +341,55 @@ export class SqliteOutboxStore implements OutboxStore {
     });
   }
 
+  pause(endpoint: string, sequence: number, holder: string, outcome: { status: number | null; error: string; reason: string }): boolean {
+    const at = new Date().toISOString();
+    return this.database
+      .transaction(() => {
+        const recorded = this.statements.attemptExhausted.run({
+          endpoint,
+          sequence,
+          holder,
+          status: outcome.status,
+          error: outcome.error,
+          at,
+        });
+        if (recorded.changes !== 1) return false;
+        return this.statements.pause.run({ endpoint, sequence, holder, at, reason: outcome.reason }).changes === 1;
+      })
+      .immediate();
+  }
+
+  resume(endpoint: string): { pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean } {
+    return this.database
+      .transaction(() => {
+        const state = this.unpause(endpoint);
+        this.statements.enable.run(endpoint);
+        return state;
+      })
+      .immediate();
+  }
+
+  /** Gives the event a pause stopped at a fresh cycle of attempts; says what the endpoint's state was. */
+  private unpause(endpoint: string): { pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean } {
+    const row = this.statements.pausedState.get(endpoint) as
+      | { paused_at: string | null; paused_sequence: number | null; disabled_at: string | null }
+      | undefined;
+    if (!row) return { pausedSequence: null, wasPaused: false, wasDisabled: false };
+    if (row.paused_at !== null && row.paused_sequence !== null) this.statements.freshCycle.run(endpoint, row.paused_sequence);
+    return {
+      pausedSequence: row.paused_at === null ? null : row.paused_sequence,
+      wasPaused: row.paused_at !== null,
+      wasDisabled: row.disabled_at !== null,
+    };
+  }
+
   disable(endpoint: string, reason: string): void {
     this.statements.disable.run(new Date().toISOString(), reason, endpoint);
   }
 
   replay(endpoint: string, selection: { failed: true } | { fromSequence: number }): number {
     return writeTransaction(this.database, () => {
+      this.unpause(endpoint);
       this.statements.enable.run(endpoint);
       if ('failed' in selection) {
         // Failed events have no acknowledgement; the delivered ones around them keep theirs (not sent again).
@@ -329,6 +409,9 @@ export class SqliteOutboxStore implements OutboxStore {
           name: string;
           disabled_at: string | null;
           disabled_reason: string | null;
+          paused_at: string | null;
+          paused_reason: string | null;
+          paused_sequence: number | null;
           lease_holder: string | null;
           lease_expires_at: number | null;
         }
@@ -342,6 +425,9 @@ export class SqliteOutboxStore implements OutboxStore {
       nextSequence: this.statements.nextSequence.get({ name }) as number,
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
+      pausedAt: row.paused_at,
+      pausedReason: row.paused_reason,
+      pausedSequence: row.paused_sequence,
       leaseHolder: row.lease_holder,
       leaseExpiresAt: row.lease_expires_at,
       counts,

@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig, verifyReceiptLog, type LoadedConfig } from '@gateway/core';
+import { appendToEdge, leafHash, parseConfig, receiptLeafText, verifyReceiptLog, type LoadedConfig, type Receipt } from '@gateway/core';
 import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { openDatabase, type SqliteDatabase } from '../store/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
+import { RECEIPTS_ANCHOR_FILE, RECEIPTS_ANCHOR_SECRET } from './anchor.js';
 import { authenticatedLine, claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
 import { journalKeyIn, journalText, receiptDraft } from '../../test/support/receipt-journal.js';
 import { receiptMigrations } from './migrations.js';
@@ -23,7 +24,10 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const log of logs) log.close();
+  for (const log of logs) {
+    log.close();
+    await log.anchor.settled();
+  }
   database.close();
   await directory.cleanup();
 });
@@ -46,6 +50,7 @@ async function start(
     hooks?: ReceiptHook[];
     adopt?: ReceiptJournal[];
     maxPendingInMemory?: number;
+    dataDirectory?: string;
   } = {},
 ): Promise<{ log: ReceiptLog; vault: Vault; warnings: string[]; alerts: Array<Record<string, unknown>> }> {
   const loaded = configWith(extra);
@@ -661,7 +666,7 @@ describe('the receipt log', () => {
     const vault = await createVault(loaded, { env: { PATH: process.env.PATH } });
     const sqlite = createSqliteReceiptStore(database);
     const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-      addCheckpoint() {
+      addCheckpointWith() {
         throw new Error('disk full');
       },
     });
@@ -673,5 +678,83 @@ describe('the receipt log', () => {
     log.close();
     expect(warnings.at(-1)).toBe('final receipt checkpoint failed: disk full');
     expect(sqlite.head().size).toBe(1);
+  });
+});
+
+describe('the anchor: the last signed checkpoint outside the database', () => {
+  const cadence = 'receipts:\n  checkpoint: { everyReceipts: 2, everySeconds: 3600 }';
+
+  /** Someone with the database file but no key: receipt `index` edited, its leaf hash and the tree head recomputed. */
+  function rewrite(index: number): void {
+    const body = database.prepare('SELECT body FROM receipts WHERE leaf_index = ?').pluck().get(index) as string;
+    const text = receiptLeafText({ ...(JSON.parse(body) as Receipt), person: 'mallory' });
+    database
+      .prepare('UPDATE receipts SET body = ?, leaf_hash = ?, person = ? WHERE leaf_index = ?')
+      .run(text, leafHash(text), 'mallory', index);
+    const hashes = database.prepare('SELECT leaf_hash FROM receipts ORDER BY leaf_index').pluck().all() as Buffer[];
+    const edge = hashes.reduce<Buffer[]>((edge, hash, position) => appendToEdge(edge, position, hash), []);
+    database.prepare('UPDATE receipt_tree SET size = ?, edge = ? WHERE id = 1').run(hashes.length, Buffer.concat(edge));
+  }
+
+  it('each checkpoint is also written to the data directory (whole, fsynced) and to a writable vault', async () => {
+    const { log, vault } = await start(cadence, undefined, { dataDirectory: directory.path });
+    for (let index = 0; index < 5; index += 1) await log.record(call());
+    await log.anchor.settled();
+    const fromFile = JSON.parse(readFileSync(join(directory.path, RECEIPTS_ANCHOR_FILE), 'utf8')) as { treeSize: number; note: string };
+    const fromVault = JSON.parse((await vault.get(RECEIPTS_ANCHOR_SECRET))!) as { treeSize: number; note: string };
+    expect(fromFile.treeSize).toBe(4);
+    expect(fromFile.note).toBe(log.store.latestCheckpoint()!.note);
+    expect(fromVault).toEqual(fromFile);
+  });
+
+  it('a start refuses a database rewritten below the anchor, from the vault copy alone too, naming the size', async () => {
+    const first = await start(cadence, undefined, { dataDirectory: directory.path });
+    for (let index = 0; index < 6; index += 1) await first.log.record(call());
+    first.log.close();
+    await first.log.anchor.settled();
+    database.prepare('DELETE FROM receipt_checkpoints').run();
+    rewrite(1);
+    await expect(start(cadence, first.vault, { dataDirectory: directory.path })).rejects.toMatchObject({
+      code: 'RECEIPTS_ANCHOR_MISMATCH',
+      message: expect.stringMatching(/signed checkpoint of size 6 .*receipt-0\.\.receipt-3/),
+    });
+    // The data directory's copy removed too: the vault's still holds the database to the signed history.
+    rmSync(join(directory.path, RECEIPTS_ANCHOR_FILE));
+    await expect(start(cadence, first.vault, { dataDirectory: directory.path })).rejects.toMatchObject({
+      code: 'RECEIPTS_ANCHOR_MISMATCH',
+      message: expect.stringContaining(`signed checkpoint of size 6 (kept in the vault entry '${RECEIPTS_ANCHOR_SECRET}')`),
+    });
+    expect(database.prepare('SELECT COUNT(*) FROM receipt_checkpoints').pluck().get()).toBe(0);
+  });
+
+  it('processes sharing one database (--workers) sign in turn over the newest anchor, and refuse a tree it does not extend', async () => {
+    const other = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
+    try {
+      const a = await start(cadence, undefined, { dataDirectory: directory.path });
+      const b = await start(cadence, a.vault, { dataDirectory: directory.path, store: createSqliteReceiptStore(other) });
+      for (let index = 0; index < 3; index += 1) await a.log.record(call());
+      for (let index = 0; index < 3; index += 1) await b.log.record(call());
+      expect(a.log.checkpoint()?.treeSize).toBe(6);
+      await b.log.record(call());
+      expect(b.log.checkpoint()?.treeSize).toBe(7);
+      expect(a.log.anchor.latest()?.treeSize).toBe(7);
+      // Process b appends and signs; then someone rewrites a receipt b signed that a has not checked yet.
+      await b.log.record(call());
+      expect(b.log.checkpoint()?.treeSize).toBe(8);
+      rewrite(7);
+      await a.log.record(call());
+      expect(() => a.log.checkpoint()).toThrow(
+        expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH', message: expect.stringContaining('size 8') }),
+      );
+      expect(a.log.store.latestCheckpoint()?.treeSize).toBe(8);
+      const anchorFile = JSON.parse(readFileSync(join(directory.path, RECEIPTS_ANCHOR_FILE), 'utf8')) as { treeSize: number };
+      expect(anchorFile.treeSize).toBe(8);
+    } finally {
+      for (const log of logs.splice(0)) {
+        log.close();
+        await log.anchor.settled();
+      }
+      other.close();
+    }
   });
 });

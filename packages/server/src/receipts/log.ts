@@ -5,22 +5,27 @@ import {
   formatCheckpoint,
   GatewayError,
   keyedDigest,
+  parseVerifierKey,
   privateKeyFromPem,
+  RECEIPTS_SIGNING_KEY_SECRET,
   rawPublicKey,
+  receiptOrigin,
   signNote,
+  trustedReceiptKeys,
   verifierKey,
   type ErrorCode,
   type LoadedConfig,
   type Receipt,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
+import { checkAgainstAnchor, openReceiptAnchor, type ReceiptAnchor, type VerifiedTree } from './anchor.js';
 import { journalKeyFrom, type QuarantineCounts, type ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStore, StoredCheckpoint } from './store.js';
 import { runInBackground } from '../scheduling/background-lane.js';
 
 /** Vault entries of the receipt log (created on first start when the vault can store them). */
 export const RECEIPTS_DIGEST_KEY_SECRET = 'receipts-digest-key';
-export const RECEIPTS_SIGNING_KEY_SECRET = 'receipts-signing-key';
+export { RECEIPTS_SIGNING_KEY_SECRET };
 /** How long receipts wait in the journal before another try when the database refused them. */
 const MOVE_RETRY_MS = 1000;
 /** Receipts per transaction when a start moves what an earlier process left in the journal. */
@@ -43,6 +48,12 @@ export interface ReceiptLog {
   readonly origin: string;
   /** The C2SP verifier key of the current signing key (public). */
   readonly verifierKey: string;
+  /** The checkpoint keys verification trusts: this one and `receipts.trustedKeys`, never a key from the database. */
+  readonly trustedKeys: readonly string[];
+  /** The last signed checkpoint kept outside the database (anchor.ts). */
+  readonly anchor: ReceiptAnchor;
+  /** A checkpoint is signed at least every this many receipts (`receipts.checkpoint.everyReceipts`). */
+  readonly checkpointEveryReceipts: number;
   /** The keyed digest of a call's arguments, as `record` stores it. */
   argumentsDigest(argumentsValue: unknown): string;
   /**
@@ -56,7 +67,7 @@ export interface ReceiptLog {
    * made durable at all.
    */
   record(fields: ReceiptFields): Promise<Receipt | undefined>;
-  /** Hooks run inside each append's transaction (the webhook outbox registers one). */
+  /** Hooks run inside each append's and each new checkpoint's transaction (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
   checkpoint(): StoredCheckpoint | undefined;
@@ -80,6 +91,13 @@ export interface ReceiptLogOptions {
   adopt?: readonly ReceiptJournal[];
   /** Receipts kept in memory while they wait for the database (default 10,000); later ones in the journal only. */
   maxPendingInMemory?: number;
+  /** The data directory, where the anchor file is kept; without it, the anchor is kept in the vault only. */
+  dataDirectory?: string;
+  /**
+   * Several processes share the database (`serve --workers`): the signing key must come from the vault, shared,
+   * or each process's checkpoints and anchors would be signed by a key the others do not trust.
+   */
+  requiresSharedSigningKey?: boolean;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -112,31 +130,26 @@ class DatabaseUnavailable extends Error {
 }
 
 /**
- * A secret from the vault, created there on first start. A read-only vault (env, exec) without the entry
- * gets a key that lives as long as this process, with a warning: digests then differ across restarts, and
- * checkpoints after a restart are signed by a new key (each checkpoint names its verifier key).
+ * A secret from the vault, created there on first start, saying whether the vault keeps it. A read-only vault
+ * (env, exec) without the entry gets a key that lives as long as this process, with a warning: digests then
+ * differ across restarts, and checkpoints after a restart are signed by a new key that verify does not trust.
  */
-async function vaultSecret(
+async function storedVaultSecret(
   vault: Vault,
   name: string,
   create: () => string,
   warn: (message: string) => void,
-  onNotKept: () => void = () => undefined,
-): Promise<string> {
+): Promise<{ value: string; isStored: boolean }> {
   const existing = await vault.get(name);
-  if (existing) return existing;
+  if (existing) return { value: existing, isStored: true };
   const value = create();
   try {
     await vault.set(name, value);
   } catch {
     warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
-    onNotKept();
+    return { value, isStored: false };
   }
-  return value;
-}
-
-export function defaultReceiptOrigin(loaded: LoadedConfig): string {
-  return loaded.config.receipts?.origin ?? `${new URL(loaded.config.gateway.url).host}/receipts`;
+  return { value, isStored: true };
 }
 
 export async function createReceiptLog(options: ReceiptLogOptions): Promise<ReceiptLog> {
@@ -147,21 +160,11 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   const storesArguments = settings.storeArguments === true;
   const everyReceipts = settings.checkpoint?.everyReceipts ?? DEFAULT_CHECKPOINT_EVERY_RECEIPTS;
   const everySeconds = settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS;
-  const origin = defaultReceiptOrigin(loaded);
+  const origin = receiptOrigin(loaded);
 
-  let isDigestKeyKept = true;
-  const digestKeyBytes = Buffer.from(
-    await vaultSecret(
-      vault,
-      RECEIPTS_DIGEST_KEY_SECRET,
-      () => randomBytes(32).toString('base64url'),
-      warn,
-      () => {
-        isDigestKeyKept = false;
-      },
-    ),
-    'base64url',
-  );
+  const digestSecret = await storedVaultSecret(vault, RECEIPTS_DIGEST_KEY_SECRET, () => randomBytes(32).toString('base64url'), warn);
+  const isDigestKeyKept = digestSecret.isStored;
+  const digestKeyBytes = Buffer.from(digestSecret.value, 'base64url');
   if (digestKeyBytes.length < 16) {
     throw new GatewayError(
       'RECEIPTS_KEY_INVALID',
@@ -170,12 +173,21 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   }
   const digestKey = createSecretKey(digestKeyBytes);
   const journalKey = journalKeyFrom(digestKeyBytes);
-  const signingPem = await vaultSecret(
+  const signing = await storedVaultSecret(
     vault,
     RECEIPTS_SIGNING_KEY_SECRET,
     () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     warn,
   );
+  if (!signing.isStored && options.requiresSharedSigningKey) {
+    throw new GatewayError(
+      'RECEIPTS_SIGNING_KEY_NOT_SHARED',
+      `--workers needs the receipt signing key in the vault, but the ${vault.provider} vault has no ` +
+        `'${RECEIPTS_SIGNING_KEY_SECRET}' and cannot store one: use the file vault, or provide it ` +
+        '(GATEWAY_SECRET_RECEIPTS_SIGNING_KEY with the env vault; docs/receipts.md#configuration)',
+    );
+  }
+  const signingPem = signing.value;
   let signingKey: KeyObject;
   try {
     signingKey = privateKeyFromPem(signingPem);
@@ -187,6 +199,10 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     );
   }
   const publicVerifierKey = verifierKey(origin, rawPublicKey(signingKey));
+  for (const key of settings.trustedKeys ?? []) {
+    if (!parseVerifierKey(key)) throw new GatewayError('RECEIPTS_KEY_INVALID', `receipts.trustedKeys: ${key} is not a valid verifier key`);
+  }
+  const trustedKeys = [publicVerifierKey, ...trustedReceiptKeys(loaded, undefined).filter((key) => key !== publicVerifierKey)];
   const hooks = [...(options.hooks ?? [])];
   // Journal lines are authenticated with a key derived from the digest key. One that dies with this process would
   // leave the next start unable to tell this process's lines from forged ones: without it, no journal (each call
@@ -200,22 +216,41 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     );
   }
   const alert = options.alert ?? ((_details, message) => warn(message));
-  let checkpointedSize = store.latestCheckpoint()?.treeSize ?? 0;
+  const latestStored = store.latestCheckpoint();
+  const anchor = await openReceiptAnchor({
+    ...(options.dataDirectory === undefined ? {} : { directory: options.dataDirectory }),
+    vault,
+    trustedKeys,
+    // A key that lasts as long as this process cannot have signed an earlier anchor: nothing to hold it to.
+    refusesUntrusted: signing.isStored,
+    ...(latestStored ? { databaseNote: latestStored.note } : {}),
+    warn,
+  });
+  // Before anything is moved in or signed: the database must extend the last signed checkpoint (anchor.ts).
+  // Throws RECEIPTS_ANCHOR_MISMATCH, which stops `serve`.
+  let verified: VerifiedTree = checkAgainstAnchor(store, { size: 0, edge: [] }, anchor.latest(), store.head());
+  // From the anchor, not the database's rows: a forged checkpoint row of a huge size must not stop the signing.
+  let checkpointedSize = anchor.latest()?.treeSize ?? 0;
 
   function checkpoint(): StoredCheckpoint | undefined {
     const head = store.head();
     if (head.size === 0 || head.size <= checkpointedSize) return store.latestCheckpoint();
-    const note = signNote(formatCheckpoint({ origin, size: head.size, rootHash: head.rootHash }), origin, signingKey);
-    const stored: StoredCheckpoint = {
-      treeSize: head.size,
-      rootHash: head.rootHash,
-      note,
-      verifierKey: publicVerifierKey,
-      createdAt: now().toISOString(),
-    };
-    store.addCheckpoint(stored);
-    checkpointedSize = head.size;
-    return stored;
+    // In the write transaction: the tree checked is the tree signed, and processes of `--workers` take turns
+    // (each reads the anchor the last one wrote). Signed only when consistent with the anchor.
+    const stored = store.addCheckpointWith((tree) => {
+      const latest = anchor.latest();
+      if (tree.size === 0 || tree.size <= checkpointedSize) return undefined;
+      // Another process of `--workers` signed this very tree already.
+      if (latest && latest.treeSize === tree.size && latest.rootHash.equals(tree.rootHash)) return undefined;
+      verified = checkAgainstAnchor(store, verified, latest, tree);
+      const note = signNote(formatCheckpoint({ origin, size: tree.size, rootHash: tree.rootHash }), origin, signingKey);
+      // Outside the database first: once this returns, no start accepts a database that does not extend it.
+      anchor.record({ treeSize: tree.size, rootHash: tree.rootHash, note, edge: verified.edge });
+      return { treeSize: tree.size, rootHash: tree.rootHash, note, verifierKey: publicVerifierKey, createdAt: now().toISOString() };
+      // Each hook's `onCheckpoint` (webhooks) writes in the checkpoint row's transaction.
+    }, hooks);
+    checkpointedSize = Math.max(checkpointedSize, stored?.treeSize ?? anchor.latest()?.treeSize ?? 0);
+    return stored ?? store.latestCheckpoint();
   }
 
   // Every T seconds with new receipts; unref'd so the timer never keeps the process alive.
@@ -426,6 +461,9 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     store,
     origin,
     verifierKey: publicVerifierKey,
+    trustedKeys,
+    anchor,
+    checkpointEveryReceipts: everyReceipts,
     argumentsDigest: (argumentsValue) => keyedDigest(digestKey, argumentsValue ?? {}),
     record(fields) {
       // The receipt's own fields only: the arguments and the result are not written anywhere (the journal

@@ -16,6 +16,11 @@ export interface ReceiptHook {
    * `onReceipt` since the previous call belongs to these receipts or to a transaction that rolled back.
    */
   afterCommit?(receipts: readonly Receipt[]): void;
+  /**
+   * Called inside the transaction that stores a newly signed checkpoint (not for one already stored), on the
+   * same handle: what the hook writes (checkpoint events) commits or rolls back with the checkpoint's row.
+   */
+  onCheckpoint?(checkpoint: StoredCheckpoint): void;
 }
 
 /** How far a receipt journal (journal.ts) has been moved into the database. */
@@ -99,7 +104,17 @@ export interface ReceiptStore {
   rows(fromIndex: number, limit: number): StoredReceiptRow[];
   /** The recorded leaf hashes of the first `size` leaves (proofs are computed from them). */
   leafHashes(size: number): Buffer[];
-  addCheckpoint(checkpoint: StoredCheckpoint): void;
+  /** The recorded leaf hashes of leaves `from` to `to - 1` that are stored (fewer when rows were deleted). */
+  leafHashesBetween(from: number, to: number): Buffer[];
+  /** Stores a signed checkpoint; `hooks` (their `onCheckpoint`) write in its transaction when it is new. */
+  addCheckpoint(checkpoint: StoredCheckpoint, hooks?: readonly ReceiptHook[]): void;
+  /**
+   * Signs a checkpoint of the current tree: `sign` gets the tree head inside a write transaction (serialised
+   * with every append and every other process's checkpoint, so what it checks and signs is the tree stored
+   * now), and what it returns is stored in the same transaction, with what `hooks` (their `onCheckpoint`)
+   * write. Returns it (undefined when `sign` declined).
+   */
+  addCheckpointWith(sign: (head: TreeHead) => StoredCheckpoint | undefined, hooks?: readonly ReceiptHook[]): StoredCheckpoint | undefined;
   latestCheckpoint(): StoredCheckpoint | undefined;
   checkpoints(): StoredCheckpoint[];
 }
@@ -144,6 +159,9 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       'WHERE leaf_index >= ? ORDER BY leaf_index LIMIT ?',
   );
   const selectLeafHashes = database.prepare('SELECT leaf_hash FROM receipts WHERE leaf_index < ? ORDER BY leaf_index').pluck();
+  const selectLeafHashesBetween = database
+    .prepare('SELECT leaf_hash FROM receipts WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index')
+    .pluck();
   const insertCheckpoint = database.prepare(
     'INSERT OR IGNORE INTO receipt_checkpoints (tree_size, root_hash, note, verifier_key, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -238,13 +256,30 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   // The tree head in a read transaction of its own: the folded leaves and the stored size are one state.
   const readHead = database.transaction(currentTree);
 
-  const addCheckpointTransaction = database.transaction((checkpoint: StoredCheckpoint) => {
-    insertCheckpoint.run(checkpoint.treeSize, checkpoint.rootHash, checkpoint.note, checkpoint.verifierKey, checkpoint.createdAt);
+  function storeCheckpoint(checkpoint: StoredCheckpoint, hooks: readonly ReceiptHook[] = []): void {
+    const inserted = insertCheckpoint.run(
+      checkpoint.treeSize,
+      checkpoint.rootHash,
+      checkpoint.note,
+      checkpoint.verifierKey,
+      checkpoint.createdAt,
+    ).changes;
+    // Another process may have stored this tree size first: its hooks wrote the events.
+    if (inserted === 1) for (const hook of hooks) hook.onCheckpoint?.(checkpoint);
     // The edge snapshot moves up with each checkpoint: after a restart, leaves deleted from the end of the
     // file below a signed size still leave a gap that `receipts verify` names.
     const tree = currentTree();
     if (tree.size === checkpoint.treeSize) writeTree.run(tree.size, Buffer.concat(tree.edge));
-  });
+  }
+  const addCheckpointTransaction = database.transaction(storeCheckpoint);
+  const signCheckpointTransaction = database.transaction(
+    (sign: (head: TreeHead) => StoredCheckpoint | undefined, hooks: readonly ReceiptHook[]) => {
+      const tree = currentTree();
+      const checkpoint = sign({ size: tree.size, rootHash: rootOfEdge(tree.edge) });
+      if (checkpoint) storeCheckpoint(checkpoint, hooks);
+      return checkpoint;
+    },
+  );
 
   function appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[], mark?: JournalMark): Receipt[] {
     const { receipts, tree } = appendTransaction.immediate(drafts, hooks, mark);
@@ -321,7 +356,11 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     leafHashes(size) {
       return selectLeafHashes.all(size) as Buffer[];
     },
-    addCheckpoint: (checkpoint) => addCheckpointTransaction.immediate(checkpoint),
+    leafHashesBetween(from, to) {
+      return selectLeafHashesBetween.all(from, to) as Buffer[];
+    },
+    addCheckpoint: (checkpoint, hooks = []) => addCheckpointTransaction.immediate(checkpoint, hooks),
+    addCheckpointWith: (sign, hooks = []) => signCheckpointTransaction.immediate(sign, hooks),
     latestCheckpoint() {
       const row = selectLatestCheckpoint.get() as CheckpointRow | undefined;
       return row ? checkpointOf(row) : undefined;

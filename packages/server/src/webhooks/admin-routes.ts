@@ -1,15 +1,17 @@
 /**
- * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | test` read and do. Registered
- * inside the admin plugin, behind its bearer token.
+ * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | resume | test` read and do.
+ * Registered inside the admin plugin, behind its bearer token.
  */
-import type {
-  AdminWebhookDelivery,
-  AdminWebhookDeliveryList,
-  AdminWebhookEndpoint,
-  AdminWebhookEndpointList,
-  AdminWebhookReplay,
-  AdminWebhookTest,
-  ErrorCode,
+import {
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  type AdminWebhookDelivery,
+  type AdminWebhookDeliveryList,
+  type AdminWebhookEndpoint,
+  type AdminWebhookEndpointList,
+  type AdminWebhookReplay,
+  type AdminWebhookResume,
+  type AdminWebhookTest,
+  type ErrorCode,
 } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { OutboxStatus } from '../outbox/store.js';
@@ -24,6 +26,37 @@ export interface WebhookRoutesProblem {
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
+
+/** Each configured endpoint's delivery state, as `GET /admin/webhooks` and `GET /admin/status` show it. */
+export async function webhookSummaries(webhooks: Webhooks): Promise<AdminWebhookEndpoint[]> {
+  const endpoints: AdminWebhookEndpoint[] = [];
+  for (const [name, config] of webhooks.endpoints) {
+    const state = await webhooks.outbox.store.endpoint(name);
+    const paused = state?.pausedAt ? { at: state.pausedAt, sequence: state.pausedSequence, reason: state.pausedReason } : null;
+    const disabled = state?.disabledAt ? { at: state.disabledAt, reason: state.disabledReason } : null;
+    const counts = state?.counts ?? { pending: 0, delivered: 0, failed: 0 };
+    endpoints.push({
+      name,
+      state: paused ? 'paused' : disabled ? 'disabled' : 'active',
+      paused,
+      disabled,
+      pending: counts.pending,
+      url: config.url,
+      outcomes: config.outcomes ?? ['allowed', 'denied', 'error'],
+      types: config.types ?? [...DEFAULT_WEBHOOK_EVENT_TYPES],
+      data: config.data ?? 'standard',
+      onExhausted: config.onExhausted ?? 'pause',
+      rotating: Boolean(config.previousSecret) && (!config.previousSecretUntil || Date.parse(config.previousSecretUntil) > Date.now()),
+      nextSequence: state?.nextSequence ?? 1,
+      counts,
+      lease:
+        state?.leaseHolder && state.leaseExpiresAt && state.leaseExpiresAt > Date.now()
+          ? { holder: state.leaseHolder, expiresAt: new Date(state.leaseExpiresAt).toISOString() }
+          : null,
+    });
+  }
+  return endpoints;
+}
 
 export function registerWebhookRoutes(
   app: FastifyInstance,
@@ -42,23 +75,7 @@ export function registerWebhookRoutes(
     sendProblem(reply, { status: 400, code: 'WEBHOOK_REQUEST_INVALID', title: 'Invalid request', detail });
 
   app.get('/webhooks', async (_request, reply) => {
-    const endpoints: AdminWebhookEndpoint[] = [];
-    for (const [name, config] of webhooks.endpoints) {
-      const state = await store.endpoint(name);
-      endpoints.push({
-        name,
-        url: config.url,
-        outcomes: config.outcomes ?? ['allowed', 'denied', 'error'],
-        rotating: Boolean(config.previousSecret) && (!config.previousSecretUntil || Date.parse(config.previousSecretUntil) > Date.now()),
-        disabled: state?.disabledAt ? { at: state.disabledAt, reason: state.disabledReason } : null,
-        nextSequence: state?.nextSequence ?? 1,
-        counts: state?.counts ?? { pending: 0, delivered: 0, failed: 0 },
-        lease:
-          state?.leaseHolder && state.leaseExpiresAt && state.leaseExpiresAt > Date.now()
-            ? { holder: state.leaseHolder, expiresAt: new Date(state.leaseExpiresAt).toISOString() }
-            : null,
-      });
-    }
+    const endpoints = await webhookSummaries(webhooks);
     reply.header('cache-control', 'no-store');
     const answer: AdminWebhookEndpointList = { endpoints };
     return answer;
@@ -102,6 +119,15 @@ export function registerWebhookRoutes(
     const replayed = await store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
     webhooks.dispatcher.notify({ reread: true });
     const answer: AdminWebhookReplay = { endpoint, replayed };
+    return answer;
+  });
+
+  // Delivery goes on from the event a pause stopped at (also ends a 410 Gone disable); nothing else changes.
+  app.post('/webhooks/:endpoint/resume', async (request, reply) => {
+    const { endpoint } = request.params as { endpoint: string };
+    if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
+    const resumed = await webhooks.resume(endpoint);
+    const answer: AdminWebhookResume = { endpoint, ...resumed };
     return answer;
   });
 

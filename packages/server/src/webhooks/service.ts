@@ -15,6 +15,11 @@ export interface Webhooks {
   readonly outbox: Outbox;
   readonly dispatcher: WebhookDispatcher;
   readonly endpoints: ReadonlyMap<string, WebhookEndpointConfig>;
+  /**
+   * Ends an endpoint's pause (or 410 Gone disable): delivery goes on from the event it stopped at, with a
+   * fresh cycle of attempts. Every process sees it through the database; this one is woken at once.
+   */
+  resume(endpoint: string): Promise<{ pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean }>;
   /** Sends a signed test event to one endpoint now, outside the ordered stream. */
   sendTest(endpoint: string): Promise<{ eventId: string; status: number | null; error: string | null }>;
   start(): void;
@@ -75,6 +80,7 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
       name,
       url: config.url,
       ...(config.retry ? { retry: config.retry } : {}),
+      onExhausted: config.onExhausted ?? 'pause',
       secrets: async () => {
         const cached = cache.get(name);
         if (cached && Date.now() - cached.readAt < SECRET_CACHE_MS) return cached.secrets;
@@ -86,7 +92,12 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
   }
   const outbox = createOutbox({
     database: options.database,
-    endpoints: [...configured].map(([name, config]) => ({ name, ...(config.outcomes ? { outcomes: config.outcomes } : {}) })),
+    endpoints: [...configured].map(([name, config]) => ({
+      name,
+      ...(config.outcomes ? { outcomes: config.outcomes } : {}),
+      ...(config.types ? { types: config.types } : {}),
+      ...(config.data ? { data: config.data } : {}),
+    })),
   });
   const dispatcher = createDispatcher({
     store: outbox.store,
@@ -100,6 +111,12 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
     outbox,
     dispatcher,
     endpoints: configured,
+    async resume(endpoint) {
+      if (!configured.has(endpoint)) throw unknownEndpoint(endpoint, configured);
+      const resumed = await outbox.store.resume(endpoint);
+      dispatcher.notify({ reread: true });
+      return resumed;
+    },
     async sendTest(endpoint) {
       if (!configured.has(endpoint)) throw unknownEndpoint(endpoint, configured);
       const eventId = `evt_test_${randomUUID()}`;

@@ -4,6 +4,7 @@
  * gateway started with an allow-all authorizer. The allow-all authorizer exists only here: the product has
  * no unauthenticated mode, and `authorizerOverride` is not reachable from config or CLI flags.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -58,6 +59,15 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
       sessionState: () => 'open',
     };
   };
+}
+
+/**
+ * A receipt checkpoint signing key (Ed25519, PKCS#8 PEM) for `GATEWAY_SECRET_RECEIPTS_SIGNING_KEY`: the env
+ * vault cannot store the one a gateway makes, and `receipts verify` trusts only the vault's key (and
+ * `receipts.trustedKeys`), so gateways that restart over one database need the same key.
+ */
+export function receiptSigningKeyPem(): string {
+  return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
 /** The admin API token of harness gateways (env vault), for tests that run `gateway status` against them. */

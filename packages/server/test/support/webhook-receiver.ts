@@ -30,8 +30,15 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(respond: WebhookReceiver['respond'] = () => ({ status: 204 })): Promise<WebhookReceiver> {
-  const receiver: WebhookReceiver = { url: '', requests: [], respond, close: async () => undefined };
+/**
+ * `port`: listen on this one (a receiver brought back up where it was after being down); default a free one.
+ * `requests`: go on recording into this list (the earlier receiver's).
+ */
+export async function startWebhookReceiver(
+  respond: WebhookReceiver['respond'] = () => ({ status: 204 }),
+  options: { port?: number; requests?: ReceivedRequest[] } = {},
+): Promise<WebhookReceiver> {
+  const receiver: WebhookReceiver = { url: '', requests: options.requests ?? [], respond, close: async () => undefined };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -47,7 +54,10 @@ export async function startWebhookReceiver(respond: WebhookReceiver['respond'] =
       else answer();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   receiver.close = () =>
     new Promise((resolve) => {

@@ -27,3 +27,8 @@ export function completeLogins(chosen: readonly ConsentTool[], ticked: readonly 
   }
   return { logins: [...logins].sort() };
 }
+
+/** Why a tool shown on the consent page cannot be chosen (drift blocks it: docs/drift.md), or undefined when it can. */
+export function unavailableChoice(tool: ConsentTool): string | undefined {
+  return tool.blocked === undefined ? undefined : `The tool ${tool.name} cannot be approved now: ${tool.blocked}. Untick it.`;
+}

@@ -11,11 +11,13 @@ export interface ConsentTool {
   fingerprint: string;
   /** Login ids (`<source>/<scheme>`) that calling this tool may use (any one alternative suffices). */
   logins: string[];
+  /** Set when drift blocks the tool: why. The page shows it, and it cannot be chosen. */
+  blocked?: string;
 }
 
 /** What the consent page offers, as the composition root provides it: the callable tools and the logins. */
 export interface ConsentOffer {
-  /** The tools currently callable (in-use, not drifted). */
+  /** The tools of the in-use publications; those blocked by drift carry `blocked` and cannot be chosen. */
   listTools(): ConsentTool[];
   /** The logins (configured credentials) the person can allow a session to use. */
   listLogins(): LoginSummary[];

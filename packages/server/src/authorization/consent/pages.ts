@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ConsentTool } from './consent-tool.js';
 import type { LoginSummary } from '../../credentials/index.js';
-import { compareText } from '@gateway/core';
+import { compareText, escapeHiddenCharacters, hasHiddenCharacters } from '@gateway/core';
 
 /**
  * Server-rendered pages of the sign-in and consent flow. No external assets (fonts, scripts, images):
@@ -10,6 +10,22 @@ import { compareText } from '@gateway/core';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/**
+ * Tool text (a name, title or description from a lock) for the page: hidden characters (invisible, tag,
+ * bidirectional controls; core's tool-text) shown as `\u{E0049}`, never raw, then escaped for HTML. Import makes
+ * a tool holding any unsupported, so only a lock written before that rule can bring one here: the page shows it
+ * escaped and flags it (`hiddenTextMark`). Form values (the checkbox's tool name) stay exact: use escapeHtml there.
+ */
+export function escapeToolText(text: string, options: { singleLine?: boolean } = {}): string {
+  return escapeHtml(escapeHiddenCharacters(text, options));
+}
+
+/** The flag beside a tool whose name, title or description holds hidden characters; '' when none does. */
+function hiddenTextMark(tool: ConsentTool): string {
+  const texts = [tool.name, tool.title ?? '', tool.description];
+  return texts.some(hasHiddenCharacters) ? '<span class="mark hidden-text">Hidden characters</span>' : '';
 }
 
 export interface RenderedPage {
@@ -78,6 +94,9 @@ fieldset fieldset { margin: 0.75rem 0 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
 .mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
 .mark.destructive { background: var(--de-bg); color: var(--de-ink); }
+.mark.blocked, .blocked-reason { background: var(--de-bg); color: var(--de-ink); }
+.blocked-reason { margin: 0.25rem 0; padding: 0.2rem 0.5rem; border-radius: 4px; }
+.mark.hidden-text { background: var(--de-bg); color: var(--de-ink); }
 .warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; ` +
   `border-radius: 4px; margin: 1rem 0; }
 .error { color: var(--error); font-weight: 600; }
@@ -209,12 +228,18 @@ function descriptionParagraphs(tool: ConsentTool): string[] {
   return paragraphs;
 }
 
+const oneLine = { singleLine: true };
+
 function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChanged: boolean): string {
   const id = `tool-${index}`;
+  // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
+  const isBlocked = tool.blocked !== undefined;
   const marks = [
     tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
     tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
     isChanged ? '<span class="mark changed">Changed</span>' : '',
+    isBlocked ? '<span class="mark blocked">Unavailable</span>' : '',
+    hiddenTextMark(tool),
   ].join('');
   const hasTitle = tool.title !== null && tool.title !== '' && tool.title !== tool.name;
   const paragraphs = descriptionParagraphs(tool);
@@ -222,16 +247,23 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
   return (
     `<div class="option">
 <input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
-    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isChecked ? ' checked' : ''}>
-<label for="${id}"><span class="tool-title">${hasTitle ? escapeHtml(tool.title!) : escapeHtml(tool.name)}</span>${marks}</label>
+    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isBlocked ? ' disabled' : isChecked ? ' checked' : ''}>
+<label for="${id}"><span class="tool-title">${escapeToolText(hasTitle ? tool.title! : tool.name, oneLine)}</span>${marks}</label>
 <div class="details" id="${id}-details">
-${hasTitle ? `<p class="hint">Tool name <code>${escapeHtml(tool.name)}</code></p>` : ''}
+${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, oneLine)}</code></p>` : ''}
 ${
   paragraphs.length
-    ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('')}</div>`
+    ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeToolText(paragraph)}</p>`).join('')}</div>`
+    : ''
+}
+${
+  hiddenTextMark(tool)
+    ? '<p class="hint">This tool\'s text holds characters a screen does not show (shown here as <code>\\u{…}</code>) ' +
+      'but an AI model reads.</p>'
     : ''
 }
 ${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
+${isBlocked ? `<p class="blocked-reason">Cannot be approved now: ${escapeHtml(tool.blocked!)}.</p>` : ''}
 <p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
 </div>
 </div>`
@@ -304,7 +336,7 @@ ${
   reapproval.size
     ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses ` +
       `changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ` +
-      `${[...reapproval].map((name) => `<code>${escapeHtml(name)}</code>`).join(', ')}. ` +
+      `${[...reapproval].map((name) => `<code>${escapeToolText(name, { singleLine: true })}</code>`).join(', ')}. ` +
       `Check ${reapproval.size === 1 ? 'it' : 'them'} below; the choices of your earlier approval are ticked.</p>`
     : ''
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { completeLogins } from '../consent/choices.js';
+import { completeLogins, unavailableChoice } from '../consent/choices.js';
 import type { ConsentTool } from '../consent/consent-tool.js';
 import { consentPage, errorPage, lifetimeLabel, type RenderedPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
@@ -48,7 +48,8 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     pendingRequest: PendingAuthorization,
     tools: ConsentTool[],
   ): { choices: ConsentChoices; reapproval: string[] } {
-    const offered = new Map(tools.map((tool) => [tool.name, tool] as const));
+    // Blocked tools are shown but never ticked.
+    const offered = new Map(tools.filter((tool) => unavailableChoice(tool) === undefined).map((tool) => [tool.name, tool] as const));
     const previous = sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
     const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
@@ -153,6 +154,8 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     for (const name of submitted.tools) {
       const tool = shown.get(name);
       if (!tool) return refuse(`The tool ${name} is not offered; choose again.`);
+      const unavailable = unavailableChoice(tool);
+      if (unavailable) return refuse(unavailable);
       chosen.push(tool);
     }
     if (chosen.length === 0) return refuse('Choose at least one tool, or Deny.');
