@@ -223,7 +223,14 @@ describe('file cycles in core, runtime, server and cli', () => {
       ['e.ts', new Set(['e.ts'])],
     ]);
     expect(fileCycles(edges)).toEqual(['a.ts → b.ts → c.ts → a.ts', 'e.ts → e.ts']);
-    expect(fileCycles(new Map([['a.ts', new Set(['b.ts'])], ['b.ts', new Set<string>()]]))).toEqual([]);
+    expect(
+      fileCycles(
+        new Map([
+          ['a.ts', new Set(['b.ts'])],
+          ['b.ts', new Set<string>()],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });
 
