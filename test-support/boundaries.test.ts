@@ -2,9 +2,10 @@
  * The package and folder boundaries of docs/development.md, checked over the import statements of the source
  * (test files excluded): the CLI reaches the server only through its public entry point and only to serve; core
  * stays free of frameworks, databases and network or process I/O; no folder of packages/server/src imports back
- * into a folder that imports it.
+ * into a folder that imports it; no file of core, runtime, server or cli imports itself back through any chain of
+ * imports (type-only imports included: a type cycle is still two modules that cannot be read apart).
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from './cli.js';
@@ -92,6 +93,18 @@ describe('package boundaries', () => {
     expect(offending.map(shown)).toEqual([]);
   });
 
+  it('the CLI declares no admin API answer type: each admin request reads a type of @gateway/core', () => {
+    const files = sourceFiles(packages('cli')).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+    const declaration = /^\s*(?:export\s+)?(?:interface\s+([A-Z]\w*)|type\s+([A-Z]\w*)[^=;]*=)/gm;
+    const declared = new Set(files.flatMap(({ text }) => [...text.matchAll(declaration)].map((match) => (match[1] ?? match[2])!)));
+    const offending = files.flatMap(({ file, text }) =>
+      [...text.matchAll(/\b(?:request|adminRequest)<\s*(\{|[A-Z]\w*)/g)]
+        .filter((match) => match[1] === '{' || declared.has(match[1]!))
+        .map((match) => `${relative(repositoryRoot, file)} declares the answer type of '${text.slice(match.index, match.index + 60)}…'`),
+    );
+    expect(offending).toEqual([]);
+  });
+
   it('core imports no framework, database, network or process module', () => {
     const offending = importsUnder(packages('core')).filter((statement) =>
       FORBIDDEN_IN_CORE.some((pattern) => pattern.test(statement.specifier)),
@@ -125,6 +138,96 @@ describe('folder cycles in packages/server/src', () => {
         new Map([
           ['a', new Set(['b'])],
           ['b', new Set<string>()],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+});
+
+/** The file each relative import of `packages/<name>/src` resolves to (`./x.js` → `x.ts`, `./dir` → `dir/index.ts`). */
+function fileGraph(name: string): Map<string, Set<string>> {
+  const root = packages(name);
+  const edges = new Map<string, Set<string>>(sourceFiles(root).map((file) => [relative(root, file), new Set<string>()]));
+  for (const statement of importsUnder(root)) {
+    if (!statement.specifier.startsWith('.')) continue;
+    let target = resolve(dirname(statement.file), statement.specifier).replace(/\.js$/, '.ts');
+    if (!target.endsWith('.ts')) target = existsSync(`${target}.ts`) ? `${target}.ts` : join(target, 'index.ts');
+    edges.get(relative(root, statement.file))!.add(relative(root, target));
+  }
+  return edges;
+}
+
+/**
+ * The file cycles of an import graph, as `a.ts → b.ts → a.ts`: one per strongly connected group of files (Tarjan),
+ * shown as the shortest cycle through its smallest file, so a report names the files to untangle.
+ */
+function fileCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const order = new Map<string, number>();
+  const lowest = new Map<string, number>();
+  const stack: string[] = [];
+  const groups: string[][] = [];
+  const connect = (file: string): void => {
+    order.set(file, order.size);
+    lowest.set(file, order.get(file)!);
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!order.has(next)) {
+        connect(next);
+        lowest.set(file, Math.min(lowest.get(file)!, lowest.get(next)!));
+      } else if (stack.includes(next)) {
+        lowest.set(file, Math.min(lowest.get(file)!, order.get(next)!));
+      }
+    }
+    if (lowest.get(file) !== order.get(file)) return;
+    const group = stack.splice(stack.indexOf(file));
+    if (group.length > 1 || edges.get(file)?.has(file)) groups.push(group);
+  };
+  for (const file of [...edges.keys()].sort()) if (!order.has(file)) connect(file);
+  return groups
+    .map((group) => {
+      const start = [...group].sort()[0]!;
+      const cameFrom = new Map<string, string>();
+      const queue = [start];
+      while (queue.length > 0) {
+        const current = queue.shift()!;
+        const nexts = [...(edges.get(current) ?? [])].filter((next) => group.includes(next)).sort();
+        if (nexts.includes(start)) {
+          const path = [current];
+          while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
+          return [...path, start].join(' → ');
+        }
+        for (const next of nexts) {
+          if (cameFrom.has(next) || next === start) continue;
+          cameFrom.set(next, current);
+          queue.push(next);
+        }
+      }
+      return group.join(' → ');
+    })
+    .sort();
+}
+
+describe('file cycles in core, runtime, server and cli', () => {
+  for (const name of ['core', 'runtime', 'server', 'cli']) {
+    it(`no file of packages/${name}/src imports itself back through a chain of imports`, () => {
+      expect(fileCycles(fileGraph(name))).toEqual([]);
+    });
+  }
+
+  it('the file cycle finder names the files of each cycle, a self-import included, and passes a tree', () => {
+    const edges = new Map([
+      ['a.ts', new Set(['b.ts'])],
+      ['b.ts', new Set(['c.ts', 'd.ts'])],
+      ['c.ts', new Set(['a.ts'])],
+      ['d.ts', new Set(['e.ts'])],
+      ['e.ts', new Set(['e.ts'])],
+    ]);
+    expect(fileCycles(edges)).toEqual(['a.ts → b.ts → c.ts → a.ts', 'e.ts → e.ts']);
+    expect(
+      fileCycles(
+        new Map([
+          ['a.ts', new Set(['b.ts'])],
+          ['b.ts', new Set<string>()],
         ]),
       ),
     ).toEqual([]);

@@ -2,6 +2,7 @@
  * The admin API's wire contract (`/admin/*` on a running gateway, docs/cli.md): the server answers with these
  * shapes and the CLI reads them, so neither package imports the other. Plain JSON data only.
  */
+import type { Receipt } from './receipt.js';
 
 import type { NotOfferedEntry } from './model.js';
 
@@ -113,4 +114,91 @@ export interface AdminSessionList {
 /** `GET /admin/sessions/:id` and `POST /admin/sessions/:id/revoke` (body `{ "reason": "…" }`). */
 export interface AdminSessionAnswer {
   session: AdminSession;
+}
+
+/** `POST /admin/drift/check` (body `{ "source": "…" }` or `{}`): the report after checking now. */
+export interface AdminDriftCheck {
+  drift: DriftSourceReport[];
+}
+
+/** `GET /admin/receipts` (filters as query parameters, docs/receipts.md): a page, oldest first. */
+export interface AdminReceiptList {
+  receipts: Receipt[];
+  /** The last id of a full page: pass it as `after` for the next one. */
+  next?: string;
+}
+
+/** `GET /admin/receipts/<id>/proof`: everything a verifier needs next to the public key. */
+export interface AdminReceiptProof {
+  receipt: Receipt;
+  /** base64 of SHA-256(0x00 || canonical receipt). */
+  leafHash: string;
+  checkpoint: { treeSize: number; note: string; verifierKey: string };
+  /** base64 of each hash of the RFC 9162 §2.1.3 inclusion path, leaf level first. */
+  inclusionPath: string[];
+}
+
+/** Where an event of a webhook endpoint's ordered stream is (docs/webhooks.md). */
+export type AdminWebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One endpoint of `GET /admin/webhooks`: its delivery state and its settings. */
+export interface AdminWebhookEndpoint extends AdminWebhookState {
+  url: string;
+  outcomes: string[];
+  types: string[];
+  data: 'standard' | 'detailed';
+  onExhausted: 'pause' | 'skip';
+  rotating: boolean;
+  nextSequence: number;
+  counts: Record<AdminWebhookDeliveryStatus, number>;
+  lease: { holder: string; expiresAt: string } | null;
+}
+
+/** `GET /admin/webhooks`. */
+export interface AdminWebhookEndpointList {
+  endpoints: AdminWebhookEndpoint[];
+}
+
+/** One event of `GET /admin/webhooks/:endpoint/deliveries` (its body is left out: it holds the receipt). */
+export interface AdminWebhookDelivery {
+  sequence: number;
+  eventId: string;
+  receiptId: string | null;
+  status: AdminWebhookDeliveryStatus;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+/** `GET /admin/webhooks/:endpoint/deliveries`. */
+export interface AdminWebhookDeliveryList {
+  endpoint: string;
+  deliveries: AdminWebhookDelivery[];
+}
+
+/** `POST /admin/webhooks/:endpoint/replay` (body `{ "failed": true }` or `{ "from": <sequence> }`). */
+export interface AdminWebhookReplay {
+  endpoint: string;
+  replayed: number;
+}
+
+/** `POST /admin/webhooks/:endpoint/resume`: where delivery goes on from, and what the endpoint was. */
+export interface AdminWebhookResume {
+  endpoint: string;
+  pausedSequence: number | null;
+  wasPaused: boolean;
+  wasDisabled: boolean;
+}
+
+/** `POST /admin/webhooks/:endpoint/test`: the signed test event sent now, and what the receiver answered. */
+export interface AdminWebhookTest {
+  endpoint: string;
+  eventId: string;
+  status: number | null;
+  error: string | null;
+  acknowledged: boolean;
 }

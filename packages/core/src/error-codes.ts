@@ -3,7 +3,7 @@
  * errors.ts), the docs/errors.md section it is listed in, and a one-line meaning. docs/errors.md is generated from
  * this object (`pnpm gen:errors`); a test fails when it is stale. Keep the keys sorted: one line per code merges cleanly.
  */
-import type { ErrorSpec } from './errors.js';
+import type { ErrorSpec } from './error-spec.js';
 
 export const ERRORS = {
   ADMIN_HOST_REFUSED: {
@@ -275,11 +275,6 @@ export const ERRORS = {
     meaning: 'a secret the source names (`env.*.secret`, `credentials.secret`) is not in the vault',
   },
   MCP_SOURCE_UNKNOWN: { category: 'internal', area: 'mcp', meaning: 'a call was routed to a source that is not an MCP source (a bug)' },
-  MCP_UPSTREAM_AUTH_FAILED: {
-    category: 'network',
-    area: 'mcp',
-    meaning: 'the `oauthClientCredentials` token endpoint gave no access token',
-  },
   MCP_UPSTREAM_CLOSED: { category: 'network', area: 'mcp', meaning: 'the gateway is shutting down' },
   MCP_UPSTREAM_CRASHED: {
     category: 'network',

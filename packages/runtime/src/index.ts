@@ -16,6 +16,14 @@ export {
 export { createGuardedAgent, findSsrfRefusal, ssrfRefusal, type GuardedAgentOptions } from './network/agent.js';
 export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './network/fetch-text.js';
 export { exchange, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions, type ExchangeResult } from './network/exchange.js';
+export {
+  createClientCredentialsGrant,
+  DEFAULT_TOKEN_LIFETIME_MS,
+  requestClientCredentialsToken,
+  type ClientCredentialsGrant,
+  type ClientCredentialsRequest,
+  type ClientCredentialsToken,
+} from './oauth/client-credentials.js';
 export { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, type DocumentFetcher } from './network/document-fetcher.js';
 export {
   DEFAULT_LISTEN,

@@ -1,10 +1,10 @@
 /**
  * The Node flag every serving process runs with (docs/server.md, "Memory"). V8 sizes the young generation
  * for throughput, not for a small server: on 64-bit it lets each of its two semi-spaces grow to 16 MB, and a
- * gateway under load keeps all 32 MB committed. Bounding a semi-space to SEMI_SPACE_MB cut the resident memory
- * of one `gateway serve` process by ~30 MB at rest and under load (bench/memory.mjs), at no measurable CPU cost
- * per call (bench/peers). The flag must be on the process's command line (or in NODE_OPTIONS): V8 sizes the heap
- * before any JavaScript runs, so `v8.setFlagsFromString` at run time does not change it (measured).
+ * gateway under load keeps all 32 MB committed; bounding a semi-space to SEMI_SPACE_MB keeps a serving process
+ * small at no cost per call (figures: docs/performance.md, "The young-generation size flag"). The flag must be
+ * on the process's command line (or in NODE_OPTIONS): V8 sizes the heap before any JavaScript runs, so
+ * `v8.setFlagsFromString` at run time does not change it.
  *
  * Where it is set, all from this one value: `gateway serve` re-executes itself with it (serveReexecArguments,
  * below, called first thing by the CLI's main.ts), the workers of `gateway serve --workers N` (cluster.ts),

@@ -37,8 +37,8 @@ const DIRECT_REDACTED_PATHS = REDACTED_LOG_PATHS.filter((path) => !path.startsWi
 /**
  * What pino's `*.<name>` redaction paths do — replace `<name>` in any object that is the value of a
  * top-level field — done with a look at each field instead of pino's wildcard redaction, which clones and
- * re-serialises every field of every line: ten wildcard paths cost about 60 µs and 35 KB of garbage per
- * line, as much as the rest of a tool call. Objects are copied (prototype and all own properties kept)
+ * re-serialises every field of every line, as costly as the rest of a tool call (figures: docs/performance.md,
+ * "Log lines: per-field redaction"). Objects are copied (prototype and all own properties kept)
  * only when they hold a name to redact; the logged value itself is never changed.
  */
 export function redactNestedSecrets(object: Record<string, unknown>): Record<string, unknown> {
@@ -147,8 +147,8 @@ export function createGatewayLogger(options: { level?: string; destination?: 1 |
       serializers: { req: requestForLog },
     },
     // Written synchronously (pino's own default): a line is on its way before the next one is made, so none is
-    // lost when the process is killed, and no thread-pool round trip and extra wake-up per line — measured with
-    // one `tool call` line per call, 10–25 % of the gateway's CPU per call (docs/server.md, "Logs").
+    // lost when the process is killed, and no thread-pool round trip and extra wake-up per line (figures:
+    // docs/performance.md, "Log lines: written synchronously").
     typeof destination === 'number' ? pino.destination({ dest: destination, sync: true }) : destination,
   );
   // pino applies no formatter to a child's bindings: redact them on the way in (children inherit this

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { AdminStatus } from '@gateway/core';
+import type { AdminDriftCheck } from '@gateway/core';
 import { adminClient, type AdminClientOptions } from '../admin-client.js';
 import { contextFrom, printResult } from '../context.js';
 import { describeDrift } from './status.js';
@@ -28,7 +28,7 @@ export function registerDrift(program: Command): void {
     .action(async (source: string | undefined, options: AdminClientOptions, command: Command) => {
       const context = contextFrom(command);
       const admin = await adminClient(context, options);
-      const answer = await admin.request<{ drift: AdminStatus['drift'] }>('POST', 'drift/check', source === undefined ? {} : { source });
+      const answer = await admin.request<AdminDriftCheck>('POST', 'drift/check', source === undefined ? {} : { source });
       printResult(context, describeDrift(answer.drift), answer);
     });
 }

@@ -15,6 +15,8 @@ import {
   verifyInclusion,
   verifyNote,
   verifyReceiptLog,
+  type AdminReceiptList,
+  type AdminReceiptProof,
   type LogVerification,
   type Receipt,
 } from '@gateway/core';
@@ -189,10 +191,7 @@ export function registerReceipts(program: Command): void {
     for (const name of ['session', 'tool', 'person', 'outcome', 'since', 'until', 'after', 'limit']) {
       if (options[name] !== undefined) query.set(name, options[name]!);
     }
-    const page = await (await adminClient(context, options)).request<{ receipts: Receipt[]; next?: string }>(
-      'GET',
-      `receipts?${query.toString()}`,
-    );
+    const page = await (await adminClient(context, options)).request<AdminReceiptList>('GET', `receipts?${query.toString()}`);
     const lines = page.receipts.length === 0 ? ['no receipts'] : page.receipts.map(describeReceipt);
     if (page.next) lines.push(`more: --after ${page.next}`);
     printResult(context, lines, page);
@@ -233,12 +232,7 @@ export function registerReceipts(program: Command): void {
       .addHelpText('after', '\nExamples:\n  gateway receipts prove receipt-42 --json'),
   ).action(async (id: string, options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
-    const proof = await (await adminClient(context, options)).request<{
-      receipt: Receipt;
-      leafHash: string;
-      checkpoint: { treeSize: number; note: string; verifierKey: string };
-      inclusionPath: string[];
-    }>('GET', `receipts/${encodeURIComponent(id)}/proof`);
+    const proof = await (await adminClient(context, options)).request<AdminReceiptProof>('GET', `receipts/${encodeURIComponent(id)}/proof`);
     // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
     const key = parseVerifierKey(proof.checkpoint.verifierKey);
     const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;

@@ -1,33 +1,15 @@
 import type { Command } from 'commander';
-import { GatewayError, type AdminWebhookState } from '@gateway/core';
+import {
+  GatewayError,
+  type AdminWebhookDeliveryList,
+  type AdminWebhookEndpointList,
+  type AdminWebhookEndpoint,
+  type AdminWebhookReplay,
+  type AdminWebhookResume,
+  type AdminWebhookTest,
+} from '@gateway/core';
 import { adminClient, withAdminOptions, type AdminClientOptions as AdminOptions } from '../admin-client.js';
 import { contextFrom, printResult, table, type CliContext } from '../context.js';
-
-/** What `GET /admin/webhooks` answers (packages/server/src/webhooks/admin-routes.ts). */
-interface EndpointSummary extends AdminWebhookState {
-  url: string;
-  outcomes: string[];
-  types: string[];
-  onExhausted: 'pause' | 'skip';
-  rotating: boolean;
-  nextSequence: number;
-  counts: { pending: number; delivered: number; failed: number };
-  lease: { holder: string; expiresAt: string } | null;
-}
-
-interface Delivery {
-  sequence: number;
-  eventId: string;
-  receiptId: string | null;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-}
 
 /** One request to the running gateway's admin API (admin-client.ts: the token from GATEWAY_ADMIN_TOKEN or the vault). */
 async function adminRequest<T>(
@@ -72,7 +54,7 @@ export function registerWebhooks(program: Command): void {
       .addHelpText('after', '\nExamples:\n  gateway webhooks list'),
   ).action(async (options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
-    const result = await adminRequest<{ endpoints: EndpointSummary[] }>(context, options, 'GET', '/webhooks');
+    const result = await adminRequest<AdminWebhookEndpointList>(context, options, 'GET', '/webhooks');
     const lines =
       result.endpoints.length === 0
         ? ['no webhook endpoints configured']
@@ -108,7 +90,7 @@ export function registerWebhooks(program: Command): void {
     const query = new URLSearchParams({ limit: options.limit });
     if (options.status) query.set('status', options.status);
     if (options.from) query.set('from', String(parseSequence(options.from, '--from')));
-    const result = await adminRequest<{ endpoint: string; deliveries: Delivery[] }>(
+    const result = await adminRequest<AdminWebhookDeliveryList>(
       context,
       options,
       'GET',
@@ -147,7 +129,7 @@ export function registerWebhooks(program: Command): void {
       throw new GatewayError('WEBHOOK_REQUEST_INVALID', 'give exactly one of --failed or --from <sequence>');
     }
     const body = options.failed ? { failed: true } : { from: parseSequence(options.from!, '--from') };
-    const result = await adminRequest<{ endpoint: string; replayed: number }>(
+    const result = await adminRequest<AdminWebhookReplay>(
       context,
       options,
       'POST',
@@ -173,13 +155,7 @@ export function registerWebhooks(program: Command): void {
       ),
   ).action(async (endpoint: string, options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
-    const result = await adminRequest<{ endpoint: string; pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean }>(
-      context,
-      options,
-      'POST',
-      `/webhooks/${encodeURIComponent(endpoint)}/resume`,
-      {},
-    );
+    const result = await adminRequest<AdminWebhookResume>(context, options, 'POST', `/webhooks/${encodeURIComponent(endpoint)}/resume`, {});
     const message = result.wasPaused
       ? `${endpoint} resumed: delivery goes on from sequence ${result.pausedSequence}, in order`
       : result.wasDisabled
@@ -195,13 +171,7 @@ export function registerWebhooks(program: Command): void {
       .addHelpText('after', '\nExamples:\n  gateway webhooks test audit'),
   ).action(async (endpoint: string, options: AdminOptions, command: Command) => {
     const context = contextFrom(command);
-    const result = await adminRequest<{
-      endpoint: string;
-      eventId: string;
-      status: number | null;
-      error: string | null;
-      acknowledged: boolean;
-    }>(context, options, 'POST', `/webhooks/${encodeURIComponent(endpoint)}/test`, {});
+    const result = await adminRequest<AdminWebhookTest>(context, options, 'POST', `/webhooks/${encodeURIComponent(endpoint)}/test`, {});
     if (!result.acknowledged) {
       throw new GatewayError(
         'WEBHOOK_TEST_FAILED',
@@ -216,7 +186,7 @@ export function registerWebhooks(program: Command): void {
 }
 
 /** An endpoint's state in one cell of `webhooks list`. */
-function describeState(endpoint: EndpointSummary): string {
+function describeState(endpoint: AdminWebhookEndpoint): string {
   if (endpoint.paused) return `PAUSED at ${endpoint.paused.sequence ?? '?'} (gateway webhooks resume ${endpoint.name})`;
   if (endpoint.disabled) return 'disabled (410 Gone)';
   return endpoint.rotating ? 'active, rotating secret' : 'active';

@@ -250,7 +250,7 @@ export function checkOpenApiVersion(value: unknown, where: string): string {
   return version;
 }
 
-// One validator for the process: compiling the OpenAPI schemas costs ~100 ms per version, validating is cheap.
+// One validator for the process: compiling the OpenAPI schemas is slow, validating is cheap (docs/performance.md).
 let validator: Promise<Validator> | undefined;
 type AjvValidate = ((data: unknown) => boolean) & {
   errors?: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] | null;

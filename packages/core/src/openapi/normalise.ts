@@ -6,7 +6,7 @@
 import { canonicalDigest } from '../canonical.js';
 import { GatewayError } from '../errors.js';
 import { withDoubles } from '../exact-integers.js';
-import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lockfile.js';
+import { MAX_INPUT_SCHEMA_DEPTH, nestingDepth } from '../lock-depth.js';
 import { createAjv } from '../json-schema-validator.js';
 import type {
   BodyEncoding,

@@ -13,6 +13,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
+import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { jsonTextContainsSecret, NO_SECRETS, redactJsonValue, redactText, secretForms, type SecretForms } from '../redaction.js';
 import type { Vault } from '../vault/index.js';
 
@@ -71,12 +72,12 @@ async function requireSecret(vault: Vault, name: string, sourceName: string): Pr
 /** The headers the gateway sends to an HTTP upstream (only its own credential, never a client's) and the values to redact. */
 async function credentialHeaders(
   options: McpUpstreamOptions,
-  fetchOnce: FetchLike,
+  agent: Dispatcher,
 ): Promise<{ headers: Record<string, string>; secrets: SecretForms }> {
   const credentials = options.source.credentials;
   if (!credentials || credentials.type === 'none') return { headers: {}, secrets: NO_SECRETS };
   const secret = await requireSecret(options.vault, credentials.secret, options.sourceName);
-  const headers = await headersFor(credentials, secret, options.sourceName, fetchOnce);
+  const headers = await headersFor(credentials, secret, options.sourceName, agent);
   return { headers, secrets: secretForms([secret, ...Object.values(headers)]) };
 }
 
@@ -84,7 +85,7 @@ async function headersFor(
   credentials: Exclude<McpSourceConfig['credentials'], undefined | { type: 'none' }>,
   secret: string,
   sourceName: string,
-  fetchOnce: FetchLike,
+  agent: Dispatcher,
 ): Promise<Record<string, string>> {
   switch (credentials.type) {
     case 'bearer':
@@ -92,25 +93,16 @@ async function headersFor(
     case 'apiKey':
       return { [credentials.header.toLowerCase()]: secret };
     case 'oauthClientCredentials': {
-      const body = new URLSearchParams({ grant_type: 'client_credentials' });
-      if (credentials.scopes?.length) body.set('scope', credentials.scopes.join(' '));
-      const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(secret)}`).toString('base64');
-      const response = await fetchOnce(credentials.tokenUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
-        body: body.toString(),
+      // The gateway's one client credentials grant, through the same guarded agent as the MCP requests.
+      const token = await requestClientCredentialsToken({
+        requester: `source '${sourceName}'`,
+        tokenUrl: credentials.tokenUrl,
+        clientId: credentials.clientId,
+        clientSecret: () => Promise.resolve(secret),
+        scopes: credentials.scopes ?? [],
+        dispatcher: agent,
       });
-      const token = (await response.json().catch(() => ({}))) as { access_token?: unknown };
-      if (!response.ok || typeof token.access_token !== 'string') {
-        throw new GatewayError(
-          'MCP_UPSTREAM_AUTH_FAILED',
-          `the token endpoint of source '${sourceName}' answered HTTP ${response.status} without an access token`,
-          {
-            details: { source: sourceName },
-          },
-        );
-      }
-      return { authorization: `Bearer ${token.access_token}` };
+      return { authorization: `Bearer ${token.accessToken}` };
     }
   }
 }
@@ -268,9 +260,8 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const closeAgent = () => (ownAgent ? ownAgent.close().catch(() => undefined) : Promise.resolve());
   let headers: Record<string, string> = {};
   let secrets = NO_SECRETS;
-  const plainFetch = guardedFetch(agent, () => ({}));
   try {
-    ({ headers, secrets } = await credentialHeaders(options, plainFetch));
+    ({ headers, secrets } = await credentialHeaders(options, agent));
   } catch (error) {
     await closeAgent();
     throw error;

@@ -53,9 +53,9 @@ function reasonOf(signal: AbortSignal): Error {
  * One HTTP request and its whole (bounded) response through undici's `dispatch` with a plain handler: the
  * gateway's outbound calls (tool calls, webhook deliveries) run it once each. Against `undici.request` +
  * reading the body stream, this skips the per-request AsyncResource, Readable stream and abort-signal
- * wiring: about 20 µs of CPU less per exchange on the 2-core bench machine, on every tool call and every
- * event. Errors are undici's (connect timeout, refused address from the guard, reset), a `TimeoutError`
- * DOMException, the cancelling signal's reason, or ResponseTooLarge.
+ * wiring, on every tool call and every event (figures: docs/performance.md, "One HTTP exchange"). Errors are
+ * undici's (connect timeout, refused address from the guard, reset), a `TimeoutError` DOMException, the
+ * cancelling signal's reason, or ResponseTooLarge.
  */
 export function exchange(options: ExchangeOptions): Promise<ExchangeResult> {
   return new Promise<ExchangeResult>((resolve, reject) => {

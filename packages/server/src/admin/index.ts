@@ -14,6 +14,7 @@ import {
   type AdminSession,
   type AdminSessionAnswer,
   type AdminSessionList,
+  type AdminDriftCheck,
   type AdminStatus,
   type DriftSourceReport,
   type ErrorCode,
@@ -269,7 +270,8 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       }
       await drift.checkNow(source === undefined ? undefined : [source]);
       reply.header('cache-control', 'no-store');
-      return { drift: drift.report().filter((entry) => source === undefined || entry.source === source) };
+      const answer: AdminDriftCheck = { drift: drift.report().filter((entry) => source === undefined || entry.source === source) };
+      return answer;
     });
 
     if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);

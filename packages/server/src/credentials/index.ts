@@ -5,23 +5,20 @@
  * `<source>/<securityScheme>`. Sessions hold login ids, never values; values are read from the vault on
  * every call, so rotating a secret changes what the next call sends and never what a session may reach.
  */
-import * as oauth from 'oauth4webapi';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import {
   chooseLoginAlternative,
   compareText,
   loginAlternativesOf,
   loginIdOf,
   GatewayError,
-  isLoopbackHostname,
   type CredentialConfig,
   type LoadedConfig,
   type LockedOperation,
   type Operation,
   type SecurityRequirement,
 } from '@gateway/core';
-import { findSsrfRefusal } from '@gateway/runtime';
-import type { Vault } from '@gateway/runtime';
+import { createClientCredentialsGrant, type Vault } from '@gateway/runtime';
 import type { ExecutorCredentials } from '../execute/request.js';
 
 export interface CredentialResolver {
@@ -83,19 +80,9 @@ export function operationLogins(loaded: LoadedConfig, sourceName: string, operat
   return [...ids].sort();
 }
 
-interface CachedToken {
-  accessToken: string;
-  /** When to stop using it (ms since epoch): shortly before the server's expiry. */
-  refreshAt: number;
-}
-
-/** Used when the token response carries no `expires_in` (RFC 6749 §5.1 makes it only RECOMMENDED). */
-const DEFAULT_TOKEN_LIFETIME_MS = 5 * 60_000;
-
 export function createCredentialResolver(options: CredentialResolverOptions): CredentialResolver {
   const { loaded, vault } = options;
-  const now = options.now ?? Date.now;
-  const tokens = new Map<string, CachedToken | Promise<CachedToken>>();
+  const grant = createClientCredentialsGrant(options.now ? { now: options.now } : {});
 
   async function secretOf(loginId: string, name: string): Promise<string> {
     const value = await vault.get(name);
@@ -107,98 +94,6 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
       );
     }
     return value;
-  }
-
-  async function clientCredentialsToken(
-    loginId: string,
-    credential: Extract<CredentialConfig, { type: 'oauthClientCredentials' }>,
-    tokenUrl: string,
-    scopes: string[],
-  ): Promise<string> {
-    const cacheKey = JSON.stringify([loginId, tokenUrl, credential.clientId, [...scopes].sort()]);
-    const cached = tokens.get(cacheKey);
-    if (cached) {
-      const token = await cached;
-      if (now() < token.refreshAt) return token.accessToken;
-      if (tokens.get(cacheKey) === cached) tokens.delete(cacheKey);
-    }
-    // One request in flight per key: concurrent calls share it instead of each asking for a token.
-    const pending = requestToken(loginId, credential, tokenUrl, scopes);
-    tokens.set(cacheKey, pending);
-    try {
-      const token = await pending;
-      tokens.set(cacheKey, token);
-      return token.accessToken;
-    } catch (error) {
-      tokens.delete(cacheKey);
-      throw error;
-    }
-  }
-
-  async function requestToken(
-    loginId: string,
-    credential: Extract<CredentialConfig, { type: 'oauthClientCredentials' }>,
-    tokenUrl: string,
-    scopes: string[],
-  ): Promise<CachedToken> {
-    const clientSecret = await secretOf(loginId, credential.secret);
-    const url = new URL(tokenUrl);
-    const authorizationServer: oauth.AuthorizationServer = { issuer: url.origin, token_endpoint: tokenUrl };
-    const client: oauth.Client = { client_id: credential.clientId };
-    const parameters = new URLSearchParams();
-    if (scopes.length > 0) parameters.set('scope', scopes.join(' '));
-    const dispatcher = options.fetchDispatcher;
-    const requestOptions: oauth.ClientCredentialsGrantRequestOptions = {
-      // oauth4webapi refuses plain http (RFC 9700 §2.6); loopback token endpoints are allowed, as for gateway.url.
-      ...(url.protocol === 'http:' && isLoopbackHostname(url.hostname) ? { [oauth.allowInsecureRequests]: true } : {}),
-      ...(dispatcher
-        ? {
-            [oauth.customFetch]: ((input: string, init: RequestInit) =>
-              undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof fetch,
-          }
-        : {}),
-      signal: AbortSignal.timeout(10_000),
-    };
-    const started = now();
-    let result: oauth.TokenEndpointResponse;
-    try {
-      const response = await oauth.clientCredentialsGrantRequest(
-        authorizationServer,
-        client,
-        // RFC 6749 §2.3.1: servers MUST support HTTP Basic client authentication.
-        oauth.ClientSecretBasic(clientSecret),
-        parameters,
-        requestOptions,
-      );
-      result = await oauth.processClientCredentialsResponse(authorizationServer, client, response, {
-        [oauth.allowInsecureRequests]: requestOptions[oauth.allowInsecureRequests],
-      } as oauth.ProcessTokenResponseOptions);
-    } catch (error) {
-      const refusal = findSsrfRefusal(error);
-      if (refusal) throw refusal;
-      if (error instanceof oauth.ResponseBodyError) {
-        throw new GatewayError(
-          'OAUTH_TOKEN_REQUEST_FAILED',
-          `the token endpoint ${tokenUrl} refused the client credentials of ${loginId}: ${error.error} (HTTP ${error.status})`,
-          { details: { login: loginId, error: error.error } },
-        );
-      }
-      throw new GatewayError('OAUTH_TOKEN_ENDPOINT_UNREACHABLE', `no token from ${tokenUrl} for ${loginId}: ${(error as Error).message}`, {
-        details: { login: loginId },
-      });
-    }
-    if (result.token_type.toLowerCase() !== 'bearer') {
-      throw new GatewayError(
-        'OAUTH_TOKEN_REQUEST_FAILED',
-        `the token endpoint ${tokenUrl} issued a '${result.token_type}' token for ${loginId}; only bearer tokens are supported`,
-        { details: { login: loginId } },
-      );
-    }
-    const lifetime = typeof result.expires_in === 'number' && result.expires_in > 0 ? result.expires_in * 1000 : DEFAULT_TOKEN_LIFETIME_MS;
-    // Stop using a token shortly before it expires (a tenth of its life, at most 30 s) so it never
-    // expires in flight. The clock starts when the request was sent: the conservative side.
-    const margin = Math.min(30_000, lifetime / 10);
-    return { accessToken: result.access_token, refreshAt: started + lifetime - margin };
   }
 
   async function apply(
@@ -259,7 +154,15 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           );
         }
         const scopes = credential.scopes ?? requiredScopes;
-        target.headers.authorization = `Bearer ${await clientCredentialsToken(loginId, credential, tokenUrl, scopes)}`;
+        const token = await grant.token({
+          requester: loginId,
+          tokenUrl,
+          clientId: credential.clientId,
+          clientSecret: () => secretOf(loginId, credential.secret),
+          scopes,
+          ...(options.fetchDispatcher ? { dispatcher: options.fetchDispatcher } : {}),
+        });
+        target.headers.authorization = `Bearer ${token}`;
         return;
       }
       default: {
@@ -303,7 +206,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
     },
 
     forgetTokens(loginId) {
-      for (const key of [...tokens.keys()]) if ((JSON.parse(key) as string[])[0] === loginId) tokens.delete(key);
+      grant.forget(loginId);
     },
   };
 }

@@ -13,44 +13,9 @@ import type { IndexedTool, OpenApiIndexedTool } from '../publications/registry.j
 import { executeMcpTool } from './mcp-call.js';
 import type { McpUpstreamPool } from './mcp-upstream.js';
 import { buildUpstreamRequest, type ExecutorCredentials, type UpstreamRequest } from './request.js';
+import type { ToolCallContext, ToolCallOutcome, ToolResult } from './tool-call.js';
 
-/** A content block of a tool result (the MCP `ContentBlock` shapes the executor produces). */
-export type ToolContent =
-  | { type: 'text'; text: string }
-  | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } }
-  /** Any other block an upstream MCP server returned (image, audio, resource_link, resource), passed through (credentials redacted). */
-  | { type: string; [key: string]: unknown };
-
-/** A tool result, protocol-neutral: the MCP layer maps it per era. */
-export interface ToolResult {
-  content: ToolContent[];
-  /** The parsed JSON response (any JSON value; the MCP layer wraps non-objects for 2025-11-25). */
-  structuredContent?: unknown;
-  isError?: boolean;
-}
-
-/** What one call did, for logs and (later) receipts. Never secrets. */
-export interface ToolCallOutcome {
-  result: ToolResult;
-  /** The final upstream HTTP status, when the upstream answered. */
-  upstreamStatus?: number;
-  /** `validation`, `credentials`, `upstream`, `timeout`, `too-large`, `network`, `redirect`, `ok`. */
-  outcome:
-    | 'ok'
-    | 'upstream-error'
-    | 'validation'
-    | 'credentials'
-    | 'timeout'
-    | 'too-large'
-    | 'network'
-    | 'redirect'
-    | 'refused'
-    | 'cancelled'
-    /** The answer carried a credential of the call in bytes, which cannot be redacted: refused. */
-    | 'credential-echoed';
-  loginId: string | null;
-  durationMs: number;
-}
+export type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from './tool-call.js';
 
 /**
  * Resolves the credential material for one call. Declared here, by the executor that needs it, so the executor
@@ -79,20 +44,6 @@ export interface ExecutorOptions {
   maxRedirects?: number;
   /** The upstream MCP servers of `kind: mcp` sources (absent when there are none). */
   mcpUpstreams?: McpUpstreamPool;
-}
-
-export interface ToolCallContext {
-  /** Logins the caller's session allows (`<source>/<scheme>`). */
-  logins: ReadonlySet<string>;
-  /** Aborted when the MCP client goes away (2026-07-28: closing the stream cancels the request). */
-  signal?: AbortSignal;
-  /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
-  /**
-   * Called once, right after the upstream request is sent and before its answer is awaited: work the call
-   * must do anyway (the receipt's arguments digest) runs while the upstream works, not after it answers.
-   */
-  onSent?: () => void;
 }
 
 export interface Executor {
@@ -243,6 +194,10 @@ function createOpenApiExecutor(
         return finish(result, outcome, { upstreamStatus: response.statusCode, loginId });
       }
     } catch (error) {
+      // The client went away or sent notifications/cancelled: the exchange was aborted, as an MCP call is.
+      if (context.signal?.aborted) {
+        return finish(errorResult(`${tool.name}: cancelled by the client`), 'cancelled', { loginId });
+      }
       if (error instanceof ResponseTooLarge) {
         return finish(
           errorResult(
@@ -257,9 +212,6 @@ function createOpenApiExecutor(
         return finish(errorResult(`${tool.name}: the upstream did not answer within ${limits.totalMs} ms (timeout)`), 'timeout', {
           loginId,
         });
-      }
-      if (context.signal?.aborted) {
-        return finish(errorResult(`${tool.name}: cancelled by the client`), 'network', { loginId });
       }
       return finish(errorResult(`${tool.name}: ${redact(networkMessage(error, upstream.url, limits))}`), 'network', { loginId });
     }

@@ -5,7 +5,7 @@
  */
 import { isGatewayError } from '@gateway/core';
 import type { McpIndexedTool } from '../publications/registry.js';
-import type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from './executor.js';
+import type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from './tool-call.js';
 import type { McpUpstreamPool } from './mcp-upstream.js';
 
 function errorResult(message: string): ToolResult {

@@ -25,8 +25,8 @@
  *   Transports › Streamable HTTP › Sending Messages to the Server, item 5: "If the input is a JSON-RPC
  *   request, the server MUST either return Content-Type: text/event-stream, to initiate an SSE stream, or
  *   Content-Type: application/json, to return one JSON object. The client MUST support both these cases."
- *   The SDK 1.x client reads an SSE answer through web streams and an SSE parser, about 0.16 ms of its CPU
- *   per call more than a JSON body (bench/peers); and none of these requests has anything to send before
+ *   The SDK 1.x client reads an SSE answer through web streams and an SSE parser, which costs it more CPU
+ *   than a JSON body (figures: docs/performance.md, "`/mcp` fast path"); and none of these requests has anything to send before
  *   its answer (a call with a progress token has, and goes to the SDK, which streams it). The answers are
  *   the bytes of the SDK's own transport configured for JSON answers (`WebStandardStreamableHTTPServerTransport`
  *   with `enableJsonResponse: true`), which `mcp/fast-path.test.ts` compares them with.

@@ -282,9 +282,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     if (result.status !== null && result.status >= 200 && result.status < 300) {
       worker.queue.shift();
       // Marked before the next event is sent, one commit per event: after a crash only the event in flight is
-      // sent again, so a receiver never sees the sequence go back. Marking in batches was measured (no gain
-      // left once WAL checkpoints moved off the event loop: a commit without fsync costs tens of µs) and
-      // would resend a whole batch after a crash. The mark (and the next event's send) waits for its turn in
+      // sent again, so a receiver never sees the sequence go back. Marking in batches gained nothing
+      // (docs/performance.md, "Webhook deliveries marked one commit per event") and would resend a whole
+      // batch after a crash. The mark (and the next event's send) waits for its turn in
       // the background lane, behind calls that are ready to run (scheduling/background-lane.ts).
       await backgroundTurn();
       const delivery: Delivery = { sequence: event.sequence, status: result.status, at: new Date().toISOString() };

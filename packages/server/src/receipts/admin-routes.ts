@@ -8,6 +8,8 @@ import {
   inclusionProof,
   verifyCheckpointNote,
   verifyReceiptLog,
+  type AdminReceiptList,
+  type AdminReceiptProof,
   type LogVerification,
   type Receipt,
   type ReceiptOutcome,
@@ -27,16 +29,6 @@ const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-requir
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
 const PAGE = 1000;
-
-/** `GET /admin/receipts/<id>/proof`: everything a verifier needs next to the public key. */
-export interface ReceiptProof {
-  receipt: Receipt;
-  /** base64 of SHA-256(0x00 || canonical receipt). */
-  leafHash: string;
-  checkpoint: { treeSize: number; note: string; verifierKey: string };
-  /** base64 of each hash of the RFC 9162 §2.1.3 inclusion path, leaf level first. */
-  inclusionPath: string[];
-}
 
 function exportLinesOf(log: ReceiptLog): string[] {
   const checkpoints = log.store.checkpoints();
@@ -189,7 +181,8 @@ export function registerReceiptRoutes(
       limit,
     });
     reply.header('cache-control', 'no-store');
-    return { receipts, ...(receipts.length === limit ? { next: receipts[receipts.length - 1]!.id } : {}) };
+    const page: AdminReceiptList = { receipts, ...(receipts.length === limit ? { next: receipts[receipts.length - 1]!.id } : {}) };
+    return page;
   });
 
   app.get('/receipts/export', async (request, reply) => {
@@ -227,7 +220,7 @@ export function registerReceiptRoutes(
     const checkpoint = log.checkpoint();
     if (!checkpoint || checkpoint.treeSize <= index) return notFound(reply, id);
     const leaves = log.store.leafHashes(checkpoint.treeSize);
-    const proof: ReceiptProof = {
+    const proof: AdminReceiptProof = {
       receipt,
       leafHash: leaves[index]!.toString('base64'),
       checkpoint: { treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey },

@@ -6,9 +6,9 @@ import type { Migration } from '../store/database.js';
  * the right edge of the Merkle tree, one 32-byte subtree root per set bit of the size), refreshed every
  * EDGE_SNAPSHOT_EVERY leaves (store.ts keeps the current edge in memory); `receipt_checkpoints`
  * the signed notes. No secondary indexes on purpose: each one adds pages to every append's commit (and WAL
- * checkpoints), about 50–100 µs per tool call measured by bench/receipts.mjs; filtered lists scan in leaf
- * order instead, which an audit query can afford and a tool call cannot. Never secrets: receipts carry keyed digests,
- * checkpoints public keys.
+ * checkpoints), on every tool call (figures: docs/performance.md, "Receipt tables without secondary indexes");
+ * filtered lists scan in leaf order instead, which an audit query can afford and a tool call cannot. Never
+ * secrets: receipts carry keyed digests, checkpoints public keys.
  */
 export const receiptMigrations: Migration[] = [
   {

@@ -7,8 +7,8 @@
  * Why: in one turn of its loop, Node runs every `setImmediate` callback queued before the turn's check phase,
  * and polls for I/O only after them. With each of those steps queued that way, a client that sends its next
  * call as soon as it has the answer (an agent calling tools back to back) found the gateway busy with the
- * previous call's receipt, event and log line. `bench/ab.mjs --hooks --concurrency 1` measured 0.85–0.93×
- * the p50 and 1.14–1.17× the calls per second with the lane (docs/server.md#the-background-lane).
+ * previous call's receipt, event and log line (figures: docs/performance.md, "The background lane"; design:
+ * docs/server.md#the-background-lane).
  *
  * Tasks run in the order they were queued. While more than `MAX_WAITING` wait (a sustained load queues work
  * faster than one task per turn), a turn runs as many as it takes to come back to that bound, so the lane keeps

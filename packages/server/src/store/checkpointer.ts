@@ -45,8 +45,8 @@ export interface BackgroundCheckpointer {
 /**
  * Moves WAL checkpoints off the event loop. With `synchronous = NORMAL` a commit writes to the WAL and does not
  * fsync; the checkpoint, which SQLite otherwise runs inside whichever commit crosses 1,000 WAL pages, copies
- * pages into the database file and fsyncs both files. On the shared 2-core machine that made one commit in a
- * few hundred take milliseconds (bench/webhooks-e2e.mjs: about 45% of the gateway's throughput). Here a
+ * pages into the database file and fsyncs both files, which made one commit in a few hundred take milliseconds
+ * (figures: docs/performance.md, "WAL checkpoints off the event loop"). Here a
  * worker thread with its own connection runs PASSIVE checkpoints every CHECKPOINT_INTERVAL_MS, and the main
  * connection's automatic checkpoints are turned off once the thread is running (restored if it fails).
  * Durability is unchanged: a commit is in the WAL either way, and a checkpoint only moves committed pages.

@@ -44,9 +44,9 @@ export function writeTransaction<A extends unknown[], R>(database: SqliteDatabas
 
 /**
  * SQLite's page cache of the gateway's connection, in KiB: SQLite's own default. better-sqlite3 builds SQLite with
- * 16,000 KiB per connection, and the gateway's cache filled towards that as receipts were written: RSS climbed
- * 15–20 MB over 30,000 calls, then stayed there (bench/memory.mjs). The gateway reads rows by key and appends, so
- * 2 MB holds the hot pages (the same CPU per call in the bench); the operating system caches the file itself.
+ * 16,000 KiB per connection, which the gateway's cache filled as receipts were written. The gateway reads rows by
+ * key and appends, so 2 MB holds the hot pages; the operating system caches the file itself (figures:
+ * docs/performance.md, "SQLite page cache of 2 MB").
  */
 export const PAGE_CACHE_KIB = 2000;
 

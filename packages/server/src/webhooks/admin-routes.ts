@@ -2,9 +2,19 @@
  * `/admin/webhooks…`: what `gateway webhooks list | deliveries | replay | resume | test` read and do.
  * Registered inside the admin plugin, behind its bearer token.
  */
-import { DEFAULT_WEBHOOK_EVENT_TYPES, type AdminWebhookState, type ErrorCode } from '@gateway/core';
+import {
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  type AdminWebhookDelivery,
+  type AdminWebhookDeliveryList,
+  type AdminWebhookEndpoint,
+  type AdminWebhookEndpointList,
+  type AdminWebhookReplay,
+  type AdminWebhookResume,
+  type AdminWebhookTest,
+  type ErrorCode,
+} from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { OutboxEvent, OutboxStatus } from '../outbox/store.js';
+import type { OutboxStatus } from '../outbox/store.js';
 import type { Webhooks } from './service.js';
 
 export interface WebhookRoutesProblem {
@@ -14,28 +24,12 @@ export interface WebhookRoutesProblem {
   detail: string;
 }
 
-/** One row of `GET /admin/webhooks`. */
-export interface WebhookEndpointSummary extends AdminWebhookState {
-  url: string;
-  outcomes: string[];
-  types: string[];
-  data: 'standard' | 'detailed';
-  onExhausted: 'pause' | 'skip';
-  rotating: boolean;
-  nextSequence: number;
-  counts: Record<OutboxStatus, number>;
-  lease: { holder: string; expiresAt: string } | null;
-}
-
-/** One row of `GET /admin/webhooks/:endpoint/deliveries` (the body is left out: it holds the receipt). */
-export type WebhookDelivery = Omit<OutboxEvent, 'body' | 'endpoint' | 'nextAttemptAt'> & { nextAttemptAt: string | null };
-
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
 
 /** Each configured endpoint's delivery state, as `GET /admin/webhooks` and `GET /admin/status` show it. */
-export async function webhookSummaries(webhooks: Webhooks): Promise<WebhookEndpointSummary[]> {
-  const endpoints: WebhookEndpointSummary[] = [];
+export async function webhookSummaries(webhooks: Webhooks): Promise<AdminWebhookEndpoint[]> {
+  const endpoints: AdminWebhookEndpoint[] = [];
   for (const [name, config] of webhooks.endpoints) {
     const state = await webhooks.outbox.store.endpoint(name);
     const paused = state?.pausedAt ? { at: state.pausedAt, sequence: state.pausedSequence, reason: state.pausedReason } : null;
@@ -83,7 +77,8 @@ export function registerWebhookRoutes(
   app.get('/webhooks', async (_request, reply) => {
     const endpoints = await webhookSummaries(webhooks);
     reply.header('cache-control', 'no-store');
-    return { endpoints };
+    const answer: AdminWebhookEndpointList = { endpoints };
+    return answer;
   });
 
   app.get('/webhooks/:endpoint/deliveries', async (request, reply) => {
@@ -102,12 +97,13 @@ export function registerWebhookRoutes(
       limit,
       ...(query.status ? { status: query.status as OutboxStatus } : {}),
     });
-    const deliveries: WebhookDelivery[] = events.map(({ body: _body, endpoint: _endpoint, nextAttemptAt, ...rest }) => ({
+    const deliveries: AdminWebhookDelivery[] = events.map(({ body: _body, endpoint: _endpoint, nextAttemptAt, ...rest }) => ({
       ...rest,
       nextAttemptAt: rest.status === 'pending' && nextAttemptAt > 0 ? new Date(nextAttemptAt).toISOString() : null,
     }));
     reply.header('cache-control', 'no-store');
-    return { endpoint, deliveries };
+    const answer: AdminWebhookDeliveryList = { endpoint, deliveries };
+    return answer;
   });
 
   app.post('/webhooks/:endpoint/replay', async (request, reply) => {
@@ -122,7 +118,8 @@ export function registerWebhookRoutes(
     }
     const replayed = await store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
     webhooks.dispatcher.notify({ reread: true });
-    return { endpoint, replayed };
+    const answer: AdminWebhookReplay = { endpoint, replayed };
+    return answer;
   });
 
   // Delivery goes on from the event a pause stopped at (also ends a 410 Gone disable); nothing else changes.
@@ -130,7 +127,8 @@ export function registerWebhookRoutes(
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const resumed = await webhooks.resume(endpoint);
-    return { endpoint, ...resumed };
+    const answer: AdminWebhookResume = { endpoint, ...resumed };
+    return answer;
   });
 
   app.post('/webhooks/:endpoint/test', async (request, reply) => {
@@ -138,6 +136,7 @@ export function registerWebhookRoutes(
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const result = await webhooks.sendTest(endpoint);
     const isAcknowledged = result.status !== null && result.status >= 200 && result.status < 300;
-    return { endpoint, ...result, acknowledged: isAcknowledged };
+    const answer: AdminWebhookTest = { endpoint, ...result, acknowledged: isAcknowledged };
+    return answer;
   });
 }

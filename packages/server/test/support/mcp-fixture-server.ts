@@ -14,6 +14,8 @@ export interface FixtureMcpServer {
   url: string;
   /** Headers of every HTTP request received (lower-case names). */
   requests: IncomingMessage['headers'][];
+  /** Calls of `slow` (offered with `slowTool: true`) the server started. */
+  slowCalls: number;
   /** Calls of `slow` (offered with `slowTool: true`) whose request the server saw cancelled. */
   cancelled: number;
   /** Changes the description of `mutable` and sends notifications/tools/list_changed. */
@@ -27,6 +29,7 @@ export async function startFixtureMcpServer(
   let mutableDescription = 'Returns a greeting.';
   const requests: IncomingMessage['headers'][] = [];
   let cancelled = 0;
+  let slowCalls = 0;
   const tools = (): ListToolsResult['tools'] => [
     { name: 'stable', description: 'Adds one.', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
     { name: 'mutable', description: mutableDescription, inputSchema: { type: 'object', properties: {} } },
@@ -47,6 +50,7 @@ export async function startFixtureMcpServer(
       if (request.params.name === 'slow') {
         // Counts the cancellation the gateway forwards (the request signal aborts), not a timeout of its own.
         const signal = context.mcpReq.signal;
+        slowCalls += 1;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 20_000);
           signal.addEventListener(
@@ -87,6 +91,9 @@ export async function startFixtureMcpServer(
     requests,
     get cancelled() {
       return cancelled;
+    },
+    get slowCalls() {
+      return slowCalls;
     },
     changeDescription(text) {
       mutableDescription = text;
