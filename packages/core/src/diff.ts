@@ -424,7 +424,11 @@ export function describeMcpToolChanges(before: McpTool, after: McpTool): Operati
   return changes;
 }
 
-function describeEntryChanges(before: Operation | McpTool, after: Operation | McpTool): OperationChange[] {
+/**
+ * What changed between two versions of one tool, of either kind: the sentences `gateway diff`, the consent page
+ * and the console all show (one source of the words).
+ */
+export function describeToolChanges(before: Operation | McpTool, after: Operation | McpTool): OperationChange[] {
   if ('method' in before && 'method' in after) return describeOperationChanges(before, after);
   if (!('method' in before) && !('method' in after)) return describeMcpToolChanges(before, after);
   return [{ kind: 'status-changed', message: 'the source kind changed' }];
@@ -442,7 +446,7 @@ export function diffOperations(baseline: readonly (Operation | McpTool)[], live:
       added.push(summaryOfEntry(operation));
       continue;
     }
-    const changes = describeEntryChanges(old, operation);
+    const changes = describeToolChanges(old, operation);
     if (changes.length > 0) {
       changed.push({
         ...summaryOfEntry(operation),

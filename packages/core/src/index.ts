@@ -93,6 +93,7 @@ export {
 export { publishProposal, type LiveDescription, type PublishRequest } from './publish.js';
 export {
   describeOperationChanges,
+  describeToolChanges,
   diffOperations,
   describeDiffInWords,
   diffSource,

@@ -38,6 +38,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:aaa',
+    target: { kind: 'http', method: 'GET', path: '/orders' },
     logins: ['orders/api_key'],
   },
   {
@@ -48,6 +49,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:bbb',
+    target: { kind: 'http', method: 'GET', path: '/orders/{orderId}' },
     logins: ['orders/api_key'],
   },
   {
@@ -58,6 +60,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: false,
     destructive: false,
     fingerprint: 'sha256:ccc',
+    target: { kind: 'http', method: 'POST', path: '/orders' },
     logins: ['orders/api_key'],
   },
   {
@@ -68,6 +71,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: false,
     destructive: true,
     fingerprint: 'sha256:ddd',
+    target: { kind: 'http', method: 'DELETE', path: '/orders/{orderId}' },
     logins: ['orders/api_key'],
   },
 ];
@@ -139,6 +143,8 @@ export async function startAuthorizationServer(
     mcpUrl: `${issuer}/mcp`,
     listTools: () => options.tools ?? TOOLS,
     listLogins: () => options.logins ?? LOGINS,
+    // No earlier versions are kept here: a changed tool is described as no longer published.
+    changesSince: () => undefined,
     ...(options.caCertificates ? { clientMetadataCaCertificates: options.caCertificates } : {}),
   });
   await app.register(authorization.plugin);
