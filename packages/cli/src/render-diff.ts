@@ -1,5 +1,8 @@
-/** Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. */
-import type { ChangedOperation, OperationSummary, SourceDiff } from '@gateway/core';
+/**
+ * Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. Layout only:
+ * every sentence about an operation comes from core (diff.ts), which the consent page and the console share.
+ */
+import { addedNote, DOCUMENTATION_ONLY_NOTE, operationLabel, REMOVED_NOTE, type ChangedOperation, type SourceDiff } from '@gateway/core';
 
 function counts(diff: SourceDiff): string {
   return `${diff.added.length} added, ${diff.changed.length} changed, ${diff.removed.length} removed`;
@@ -7,10 +10,6 @@ function counts(diff: SourceDiff): string {
 
 function baselineLabel(diff: SourceDiff): string {
   return diff.baseline ? `${diff.baseline.publication} (${diff.baseline.status})` : 'nothing (not in the lock yet)';
-}
-
-function operationLabel(operation: OperationSummary): string {
-  return `${operation.method} ${operation.path}`;
 }
 
 export function renderDiffText(diffs: SourceDiff[]): string[] {
@@ -22,13 +21,13 @@ export function renderDiffText(diffs: SourceDiff[]): string[] {
     }
     lines.push(`${diff.source}: ${counts(diff)} (live description versus ${baselineLabel(diff)})`);
     for (const operation of diff.added) {
-      lines.push(`  + ${operation.tool}  ${operationLabel(operation)}${operation.status === 'unsupported' ? '  (unsupported)' : ''}`);
+      lines.push(`  + ${operation.tool}  ${operationLabel(operation)}  (${addedNote(operation)})`);
     }
     for (const operation of diff.changed) {
-      lines.push(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : '  (documentation only)'}`);
+      lines.push(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : `  (${DOCUMENTATION_ONLY_NOTE})`}`);
       for (const change of operation.changes) lines.push(`      ${change.message}`);
     }
-    for (const operation of diff.removed) lines.push(`  - ${operation.tool}  ${operationLabel(operation)}`);
+    for (const operation of diff.removed) lines.push(`  - ${operation.tool}  ${operationLabel(operation)}  (${REMOVED_NOTE})`);
   }
   const changed = diffs.filter((diff) => diff.hasChanges).length;
   lines.push(changed === 0 ? 'no changes' : `${changed} source${changed === 1 ? '' : 's'} changed`);
@@ -68,12 +67,11 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
     lines.push(`Live description versus ${baselineLabel(diff)}: ${counts(diff)}.`, '');
     lines.push('| | tool | operation | what changed |', '|---|---|---|---|');
     for (const operation of diff.added) {
-      const note = operation.status === 'unsupported' ? 'new operation (unsupported)' : 'new operation';
-      lines.push(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${note} |`);
+      lines.push(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(addedNote(operation))} |`);
     }
     for (const operation of diff.changed) lines.push(changeRows(operation));
     for (const operation of diff.removed) {
-      lines.push(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`);
+      lines.push(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(REMOVED_NOTE)} |`);
     }
     lines.push('');
   }
