@@ -273,10 +273,10 @@ describe('the re-approval page says what changed', () => {
         expect(firstSession.expiresAt - firstSession.createdAt).toBe(3_600_000);
 
         // The search operation gains a required query parameter; `gateway diff` says so, then it is published.
-        const document = await readFile(workspace.documentPath, 'utf8');
+        const original = await readFile(workspace.documentPath, 'utf8');
         await writeFile(
           workspace.documentPath,
-          document.replace(
+          original.replace(
             '      parameters:\n        - name: status\n',
             '      parameters:\n        - name: owner\n          in: query\n          required: true\n          schema:\n' +
               '            type: string\n        - name: status\n',
@@ -315,7 +315,8 @@ describe('the re-approval page says what changed', () => {
         expect(await axeViolations(page)).toEqual([]);
         await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'consent-reapproval-desktop.png'), fullPage: true });
         await page.setViewportSize({ width: 390, height: 844 });
-        expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
         expect(await axeViolations(page)).toEqual([]);
         await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'consent-reapproval-narrow.png'), fullPage: true });
 

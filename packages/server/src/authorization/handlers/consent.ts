@@ -71,7 +71,9 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       choices: {
         tools: names,
         logins: 'logins' in completed ? completed.logins : logins,
-        ...(earlierLifetime !== undefined && settings.lifetimeChoicesSeconds.includes(earlierLifetime) ? { lifetime: earlierLifetime } : {}),
+        ...(earlierLifetime !== undefined && settings.lifetimeChoicesSeconds.includes(earlierLifetime)
+          ? { lifetime: earlierLifetime }
+          : {}),
       },
       reapproval,
     };
