@@ -16,6 +16,7 @@ import {
   authorizationMigrations,
   createAuthorization,
   type AuthorizationComponents,
+  type AuthorizationContext,
   type ConsentTool,
 } from '../../src/authorization/index.js';
 import type { LoginSummary as ConsentLogin } from '../../src/credentials/index.js';
@@ -96,7 +97,9 @@ export async function startAuthorizationServer(
     extraYaml?: string;
     caCertificates?: string[] /** The tools and logins on offer (default TOOLS and LOGINS). */;
     tools?: ConsentTool[];
-    logins?: ConsentLogin[] /** Collects the JSON lines of the gateway's own logger (info level). */;
+    logins?: ConsentLogin[];
+    /** What changed since an approved fingerprint (default: nothing known, as after a restart). */
+    changesSince?: AuthorizationContext['changesSince'] /** Collects the JSON lines of the gateway's own logger (info level). */;
     logLines?: string[];
     /** How long a statement waits for another connection's write lock (default: the gateway's BUSY_TIMEOUT_MS). */
     busyTimeoutMs?: number;
@@ -143,8 +146,7 @@ export async function startAuthorizationServer(
     mcpUrl: `${issuer}/mcp`,
     listTools: () => options.tools ?? TOOLS,
     listLogins: () => options.logins ?? LOGINS,
-    // No earlier versions are kept here: a changed tool is described as no longer published.
-    changesSince: () => undefined,
+    changesSince: options.changesSince ?? (() => undefined),
     ...(options.caCertificates ? { clientMetadataCaCertificates: options.caCertificates } : {}),
   });
   await app.register(authorization.plugin);
