@@ -92,9 +92,8 @@ describe('gateway diff', () => {
     const text = await workspace.gateway('diff', 'pets');
     expect(text.exitCode).toBe(0);
     const lines = text.stdout.split('\n');
-    expect(lines).toContain(
-      `  + delete_pet  DELETE /pets/{petId}  (${addedNote({ tool: 'delete_pet', method: 'DELETE', path: '/pets/{petId}', status: 'supported' })})`,
-    );
+    const added = { tool: 'delete_pet', method: 'DELETE', path: '/pets/{petId}', status: 'supported' } as const;
+    expect(lines).toContain(`  + delete_pet  DELETE /pets/{petId}  (${addedNote(added)})`);
     expect(lines).toContain(`  - create_pets  POST /pets  (${REMOVED_NOTE})`);
     const markdown = (await workspace.gateway('diff', 'pets', '--format', 'markdown')).stdout.split('\n');
     expect(markdown).toContain('| added | `delete_pet` | `DELETE /pets/{petId}` | new in the live description |');
