@@ -1,9 +1,18 @@
 /**
- * Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. Tool names,
- * upstream names and change messages may hold hidden characters (core's tool-text): each line shows them
- * escaped as `\u{E0049}` and carries a flag, never the raw characters.
+ * Human renderings of `gateway diff`: plain text for terminals, Markdown for pull-request comments. Layout only:
+ * every sentence about an operation comes from core (diff.ts), which the consent page and the console share.
+ * Tool names, upstream names and change messages may hold hidden characters (core's tool-text): each line shows
+ * them escaped as `\u{E0049}` and carries a flag, never the raw characters.
  */
-import { escapeHiddenCharacters, type ChangedOperation, type OperationSummary, type SourceDiff } from '@gateway/core';
+import {
+  addedNote,
+  DOCUMENTATION_ONLY_NOTE,
+  escapeHiddenCharacters,
+  operationLabel,
+  REMOVED_NOTE,
+  type ChangedOperation,
+  type SourceDiff,
+} from '@gateway/core';
 
 const HIDDEN_FLAG = '! HIDDEN CHARACTERS, shown escaped';
 
@@ -13,20 +22,12 @@ function shown(line: string, flag: (line: string) => string = (escaped) => `${es
   return escaped === line ? line : flag(escaped);
 }
 
-function unsupportedNote(operation: OperationSummary): string {
-  return operation.status === 'unsupported' ? `unsupported${operation.reason ? `: ${operation.reason}` : ''}` : '';
-}
-
 function counts(diff: SourceDiff): string {
   return `${diff.added.length} added, ${diff.changed.length} changed, ${diff.removed.length} removed`;
 }
 
 function baselineLabel(diff: SourceDiff): string {
   return diff.baseline ? `${diff.baseline.publication} (${diff.baseline.status})` : 'nothing (not in the lock yet)';
-}
-
-function operationLabel(operation: OperationSummary): string {
-  return `${operation.method} ${operation.path}`;
 }
 
 export function renderDiffText(diffs: SourceDiff[]): string[] {
@@ -38,14 +39,15 @@ export function renderDiffText(diffs: SourceDiff[]): string[] {
     }
     lines.push(`${diff.source}: ${counts(diff)} (live description versus ${baselineLabel(diff)})`);
     for (const operation of diff.added) {
-      const note = unsupportedNote(operation);
-      lines.push(shown(`  + ${operation.tool}  ${operationLabel(operation)}${note ? `  (${note})` : ''}`));
+      lines.push(shown(`  + ${operation.tool}  ${operationLabel(operation)}  (${addedNote(operation)})`));
     }
     for (const operation of diff.changed) {
-      lines.push(shown(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : '  (documentation only)'}`));
+      lines.push(
+        shown(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : `  (${DOCUMENTATION_ONLY_NOTE})`}`),
+      );
       for (const change of operation.changes) lines.push(shown(`      ${change.message}`));
     }
-    for (const operation of diff.removed) lines.push(shown(`  - ${operation.tool}  ${operationLabel(operation)}`));
+    for (const operation of diff.removed) lines.push(shown(`  - ${operation.tool}  ${operationLabel(operation)}  (${REMOVED_NOTE})`));
   }
   const changed = diffs.filter((diff) => diff.hasChanges).length;
   lines.push(changed === 0 ? 'no changes' : `${changed} source${changed === 1 ? '' : 's'} changed`);
@@ -87,19 +89,13 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
     // A flagged row says so in its last cell, where a reader of the table looks for what happened.
     const flagRow = (row: string): string => `${row.slice(0, -2)}<br>**${HIDDEN_FLAG}** |`;
     for (const operation of diff.added) {
-      const note = unsupportedNote(operation);
       lines.push(
-        shown(
-          `| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | new operation${note ? ` (${note})` : ''} |`,
-          flagRow,
-        ),
+        shown(`| added | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(addedNote(operation))} |`, flagRow),
       );
     }
     for (const operation of diff.changed) lines.push(shown(changeRows(operation), flagRow));
     for (const operation of diff.removed) {
-      lines.push(
-        shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | no longer in the description |`, flagRow),
-      );
+      lines.push(shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(REMOVED_NOTE)} |`, flagRow));
     }
     lines.push('');
   }

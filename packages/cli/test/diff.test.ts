@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceDiff } from '@gateway/core';
+import { addedNote, REMOVED_NOTE, type SourceDiff } from '@gateway/core';
 import { editOnce } from './publishing-workspace.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
@@ -88,8 +88,16 @@ describe('gateway diff', () => {
         list_pets: ['query parameter limit: type integer (int32) → string (int32)', 'query parameter limit: optional → required'],
       },
     });
-    // Without --exit-code the same differences are only reported.
-    expect((await workspace.gateway('diff', 'pets')).exitCode).toBe(0);
+    // Without --exit-code the same differences are only reported, in core's words (one wording everywhere).
+    const text = await workspace.gateway('diff', 'pets');
+    expect(text.exitCode).toBe(0);
+    const lines = text.stdout.split('\n');
+    const added = { tool: 'delete_pet', method: 'DELETE', path: '/pets/{petId}', status: 'supported' } as const;
+    expect(lines).toContain(`  + delete_pet  DELETE /pets/{petId}  (${addedNote(added)})`);
+    expect(lines).toContain(`  - create_pets  POST /pets  (${REMOVED_NOTE})`);
+    const markdown = (await workspace.gateway('diff', 'pets', '--format', 'markdown')).stdout.split('\n');
+    expect(markdown).toContain('| added | `delete_pet` | `DELETE /pets/{petId}` | new in the live description |');
+    expect(markdown).toContain('| removed | `create_pets` | `POST /pets` | no longer in the live description |');
   });
 
   it('reports a changed server on every operation that uses it', async () => {

@@ -427,7 +427,11 @@ export function describeMcpToolChanges(before: McpTool, after: McpTool): Operati
   return changes;
 }
 
-function describeEntryChanges(before: Operation | McpTool, after: Operation | McpTool): OperationChange[] {
+/**
+ * What changed between two versions of one tool, of either kind: the sentences `gateway diff`, the consent page
+ * and the console all show (one source of the words).
+ */
+export function describeToolChanges(before: Operation | McpTool, after: Operation | McpTool): OperationChange[] {
   if ('method' in before && 'method' in after) return describeOperationChanges(before, after);
   if (!('method' in before) && !('method' in after)) return describeMcpToolChanges(before, after);
   return [{ kind: 'status-changed', message: 'the source kind changed' }];
@@ -445,7 +449,7 @@ export function diffOperations(baseline: readonly (Operation | McpTool)[], live:
       added.push(summaryOfEntry(operation));
       continue;
     }
-    const changes = describeEntryChanges(old, operation);
+    const changes = describeToolChanges(old, operation);
     if (changes.length > 0) {
       changed.push({
         ...summaryOfEntry(operation),
@@ -561,19 +565,37 @@ export async function importLiveSource(
 }
 
 /**
+ * The words a diff uses besides each change's own sentence (OperationChange.message): one wording for
+ * `gateway diff` (text and Markdown), the admin API, `gateway status`, the consent page and the console.
+ */
+export function operationLabel(operation: OperationSummary): string {
+  return `${operation.method} ${operation.path}`;
+}
+
+/** What a diff says of an operation only in the live description. */
+export function addedNote(operation: OperationSummary): string {
+  const unsupported = operation.reason ? `, unsupported: ${operation.reason}` : ', unsupported';
+  return `new in the live description${operation.status === 'supported' ? '' : unsupported}`;
+}
+
+/** What a diff says of an operation no longer in the live description. */
+export const REMOVED_NOTE = 'no longer in the live description';
+
+/** What a diff says of a changed operation whose request is the same (only what the AI client reads changed). */
+export const DOCUMENTATION_ONLY_NOTE = 'documentation only';
+
+/**
  * A source's diff in sentences, one per operation (what the admin API and `gateway status` show of a proposal):
  * `changed create_order (POST /orders): request body schema changed (properties added: note)`.
  */
 export function describeDiffInWords(diff: SourceDiff): string[] {
-  const label = (operation: OperationSummary): string => `${operation.tool} (${operation.method} ${operation.path})`;
+  const label = (operation: OperationSummary): string => `${operation.tool} (${operationLabel(operation)})`;
   const lines: string[] = [];
   for (const operation of diff.changed) {
     const what = operation.changes.map((change) => change.message).join('; ');
-    lines.push(`changed ${label(operation)}${operation.requestChanged ? '' : ', documentation only'}: ${what}`);
+    lines.push(`changed ${label(operation)}${operation.requestChanged ? '' : `, ${DOCUMENTATION_ONLY_NOTE}`}: ${what}`);
   }
-  for (const operation of diff.removed) lines.push(`removed ${label(operation)}: no longer in the live description`);
-  for (const operation of diff.added) {
-    lines.push(`added ${label(operation)}: new in the live description${operation.status === 'supported' ? '' : ', unsupported'}`);
-  }
+  for (const operation of diff.removed) lines.push(`removed ${label(operation)}: ${REMOVED_NOTE}`);
+  for (const operation of diff.added) lines.push(`added ${label(operation)}: ${addedNote(operation)}`);
   return lines;
 }

@@ -92,7 +92,12 @@ export {
 } from './verify.js';
 export { publishProposal, type LiveDescription, type PublishRequest } from './publish.js';
 export {
+  addedNote,
   describeOperationChanges,
+  describeToolChanges,
+  DOCUMENTATION_ONLY_NOTE,
+  operationLabel,
+  REMOVED_NOTE,
   diffOperations,
   describeDiffInWords,
   diffSource,

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
 import {
   canonicalMcpUrl,
+  describeToolChanges,
   GatewayError,
   isLoopbackHostname,
   loadConfig,
@@ -305,6 +306,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
+      changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
       ...(options.worker
         ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
         : {}),
@@ -506,8 +508,20 @@ function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): Cons
       readOnly: tool.annotations.readOnlyHint,
       destructive: tool.annotations.destructiveHint === true,
       fingerprint: tool.entry.fingerprint,
+      target:
+        tool.kind === 'openapi'
+          ? { kind: 'http', method: tool.operation.method, path: tool.operation.path }
+          : { kind: 'mcp', server: tool.sourceName, tool: tool.mcpTool.name },
       logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : [],
     });
   }
   return tools;
+}
+
+/** What changed in a tool since the approved version, in the words of `gateway diff` (core's describeToolChanges). */
+function changesSince(registry: PublicationRegistry, toolName: string, approvedFingerprint: string): string[] | undefined {
+  const current = registry.snapshot().tools.get(toolName);
+  const approved = registry.servedEntry(toolName, approvedFingerprint);
+  if (!current || !approved) return undefined;
+  return describeToolChanges(approved, current.entry).map((change) => change.message);
 }

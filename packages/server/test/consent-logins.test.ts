@@ -39,6 +39,7 @@ const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:aaa',
+    target: { kind: 'http', method: 'GET', path: '/orders' },
     logins: ['orders/api_key'],
   },
   {
@@ -49,6 +50,7 @@ const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:bbb',
+    target: { kind: 'http', method: 'GET', path: '/ping' },
     logins: [],
   },
   {
@@ -59,6 +61,7 @@ const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:ccc',
+    target: { kind: 'http', method: 'GET', path: '/invoices' },
     logins: ['billing/basic', 'billing/token'],
   },
 ];

@@ -91,6 +91,12 @@ describe('consent page in Chromium', () => {
       expect(await page.locator('fieldset fieldset legend').allInnerTexts()).toEqual(['Source orders']);
       expect(await page.locator('.mark.destructive').count()).toBe(1);
       expect(await page.locator('.mark.read-only').count()).toBe(2);
+      // Neither read-only nor destructive: create_order writes.
+      expect(await page.locator('.mark.writes').count()).toBe(1);
+      expect(await page.locator('.target').allInnerTexts()).toContain('Calls POST /orders');
+      // Fingerprints sit behind closed toggles, one per tool.
+      expect(await page.locator('details:not([open]) > summary').allInnerTexts()).toEqual(Array(4).fill('Fingerprint'));
+      expect(text).not.toContain('sha256:aaa');
       const violations = await audit(page);
       expect(violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')).toEqual([]);
       await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'consent-desktop.png'), fullPage: true });
@@ -100,7 +106,7 @@ describe('consent page in Chromium', () => {
   });
 
   it('at a narrow (phone) width: no serious or critical axe violations and no horizontal scrolling', async () => {
-    const { page, close } = await consentPageIn(375, 812);
+    const { page, close } = await consentPageIn(390, 844);
     try {
       const violations = await audit(page);
       expect(violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')).toEqual([]);

@@ -5,7 +5,9 @@
  * itself (the v1 SDK after its refresh is refused), the person sees the earlier choices ticked and the
  * changed tool marked, and the same client's call then works. The session store marks the stale tool.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { chromium, type Browser } from 'playwright-core';
@@ -23,6 +25,10 @@ import { SessionStore, sessionMigrations } from '../src/authorization/stores/ses
 import { openDatabase } from '../src/store/database.js';
 import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { repositoryRoot, runGateway } from '../../../test-support/cli.js';
+
+/** Screenshots go to docs/ only when asked (GATEWAY_UPDATE_SCREENSHOTS=1), so a test run leaves git clean. */
+const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
 
 const PASSWORD = 'a long and careful passphrase';
 const CHROMIUM_ARGS = [
@@ -194,9 +200,9 @@ describe.each([
         const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'action-required', limit: 100 });
         expect(denied.map((receipt) => [receipt.tool, receipt.reason])).toContainEqual([search, 'TOOL_CHANGED_SINCE_APPROVAL']);
 
-        // The person sees the earlier choices ticked and the changed tool marked, and approves.
-        const second = await approveInBrowser(again, []);
-        expect(second.checkedTools).toEqual([get, search].sort());
+        // The person sees the earlier choices ticked, the changed tool marked and NOT ticked, ticks it and approves.
+        const second = await approveInBrowser(again, [search]);
+        expect(second.checkedTools).toEqual([get]);
         expect(second.changedTools).toEqual([search]);
         await client.finishAuth(second.params);
         const result = await client.call(search);
@@ -207,6 +213,124 @@ describe.each([
           gateway.registry.snapshot().tools.get(search)!.entry.fingerprint,
         );
       } finally {
+        await client.close().catch(() => undefined);
+      }
+    },
+  );
+});
+
+/** The change lines `gateway diff` prints under one changed tool (`  ~ <tool>  <method> <path>`, then indented lines). */
+function diffLinesOf(output: string, tool: string): string[] {
+  const lines = output.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(`  ~ ${tool} `));
+  expect(start, output).toBeGreaterThanOrEqual(0);
+  const changes: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('      ')) break;
+    changes.push(line.trim());
+  }
+  return changes;
+}
+
+async function axeViolations(page: import('playwright-core').Page): Promise<Array<{ id: string; impact: string }>> {
+  // Injected through the DevTools protocol, so the page's own CSP (no external or inline scripts) holds.
+  await page.evaluate(await readFile(join(repositoryRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: Array<{ id: string; impact: string }>;
+  };
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(({ id, impact }) => ({ id, impact }));
+}
+
+describe('the re-approval page says what changed', () => {
+  it(
+    'a tool approved for 1 hour gains a query parameter: the page shows the sentence of `gateway diff`, leaves the ' +
+      'changed tool unticked, preselects 1 hour, shows what each tool calls, Writes badges and fingerprints behind a toggle',
+    async () => {
+      const names = [...gateway.registry.snapshot().names];
+      const search = names.find((name) => name.startsWith('search'))!;
+      const get = names.find((name) => name.startsWith('get'))!;
+      const create = names.find((name) => name.startsWith('create'))!;
+      const client = modernClient();
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        // First approval: two tools, for 1 hour (not the first, default choice of 15 minutes).
+        await expect(client.connect()).rejects.toThrow();
+        const page = await context.newPage();
+        await page.goto(client.provider.authorizationUrl!.href);
+        await page.fill('#name', 'alice');
+        await page.fill('#password', PASSWORD);
+        await Promise.all([page.waitForURL(/\/consent\?/), page.click('button[type="submit"]')]);
+        expect(await page.locator('input[name="lifetime"]:checked').getAttribute('value')).toBe('900');
+        await page.check(`input[name="tool"][value="${search}"]`);
+        await page.check(`input[name="tool"][value="${get}"]`);
+        await page.check('input[name="lifetime"][value="3600"]');
+        await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('button[value="allow"]')]);
+        await client.finishAuth(new URL(page.url()).searchParams);
+        client.provider.authorizationUrl = undefined;
+        await client.connect();
+        const firstSession = (await sessionsOfStore()).at(-1)!;
+        expect(firstSession.expiresAt - firstSession.createdAt).toBe(3_600_000);
+
+        // The search operation gains a required query parameter; `gateway diff` says so, then it is published.
+        const original = await readFile(workspace.documentPath, 'utf8');
+        await writeFile(
+          workspace.documentPath,
+          original.replace(
+            '      parameters:\n        - name: status\n',
+            '      parameters:\n        - name: owner\n          in: query\n          required: true\n          schema:\n' +
+              '            type: string\n        - name: status\n',
+          ),
+        );
+        const diffResult = await runGateway(['diff'], { cwd: workspace.directory, env: workspace.env });
+        const diffSentences = diffLinesOf(String(diffResult.stdout), search);
+        expect(diffSentences).toContain('query parameter owner added (string, required)');
+        await workspace.republish((text) => text);
+        await gateway.reloadLock();
+
+        // The client is challenged and asks again; the same browser (still signed in) opens the page.
+        await expect(client.call(search)).rejects.toThrow();
+        const again = client.provider.authorizationUrl!;
+        expect(again.searchParams.get('scope')).toBe(`tools:${search}`);
+        await Promise.all([page.waitForURL(/\/consent\?/), page.goto(again.href)]);
+
+        const searchOption = page.locator('.option', { has: page.locator(`input[name="tool"][value="${search}"]`) });
+        expect(await searchOption.locator('.mark.changed').count()).toBe(1);
+        expect(await searchOption.locator('.changes li').allInnerTexts()).toEqual(diffSentences);
+        expect(await page.locator(`input[name="tool"][value="${search}"]`).isChecked()).toBe(false);
+        expect(await page.locator(`input[name="tool"][value="${get}"]`).isChecked()).toBe(true);
+        expect(await page.locator('input[name="lifetime"]:checked').getAttribute('value')).toBe('3600');
+        expect(await searchOption.locator('.target').innerText()).toBe('Calls GET /orders');
+        const createOption = page.locator('.option', { has: page.locator(`input[name="tool"][value="${create}"]`) });
+        expect(await createOption.locator('.mark.writes').innerText()).toBe('Writes');
+        expect(await createOption.locator('.target').innerText()).toBe('Calls POST /orders');
+        expect(await page.locator('.mark.writes').count()).toBe(1);
+        // Fingerprints are behind a closed toggle: present, not shown until asked for.
+        const fingerprint = gateway.registry.snapshot().tools.get(search)!.entry.fingerprint;
+        const toggle = searchOption.locator('details');
+        expect(await toggle.getAttribute('open')).toBeNull();
+        expect(await toggle.locator('code').textContent()).toBe(fingerprint);
+        expect(await toggle.locator('code').isVisible()).toBe(false);
+        expect(await page.locator('main').innerText()).not.toContain(fingerprint);
+        expect(await axeViolations(page)).toEqual([]);
+        await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'consent-reapproval-desktop.png'), fullPage: true });
+        await page.setViewportSize({ width: 390, height: 844 });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        expect(await axeViolations(page)).toEqual([]);
+        await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'consent-reapproval-narrow.png'), fullPage: true });
+
+        // The person ticks the changed tool after reading what changed; the new session keeps 1 hour.
+        await page.check(`input[name="tool"][value="${search}"]`);
+        await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('button[value="allow"]')]);
+        await client.finishAuth(new URL(page.url()).searchParams);
+        const secondSession = (await sessionsOfStore()).at(-1)!;
+        expect(secondSession.id).not.toBe(firstSession.id);
+        expect(secondSession.expiresAt - secondSession.createdAt).toBe(3_600_000);
+        expect(secondSession.tools.map((tool) => tool.name).sort()).toEqual([get, search].sort());
+      } finally {
+        await context.close();
         await client.close().catch(() => undefined);
       }
     },

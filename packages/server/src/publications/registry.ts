@@ -82,6 +82,9 @@ export type BlockedReasons = ReadonlyMap<string, string>;
 
 export type RegistryChange = { kind: 'snapshot'; generation: number } | { kind: 'blocked'; sourceName: string };
 
+/** How many served tool versions are remembered for re-approval (a few per tool over many publications). */
+const MAX_SERVED_ENTRIES = 20_000;
+
 const EMPTY_SNAPSHOT: PublicationSnapshot = {
   generation: 0,
   tools: new Map(),
@@ -107,6 +110,12 @@ export class PublicationRegistry {
   private readonly events = new EventEmitter();
   /** Validators survive reloads while the publication (id + signature + fingerprint) is unchanged. */
   private validatorCache = new Map<string, ValidateFunction>();
+  /**
+   * Every tool this process has served, by name and fingerprint (bounded, oldest forgotten first): the lock drops a
+   * retired publication, so this is where the consent page finds the version a person approved to say what
+   * changed since (docs/authorization.md › Re-approval).
+   */
+  private readonly servedEntries = new Map<string, LockedEntry>();
 
   /** True once a verified lock has been loaded (`/readyz`). */
   get isReady(): boolean {
@@ -138,6 +147,7 @@ export class PublicationRegistry {
       }
     }
     this.validatorCache = nextCache;
+    this.rememberServed(tools);
     const servedKey = [...publicationKeys].sort().join('\n');
     const isNewPublication = servedKey !== this.servedKey;
     this.servedKey = servedKey;
@@ -161,6 +171,23 @@ export class PublicationRegistry {
     else this.blocked.set(sourceName, new Map(reasons));
     if (!sameReasons(previous, reasons)) {
       this.events.emit('change', { kind: 'blocked', sourceName } satisfies RegistryChange);
+    }
+  }
+
+  /** A tool version this process served (the current one or an earlier), by name and fingerprint; undefined when unknown. */
+  servedEntry(toolName: string, fingerprint: string): LockedEntry | undefined {
+    return this.servedEntries.get(`${toolName}\u0000${fingerprint}`);
+  }
+
+  private rememberServed(tools: ReadonlyMap<string, IndexedTool>): void {
+    for (const tool of tools.values()) {
+      const key = `${tool.entry.tool}\u0000${tool.entry.fingerprint}`;
+      this.servedEntries.delete(key);
+      this.servedEntries.set(key, tool.entry);
+    }
+    for (const fingerprint of this.servedEntries.keys()) {
+      if (this.servedEntries.size <= MAX_SERVED_ENTRIES) break;
+      this.servedEntries.delete(fingerprint);
     }
   }
 

@@ -16,6 +16,7 @@ import {
   authorizationMigrations,
   createAuthorization,
   type AuthorizationComponents,
+  type AuthorizationContext,
   type ConsentTool,
 } from '../../src/authorization/index.js';
 import type { LoginSummary as ConsentLogin } from '../../src/credentials/index.js';
@@ -38,6 +39,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:aaa',
+    target: { kind: 'http', method: 'GET', path: '/orders' },
     logins: ['orders/api_key'],
   },
   {
@@ -48,6 +50,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: true,
     destructive: false,
     fingerprint: 'sha256:bbb',
+    target: { kind: 'http', method: 'GET', path: '/orders/{orderId}' },
     logins: ['orders/api_key'],
   },
   {
@@ -58,6 +61,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: false,
     destructive: false,
     fingerprint: 'sha256:ccc',
+    target: { kind: 'http', method: 'POST', path: '/orders' },
     logins: ['orders/api_key'],
   },
   {
@@ -68,6 +72,7 @@ export const TOOLS: ConsentTool[] = [
     readOnly: false,
     destructive: true,
     fingerprint: 'sha256:ddd',
+    target: { kind: 'http', method: 'DELETE', path: '/orders/{orderId}' },
     logins: ['orders/api_key'],
   },
 ];
@@ -92,7 +97,9 @@ export async function startAuthorizationServer(
     extraYaml?: string;
     caCertificates?: string[] /** The tools and logins on offer (default TOOLS and LOGINS). */;
     tools?: ConsentTool[];
-    logins?: ConsentLogin[] /** Collects the JSON lines of the gateway's own logger (info level). */;
+    logins?: ConsentLogin[];
+    /** What changed since an approved fingerprint (default: nothing known, as after a restart). */
+    changesSince?: AuthorizationContext['changesSince'] /** Collects the JSON lines of the gateway's own logger (info level). */;
     logLines?: string[];
     /** How long a statement waits for another connection's write lock (default: the gateway's BUSY_TIMEOUT_MS). */
     busyTimeoutMs?: number;
@@ -139,6 +146,7 @@ export async function startAuthorizationServer(
     mcpUrl: `${issuer}/mcp`,
     listTools: () => options.tools ?? TOOLS,
     listLogins: () => options.logins ?? LOGINS,
+    changesSince: options.changesSince ?? (() => undefined),
     ...(options.caCertificates ? { clientMetadataCaCertificates: options.caCertificates } : {}),
   });
   await app.register(authorization.plugin);

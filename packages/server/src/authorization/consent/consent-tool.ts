@@ -9,6 +9,8 @@ export interface ConsentTool {
   readOnly: boolean;
   destructive: boolean;
   fingerprint: string;
+  /** What calling the tool reaches: an HTTP operation of the source's API, or a tool of an MCP server. */
+  target: { kind: 'http'; method: string; path: string } | { kind: 'mcp'; server: string; tool: string };
   /** Login ids (`<source>/<scheme>`) that calling this tool may use (any one alternative suffices). */
   logins: string[];
   /** Set when drift blocks the tool: why. The page shows it, and it cannot be chosen. */
@@ -21,4 +23,9 @@ export interface ConsentOffer {
   listTools(): ConsentTool[];
   /** The logins (configured credentials) the person can allow a session to use. */
   listLogins(): LoginSummary[];
+  /**
+   * What changed in a tool since the version with `approvedFingerprint`, in the sentences `gateway diff` prints;
+   * undefined when that earlier version is no longer known (the page then says so rather than guess).
+   */
+  changesSince(toolName: string, approvedFingerprint: string): string[] | undefined;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hasHiddenCharacters } from '@gateway/core';
-import { consentPage, escapeToolText } from './pages.js';
+import { consentPage, escapeToolText, type ReapprovalNote } from './pages.js';
 import type { ConsentTool } from './consent-tool.js';
 
 /** "Ignore previous instructions" in Unicode tag characters. */
@@ -15,12 +15,13 @@ function tool(overrides: Partial<ConsentTool>): ConsentTool {
     readOnly: false,
     destructive: false,
     fingerprint: `sha256:${'0'.repeat(64)}`,
+    target: { kind: 'mcp', server: 'calc', tool: 'add' },
     logins: [],
     ...overrides,
   };
 }
 
-function page(tools: ConsentTool[], reapproval: string[] = []): string {
+function page(tools: ConsentTool[], reapproval: ReapprovalNote[] = []): string {
   return consentPage({
     requestId: 'request-1',
     csrfToken: 'csrf',
@@ -52,7 +53,7 @@ describe('tool text on the consent page', () => {
         tool({ name: 'add', title: `Add\u200B`, description: `Adds two numbers.${TAGGED}\n\nReally \u202Eseriously\u202C.` }),
         tool({ name: 'echo', description: 'Echoes.' }),
       ],
-      ['add'],
+      [{ name: 'add', changes: ['query parameter n\u200Bote added (string, optional)'] }],
     );
     expect(hasHiddenCharacters(html)).toBe(false);
     expect(html).not.toMatch(/[\u200B\u202E\u202C]|[\u{E0000}-\u{E007F}]/u);
@@ -61,7 +62,9 @@ describe('tool text on the consent page', () => {
     expect(html).toContain('<span class="tool-title">Add\\u{200B}</span>');
     // Flagged once, on the tool that holds them.
     expect(html.match(/<span class="mark hidden-text">Hidden characters<\/span>/g)).toHaveLength(1);
-    expect(html).toMatch(/Add\\u\{200B\}<\/span><span class="mark changed">Changed<\/span><span class="mark hidden-text">/);
+    expect(html).toMatch(/Add\\u\{200B\}<\/span>(<span class="mark [a-z-]+">[A-Za-z]+<\/span>)*<span class="mark changed">Changed<\/span>/);
+    // What changed, named from upstream text, is escaped too.
+    expect(html).toContain('query parameter n\\u{200B}ote added (string, optional)');
   });
 
   it('a tool without hidden text carries no flag', () => {

@@ -63,7 +63,8 @@ function securityHeaders(nonce: string, formTargets: string[]): Record<string, s
 const STYLE =
   `
 :root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9ced6; --accent: #0b4f8a; --accent-ink: #ffffff;
-  --warn-bg: #fff4d6; --warn-ink: #5c3d00; --ro-bg: #e2f3e7; --ro-ink: #0b5126; --de-bg: #fbe6e6; --de-ink: #8a1414; --error: #a01010; }
+  --warn-bg: #fff4d6; --warn-ink: #5c3d00; --ro-bg: #e2f3e7; --ro-ink: #0b5126; --de-bg: #fbe6e6; --de-ink: #8a1414;
+  --wr-bg: #e6ecfa; --wr-ink: #1d3a7a; --error: #a01010; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f4f6f8; }
 main { max-width: 46rem; margin: 2rem auto; padding: 1.5rem 2rem; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
@@ -93,6 +94,12 @@ fieldset fieldset { margin: 0.75rem 0 0; }
   `margin: 1rem 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
 .mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
+.mark.writes { background: var(--wr-bg); color: var(--wr-ink); }
+.changes { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.4rem 0.75rem; ` +
+  `border-radius: 4px; margin: 0.35rem 0; }
+.changes ul { margin: 0.25rem 0 0; padding-left: 1.25rem; }
+.changes li { overflow-wrap: anywhere; }
+details summary { cursor: pointer; }
 .mark.destructive { background: var(--de-bg); color: var(--de-ink); }
 .mark.blocked, .blocked-reason { background: var(--de-bg); color: var(--de-ink); }
 .blocked-reason { margin: 0.25rem 0; padding: 0.2rem 0.5rem; border-radius: 4px; }
@@ -191,6 +198,15 @@ ${oidc}`,
   );
 }
 
+/**
+ * A tool that changed since the person approved it, with what changed in the sentences of `gateway diff`
+ * (core's describeToolChanges), or null when the approved version is no longer known.
+ */
+export interface ReapprovalNote {
+  name: string;
+  changes: string[] | null;
+}
+
 export interface ConsentPageInput {
   requestId: string;
   csrfToken: string;
@@ -209,7 +225,7 @@ export interface ConsentPageInput {
    */
   selected?: { tools: readonly string[]; logins: readonly string[]; lifetime?: number };
   /** Tools the application asks to have approved again because they changed since the person approved them. */
-  reapproval?: readonly string[];
+  reapproval?: readonly ReapprovalNote[];
   error?: string;
   status?: number;
 }
@@ -230,14 +246,40 @@ function descriptionParagraphs(tool: ConsentTool): string[] {
 
 const oneLine = { singleLine: true };
 
-function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChanged: boolean): string {
+/** What calling the tool reaches, as one line. */
+function toolTarget(tool: ConsentTool): string {
+  const target = tool.target;
+  switch (target.kind) {
+    case 'http':
+      return `Calls <code>${escapeHtml(target.method)} ${escapeToolText(target.path, oneLine)}</code>`;
+    case 'mcp':
+      return `Calls the tool <code>${escapeToolText(target.tool, oneLine)}</code> of the MCP server <code>${escapeHtml(target.server)}</code>`;
+    default: {
+      const unreachable: never = target;
+      return unreachable;
+    }
+  }
+}
+
+/** What changed since the person approved the tool; shown beside it, never hidden behind a toggle. */
+function changeNote(note: ReapprovalNote): string {
+  if (note.changes === null) {
+    return '<div class="changes"><p><strong>Changed since you approved it</strong> (the earlier version is no longer published).</p></div>';
+  }
+  const items = note.changes.map((change) => `<li>${escapeToolText(change, oneLine)}</li>`).join('');
+  return `<div class="changes"><p><strong>Changed since you approved it:</strong></p><ul>${items}</ul></div>`;
+}
+
+function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change: ReapprovalNote | undefined): string {
   const id = `tool-${index}`;
   // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
   const isBlocked = tool.blocked !== undefined;
   const marks = [
     tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
     tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
-    isChanged ? '<span class="mark changed">Changed</span>' : '',
+    // Neither read-only nor destructive: it changes something (MCP Tools › ToolAnnotations).
+    !tool.readOnly && !tool.destructive ? '<span class="mark writes">Writes</span>' : '',
+    change ? '<span class="mark changed">Changed</span>' : '',
     isBlocked ? '<span class="mark blocked">Unavailable</span>' : '',
     hiddenTextMark(tool),
   ].join('');
@@ -251,6 +293,7 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, isChan
 <label for="${id}"><span class="tool-title">${escapeToolText(hasTitle ? tool.title! : tool.name, oneLine)}</span>${marks}</label>
 <div class="details" id="${id}-details">
 ${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, oneLine)}</code></p>` : ''}
+<p class="hint target">${toolTarget(tool)}</p>
 ${
   paragraphs.length
     ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeToolText(paragraph)}</p>`).join('')}</div>`
@@ -262,9 +305,9 @@ ${
       'but an AI model reads.</p>'
     : ''
 }
-${isChanged ? '<p class="hint">Changed since you approved it: the application asks you to approve it again.</p>' : ''}
+${change ? changeNote(change) : ''}
 ${isBlocked ? `<p class="blocked-reason">Cannot be approved now: ${escapeHtml(tool.blocked!)}.</p>` : ''}
-<p class="hint">Fingerprint <code>${escapeHtml(tool.fingerprint)}</code></p>
+<details class="hint"><summary>Fingerprint</summary><code>${escapeHtml(tool.fingerprint)}</code></details>
 </div>
 </div>`
   );
@@ -275,14 +318,14 @@ export function consentPage(input: ConsentPageInput): RenderedPage {
   for (const tool of input.tools) bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool]);
   const selectedTools = new Set(input.selected?.tools ?? []);
   const selectedLogins = new Set(input.selected?.logins ?? []);
-  const reapproval = new Set(input.reapproval ?? []);
+  const reapproval = new Map((input.reapproval ?? []).map((note) => [note.name, note] as const));
   let index = 0;
   const toolGroups = [...bySource.entries()]
     .sort(([a], [b]) => compareText(a, b))
     .map(
       ([source, tools]) => `<fieldset>
 <legend>Source <code>${escapeHtml(source)}</code></legend>
-${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.has(tool.name))).join('\n')}
+${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name))).join('\n')}
 </fieldset>`,
     )
     .join('\n');
@@ -336,8 +379,9 @@ ${
   reapproval.size
     ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses ` +
       `changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ` +
-      `${[...reapproval].map((name) => `<code>${escapeToolText(name, { singleLine: true })}</code>`).join(', ')}. ` +
-      `Check ${reapproval.size === 1 ? 'it' : 'them'} below; the choices of your earlier approval are ticked.</p>`
+      `${[...reapproval.keys()].map((name) => `<code>${escapeToolText(name, oneLine)}</code>`).join(', ')}. ` +
+      `Read what changed below and tick each one you approve; ${reapproval.size === 1 ? 'it is' : 'they are'} not ticked for you. ` +
+      `The other choices of your earlier approval, its time limit included, are kept.</p>`
     : ''
 }
 ${input.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(input.error)}</p>` : ''}

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completeLogins, unavailableChoice } from '../consent/choices.js';
 import type { ConsentTool } from '../consent/consent-tool.js';
-import { consentPage, errorPage, lifetimeLabel, type RenderedPage } from '../consent/pages.js';
+import { consentPage, errorPage, lifetimeLabel, type ReapprovalNote, type RenderedPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
@@ -38,31 +38,45 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
   }
 
   /**
-   * What the page starts with. Nothing, for a first approval. When the application comes back for a
-   * re-approval (a step-up challenge named the changed tools in `scope`, docs/authorization.md), the
-   * tools it names and the tools of the person's latest open session with this application are ticked,
-   * so approving again does not silently drop the tools that did not change.
+   * What the page starts with. Nothing, for a first approval. When the person already has an open session with
+   * this application (it comes back for a re-approval: a step-up challenge named the changed tools in `scope`,
+   * docs/authorization.md › Re-approval), the earlier choices are kept: its unchanged tools and their logins are
+   * ticked and its time limit is preselected. A tool that changed since is shown with what changed and left
+   * unticked: ticking it is the approval of a change, which one click on Allow must not give unread.
    */
   function initialChoices(
     browser: BrowserSession,
     pendingRequest: PendingAuthorization,
     tools: ConsentTool[],
-  ): { choices: ConsentChoices; reapproval: string[] } {
+  ): { choices: ConsentChoices; reapproval: ReapprovalNote[] } {
     // Blocked tools are shown but never ticked.
     const offered = new Map(tools.filter((tool) => unavailableChoice(tool) === undefined).map((tool) => [tool.name, tool] as const));
     const previous = sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
-    const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
     // Every tool of the earlier approval that changed since is marked, not only the one the client named.
-    const reapproval = previousTools.filter((tool) => tool.fingerprint !== offered.get(tool.name)!.fingerprint).map((tool) => tool.name);
-    const names = [...new Set([...previousTools.map((tool) => tool.name), ...requested])];
+    const reapproval = previousTools
+      .filter((tool) => tool.fingerprint !== offered.get(tool.name)!.fingerprint)
+      .map((tool) => ({ name: tool.name, changes: offer.changesSince(tool.name, tool.fingerprint) ?? null }));
+    const changed = new Set(reapproval.map((note) => note.name));
+    const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
+    const names = [...new Set([...previousTools.map((tool) => tool.name), ...requested])].filter((name) => !changed.has(name));
     const usable = new Set(names.flatMap((name) => offered.get(name)!.logins));
     const logins = (previous?.logins ?? []).filter((login) => usable.has(login));
     const completed = completeLogins(
       names.map((name) => offered.get(name)!),
       logins,
     );
-    return { choices: { tools: names, logins: 'logins' in completed ? completed.logins : logins }, reapproval };
+    const earlierLifetime = previous ? Math.round((previous.expiresAt - previous.createdAt) / 1000) : undefined;
+    return {
+      choices: {
+        tools: names,
+        logins: 'logins' in completed ? completed.logins : logins,
+        ...(earlierLifetime !== undefined && settings.lifetimeChoicesSeconds.includes(earlierLifetime)
+          ? { lifetime: earlierLifetime }
+          : {}),
+      },
+      reapproval,
+    };
   }
 
   function renderConsent(
@@ -76,8 +90,9 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
     const logins = offer.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
-    const initial = extra.choices ? undefined : initialChoices(browser, pendingRequest, tools);
-    const choices = extra.choices ?? initial!.choices;
+    // The changes are shown again when a refused form is drawn with the person's own choices.
+    const initial = initialChoices(browser, pendingRequest, tools);
+    const choices = extra.choices ?? initial.choices;
     return consentPage({
       requestId: pendingRequest.id,
       csrfToken: browser.csrfToken,
@@ -100,7 +115,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       logins,
       lifetimes: lifetimes(),
       selected: choices,
-      ...(initial?.reapproval.length ? { reapproval: initial.reapproval } : {}),
+      ...(initial.reapproval.length ? { reapproval: initial.reapproval } : {}),
       ...(extra.error ? { error: extra.error } : {}),
       ...(extra.status ? { status: extra.status } : {}),
     });
