@@ -727,7 +727,7 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
     expect(database.prepare('SELECT COUNT(*) FROM receipt_checkpoints').pluck().get()).toBe(0);
   });
 
-  it('checkpoint hooks (events) run once per stored row, only over a tree consistent with the anchor; a rolled-back row is stored again', async () => {
+  it('checkpoint hooks (events) run once per new row, only over a tree that extends the anchor; a rolled-back row is redone', async () => {
     const evented: number[] = [];
     let isFull = false;
     const hook: ReceiptHook = {
