@@ -329,7 +329,7 @@ describe('gateway serve --workers', () => {
         expect(answer.text).toContain('revoked');
       }
       const refused = await waitFor('both workers to refuse', () => {
-        const seen = workerPids(cluster, afterRevoke, (line) => line.msg === 'mcp request refused' && line.reason === 'authentication');
+        const seen = workerPids(cluster, afterRevoke, (line) => line.msg === 'mcp request refused' && line.reason === 'session_revoked');
         return seen.size === 2 ? seen : undefined;
       });
       expect([...refused].sort()).toEqual([...pids].sort());

@@ -727,6 +727,43 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
     expect(database.prepare('SELECT COUNT(*) FROM receipt_checkpoints').pluck().get()).toBe(0);
   });
 
+  it('checkpoint hooks (events) run once per new row, only over a tree that extends the anchor; a rolled-back row is redone', async () => {
+    const evented: number[] = [];
+    let isFull = false;
+    const hook: ReceiptHook = {
+      onReceipt: () => undefined,
+      onCheckpoint(checkpoint) {
+        if (isFull) throw new Error('outbox full');
+        evented.push(checkpoint.treeSize);
+      },
+    };
+    const { log, warnings } = await start(cadence, undefined, { dataDirectory: directory.path, hooks: [hook] });
+    for (let index = 0; index < 2; index += 1) await log.record(call());
+    expect(evented).toEqual([2]);
+    // The hook fails: the row and its events roll back, after the anchor was written.
+    isFull = true;
+    for (let index = 0; index < 2; index += 1) await log.record(call());
+    expect(warnings).toEqual(['receipt checkpoint failed: outbox full']);
+    expect(log.anchor.latest()?.treeSize).toBe(4);
+    expect(log.store.latestCheckpoint()?.treeSize).toBe(2);
+    isFull = false;
+    // The next try stores the checkpoint of that tree, with its events, and the same note as the anchor.
+    expect(log.checkpoint()?.treeSize).toBe(4);
+    expect(evented).toEqual([2, 4]);
+    expect(log.store.latestCheckpoint()?.note).toBe(log.anchor.latest()?.note);
+    // Nothing more for the same tree.
+    expect(log.checkpoint()?.treeSize).toBe(4);
+    expect(evented).toEqual([2, 4]);
+    // A tree inconsistent with the anchor (a receipt after it rewritten in the file): neither signed, nor stored,
+    // nor evented.
+    await log.record(call());
+    rewrite(4);
+    expect(() => log.checkpoint()).toThrow(expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH' }));
+    expect(evented).toEqual([2, 4]);
+    expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([2, 4]);
+    expect(log.anchor.latest()?.treeSize).toBe(4);
+  });
+
   it('processes sharing one database (--workers) sign in turn over the newest anchor, and refuse a tree it does not extend', async () => {
     const other = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
     try {

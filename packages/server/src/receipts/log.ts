@@ -240,8 +240,17 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     const stored = store.addCheckpointWith((tree) => {
       const latest = anchor.latest();
       if (tree.size === 0 || tree.size <= checkpointedSize) return undefined;
-      // Another process of `--workers` signed this very tree already.
-      if (latest && latest.treeSize === tree.size && latest.rootHash.equals(tree.rootHash)) return undefined;
+      // Another process of `--workers` signed and stored this very tree already (its hooks wrote the events). An
+      // anchor without its row (that transaction rolled back after the anchor was written: a hook failed) is
+      // signed again: the same key signs the same note (Ed25519 is deterministic), now stored with its events.
+      if (
+        latest &&
+        latest.treeSize === tree.size &&
+        latest.rootHash.equals(tree.rootHash) &&
+        store.latestCheckpoint()?.treeSize === tree.size
+      ) {
+        return undefined;
+      }
       verified = checkAgainstAnchor(store, verified, latest, tree);
       const note = signNote(formatCheckpoint({ origin, size: tree.size, rootHash: tree.rootHash }), origin, signingKey);
       // Outside the database first: once this returns, no start accepts a database that does not extend it.
