@@ -123,11 +123,15 @@ export function createMcpAuthorizer(options: {
    * A token of ours naming a session that is not open: revoked or expired, the refusal names the session's
    * caller (not cached: ended sessions are not called on often), so its `tools/call` is receipted as denied.
    */
-  function refuseEndedSession(claims: AccessTokenClaims, state: SessionState | undefined): McpAuthentication & { ok: false } {
+  function refuseEndedSession(
+    claims: AccessTokenClaims,
+    state: SessionState | undefined,
+    mismatch = 'the token does not match its session',
+  ): McpAuthentication & { ok: false } {
     const session = state === undefined ? undefined : sessions.find(claims.sid);
     const caller = session ? callerOf(session) : undefined;
     if (state === undefined || state === 'open' || !belongsTo(caller, claims)) {
-      return refuse('invalid_token', 'invalid_token', 'the token does not match its session');
+      return refuse('invalid_token', 'invalid_token', mismatch);
     }
     return state === 'revoked'
       ? refuse('session_revoked', 'invalid_token', `session ${claims.sid} was revoked`, caller)
@@ -149,7 +153,8 @@ export function createMcpAuthorizer(options: {
     }
     const state = stateOf(claims.sid);
     if (state === 'open') return refuse('token_expired', 'invalid_token', description);
-    return refuseEndedSession(claims, state);
+    // A token that names no session of its client and person: its expiry is all there is to say.
+    return refuseEndedSession(claims, state, description);
   }
 
   return {
