@@ -239,7 +239,7 @@ describe('gateway webhooks (CLI over the admin API)', () => {
     const listed = await cli(['webhooks', 'list', '--json']);
     expect(listed.exitCode, listed.stderr).toBe(0);
     const endpoints = (JSON.parse(listed.stdout) as { endpoints: Array<Record<string, unknown>> }).endpoints;
-    const all = ['allowed', 'denied', 'error'];
+    const all = ['allowed', 'denied', 'action-required', 'error'];
     expect(
       endpoints.map((endpoint) => [
         endpoint.name,
