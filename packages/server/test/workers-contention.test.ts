@@ -1,7 +1,8 @@
 /**
  * `gateway serve --workers 4` under a bounded storm of concurrent refresh-token grants: four processes write the
- * one SQLite database at once. No answer is a server error: each is 200, 400 invalid_grant (a refresh token used
- * twice), or 503 with Retry-After (the database stayed busy past the wait bound).
+ * one SQLite database at once. No answer is ≥ 500: the wait bound absorbs the contention, so each answer is 200 or
+ * 400 invalid_grant (a refresh token used twice). What is still busy past the bound is answered 503 with Retry-After,
+ * never 500: database-busy.test.ts proves that answer by holding the lock past the bound.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -169,7 +170,7 @@ async function refresh(dispatcher: Agent, issuer: string, clientId: string, toke
 }
 
 describe(`gateway serve --workers ${WORKERS} under concurrent refresh-token grants`, () => {
-  it(`${CHAINS * ROTATIONS} concurrent refreshes: no answer is ≥ 500; each is 200, 400 invalid_grant or 503 with Retry-After`, async () => {
+  it(`${CHAINS * ROTATIONS} concurrent refreshes: no answer is ≥ 500; each is 200 or 400 invalid_grant`, async () => {
     const cluster = startCluster();
     const issuer = `http://127.0.0.1:${workspace.port}`;
     const dispatcher = new Agent({ connections: 64, pipelining: 1 });
@@ -192,15 +193,10 @@ describe(`gateway serve --workers ${WORKERS} under concurrent refresh-token gran
         }),
       );
 
-      const serverErrors = answers.filter((answer) => answer.status >= 500 && answer.status !== 503);
+      const serverErrors = answers.filter((answer) => answer.status >= 500);
       expect(serverErrors, JSON.stringify(serverErrors.slice(0, 5))).toEqual([]);
       const unexpected = answers.filter(
-        (answer) =>
-          !(
-            answer.status === 200 ||
-            (answer.status === 400 && answer.error === 'invalid_grant') ||
-            (answer.status === 503 && answer.error === 'temporarily_unavailable' && Number(answer.retryAfter) >= 1)
-          ),
+        (answer) => !(answer.status === 200 || (answer.status === 400 && answer.error === 'invalid_grant')),
       );
       expect(unexpected, JSON.stringify(unexpected.slice(0, 5))).toEqual([]);
       expect(answers.length, 'the storm ran out of time').toBe(CHAINS * ROTATIONS);
