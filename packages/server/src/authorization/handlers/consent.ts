@@ -6,6 +6,7 @@ import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import type { SessionRecord } from '../stores/ports.js';
 import { randomToken } from '../stores/tokens.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -44,13 +45,12 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
    * so approving again does not silently drop the tools that did not change.
    */
   function initialChoices(
-    browser: BrowserSession,
     pendingRequest: PendingAuthorization,
     tools: ConsentTool[],
+    previous: SessionRecord | undefined,
   ): { choices: ConsentChoices; reapproval: string[] } {
     // Blocked tools are shown but never ticked.
     const offered = new Map(tools.filter((tool) => unavailableChoice(tool) === undefined).map((tool) => [tool.name, tool] as const));
-    const previous = sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
     const requested = (pendingRequest.requestedTools ?? []).filter((name) => offered.has(name));
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
     // Every tool of the earlier approval that changed since is marked, not only the one the client named.
@@ -68,7 +68,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
   function renderConsent(
     browser: BrowserSession,
     pendingRequest: PendingAuthorization,
-    extra: { error?: string; status?: number; choices?: ConsentChoices } = {},
+    extra: { error?: string; status?: number; choices?: ConsentChoices; previous?: SessionRecord } = {},
   ): RenderedPage {
     const tools = [...offer.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
     pendingRequest.shownTools = tools;
@@ -76,7 +76,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
     const logins = offer.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
-    const initial = extra.choices ? undefined : initialChoices(browser, pendingRequest, tools);
+    const initial = extra.choices ? undefined : initialChoices(pendingRequest, tools, extra.previous);
     const choices = extra.choices ?? initial!.choices;
     return consentPage({
       requestId: pendingRequest.id,
@@ -113,7 +113,9 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     pendingRequest.isEngaged = true;
     pending.save(pendingRequest);
     if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
-    return send(reply, renderConsent(browser, pendingRequest));
+    // The person's latest open session with this application: what a re-approval starts from.
+    const previous = await sessions.latestOpen(browser.person.subject, pendingRequest.client.clientId);
+    return send(reply, renderConsent(browser, pendingRequest, previous ? { previous } : {}));
   });
 
   instance.post(`${base}/consent`, async (request, reply) => {
@@ -172,7 +174,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
 
     if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
     const now = Date.now();
-    const opened = sessions.open(
+    const opened = await sessions.open(
       {
         subject: browser!.person.subject,
         personName: browser!.person.name,
@@ -186,7 +188,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       now,
     );
     const code = randomToken();
-    codes.save(code, {
+    await codes.save(code, {
       sessionId: opened.id,
       clientId: pendingRequest.client.clientId,
       redirectUri: pendingRequest.redirectUriParameter,
