@@ -148,7 +148,7 @@ describe('consent ticks the logins the chosen tools need', () => {
       expect(await checkedValues(page, 'login')).toEqual([]);
       await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT)), page.click('button[value="allow"]')]);
       expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
-      const sessions = (await server.store.listSessions());
+      const sessions = await server.store.listSessions();
       expect(sessions.length).toBe(before + 1);
       expect(sessions.at(-1)!.tools.map((tool) => tool.name)).toEqual(['search_orders']);
       expect(sessions.at(-1)!.logins).toEqual(['orders/api_key']);

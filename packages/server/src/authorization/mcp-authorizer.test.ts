@@ -39,9 +39,9 @@ function openSession(sessions: SqliteSessions) {
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** What `gateway sessions revoke` in another process does: the row changes, this process is not told. */
-function revokeBehindTheBack(sessionId: string): void {
-  database.prepare('UPDATE oauth_sessions SET revoked_at = ? WHERE number = ?').run(Date.now(), Number(sessionId.slice('session-'.length)));
+/** What `gateway sessions revoke` in another process does: its own store revokes the session; this process is not told. */
+async function revokeBehindTheBack(sessionId: string): Promise<void> {
+  await new SqliteSessions(database).revoke(sessionId, 'another process');
 }
 
 describe('the /mcp authorizer', () => {
@@ -80,13 +80,13 @@ describe('the /mcp authorizer', () => {
     await nextTurn();
     expect(await authorizer.authenticate(otherRequest)).toMatchObject({ ok: true });
     expect(authorizer.sessionState(other.id)).toBe('open');
-    revokeBehindTheBack(other.id);
+    await revokeBehindTheBack(other.id);
     await nextTurn();
     expect(await authorizer.authenticate(otherRequest)).toMatchObject({ ok: false, status: 401, reason: 'session_revoked' });
     expect(authorizer.sessionState(other.id)).toBe('revoked');
   });
 
-  it('the call-time re-check on a later turn answers the last state read and reads it again: an ended session ends its streams', async () => {
+  it('a call-time re-check on a later turn answers the last state read, then reads again: an ended session ends its streams', async () => {
     const sessions = new SqliteSessions(database);
     const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 600);
     const authorizer = createMcpAuthorizer({ tokens, sessions, resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource` });
@@ -95,7 +95,7 @@ describe('the /mcp authorizer', () => {
     const session = await openSession(sessions);
     const request = { headers: { authorization: `Bearer ${(await tokens.issue(session)).token}` } };
     expect(await authorizer.authenticate(request)).toMatchObject({ ok: true });
-    revokeBehindTheBack(session.id);
+    await revokeBehindTheBack(session.id);
     await nextTurn();
     // The state the token check of this call read; a read for the next re-check starts now.
     expect(authorizer.sessionState(session.id)).toBe('open');

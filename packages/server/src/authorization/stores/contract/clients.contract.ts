@@ -41,7 +41,10 @@ export function registeredClientsContract(adapter: string, factory: Authorizatio
     it('an authorization keeps a registration alive', async () => {
       await stores.clients.register(client('dcr-1'), noLimit, now);
       await stores.clients.touch('dcr-1', now + 5 * HOUR_MS, now + 10);
-      expect(await stores.clients.find('dcr-1', now + 2 * HOUR_MS)).toMatchObject({ lastAuthorizedAt: now + 10, expiresAt: now + 5 * HOUR_MS });
+      expect(await stores.clients.find('dcr-1', now + 2 * HOUR_MS)).toMatchObject({
+        lastAuthorizedAt: now + 10,
+        expiresAt: now + 5 * HOUR_MS,
+      });
     });
 
     it('an address registers at most `max` clients since `since`; other addresses and older registrations do not count', async () => {
@@ -56,7 +59,9 @@ export function registeredClientsContract(adapter: string, factory: Authorizatio
 
     it('concurrent registrations from one address cannot pass the limit', async () => {
       const limit = { since: now - HOUR_MS, max: 2 };
-      const outcomes = await Promise.all(Array.from({ length: 5 }, (_, index) => stores.clients.register(client(`dcr-${index}`), limit, now)));
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, (_, index) => stores.clients.register(client(`dcr-${index}`), limit, now)),
+      );
       expect(outcomes.filter((outcome) => outcome === 'registered')).toHaveLength(2);
     });
 

@@ -20,7 +20,8 @@ export function refreshTokensContract(adapter: string, factory: AuthorizationSto
     });
     afterEach(() => underTest.close());
 
-    const rotate = (token: string, successor: string, at: number) => stores.refreshTokens.rotate(token, successor, { graceMs: GRACE_MS, now: at });
+    const rotate = (token: string, successor: string, at: number) =>
+      stores.refreshTokens.rotate(token, successor, { graceMs: GRACE_MS, now: at });
 
     it('finds a token without using it; an unknown token is neither found nor rotated', async () => {
       expect(await stores.refreshTokens.find('first')).toEqual({
