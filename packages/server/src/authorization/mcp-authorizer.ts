@@ -192,7 +192,8 @@ export function createMcpAuthorizer(options: {
       }
       const state = await stateOf(claims.sid);
       if (state !== 'open') return refuseEndedSession(claims, state);
-      const caller = await callerFor(claims.sid);
+      // A cached caller costs no further await.
+      const caller = callers.get(claims.sid) ?? (await callerFor(claims.sid));
       if (!belongsTo(caller, claims)) return refuse('invalid_token', 'invalid_token', 'the token does not match its session');
       return { ok: true, caller };
     },

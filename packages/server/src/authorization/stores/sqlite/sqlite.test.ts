@@ -1,4 +1,7 @@
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../../../test-support/cli.js';
 import { openDatabase } from '../../../store/database.js';
 import { authorizationCodesContract } from '../contract/authorization-codes.contract.js';
@@ -25,3 +28,18 @@ sessionsContract('SQLite', sqlite);
 authorizationCodesContract('SQLite', sqlite);
 refreshTokensContract('SQLite', sqlite);
 registeredClientsContract('SQLite', sqlite);
+
+/** Files of the authorization area that still reach SQLite directly: state not yet behind a port (next slices). */
+const NOT_YET_PORTED = ['oauth/rate-limit.ts', 'types.ts'];
+
+describe('the SQLite adapters', () => {
+  it('are the only files of the authorization area that name better-sqlite3, SqliteDatabase or prepare()', () => {
+    const area = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+    const naming = readdirSync(area, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith(join('stores', 'sqlite')))
+      .filter((file) => /better-sqlite3|SqliteDatabase|\.prepare\(/.test(readFileSync(join(area, file), 'utf8')))
+      .map((file) => relative(area, join(area, file)).split('\\').join('/'))
+      .sort();
+    expect(naming).toEqual(NOT_YET_PORTED);
+  });
+});
