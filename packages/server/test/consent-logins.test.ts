@@ -144,14 +144,14 @@ describe('consent ticks the logins the chosen tools need', () => {
   );
 
   it('with JavaScript off, a tool approved without its only login gets that login in the session', async () => {
-    const before = server.store.listSessions().length;
+    const before = (await server.store.listSessions()).length;
     const { page, context } = await consentPage({ javaScript: false });
     try {
       await page.check('input[name="tool"][value="search_orders"]');
       expect(await checkedValues(page, 'login')).toEqual([]);
       await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT)), page.click('button[value="allow"]')]);
       expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
-      const sessions = server.store.listSessions();
+      const sessions = await server.store.listSessions();
       expect(sessions.length).toBe(before + 1);
       expect(sessions.at(-1)!.tools.map((tool) => tool.name)).toEqual(['search_orders']);
       expect(sessions.at(-1)!.logins).toEqual(['orders/api_key']);
@@ -163,7 +163,7 @@ describe('consent ticks the logins the chosen tools need', () => {
   it(
     'a tool with several logins and none ticked is refused before any session exists; ' + 'the page keeps the ticks and time limit',
     async () => {
-      const before = server.store.listSessions().length;
+      const before = (await server.store.listSessions()).length;
       const { page, context } = await consentPage({ javaScript: false });
       try {
         await page.check('input[name="tool"][value="list_invoices"]');
@@ -176,13 +176,13 @@ describe('consent ticks the logins the chosen tools need', () => {
         await Promise.all([page.waitForLoadState('load'), page.click('button[value="allow"]')]);
         expect(page.url()).toContain('/consent');
         expect(await page.locator('#form-error').innerText()).toContain('list_invoices can use the login billing/basic or billing/token');
-        expect(server.store.listSessions().length).toBe(before);
+        expect((await server.store.listSessions()).length).toBe(before);
         expect(await checkedValues(page, 'tool')).toEqual(['list_invoices', 'ping']);
         expect(await page.locator('input[name="lifetime"]:checked').getAttribute('value')).toBe(secondLifetime);
         // The person settles it and the same page goes through.
         await page.check('input[name="login"][value="billing/token"]');
         await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT)), page.click('button[value="allow"]')]);
-        const session = server.store.listSessions().at(-1)!;
+        const session = (await server.store.listSessions()).at(-1)!;
         expect(session.logins).toEqual(['billing/token']);
         expect(session.expiresAt - session.createdAt).toBe(Number(secondLifetime) * 1000);
       } finally {

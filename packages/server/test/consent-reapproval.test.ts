@@ -122,7 +122,7 @@ describe('re-approval without JavaScript', () => {
         for (const tool of ['search_orders', 'create_order', 'echo']) await page.check(`input[name="tool"][value="${tool}"]`);
         await page.check('input[name="lifetime"][value="28800"]');
         await allow();
-        const first = server.store.listSessions().at(-1)!;
+        const first = (await server.store.listSessions()).at(-1)!;
         expect(first.expiresAt - first.createdAt).toBe(28_800_000);
 
         // Two of them change; the offer knows the earlier create_order but no longer the earlier search_orders.
@@ -149,7 +149,7 @@ describe('re-approval without JavaScript', () => {
         // Allow without ticking the changed tools: they are not approved; the time limit is kept.
         await page.check('input[name="tool"][value="echo"]');
         await allow();
-        const second = server.store.listSessions().at(-1)!;
+        const second = (await server.store.listSessions()).at(-1)!;
         expect(second.id).not.toBe(first.id);
         expect(second.tools).toEqual([{ name: 'echo', fingerprint: 'sha256:echo-1' }]);
         expect(second.expiresAt - second.createdAt).toBe(28_800_000);

@@ -55,7 +55,7 @@ describe('client ID metadata documents', () => {
       redirect_uri: REDIRECT,
     });
     expect(tokens.status).toBe(200);
-    const session = server.store.listSessions().at(-1)!;
+    const session = (await server.store.listSessions()).at(-1)!;
     expect(session.clientId).toBe(clientId);
     expect(session.clientName).toBe('Test Editor');
   });

@@ -264,7 +264,7 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe('invalid_grant');
     expect(await mcpStatus(server, used.body.access_token as string)).toBe(401);
-    expect(server.store.listSessions().at(-1)!.revokedReason).toBe('refresh token used twice');
+    expect((await server.store.listSessions()).at(-1)!.revokedReason).toBe('refresh token used twice');
   });
 
   it('replay after the grace window revokes the session', async () => {
@@ -282,8 +282,8 @@ describe('refresh token rotation survives a lost answer (RFC 9700 §4.14.2, grac
     const second = await authorise(server);
     // A successor whose hash already exists makes the insert fail inside the transaction (as a crash would
     // interrupt it): retiring the presented token must be rolled back with it.
-    expect(() => server.store.refreshTokens.rotate(first.refreshToken, second.refreshToken, { graceMs: 1000 })).toThrow(/UNIQUE/);
-    expect(server.store.refreshTokens.find(first.refreshToken)!.usedAt).toBeNull();
+    await expect(server.store.refreshTokens.rotate(first.refreshToken, second.refreshToken, { graceMs: 1000 })).rejects.toThrow(/UNIQUE/);
+    expect((await server.store.refreshTokens.find(first.refreshToken))!.usedAt).toBeNull();
     const refreshed = await refresh(first.clientId, first.refreshToken);
     expect(refreshed.status).toBe(200);
     expect(await mcpStatus(server, refreshed.body.access_token as string)).toBe(200);
@@ -360,14 +360,14 @@ describe('a pending authorization belongs to the browser that opened it', () => 
   it("browser B posting consent for browser A's request (with B's own CSRF token) is refused; no code, no session", async () => {
     const { requestId } = await openedInBrowserA();
     const { browserB, csrf } = await signedInBrowserB();
-    const before = server.store.listSessions().length;
+    const before = (await server.store.listSessions()).length;
     const response = await browserB.request(`${server.issuer}/consent`, {
       form: { csrf_token: csrf, request: requestId, tool: 'search_orders', lifetime: '900', decision: 'allow' },
     });
     expect(response.status).toBe(403);
     expect(response.headers.get('location')).toBeNull();
     expect(await response.text()).toContain('started in another browser');
-    expect(server.store.listSessions().length).toBe(before);
+    expect((await server.store.listSessions()).length).toBe(before);
   });
 
   it("browser B cannot view, sign in to, or deny browser A's request either", async () => {

@@ -112,7 +112,7 @@ describe('sign-in through the OIDC provider', () => {
         page.waitForRequest((request) => request.url().startsWith(REDIRECT)),
         page.click('button[value="allow"]', { noWaitAfter: true }),
       ]);
-      const session = server.store.listSessions().at(-1)!;
+      const session = (await server.store.listSessions()).at(-1)!;
       expect(session.subject).toBe(`oidc:${providerIssuer}#bob`);
       expect(session.personName).toBe('Bob Builder');
       expect(session.tools).toEqual([{ name: 'get_order', fingerprint: 'sha256:bbb' }]);

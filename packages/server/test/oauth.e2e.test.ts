@@ -281,7 +281,7 @@ describe('sign-in and consent', () => {
   }
 
   it('the consent POST without the CSRF token is refused and opens no session', async () => {
-    const before = server.store.listSessions().length;
+    const before = (await server.store.listSessions()).length;
     const { browser, html } = await signInPage();
     const consent = await browser.follow(`${server.issuer}/signin`, server.issuer, {
       form: {
@@ -297,7 +297,7 @@ describe('sign-in and consent', () => {
       form: { request: hiddenField(page, 'request'), tool: 'search_orders', lifetime: '3600', decision: 'allow' },
     });
     expect(response.status).toBe(403);
-    expect(server.store.listSessions().length).toBe(before);
+    expect((await server.store.listSessions()).length).toBe(before);
   });
 
   it('the consent page forbids framing and external assets (CSP)', async () => {
@@ -310,7 +310,7 @@ describe('sign-in and consent', () => {
 
   it('denying redirects with access_denied, state and iss, and opens no session', async () => {
     const clientId = await nativeClient();
-    const before = server.store.listSessions().length;
+    const before = (await server.store.listSessions()).length;
     const location = await approve(
       server,
       { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' },
@@ -319,7 +319,7 @@ describe('sign-in and consent', () => {
     expect(location.searchParams.get('error')).toBe('access_denied');
     expect(location.searchParams.get('state')).toBe('state-123');
     expect(location.searchParams.get('iss')).toBe(server.issuer);
-    expect(server.store.listSessions().length).toBe(before);
+    expect((await server.store.listSessions()).length).toBe(before);
   });
 
   it('repeated wrong passwords are throttled', async () => {
@@ -429,14 +429,14 @@ describe('tokens and sessions', () => {
         headers: { authorization: `Bearer ${tokens.body.access_token as string}` },
       });
       if (!authenticated.ok) throw new Error('the fresh token was refused');
-      const challenge = server.authorization.authorizer.challengeStaleApproval!(authenticated.caller, ['search_orders']);
+      const challenge = await server.authorization.authorizer.challengeStaleApproval!(authenticated.caller, ['search_orders']);
       expect(challenge.status).toBe(403);
       const header = challenge.headers['WWW-Authenticate']!;
       expect(header).toMatch(/^Bearer /);
       expect(header).toContain('error="insufficient_scope"');
       expect(header).toContain('scope="tools:search_orders"');
       expect(header).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/mcp"`);
-      expect(server.store.session(authenticated.caller.sessionId)!.reapprovalTools).toEqual(['search_orders']);
+      expect((await server.store.session(authenticated.caller.sessionId))!.reapprovalTools).toEqual(['search_orders']);
       const refreshed = await tokenRequest(server.issuer, {
         grant_type: 'refresh_token',
         refresh_token: tokens.body.refresh_token as string,
@@ -521,7 +521,7 @@ describe('tokens and sessions', () => {
   it('a session revoked in the store (as `gateway sessions revoke` does) is refused on the next request', async () => {
     const { tokens } = await authorise(['search_orders']);
     const answer = await mcp(tokens.body.access_token as string);
-    server.store.revokeSession(answer.body.sessionId as string, 'test');
+    await server.store.revokeSession(answer.body.sessionId as string, 'test');
     expect((await mcp(tokens.body.access_token as string)).status).toBe(401);
   });
 

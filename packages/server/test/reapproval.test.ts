@@ -21,7 +21,7 @@ import { loadConfig, readLockFile } from '@gateway/core';
 import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { markStaleTools, publishedFingerprints } from '../src/authorization/index.js';
-import { SessionStore, sessionMigrations } from '../src/authorization/stores/session-store.js';
+import { sessionMigrations, sqliteSessionStore } from '../src/authorization/stores/sqlite/index.js';
 import { openDatabase } from '../src/store/database.js';
 import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
@@ -151,7 +151,7 @@ async function sessionsOfStore() {
   // The running gateway's own database, read beside it (SQLite WAL).
   const database = openDatabase(gatewayDatabasePath(await loadConfig(workspace.configPath)), sessionMigrations);
   try {
-    return new SessionStore(database).listSessions();
+    return await sqliteSessionStore(database).listSessions();
   } finally {
     database.close();
   }

@@ -10,7 +10,8 @@ import { createOriginGuard } from '../src/mcp/origin.js';
 import { freePort } from './support/net.js';
 import { lockWith, lockedOperation } from './support/fixtures.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
-import { SessionStore, sessionMigrations } from '../src/authorization/stores/session-store.js';
+import type { SessionStore } from '../src/authorization/stores/session-store.js';
+import { sessionMigrations, sqliteSessionStore } from '../src/authorization/stores/sqlite/index.js';
 import { openDatabase, type SqliteDatabase } from '../src/store/database.js';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 
@@ -34,10 +35,10 @@ beforeAll(async () => {
   const vault = await createVault(loaded, { env });
   await vault.set('admin-token', TOKEN);
   database = openDatabase(join(directory.path, 'gateway.db'), sessionMigrations);
-  store = new SessionStore(database);
+  store = sqliteSessionStore(database);
   store.onRevoke((id) => revoked.push(id));
   const now = Date.now();
-  store.openSession({
+  await store.openSession({
     subject: 'local:alice',
     personName: 'alice',
     clientId: 'dcr-1',
@@ -46,7 +47,7 @@ beforeAll(async () => {
     logins: ['orders/api_key'],
     expiresAt: now + 3_600_000,
   });
-  store.openSession(
+  await store.openSession(
     { subject: 'local:bob', personName: 'bob', clientId: 'dcr-2', clientName: 'Agent', tools: [], logins: [], expiresAt: now - 1000 },
     now - 5000,
   );
@@ -101,7 +102,7 @@ describe('gateway sessions (through the admin API)', () => {
   });
 
   it('show marks a tool whose served fingerprint differs from the approved one as stale, with the reason', async () => {
-    const stale = store.openSession({
+    const stale = await store.openSession({
       subject: 'local:carol',
       personName: 'carol',
       clientId: 'dcr-3',
@@ -128,8 +129,8 @@ describe('gateway sessions (through the admin API)', () => {
   it("revoke ends the session in the running server's store, which clears the server's token cache", async () => {
     const result = await sessions(['revoke', 'session-1', '--reason', 'lost laptop']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(store.isSessionOpen('session-1')).toBe(false);
-    expect(store.session('session-1')!.revokedReason).toBe('lost laptop');
+    expect(await store.isSessionOpen('session-1')).toBe(false);
+    expect((await store.session('session-1'))!.revokedReason).toBe('lost laptop');
     expect(revoked).toEqual(['session-1']);
   });
 
@@ -140,13 +141,13 @@ describe('gateway sessions (through the admin API)', () => {
       /SESSION_ALREADY_ENDED: .*session-1 had already ended: it was revoked at \S+ \(lost laptop\); nothing changed/,
     );
     expect(String(again.stdout)).not.toContain('revoked session-1');
-    expect(store.session('session-1')!.revokedReason).toBe('lost laptop');
+    expect((await store.session('session-1'))!.revokedReason).toBe('lost laptop');
     expect(revoked).toEqual(['session-1']);
 
     const expired = await sessions(['revoke', 'session-2']);
     expect(expired.exitCode).toBe(7);
     expect(String(expired.stderr)).toMatch(/session-2 had already ended: it expired at \S+; nothing changed/);
-    expect(store.session('session-2')!.revokedAt).toBeNull();
+    expect((await store.session('session-2'))!.revokedAt).toBeNull();
   });
 
   it('an unknown session is a usage error', async () => {
@@ -162,6 +163,6 @@ describe('gateway sessions (through the admin API)', () => {
     });
     expect(result.exitCode).toBe(9);
     expect(String(result.stderr)).toContain('ADMIN_TOKEN_INVALID');
-    expect(store.session('session-2')!.revokedAt).toBeNull();
+    expect((await store.session('session-2'))!.revokedAt).toBeNull();
   });
 });

@@ -15,7 +15,7 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { gatewayBinary } from '../../../test-support/cli.js';
 import { hashToken } from '../src/authorization/stores/tokens.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const WORKERS = 4;
@@ -37,7 +37,12 @@ async function signingKeySet(): Promise<string> {
 
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
-  env = { ...workspace.env, GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet() };
+  env = {
+    ...workspace.env,
+    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet(),
+    // Workers sign receipt checkpoints in turn with one key, which the env vault must hold.
+    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+  };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
 }, 90_000);
 

@@ -11,7 +11,7 @@ import type { DriftSourceReport } from '../drift/index.js';
 import { secretsEqual } from '@gateway/runtime';
 import { createOriginGuard } from '../mcp/origin.js';
 import { authorizationMigrations } from '../authorization/index.js';
-import { SessionStore } from '../authorization/stores/session-store.js';
+import { sqliteSessionStore } from '../authorization/stores/sqlite/index.js';
 import { openDatabase } from '../store/database.js';
 import { createAdminPlugin } from './index.js';
 
@@ -161,8 +161,8 @@ describe('admin API', () => {
     await vault.set('admin-token', 'correct-horse-battery');
     const path = join(directory.path, 'gateway.db');
     const database = openDatabase(path, authorizationMigrations, { busyTimeoutMs: 200 });
-    const sessions = new SessionStore(database);
-    const session = sessions.sessions.open({
+    const sessions = sqliteSessionStore(database);
+    const session = await sessions.sessions.open({
       subject: 'alice',
       personName: 'alice',
       clientId: 'client-1',

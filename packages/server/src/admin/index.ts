@@ -303,13 +303,13 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       reply.header('cache-control', 'no-store');
       const now = Date.now();
       const published = publishedFingerprints();
-      return { sessions: store.listSessions().map((session) => sessionView(session, published, now)) };
+      return { sessions: (await store.listSessions()).map((session) => sessionView(session, published, now)) };
     });
 
     app.get<{ Params: { id: string } }>('/sessions/:id', async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
       const store = sessionStore(reply);
       if (!store) return reply;
-      const session = store.session(request.params.id);
+      const session = await store.session(request.params.id);
       if (!session) return sessionNotFound(reply, request.params.id);
       reply.header('cache-control', 'no-store');
       return { session: sessionView(session, publishedFingerprints()) };
@@ -329,7 +329,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       async (request, reply): Promise<AdminSessionAnswer | FastifyReply> => {
         const store = sessionStore(reply);
         if (!store) return reply;
-        const existing = store.session(request.params.id);
+        const existing = await store.session(request.params.id);
         if (!existing) return sessionNotFound(reply, request.params.id);
         // Revoking an ended session changes nothing (its revocation, or its expiry, stays what it was): say so.
         const state = sessionState(existing);
@@ -346,7 +346,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
             detail: `${existing.id} had already ended: it ${ended}; nothing changed`,
           });
         }
-        const session = store.revokeSession(request.params.id, request.body?.reason ?? 'revoked by an administrator');
+        const session = await store.revokeSession(request.params.id, request.body?.reason ?? 'revoked by an administrator');
         reply.header('cache-control', 'no-store');
         return { session: sessionView(session, publishedFingerprints()) };
       },

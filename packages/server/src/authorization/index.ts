@@ -11,7 +11,7 @@ import { BrowserSessions } from './signin/browser-sessions.js';
 import { createOidcSignIn } from './signin/oidc.js';
 import { createMcpAuthorizer } from './mcp-authorizer.js';
 import { authorizationServerPlugin } from './plugin.js';
-import { SessionStore, sessionMigrations } from './stores/session-store.js';
+import { sessionMigrations, sqliteSessionStore } from './stores/sqlite/index.js';
 import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
 import type { Migration } from '../store/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
@@ -37,7 +37,7 @@ const PURGE_INTERVAL_MS = 15 * 60 * 1000;
  */
 export async function createAuthorization(context: AuthorizationContext): Promise<AuthorizationComponents> {
   const settings = authSettings(context.loaded, context.mcpUrl);
-  const store = new SessionStore(context.database);
+  const store = sqliteSessionStore(context.database);
   const keys = await loadSigningKeys(context.vault, {
     maxAgeDays: context.rotateSigningKeys === false ? Number.POSITIVE_INFINITY : settings.signingKeyMaxAgeDays,
     warn: (message) => context.logger.warn(message),
@@ -82,13 +82,11 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     isShared ? new SharedThrottleStore(context.database, kind) : new MemoryThrottleStore();
   const oidc = settings.oidc ? createOidcSignIn(settings.oidc, context.vault) : undefined;
 
-  store.purge();
+  await store.purge();
   const purgeTimer = setInterval(() => {
-    try {
-      store.purge();
-    } catch (error) {
+    store.purge().catch((error: unknown) => {
       context.logger.warn({ error: (error as Error).message }, 'purging expired authorization data failed');
-    }
+    });
   }, PURGE_INTERVAL_MS);
   purgeTimer.unref();
 

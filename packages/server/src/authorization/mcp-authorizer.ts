@@ -1,7 +1,7 @@
 import type { McpAuthentication, McpAuthorizer, McpCaller, McpRefusalReason } from '../calls/caller.js';
 import { TokenRejected, type AccessTokenClaims, type AccessTokens } from './oauth/tokens.js';
 import { toolScope } from './consent/reapproval.js';
-import type { SessionRecord, SessionState, Sessions } from './stores/sessions.js';
+import type { SessionRecord, SessionState, Sessions } from './stores/ports.js';
 
 /** Quoted-string safe text for a WWW-Authenticate parameter (RFC 9110 §11.2 / RFC 6750 §3). */
 function quoted(text: string): string {
@@ -34,9 +34,11 @@ const REFUSAL_REASONS: readonly McpRefusalReason[] = [
 /**
  * The /mcp gatekeeper: a bearer token from the Authorization header only (never the query string, MCP ›
  * Access Token Usage), verified as ours and for this resource, whose session is open and unexpired.
- * Sessions are parsed once and cached; where one stands is read from the database once per turn of the
+ * Sessions are parsed once and cached; where one stands is read from the session store once per turn of the
  * event loop (a primary-key lookup), so `gateway sessions revoke` from another process takes effect on the
- * next request, and a revocation in this process at once.
+ * next request, and a revocation in this process at once. The call-time re-check (`sessionState`, which the
+ * call pipeline needs synchronously) answers from the state read this turn or, failing that, the last one
+ * read, and reads it again in the background: a session found ended then ends its notification streams.
  *
  * A refusal is counted by reason (`refusals()`, shown by `GET /admin/status`), never receipted here: only a
  * token this gateway issued (signature, issuer and audience verified) identifies a session, and when that
@@ -55,24 +57,42 @@ export function createMcpAuthorizer(options: {
   // Where a session stands, as read in the current turn of the event loop: the token check and the call
   // decision of one request read it once, not twice (about 2 % of a call's CPU). Cleared at the end of the
   // turn, and at once for a session revoked in this process.
-  let statesThisTurn: Map<string, SessionState | undefined> | undefined;
+  let statesThisTurn: Map<string, Promise<SessionState | undefined>> | undefined;
+  // The last state read of each session (for the synchronous call-time re-check); undefined: not in the store.
+  const lastStates = new Map<string, SessionState | undefined>();
+  const endedListeners = new Set<(sessionId: string) => void>();
+  const ended = (sessionId: string): void => {
+    for (const listener of endedListeners) listener(sessionId);
+  };
   sessions.onRevoke((sessionId) => {
     callers.delete(sessionId);
     statesThisTurn?.delete(sessionId);
+    lastStates.set(sessionId, 'revoked');
+    ended(sessionId);
   });
   /** undefined: a session this gateway's store does not know. */
-  function stateOf(sessionId: string): SessionState | undefined {
+  function stateOf(sessionId: string): Promise<SessionState | undefined> {
     if (!statesThisTurn) {
       statesThisTurn = new Map();
       setImmediate(() => {
         statesThisTurn = undefined;
       });
     }
-    if (statesThisTurn.has(sessionId)) return statesThisTurn.get(sessionId);
-    const state = sessions.state(sessionId);
-    statesThisTurn.set(sessionId, state);
-    if (state !== 'open') callers.delete(sessionId);
-    return state;
+    const known = statesThisTurn.get(sessionId);
+    if (known) return known;
+    const read = sessions.state(sessionId).then((state) => {
+      const before = lastStates.get(sessionId);
+      if (lastStates.size > 10_000) lastStates.clear();
+      lastStates.set(sessionId, state);
+      if (state !== 'open') {
+        callers.delete(sessionId);
+        // Ended behind this process's back (another process, the CLI): its streams end too.
+        if (before === 'open') ended(sessionId);
+      }
+      return state;
+    });
+    statesThisTurn.set(sessionId, read);
+    return read;
   }
 
   function refuse(
@@ -103,10 +123,10 @@ export function createMcpAuthorizer(options: {
     };
   }
 
-  function callerFor(sessionId: string): McpCaller | undefined {
+  async function callerFor(sessionId: string): Promise<McpCaller | undefined> {
     const cached = callers.get(sessionId);
     if (cached) return cached;
-    const session = sessions.find(sessionId);
+    const session = await sessions.find(sessionId);
     if (!session) return undefined;
     const caller = callerOf(session);
     if (callers.size > 10_000) callers.clear();
@@ -123,12 +143,12 @@ export function createMcpAuthorizer(options: {
    * A token of ours naming a session that is not open: revoked or expired, the refusal names the session's
    * caller (not cached: ended sessions are not called on often), so its `tools/call` is receipted as denied.
    */
-  function refuseEndedSession(
+  async function refuseEndedSession(
     claims: AccessTokenClaims,
     state: SessionState | undefined,
     mismatch = 'the token does not match its session',
-  ): McpAuthentication & { ok: false } {
-    const session = state === undefined ? undefined : sessions.find(claims.sid);
+  ): Promise<McpAuthentication & { ok: false }> {
+    const session = state === undefined ? undefined : await sessions.find(claims.sid);
     const caller = session ? callerOf(session) : undefined;
     if (state === undefined || state === 'open' || !belongsTo(caller, claims)) {
       return refuse('invalid_token', 'invalid_token', mismatch);
@@ -151,7 +171,7 @@ export function createMcpAuthorizer(options: {
       if (error instanceof TokenRejected) return refuse('invalid_token', 'invalid_token', error.message);
       throw error;
     }
-    const state = stateOf(claims.sid);
+    const state = await stateOf(claims.sid);
     if (state === 'open') return refuse('token_expired', 'invalid_token', description);
     // A token that names no session of its client and person: its expiry is all there is to say.
     return refuseEndedSession(claims, state, description);
@@ -172,26 +192,31 @@ export function createMcpAuthorizer(options: {
         if (error.isExpired) return refuseExpiredToken(match[1]!, error.message);
         return refuse('invalid_token', 'invalid_token', error.message);
       }
-      const state = stateOf(claims.sid);
+      const state = await stateOf(claims.sid);
       if (state !== 'open') return refuseEndedSession(claims, state);
-      const caller = callerFor(claims.sid);
+      // A cached caller costs no further await.
+      const caller = callers.get(claims.sid) ?? (await callerFor(claims.sid));
       if (!belongsTo(caller, claims)) return refuse('invalid_token', 'invalid_token', 'the token does not match its session');
       return { ok: true, caller };
     },
     sessionState(sessionId) {
-      // A session the store does not know cannot be called on; it reads as revoked.
-      return stateOf(sessionId) ?? 'revoked';
+      // The call of a request whose token check read the state this turn, or else the last state read (the
+      // token check of the same request); read again in the background for the next re-check. A session the
+      // store does not know, or never read, cannot be called on: it reads as revoked.
+      if (!statesThisTurn?.has(sessionId)) stateOf(sessionId).catch(() => undefined);
+      return lastStates.get(sessionId) ?? 'revoked';
     },
     onSessionEnded(listener) {
-      return sessions.onRevoke(listener);
+      endedListeners.add(listener);
+      return () => endedListeners.delete(listener);
     },
-    challengeStaleApproval(caller, toolNames) {
+    async challengeStaleApproval(caller, toolNames) {
       // MCP › Scope Challenge Handling / RFC 6750 §3.1: 403 insufficient_scope naming every scope this
       // call needs; the client re-runs authorization with them and the person approves the tools again.
       const scope = [...new Set(toolNames)].sort().map(toolScope).join(' ');
       const description =
         `approve again: ${[...toolNames].join(', ')} changed since this session ` + `approved ${toolNames.length === 1 ? 'it' : 'them'}`;
-      sessions.requestReapproval(caller.sessionId, toolNames);
+      await sessions.requestReapproval(caller.sessionId, toolNames);
       return {
         ok: false,
         status: 403,

@@ -57,5 +57,5 @@ export interface McpAuthorizer {
    * step-up challenge that leads the client back to consent (docs/authorization.md › Re-approval).
    * Optional: without it such a call is refused in-band only ("approve it again").
    */
-  challengeStaleApproval?(caller: McpCaller, toolNames: readonly string[]): McpAuthentication & { ok: false };
+  challengeStaleApproval?(caller: McpCaller, toolNames: readonly string[]): Promise<McpAuthentication & { ok: false }>;
 }

@@ -77,8 +77,8 @@ function sessionAuthorizer(): McpAuthorizer {
       return sessionOpen ? 'open' : 'revoked';
     },
     // The production authorizer has the re-approval challenge, so /mcp decides each call before the fast path.
-    challengeStaleApproval: () => ({
-      ok: false,
+    challengeStaleApproval: async () => ({
+      ok: false as const,
       status: 403,
       headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' },
       body: '',

@@ -387,7 +387,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       if (verdict.kind !== 'act' || verdict.action.kind !== 'reapprove') return { refusal: undefined, decision };
       // Durable when refuse returns; the challenge need not wait for the database.
       void pipeline.refuse(caller, decision, call.argumentsValue);
-      return { refusal: authorizer.challengeStaleApproval(caller, [call.name]) };
+      return { refusal: await authorizer.challengeStaleApproval(caller, [call.name]) };
     }
 
     /**

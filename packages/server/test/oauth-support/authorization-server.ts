@@ -22,7 +22,8 @@ import {
 import type { LoginSummary as ConsentLogin } from '../../src/credentials/index.js';
 import type { LoginSummary } from '../../src/credentials/index.js';
 import { PeopleDirectory } from '@gateway/runtime';
-import { SessionStore } from '../../src/authorization/stores/session-store.js';
+import type { SessionStore } from '../../src/authorization/stores/session-store.js';
+import { sqliteSessionStore } from '../../src/authorization/stores/sqlite/index.js';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database.js';
 import { createVault } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
@@ -170,7 +171,7 @@ export async function startAuthorizationServer(
     configPath,
     database,
     vault,
-    store: new SessionStore(database),
+    store: sqliteSessionStore(database),
     app,
     authorization,
     async close() {

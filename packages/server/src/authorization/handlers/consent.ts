@@ -6,6 +6,7 @@ import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import type { SessionRecord } from '../stores/ports.js';
 import { randomToken } from '../stores/tokens.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -45,13 +46,12 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
    * unticked: ticking it is the approval of a change, which one click on Allow must not give unread.
    */
   function initialChoices(
-    browser: BrowserSession,
     pendingRequest: PendingAuthorization,
     tools: ConsentTool[],
+    previous: SessionRecord | undefined,
   ): { choices: ConsentChoices; reapproval: ReapprovalNote[] } {
     // Blocked tools are shown but never ticked.
     const offered = new Map(tools.filter((tool) => unavailableChoice(tool) === undefined).map((tool) => [tool.name, tool] as const));
-    const previous = sessions.latestOpen(browser.person!.subject, pendingRequest.client.clientId);
     const previousTools = (previous?.tools ?? []).filter((tool) => offered.has(tool.name));
     // Every tool of the earlier approval that changed since is marked, not only the one the client named.
     const reapproval = previousTools
@@ -82,7 +82,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
   function renderConsent(
     browser: BrowserSession,
     pendingRequest: PendingAuthorization,
-    extra: { error?: string; status?: number; choices?: ConsentChoices } = {},
+    extra: { error?: string; status?: number; choices?: ConsentChoices; previous?: SessionRecord } = {},
   ): RenderedPage {
     const tools = [...offer.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
     pendingRequest.shownTools = tools;
@@ -91,7 +91,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const logins = offer.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
     // The changes are shown again when a refused form is drawn with the person's own choices.
-    const initial = initialChoices(browser, pendingRequest, tools);
+    const initial = initialChoices(pendingRequest, tools, extra.previous);
     const choices = extra.choices ?? initial.choices;
     return consentPage({
       requestId: pendingRequest.id,
@@ -128,7 +128,9 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     pendingRequest.isEngaged = true;
     pending.save(pendingRequest);
     if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
-    return send(reply, renderConsent(browser, pendingRequest));
+    // The person's latest open session with this application: what a re-approval starts from.
+    const previous = await sessions.latestOpen(browser.person.subject, pendingRequest.client.clientId);
+    return send(reply, renderConsent(browser, pendingRequest, previous ? { previous } : {}));
   });
 
   instance.post(`${base}/consent`, async (request, reply) => {
@@ -160,8 +162,14 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       logins: [...new Set(form.getAll('login'))],
       lifetime: Number(form.get('lifetime')),
     };
-    const refuse = (error: string): FastifyReply =>
-      send(reply, renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted }));
+    // With the earlier session, so what changed since it is shown again beside the person's own choices.
+    const refuse = async (error: string): Promise<FastifyReply> => {
+      const previous = await sessions.latestOpen(browser!.person!.subject, pendingRequest.client.clientId);
+      return send(
+        reply,
+        renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted, ...(previous ? { previous } : {}) }),
+      );
+    };
     if (decision !== 'allow') return refuse('Choose Allow or Deny.');
 
     const shown = new Map((pendingRequest.shownTools ?? []).map((tool) => [tool.name, tool] as const));
@@ -187,7 +195,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
 
     if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
     const now = Date.now();
-    const opened = sessions.open(
+    const opened = await sessions.open(
       {
         subject: browser!.person.subject,
         personName: browser!.person.name,
@@ -201,7 +209,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       now,
     );
     const code = randomToken();
-    codes.save(code, {
+    await codes.save(code, {
       sessionId: opened.id,
       clientId: pendingRequest.client.clientId,
       redirectUri: pendingRequest.redirectUriParameter,

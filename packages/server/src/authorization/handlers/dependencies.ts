@@ -9,9 +9,7 @@ import type { SigningKeySet } from '../oauth/signing-keys.js';
 import type { AccessTokens } from '../oauth/tokens.js';
 import type { BrowserSessions } from '../signin/browser-sessions.js';
 import type { OidcSignIn } from '../signin/oidc.js';
-import type { AuthorizationCodes } from '../stores/authorization-codes.js';
-import type { RefreshTokens } from '../stores/refresh-tokens.js';
-import type { Sessions } from '../stores/sessions.js';
+import type { AuthorizationCodes, RefreshTokens, Sessions } from '../stores/ports.js';
 
 /**
  * Everything the authorization server's endpoints use, built once by the composition root (../index.ts).

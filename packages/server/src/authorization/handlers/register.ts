@@ -14,7 +14,7 @@ export function registerRegistrationEndpoint(
     allowCors(reply);
     try {
       // Counted per client address (an IPv6 client per /64).
-      const registered = clients.register(request.body, addressBucket(request.ip));
+      const registered = await clients.register(request.body, addressBucket(request.ip));
       logger.info({ clientId: registered.client_id, from: request.ip }, 'client registered');
       return sendOAuthJson(reply, 201, registered);
     } catch (error) {

@@ -36,23 +36,23 @@ async function revoke(
   client: OAuthClient,
   hint: string | null,
 ): Promise<void> {
-  const revokeIfOwned = (sessionId: string, clientId: string): void => {
+  const revokeIfOwned = async (sessionId: string, clientId: string): Promise<void> => {
     if (clientId !== client.clientId) return;
-    const session = sessions.find(sessionId);
-    if (session && session.revokedAt === null) sessions.revoke(sessionId, 'revoked by the client');
+    const session = await sessions.find(sessionId);
+    if (session && session.revokedAt === null) await sessions.revoke(sessionId, 'revoked by the client');
   };
-  const asRefresh = (): boolean => {
-    const stored = refreshTokens.find(token);
-    if (stored) revokeIfOwned(stored.sessionId, stored.clientId);
+  const asRefresh = async (): Promise<boolean> => {
+    const stored = await refreshTokens.find(token);
+    if (stored) await revokeIfOwned(stored.sessionId, stored.clientId);
     return stored !== undefined;
   };
-  if (hint !== 'access_token' && asRefresh()) return;
+  if (hint !== 'access_token' && (await asRefresh())) return;
   try {
     const claims = await tokens.verify(token, { ignoreExpiry: true });
-    revokeIfOwned(claims.sid, claims.client_id);
+    await revokeIfOwned(claims.sid, claims.client_id);
     return;
   } catch (error) {
     if (!(error instanceof TokenRejected)) throw error;
   }
-  if (hint === 'access_token') asRefresh();
+  if (hint === 'access_token') await asRefresh();
 }

@@ -68,7 +68,7 @@ async function tokenResponse(
   const access = await tokens.issue(session);
   const refreshToken = randomToken();
   // The refresh token lives exactly as long as the session, never longer (RFC 9700 §4.14.2).
-  refreshTokens.save(refreshToken, { sessionId: session.id, clientId: client.clientId, expiresAt: session.expiresAt });
+  await refreshTokens.save(refreshToken, { sessionId: session.id, clientId: client.clientId, expiresAt: session.expiresAt });
   return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken };
 }
 
@@ -76,11 +76,11 @@ async function redeemCode(dependencies: TokenDependencies, form: URLSearchParams
   const { clients, sessions, codes, logger } = dependencies;
   const code = form.get('code');
   if (!code) throw new OAuthProblem('invalid_request', 'code is required');
-  const stored = codes.redeem(code);
+  const stored = await codes.redeem(code);
   if (!stored) throw new OAuthProblem('invalid_grant', 'unknown or expired authorization code');
   if (stored.alreadyUsed) {
     // OAuth 2.1 §4.1.3 / RFC 9700 §4.5: a second redemption is refused and what the code produced is revoked.
-    sessions.revoke(stored.sessionId, 'authorization code used twice');
+    await sessions.revoke(stored.sessionId, 'authorization code used twice');
     logger.warn({ sessionId: stored.sessionId, clientId: client.clientId }, 'authorization code replayed; session revoked');
     throw new OAuthProblem('invalid_grant', 'the authorization code was already used; its session has been revoked');
   }
@@ -97,9 +97,9 @@ async function redeemCode(dependencies: TokenDependencies, form: URLSearchParams
     throw new OAuthProblem('invalid_grant', 'code_verifier does not match the code_challenge');
   }
   checkResource(form, stored.resource);
-  const session = sessions.find(stored.sessionId);
+  const session = await sessions.find(stored.sessionId);
   if (!session || sessionState(session) !== 'open') throw new OAuthProblem('invalid_grant', 'the session for this code has ended');
-  clients.markAuthorized(client);
+  await clients.markAuthorized(client);
   return tokenResponse(dependencies, session, client);
 }
 
@@ -107,10 +107,10 @@ async function refresh(dependencies: TokenDependencies, form: URLSearchParams, c
   const { settings, sessions, refreshTokens, tokens, logger } = dependencies;
   const token = form.get('refresh_token');
   if (!token) throw new OAuthProblem('invalid_request', 'refresh_token is required');
-  const stored = refreshTokens.find(token);
+  const stored = await refreshTokens.find(token);
   if (!stored) throw new OAuthProblem('invalid_grant', 'unknown refresh token');
   if (stored.clientId !== client.clientId) throw new OAuthProblem('invalid_grant', 'the refresh token was issued to another client');
-  const session = sessions.find(stored.sessionId);
+  const session = await sessions.find(stored.sessionId);
   if (!session || sessionState(session) !== 'open' || stored.expiresAt <= Date.now()) {
     throw new OAuthProblem('invalid_grant', 'the session for this refresh token has ended');
   }
@@ -123,17 +123,17 @@ async function refresh(dependencies: TokenDependencies, form: URLSearchParams, c
     );
   }
   checkResource(form, settings.mcpUrl);
-  // Signed before the rotation so that the rotation is one synchronous transaction with nothing awaited
-  // in between (a concurrent request cannot interleave; a crash cannot split it).
+  // Signed before the rotation: the rotation is one atomic port call (one transaction in the adapter), so a
+  // concurrent request cannot interleave and a crash cannot split it.
   const access = await tokens.issue(session);
   const successor = randomToken();
-  const rotation = refreshTokens.rotate(token, successor, { graceMs: settings.refreshReuseGraceSeconds * 1000 });
+  const rotation = await refreshTokens.rotate(token, successor, { graceMs: settings.refreshReuseGraceSeconds * 1000 });
   switch (rotation.outcome) {
     case 'unknown':
       throw new OAuthProblem('invalid_grant', 'unknown refresh token');
     case 'reused':
       // RFC 9700 §4.14.2: the replay of a rotated token outside the grace rule revokes the whole grant.
-      sessions.revoke(rotation.sessionId, 'refresh token used twice');
+      await sessions.revoke(rotation.sessionId, 'refresh token used twice');
       logger.warn(
         { sessionId: rotation.sessionId, clientId: client.clientId, why: rotation.why },
         'refresh token replayed; session revoked',

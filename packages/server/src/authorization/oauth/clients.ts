@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
 import { GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import type { RegisteredClients } from '../stores/clients.js';
+import type { RegisteredClients } from '../stores/ports.js';
 import { hashToken } from '../stores/tokens.js';
 import { isClientMetadataUrl, type ClientMetadataFetcher } from './client-metadata-document.js';
 import { classifyRedirectUri, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './redirect-uris.js';
@@ -38,11 +38,11 @@ export interface ClientRegistry {
   /** The client, or an OAuthProblem (`invalid_client`, `invalid_request`) when it is unknown or unusable. */
   find(clientId: string): Promise<OAuthClient>;
   /** RFC 7591 §3.1 registration; returns the response body (RFC 7591 §3.2.1). */
-  register(body: unknown, from: string): Record<string, unknown>;
+  register(body: unknown, from: string): Promise<Record<string, unknown>>;
   /** Client authentication at the token and revocation endpoints (OAuth 2.1 §2.4). */
   authenticate(form: URLSearchParams, authorization: string | undefined): Promise<OAuthClient>;
   /** A successful authorization keeps a dynamic registration from expiring. */
-  markAuthorized(client: OAuthClient): void;
+  markAuthorized(client: OAuthClient): Promise<void>;
 }
 
 /**
@@ -115,7 +115,7 @@ export function createClientRegistry(options: {
         throw new OAuthProblem('invalid_client', error instanceof GatewayError ? error.message : String(error), 401);
       }
     }
-    const stored = registrations.find(clientId);
+    const stored = await registrations.find(clientId);
     if (stored) {
       const metadata = stored.metadata;
       return {
@@ -129,15 +129,12 @@ export function createClientRegistry(options: {
     throw new OAuthProblem('invalid_client', `unknown client_id ${JSON.stringify(clientId.slice(0, 200))}`, 401);
   }
 
-  function register(body: unknown, from: string): Record<string, unknown> {
+  async function register(body: unknown, from: string): Promise<Record<string, unknown>> {
     if (!settings.registration.enabled)
       throw new OAuthProblem('access_denied', 'dynamic client registration is turned off on this gateway', 403);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new OAuthProblem('invalid_client_metadata', 'the request body must be a JSON object');
     const now = Date.now();
-    if (registrations.registrationsFrom(from, now - 3_600_000) >= settings.registration.perIpPerHour) {
-      throw new OAuthProblem('slow_down', 'too many registrations from this address; try again later', 429);
-    }
     const request = body as Record<string, unknown>;
     const redirectUris = request.redirect_uris;
     if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((uri) => typeof uri === 'string')) {
@@ -205,7 +202,8 @@ export function createClientRegistry(options: {
       ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
       ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
     };
-    registrations.register(
+    // The per-address count and the insert are one step of the store: concurrent registrations cannot pass the limit.
+    const outcome = await registrations.register(
       {
         clientId,
         secretHash: secret ? hashToken(secret) : null,
@@ -213,8 +211,10 @@ export function createClientRegistry(options: {
         registeredFrom: from,
         expiresAt: now + settings.registration.unusedExpirySeconds * 1000,
       },
+      { since: now - 3_600_000, max: settings.registration.perIpPerHour },
       now,
     );
+    if (outcome === 'limited') throw new OAuthProblem('slow_down', 'too many registrations from this address; try again later', 429);
     return {
       client_id: clientId,
       client_id_issued_at: Math.floor(now / 1000),
@@ -247,16 +247,16 @@ export function createClientRegistry(options: {
       const expected = await vault.get(secretName);
       isValid = expected !== undefined && secretsEqual(expected, secret);
     } else {
-      const stored = registrations.find(clientId);
+      const stored = await registrations.find(clientId);
       isValid = stored?.secretHash != null && secretsEqual(stored.secretHash, hashToken(secret));
     }
     if (!isValid) throw new OAuthProblem('invalid_client', 'client authentication failed', 401);
     return client;
   }
 
-  function markAuthorized(client: OAuthClient): void {
+  async function markAuthorized(client: OAuthClient): Promise<void> {
     if (client.registration !== 'dynamic') return;
-    registrations.touch(client.clientId, Date.now() + settings.registration.idleExpirySeconds * 1000);
+    await registrations.touch(client.clientId, Date.now() + settings.registration.idleExpirySeconds * 1000);
   }
 
   return { find, register, authenticate, markAuthorized };

@@ -1,28 +1,36 @@
-import type { SqliteDatabase } from '../../store/database.js';
-import { AuthorizationCodes } from './authorization-codes.js';
-import { RegisteredClients } from './clients.js';
-import { RefreshTokens } from './refresh-tokens.js';
-import { Sessions, type NewSession, type SessionRecord } from './sessions.js';
-
-export { sessionMigrations } from './migrations.js';
-export { AuthorizationCodes, type StoredCode } from './authorization-codes.js';
-export { RegisteredClients, type StoredClient } from './clients.js';
-export { RefreshTokens, type RefreshRotation, type StoredRefreshToken } from './refresh-tokens.js';
-export {
+import type {
+  AuthorizationCodes,
+  AuthorizationStores,
+  NewSession,
+  RefreshTokens,
+  RegisteredClients,
+  SessionRecord,
   Sessions,
-  sessionNumber,
-  sessionState,
-  type NewSession,
-  type SessionRecord,
-  type SessionState,
-  type SessionTool,
-} from './sessions.js';
+} from './ports.js';
+
+export type {
+  AuthorizationCodes,
+  AuthorizationStores,
+  NewClient,
+  NewSession,
+  RefreshRotation,
+  RefreshTokens,
+  RegisteredClients,
+  SessionRecord,
+  Sessions,
+  SessionState,
+  SessionTool,
+  StoredClient,
+  StoredCode,
+  StoredRefreshToken,
+} from './ports.js';
+export { sessionNumber, sessionState } from './sessions.js';
 export { hashToken, randomToken } from './tokens.js';
 
 /**
- * The authorization area's four stores over one gateway database, as one object (one per concept, each
- * owning its table): the composition root builds it, the admin API and `gateway sessions` tests hold it for
- * the session methods below, which delegate to `sessions`.
+ * The authorization area's four stores (ports.ts) of one backing database, as one object: the composition root
+ * builds it over an adapter (./sqlite/), the admin API and `gateway sessions` tests hold it for the session
+ * methods below, which delegate to `sessions`.
  */
 export class SessionStore {
   readonly sessions: Sessions;
@@ -30,11 +38,11 @@ export class SessionStore {
   readonly refreshTokens: RefreshTokens;
   readonly clients: RegisteredClients;
 
-  constructor(database: SqliteDatabase) {
-    this.sessions = new Sessions(database);
-    this.codes = new AuthorizationCodes(database);
-    this.refreshTokens = new RefreshTokens(database);
-    this.clients = new RegisteredClients(database);
+  constructor(stores: AuthorizationStores) {
+    this.sessions = stores.sessions;
+    this.codes = stores.codes;
+    this.refreshTokens = stores.refreshTokens;
+    this.clients = stores.clients;
   }
 
   /** Called with the session id whenever a session is revoked through this store (cache invalidation). */
@@ -42,38 +50,38 @@ export class SessionStore {
     return this.sessions.onRevoke(listener);
   }
 
-  openSession(input: NewSession, now = Date.now()): SessionRecord {
+  openSession(input: NewSession, now = Date.now()): Promise<SessionRecord> {
     return this.sessions.open(input, now);
   }
 
-  session(id: string): SessionRecord | undefined {
+  session(id: string): Promise<SessionRecord | undefined> {
     return this.sessions.find(id);
   }
 
-  isSessionOpen(id: string, now = Date.now()): boolean {
-    return this.sessions.isOpen(id, now);
+  async isSessionOpen(id: string, now = Date.now()): Promise<boolean> {
+    return (await this.sessions.state(id, now)) === 'open';
   }
 
-  latestOpenSession(subject: string, clientId: string, now = Date.now()): SessionRecord | undefined {
+  latestOpenSession(subject: string, clientId: string, now = Date.now()): Promise<SessionRecord | undefined> {
     return this.sessions.latestOpen(subject, clientId, now);
   }
 
-  listSessions(): SessionRecord[] {
+  listSessions(): Promise<SessionRecord[]> {
     return this.sessions.list();
   }
 
-  revokeSession(id: string, reason: string, now = Date.now()): SessionRecord {
+  revokeSession(id: string, reason: string, now = Date.now()): Promise<SessionRecord> {
     return this.sessions.revoke(id, reason, now);
   }
 
-  requestReapproval(id: string, tools: readonly string[], now = Date.now()): void {
-    this.sessions.requestReapproval(id, tools, now);
+  requestReapproval(id: string, tools: readonly string[], now = Date.now()): Promise<void> {
+    return this.sessions.requestReapproval(id, tools, now);
   }
 
   /** Deletes expired codes, refresh tokens and registrations; sessions stay as history. */
-  purge(now = Date.now()): void {
-    this.codes.purge(now);
-    this.refreshTokens.purge(now);
-    this.clients.purge(now);
+  async purge(now = Date.now()): Promise<void> {
+    await this.codes.purge(now);
+    await this.refreshTokens.purge(now);
+    await this.clients.purge(now);
   }
 }

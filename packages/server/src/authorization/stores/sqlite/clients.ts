@@ -1,13 +1,5 @@
-import type { SqliteDatabase } from '../../store/database.js';
-
-export interface StoredClient {
-  clientId: string;
-  secretHash: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: number;
-  lastAuthorizedAt: number | null;
-  expiresAt: number;
-}
+import { writeTransaction, type SqliteDatabase } from '../../../store/database.js';
+import type { NewClient, RegisteredClients, StoredClient } from '../ports.js';
 
 interface ClientRow {
   client_id: string;
@@ -19,13 +11,13 @@ interface ClientRow {
 }
 
 /**
- * Dynamically registered clients (table `oauth_clients`, RFC 7591), with the hash of their secret and the
- * address they registered from (for the per-address registration limit). A registration expires when idle.
+ * The registered clients port (../ports.ts) over table `oauth_clients`, with the hash of each secret and the
+ * address a client registered from; a registration counts and inserts in one write transaction.
  */
-export class RegisteredClients {
+export class SqliteRegisteredClients implements RegisteredClients {
   private readonly statements;
 
-  constructor(database: SqliteDatabase) {
+  constructor(private readonly database: SqliteDatabase) {
     this.statements = {
       insertClient: database.prepare(
         `INSERT INTO oauth_clients (client_id, secret_hash, metadata, registered_from, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -37,21 +29,23 @@ export class RegisteredClients {
     };
   }
 
-  register(
-    client: { clientId: string; secretHash: string | null; metadata: Record<string, unknown>; registeredFrom: string; expiresAt: number },
-    now = Date.now(),
-  ): void {
-    this.statements.insertClient.run(
-      client.clientId,
-      client.secretHash,
-      JSON.stringify(client.metadata),
-      client.registeredFrom,
-      now,
-      client.expiresAt,
-    );
+  async register(client: NewClient, limit: { since: number; max: number }, now = Date.now()): Promise<'registered' | 'limited'> {
+    return writeTransaction(this.database, (): 'registered' | 'limited' => {
+      const { count } = this.statements.registrationsSince.get(client.registeredFrom, limit.since) as { count: number };
+      if (count >= limit.max) return 'limited';
+      this.statements.insertClient.run(
+        client.clientId,
+        client.secretHash,
+        JSON.stringify(client.metadata),
+        client.registeredFrom,
+        now,
+        client.expiresAt,
+      );
+      return 'registered';
+    })();
   }
 
-  find(clientId: string, now = Date.now()): StoredClient | undefined {
+  async find(clientId: string, now = Date.now()): Promise<StoredClient | undefined> {
     const row = this.statements.client.get(clientId, now) as ClientRow | undefined;
     if (!row) return undefined;
     return {
@@ -64,17 +58,11 @@ export class RegisteredClients {
     };
   }
 
-  /** A successful authorization keeps a dynamic registration alive for another idle period. */
-  touch(clientId: string, expiresAt: number, now = Date.now()): void {
+  async touch(clientId: string, expiresAt: number, now = Date.now()): Promise<void> {
     this.statements.touchClient.run(now, expiresAt, clientId);
   }
 
-  registrationsFrom(address: string, since: number): number {
-    return (this.statements.registrationsSince.get(address, since) as { count: number }).count;
-  }
-
-  /** Deletes expired registrations. */
-  purge(now = Date.now()): void {
+  async purge(now = Date.now()): Promise<void> {
     this.statements.deleteExpiredClients.run(now);
   }
 }

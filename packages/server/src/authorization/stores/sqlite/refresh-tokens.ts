@@ -1,23 +1,7 @@
-import { writeTransaction, type SqliteDatabase } from '../../store/database.js';
-import { sessionId, sessionNumber } from './sessions.js';
-import { hashToken } from './tokens.js';
-
-export interface StoredRefreshToken {
-  sessionId: string;
-  clientId: string;
-  expiresAt: number;
-  usedAt: number | null;
-}
-
-/**
- * What presenting a refresh token did (RFC 9700 §4.14.2): `rotated` retired it for a successor;
- * `reissued` replaced its still-unused successor because it was presented again within the grace window;
- * `reused` means real reuse (the caller revokes the session); `unknown` is no token of ours.
- */
-export type RefreshRotation =
-  | { outcome: 'rotated' | 'reissued'; sessionId: string }
-  | { outcome: 'reused'; sessionId: string; why: string }
-  | { outcome: 'unknown' };
+import { writeTransaction, type SqliteDatabase } from '../../../store/database.js';
+import type { RefreshRotation, RefreshTokens, StoredRefreshToken } from '../ports.js';
+import { sessionId, sessionNumber } from '../sessions.js';
+import { hashToken } from '../tokens.js';
 
 interface RefreshRow {
   session_number: number;
@@ -28,8 +12,8 @@ interface RefreshRow {
   superseded: number;
 }
 
-/** Refresh tokens (table `oauth_refresh_tokens`), by hash, each with the successor its rotation issued. */
-export class RefreshTokens {
+/** The refresh tokens port (../ports.ts) over table `oauth_refresh_tokens`; a rotation is one write transaction. */
+export class SqliteRefreshTokens implements RefreshTokens {
   private readonly statements;
 
   constructor(private readonly database: SqliteDatabase) {
@@ -47,18 +31,11 @@ export class RefreshTokens {
     };
   }
 
-  save(token: string, value: { sessionId: string; clientId: string; expiresAt: number }, now = Date.now()): void {
+  async save(token: string, value: { sessionId: string; clientId: string; expiresAt: number }, now = Date.now()): Promise<void> {
     this.statements.insertRefresh.run(hashToken(token), sessionNumber(value.sessionId), value.clientId, now, value.expiresAt);
   }
 
-  /**
-   * Refresh token rotation in one SQLite transaction: the presented token is retired and its successor
-   * stored together, so a crash leaves either the old token usable or the successor stored — never a
-   * retired token without a successor. A token presented again within `graceMs` of its rotation, while
-   * its successor has never been used, gets a fresh successor (the unused one is superseded): the client
-   * most likely never received the answer. Anything else is reuse (RFC 9700 §4.14.2).
-   */
-  rotate(token: string, successor: string, options: { graceMs: number; now?: number }): RefreshRotation {
+  async rotate(token: string, successor: string, options: { graceMs: number; now?: number }): Promise<RefreshRotation> {
     const now = options.now ?? Date.now();
     return writeTransaction(this.database, (): RefreshRotation => {
       const hash = hashToken(token);
@@ -84,16 +61,14 @@ export class RefreshTokens {
     })();
   }
 
-  /** Looks a refresh token up without using it (revocation endpoint). */
-  find(token: string): StoredRefreshToken | undefined {
+  async find(token: string): Promise<StoredRefreshToken | undefined> {
     const row = this.statements.refresh.get(hashToken(token)) as RefreshRow | undefined;
     return row
       ? { sessionId: sessionId(row.session_number), clientId: row.client_id, expiresAt: row.expires_at, usedAt: row.used_at }
       : undefined;
   }
 
-  /** Deletes expired refresh tokens. */
-  purge(now = Date.now()): void {
+  async purge(now = Date.now()): Promise<void> {
     this.statements.deleteStaleRefresh.run(now);
   }
 }

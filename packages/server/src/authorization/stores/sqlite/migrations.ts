@@ -1,8 +1,8 @@
-import type { Migration } from '../../store/database.js';
+import type { Migration } from '../../../store/database.js';
 
 /**
- * The tables of sessions (sessions.ts), authorization codes (authorization-codes.ts), refresh tokens
- * (refresh-tokens.ts) and dynamically registered clients (clients.ts), in the gateway's SQLite database.
+ * The tables of the SQLite adapters of sessions (sessions.ts), authorization codes (authorization-codes.ts),
+ * refresh tokens (refresh-tokens.ts) and dynamically registered clients (clients.ts), in the gateway's database.
  * One list for the four stores: `oauth-001` creates all their tables, and applied migration ids never change.
  * Only hashes of codes, refresh tokens and client secrets are stored: a copy of the database lets no one act
  * as a client or a person.

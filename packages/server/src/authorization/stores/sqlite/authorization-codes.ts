@@ -1,16 +1,7 @@
-import { writeTransaction, type SqliteDatabase } from '../../store/database.js';
-import { sessionId, sessionNumber } from './sessions.js';
-import { hashToken } from './tokens.js';
-
-export interface StoredCode {
-  sessionId: string;
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string;
-  resource: string;
-  expiresAt: number;
-  usedAt: number | null;
-}
+import { writeTransaction, type SqliteDatabase } from '../../../store/database.js';
+import type { AuthorizationCodes, StoredCode } from '../ports.js';
+import { sessionId, sessionNumber } from '../sessions.js';
+import { hashToken } from '../tokens.js';
 
 interface CodeRow {
   session_number: number;
@@ -25,11 +16,8 @@ interface CodeRow {
 /** Kept this long past their expiry, so a late second redemption is still recognised as a replay. */
 const USED_CODE_RETENTION_MS = 86_400_000;
 
-/**
- * Authorization codes (table `oauth_codes`), by hash: issued at consent for a session just opened, redeemed
- * once at the token endpoint.
- */
-export class AuthorizationCodes {
+/** The authorization codes port (../ports.ts) over table `oauth_codes`; a redemption is one write transaction. */
+export class SqliteAuthorizationCodes implements AuthorizationCodes {
   private readonly statements;
 
   constructor(private readonly database: SqliteDatabase) {
@@ -44,7 +32,7 @@ export class AuthorizationCodes {
     };
   }
 
-  save(code: string, value: Omit<StoredCode, 'usedAt'>): void {
+  async save(code: string, value: Omit<StoredCode, 'usedAt'>): Promise<void> {
     this.statements.insertCode.run(
       hashToken(code),
       sessionNumber(value.sessionId),
@@ -56,11 +44,7 @@ export class AuthorizationCodes {
     );
   }
 
-  /**
-   * Marks a code used and returns what it was issued for, with `alreadyUsed` when this is a second
-   * redemption (OAuth 2.1 §4.1.3: the caller then refuses and revokes what the code produced).
-   */
-  redeem(code: string, now = Date.now()): (StoredCode & { alreadyUsed: boolean }) | undefined {
+  async redeem(code: string, now = Date.now()): Promise<(StoredCode & { alreadyUsed: boolean }) | undefined> {
     return writeTransaction(this.database, () => {
       const hash = hashToken(code);
       const row = this.statements.code.get(hash) as CodeRow | undefined;
@@ -80,8 +64,7 @@ export class AuthorizationCodes {
     })();
   }
 
-  /** Deletes codes expired for more than a day. */
-  purge(now = Date.now()): void {
+  async purge(now = Date.now()): Promise<void> {
     this.statements.deleteStale.run(now - USED_CODE_RETENTION_MS);
   }
 }
