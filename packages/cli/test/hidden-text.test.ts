@@ -187,7 +187,8 @@ describe('an MCP server listing tools with hidden text and names the lock refuse
     expect(diff.exitCode, diff.stderr).toBe(1);
     expectNoRawHiddenText(diff.stdout);
     expect(diff.stdout).toContain(
-      '+ new\\u{200B}tool  MCP new\\u{200B}tool  (new in the live description, unsupported: TOOL_TEXT_HIDDEN_CHARACTERS)  (! HIDDEN CHARACTERS, shown escaped)',
+      '+ new\\u{200B}tool  MCP new\\u{200B}tool  (new in the live description, unsupported: TOOL_TEXT_HIDDEN_CHARACTERS)' +
+        '  (! HIDDEN CHARACTERS, shown escaped)',
     );
     expect(diff.stdout).toMatch(/~ add {2}MCP add/);
     expect(diff.stdout).toMatch(/status supported → unsupported \(TOOL_TEXT_HIDDEN_CHARACTERS: .*description \(\\u\{E0020\} \\u\{E0049\}/);

@@ -253,7 +253,10 @@ function toolTarget(tool: ConsentTool): string {
     case 'http':
       return `Calls <code>${escapeHtml(target.method)} ${escapeToolText(target.path, oneLine)}</code>`;
     case 'mcp':
-      return `Calls the tool <code>${escapeToolText(target.tool, oneLine)}</code> of the MCP server <code>${escapeHtml(target.server)}</code>`;
+      return (
+        `Calls the tool <code>${escapeToolText(target.tool, oneLine)}</code> ` +
+        `of the MCP server <code>${escapeHtml(target.server)}</code>`
+      );
     default: {
       const unreachable: never = target;
       return unreachable;
