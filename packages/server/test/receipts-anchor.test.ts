@@ -29,8 +29,7 @@ import {
 } from '@gateway/core';
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { allowAll, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 
 const ADMIN_TOKEN = 'anchor-admin-token-5e2a';
 const RECEIPTS = 10;
@@ -42,24 +41,6 @@ let dataDirectory: string;
 let pristine: string;
 let origin: string;
 
-function authorizer({ registry }: { registry: RunningGateway['registry'] }): McpAuthorizer {
-  return {
-    async authenticate() {
-      const tools = new Map([['get_order', registry.snapshot().tools.get('get_order')!.entry.fingerprint]]);
-      const caller: McpCaller = {
-        sessionId: 'session-3',
-        subject: 'alice@example.com',
-        clientId: 'client-anchor',
-        tools,
-        logins: new Set(['orders/api_key']),
-        expiresAt: Date.now() + 3_600_000,
-      };
-      return { ok: true, caller };
-    },
-    sessionState: () => 'open',
-  };
-}
-
 function start(): Promise<RunningGateway> {
   return startGateway({
     configPath: workspace.configPath,
@@ -67,7 +48,7 @@ function start(): Promise<RunningGateway> {
     env: workspace.env,
     logger: pino({ level: 'silent' }),
     shutdownGraceMs: 2_000,
-    authorizerOverride: authorizer,
+    authorizerOverride: allowAll(new Set(['orders/api_key'])),
   });
 }
 

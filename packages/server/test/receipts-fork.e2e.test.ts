@@ -34,10 +34,9 @@ import {
 import { createVault, type Vault } from '@gateway/runtime';
 import { runGateway } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
 import { RECEIPTS_ANCHOR_FILE, RECEIPTS_ANCHOR_SECRET } from '../src/receipts/anchor.js';
 import { RECEIPTS_SIGNING_KEY_SECRET } from '../src/receipts/log.js';
-import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { allowAll, prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const ADMIN_TOKEN = 'fork-admin-token-41c7';
@@ -76,24 +75,6 @@ function keepCheckpoints(request: { headers: IncomingHttpHeaders; body: string }
   return { status: 204 };
 }
 
-function authorizer({ registry }: { registry: RunningGateway['registry'] }): McpAuthorizer {
-  return {
-    async authenticate() {
-      const tools = new Map([['get_order', registry.snapshot().tools.get('get_order')!.entry.fingerprint]]);
-      const caller: McpCaller = {
-        sessionId: 'session-fork',
-        subject: 'alice@example.com',
-        clientId: 'client-fork',
-        tools,
-        logins: new Set(['orders/api_key']),
-        expiresAt: Date.now() + 3_600_000,
-      };
-      return { ok: true, caller };
-    },
-    sessionState: () => 'open',
-  };
-}
-
 function start(): Promise<RunningGateway> {
   return startGateway({
     configPath: workspace.configPath,
@@ -101,7 +82,7 @@ function start(): Promise<RunningGateway> {
     env: workspace.env,
     logger: pino({ level: 'silent' }),
     shutdownGraceMs: 2_000,
-    authorizerOverride: authorizer,
+    authorizerOverride: allowAll(new Set(['orders/api_key'])),
   });
 }
 
