@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createGuardedAgent } from '../packages/runtime/dist/index.js';
 import { createDispatcher, createOutbox, outboxMigrations } from '../packages/server/dist/outbox/index.js';
-import { openDatabase } from '../packages/server/dist/store/database.js';
-import { startBackgroundCheckpointer } from '../packages/server/dist/store/checkpointer.js';
+import { openDatabase } from '../packages/server/dist/store/sqlite/database.js';
+import { startBackgroundCheckpointer } from '../packages/server/dist/store/sqlite/checkpointer.js';
 
 const TOTAL = Number(process.env.WEBHOOK_BENCH_EVENTS ?? 20_000);
 const BATCH = 100;

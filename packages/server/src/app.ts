@@ -14,7 +14,7 @@ import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
-import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/database.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/sqlite/database.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import type { RequestStates } from './calls/request-states.js';
 

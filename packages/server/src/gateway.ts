@@ -38,8 +38,8 @@ import {
 } from '@gateway/runtime';
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
-import { startBackgroundCheckpointer } from './store/checkpointer.js';
-import { openDatabase, type Migration } from './store/database.js';
+import { startBackgroundCheckpointer } from './store/sqlite/checkpointer.js';
+import { openDatabase, type Migration } from './store/sqlite/database.js';
 import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';

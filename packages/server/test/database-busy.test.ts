@@ -14,7 +14,7 @@ import { temporaryDirectory } from '../../../test-support/cli.js';
 import { buildApp } from '../src/app.js';
 import { createExecutor, NO_CREDENTIALS } from '../src/execute/index.js';
 import { PublicationRegistry } from '../src/publications/index.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { allowAllAuthorizer, lockedOperation, lockWith, mcpRequest } from './support/fixtures.js';
 import {
   approve,

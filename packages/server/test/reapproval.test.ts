@@ -22,7 +22,7 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { markStaleTools, publishedFingerprints } from '../src/authorization/index.js';
 import { sessionMigrations, sqliteSessionStore } from '../src/authorization/stores/sqlite/index.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { gatewayDatabasePath } from '@gateway/runtime';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { repositoryRoot, runGateway } from '../../../test-support/cli.js';

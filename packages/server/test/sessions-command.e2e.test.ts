@@ -12,7 +12,7 @@ import { lockWith, lockedOperation } from './support/fixtures.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
 import type { SessionStore } from '../src/authorization/stores/session-store.js';
 import { sessionMigrations, sqliteSessionStore } from '../src/authorization/stores/sqlite/index.js';
-import { openDatabase, type SqliteDatabase } from '../src/store/database.js';
+import { openDatabase, type SqliteDatabase } from '../src/store/sqlite/database.js';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 
 // `gateway sessions` runs as a subprocess against a real admin API over a real SQLite session store.

@@ -19,7 +19,7 @@ import {
 } from '../../../test-support/hostile-urls.js';
 import { driftMigrations, startDriftWatcher } from '../src/drift/index.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 
 let target: RecordingServer;
 let redirector: RecordingServer;

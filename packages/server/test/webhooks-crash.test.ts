@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { outboxMigrations, SqliteOutboxStore } from '../src/outbox/index.js';
 import { newWebhookSecret, startWebhookReceiver } from './support/webhook-receiver.js';
 

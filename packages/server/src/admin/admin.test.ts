@@ -12,7 +12,7 @@ import { secretsEqual } from '@gateway/runtime';
 import { createOriginGuard } from '../mcp/origin.js';
 import { authorizationMigrations } from '../authorization/index.js';
 import { sqliteSessionStore } from '../authorization/stores/sqlite/index.js';
-import { openDatabase } from '../store/database.js';
+import { openDatabase } from '../store/sqlite/database.js';
 import { createAdminPlugin } from './index.js';
 
 /** The Host a client of this gateway (gateway.url http://127.0.0.1:8080) sends. */

@@ -31,7 +31,7 @@ import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes, webhookSummaries } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { markStaleTools } from '../authorization/consent/reapproval.js';
-import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy, type SqliteDatabase } from '../store/database.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy, type SqliteDatabase } from '../store/sqlite/database.js';
 import type { Vault } from '@gateway/runtime';
 
 /** The part of the publication registry the admin API reads (publications/registry.ts). */

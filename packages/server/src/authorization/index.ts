@@ -13,7 +13,7 @@ import { createMcpAuthorizer } from './mcp-authorizer.js';
 import { authorizationServerPlugin } from './plugin.js';
 import { sessionMigrations, sqliteSessionStore } from './stores/sqlite/index.js';
 import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
-import type { Migration } from '../store/database.js';
+import type { Migration } from '../store/sqlite/database.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
 export type { AuthorizationComponents, AuthorizationContext } from './types.js';

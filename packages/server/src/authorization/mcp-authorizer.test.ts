@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { testSigningKeySet } from '../../test/support/signing-keys.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { createMcpAuthorizer } from './mcp-authorizer.js';
 import { AccessTokens } from './oauth/tokens.js';
 import { authorizationMigrations } from './index.js';

@@ -5,7 +5,7 @@ import type { ConsentOffer } from './consent/consent-tool.js';
 import type { McpRefusalCounts } from './mcp-authorizer.js';
 import type { ThrottleStore } from './oauth/rate-limit.js';
 import type { SessionStore } from './stores/session-store.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import type { Vault } from '@gateway/runtime';
 
 /** What the composition root gives the authorization area (with the tools and logins the consent page offers). */

@@ -12,7 +12,7 @@ import { PublicationRegistry } from '../publications/registry.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { createCallPipeline, type CallPipeline } from './pipeline.js';
 
 let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;

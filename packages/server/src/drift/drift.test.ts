@@ -8,7 +8,7 @@ import { temporaryDirectory } from '../../../../test-support/cli.js';
 import { lockWith } from '../../test/support/fixtures.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { PublicationRegistry } from '../publications/registry.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { compareWithPublication, driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './index.js';
 
 function op(tool: string, fingerprint: string): Pick<Operation, 'tool' | 'fingerprint'> {

@@ -1,5 +1,5 @@
 import { sourceLocation, type LoadedConfig } from '@gateway/core';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { DriftStore, reportOf } from './store.js';
 import type { DriftRegistry, DriftSourceReport, DriftWatcher } from './watcher.js';
 

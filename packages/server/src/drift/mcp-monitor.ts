@@ -10,7 +10,7 @@
 import { findSource, inUsePublication, normaliseMcpTools, otherSourcesToolNames, type LoadedConfig } from '@gateway/core';
 import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { describeProposal } from './proposal.js';
 import { DriftStore, proposalReportOf } from './store.js';
 import type { DriftSourceReport } from './watcher.js';

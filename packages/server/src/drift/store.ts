@@ -1,5 +1,5 @@
 import type { DriftSourceReport, DriftStatus, McpTool, Operation } from '@gateway/core';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 
 export type { DriftStatus } from '@gateway/core';
 

@@ -19,7 +19,7 @@ import {
   sourceLocation,
 } from '@gateway/core';
 import { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, guardedFetchText } from '@gateway/runtime';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { compareWithPublication, type DriftComparison } from './compare.js';
 import { describeProposal } from './proposal.js';
 import { DriftStore, reportOf, type DriftState, type DriftStatus } from './store.js';

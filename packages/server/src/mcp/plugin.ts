@@ -18,7 +18,7 @@ import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeli
 import type { RequestStates } from '../calls/request-states.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
-import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../store/database.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../store/sqlite/database.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/caller.js';
 import {

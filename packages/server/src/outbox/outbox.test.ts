@@ -9,7 +9,7 @@ import { formatCheckpoint, parseConfig, signNote, type Receipt, type ReceiptOutc
 import { createGuardedAgent } from '@gateway/runtime';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import {
   createDispatcher,

@@ -7,7 +7,7 @@ import {
   type WebhookDataMode,
   type WebhookEventType,
 } from '@gateway/core';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { checkpointEventBody, checkpointEventId, receiptEventBody, receiptEventId, type CheckpointEventSource } from './event.js';
 import { SqliteOutboxStore, type OutboxEvent, type OutboxStore } from './store.js';
 import { runInBackground } from '../scheduling/background-lane.js';

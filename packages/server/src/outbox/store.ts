@@ -1,4 +1,4 @@
-import { writeTransaction, type SqliteDatabase } from '../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../store/sqlite/database.js';
 
 export type OutboxStatus = 'pending' | 'delivered' | 'failed';
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appendToEdge, leafHash, parseConfig, receiptLeafText, verifyReceiptLog, type LoadedConfig, type Receipt } from '@gateway/core';
 import { createVault, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptFields, type ReceiptLog } from './log.js';
 import { RECEIPTS_ANCHOR_FILE, RECEIPTS_ANCHOR_SECRET } from './anchor.js';
 import { authenticatedLine, claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';

@@ -1,4 +1,4 @@
-import type { Migration } from '../store/database.js';
+import type { Migration } from '../store/sqlite/database.js';
 
 /**
  * Receipt log tables. `receipts` holds each receipt's leaf bytes (`body`, RFC 8785 JSON: exactly what the

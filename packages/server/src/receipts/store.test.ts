@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootOf, type ReceiptOutcome } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { receiptMigrations } from './migrations.js';
 import { createSqliteReceiptStore, EDGE_SNAPSHOT_EVERY, type ReceiptDraft, type ReceiptStore } from './store.js';
 

@@ -1,5 +1,5 @@
 import { appendToEdge, leafHash, receiptLeafText, receiptOf, rootOfEdge, type Receipt, type ReceiptOutcome } from '@gateway/core';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 
 /** A receipt before the log numbers it. */
 export type ReceiptDraft = Omit<Receipt, 'id' | 'index'>;

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import type { Migration, SqliteDatabase } from './database.js';
+import type { Migration, SqliteDatabase } from './sqlite/database.js';
 
 /**
  * Short-lived state of the sign-in and consent pages (pending authorizations, browser sessions) shared by

@@ -6,7 +6,7 @@ import type { Vault } from '@gateway/runtime';
 import { createDispatcher, type DispatcherEndpoint, type DispatcherLogger, type WebhookDispatcher } from '../outbox/dispatcher.js';
 import { testEventBody } from '../outbox/event.js';
 import { createOutbox, type Outbox } from '../outbox/outbox.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 
 /** How long a secret read from the vault is reused before it is read again (rotation takes effect within). */
 const SECRET_CACHE_MS = 30_000;

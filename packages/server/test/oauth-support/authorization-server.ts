@@ -24,7 +24,7 @@ import type { LoginSummary } from '../../src/credentials/index.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import type { SessionStore } from '../../src/authorization/stores/session-store.js';
 import { sqliteSessionStore } from '../../src/authorization/stores/sqlite/index.js';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database.js';
+import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite/database.js';
 import { createVault } from '@gateway/runtime';
 import type { Vault } from '@gateway/runtime';
 import { freePort } from '../support/net.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { openDatabase, type Migration, type SqliteDatabase } from '../../src/store/database.js';
+import { openDatabase, type Migration, type SqliteDatabase } from '../../src/store/sqlite/database.js';
 
 /**
  * Two "workers" for each test of the calling file: two connections to one fresh database file, opened before

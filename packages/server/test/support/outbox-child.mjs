@@ -3,7 +3,7 @@
 // file. Killed with SIGKILL at any point, then started again. Runs the built code (packages/server/dist).
 import { createGuardedAgent } from '@gateway/runtime';
 import { createDispatcher, createOutbox, outboxMigrations } from '../../dist/outbox/index.js';
-import { openDatabase } from '../../dist/store/database.js';
+import { openDatabase } from '../../dist/store/sqlite/database.js';
 
 const [databasePath, url, totalText, secret] = process.argv.slice(2);
 const total = Number(totalText);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../../store/database.js';
+import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../../store/sqlite/database.js';
 import type { OAuthProblem } from './clients.js';
 
 const FORM = 'application/x-www-form-urlencoded';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SqliteDatabase } from '../../store/database.js';
+import type { SqliteDatabase } from '../../store/sqlite/database.js';
 import { SharedEphemeralStore } from '../../store/shared-state.js';
 
 /**

@@ -1,4 +1,4 @@
-import { writeTransaction, type SqliteDatabase } from '../../../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../../../store/sqlite/database.js';
 import type { NewClient, RegisteredClients, StoredClient } from '../ports.js';
 
 interface ClientRow {

@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../../../store/database.js';
+import type { SqliteDatabase } from '../../../store/sqlite/database.js';
 import type { AuthorizationStores } from '../ports.js';
 import { SessionStore } from '../session-store.js';
 import { SqliteAuthorizationCodes } from './authorization-codes.js';

@@ -1,4 +1,4 @@
-import type { Migration } from '../../../store/database.js';
+import type { Migration } from '../../../store/sqlite/database.js';
 
 /**
  * The tables of the SQLite adapters of sessions (sessions.ts), authorization codes (authorization-codes.ts),

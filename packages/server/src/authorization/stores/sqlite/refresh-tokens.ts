@@ -1,4 +1,4 @@
-import { writeTransaction, type SqliteDatabase } from '../../../store/database.js';
+import { writeTransaction, type SqliteDatabase } from '../../../store/sqlite/database.js';
 import type { RefreshRotation, RefreshTokens, StoredRefreshToken } from '../ports.js';
 import { sessionId, sessionNumber } from '../sessions.js';
 import { hashToken } from '../tokens.js';

@@ -1,5 +1,5 @@
 import { GatewayError } from '@gateway/core';
-import type { SqliteDatabase } from '../../../store/database.js';
+import type { SqliteDatabase } from '../../../store/sqlite/database.js';
 import type { NewSession, SessionRecord, SessionState, SessionTool, Sessions } from '../ports.js';
 import { sessionId, sessionNumber, sessionState } from '../sessions.js';
 

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../../../test-support/cli.js';
-import { openDatabase } from '../../../store/database.js';
+import { openDatabase } from '../../../store/sqlite/database.js';
 import { authorizationCodesContract } from '../contract/authorization-codes.contract.js';
 import { registeredClientsContract } from '../contract/clients.contract.js';
 import type { AuthorizationStoresFactory } from '../contract/harness.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../test/support/webhook-receiver.js';
+import { waitFor } from '../../../test/support/webhook-receiver.js';
 import { startBackgroundCheckpointer, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import { openDatabase } from './database.js';
 
