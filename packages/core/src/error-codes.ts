@@ -404,6 +404,11 @@ export const ERRORS = {
   PERSON_NAME_INVALID: { category: 'usage', area: 'authorization', meaning: 'an invalid name for `gateway people add`' },
   PERSON_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such person' },
   PERSON_PASSWORD_WEAK: { category: 'usage', area: 'authorization', meaning: 'a password shorter than 12 characters' },
+  PERSON_ROLE_INVALID: {
+    category: 'usage',
+    area: 'authorization',
+    meaning: 'a role given to `gateway people` is not one the gateway knows (`operator`)',
+  },
   PROPOSAL_NOT_FOUND: { category: 'lock', area: 'lock', meaning: 'the source has no proposed publication; import first' },
   PUBLISH_NOTHING_SELECTED: { category: 'refused', area: 'lock', meaning: 'the proposal selects no operation' },
   PUBLISH_SIGNATURE_FAILED: { category: 'internal', area: 'lock', meaning: 'the new signature did not verify' },
