@@ -71,6 +71,11 @@ export const ERRORS = {
   },
   BODY_ENCODING_FAILED: { category: 'usage', area: 'serving', meaning: 'a form-urlencoded body argument that is not an object' },
   BODY_MEDIA_TYPE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a request body that is not JSON, form or text' },
+  CALL_APPROVAL_DENIED: {
+    category: 'refused',
+    area: 'mcp',
+    meaning: 'a person denied this very call of a tool reviewed `approval: each-call`; it did not run',
+  },
   CALL_APPROVAL_UNAVAILABLE: {
     category: 'refused',
     area: 'mcp',
