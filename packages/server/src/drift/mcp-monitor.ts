@@ -10,14 +10,14 @@
 import { findSource, inUsePublication, normaliseMcpTools, otherSourcesToolNames, type LoadedConfig } from '@gateway/core';
 import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { DriftStore } from './ports.js';
 import { describeProposal } from './proposal.js';
-import { DriftStore, proposalReportOf } from './store.js';
-import type { DriftSourceReport } from './watcher.js';
+import { proposalReportOf } from './report.js';
+import type { DriftSourceReport } from './types.js';
 
 export interface McpDriftMonitorOptions {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  store: DriftStore;
   registry: PublicationRegistry;
   pool: McpUpstreamPool;
   logger: { info(object: object, message: string): void; warn(object: object, message: string): void };
@@ -34,7 +34,7 @@ export interface McpDriftMonitor {
 
 export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftMonitor {
   const { loaded, registry, pool, logger } = options;
-  const store = new DriftStore(options.database);
+  const { store } = options;
   const sources = Object.entries(loaded.config.sources).flatMap(([name, source]) =>
     source.kind === 'mcp' ? [[name, source] as const] : [],
   );
@@ -117,7 +117,7 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
     const detectedAt = new Date().toISOString();
     if (publicationId && changed.length + removed.length + added.length > 0) {
       const location = report.document;
-      const proposal = store.recordProposal(
+      const proposal = await store.recordProposal(
         {
           source: sourceName,
           digest: live.documentDigest,
