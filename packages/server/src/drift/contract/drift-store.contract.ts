@@ -89,7 +89,7 @@ export function driftStoreContract(adapter: string, factory: DriftStoreFactory):
       expect(await store.loadState('orders')).toEqual(pending);
     });
 
-    it('a proposal is recorded once per source and digest, with its operations; a later sighting keeps when it was first seen', async () => {
+    it('a proposal is recorded once per source and digest, with its operations; a later sighting keeps its first time', async () => {
       const first = await store.recordProposal(proposal(), operations);
       expect(first).toEqual({ ...proposal(), lastSeenAt: proposal().detectedAt });
       expect(await underTest.other.proposal('orders', 'sha256:1')).toEqual(first);
