@@ -74,7 +74,9 @@ export async function sendAttempt(
     };
   } catch (error) {
     const typed = error as Error & { code?: string };
-    const reason = isExchangeTimeout(error) ? `timed out after ${settings.timeoutMs} ms` : (typed.code ? `${typed.code}: ` : '') + typed.message;
+    const reason = isExchangeTimeout(error)
+      ? `timed out after ${settings.timeoutMs} ms`
+      : (typed.code ? `${typed.code}: ` : '') + typed.message;
     return { status: null, error: reason, retryAfterMs: undefined };
   }
 }

@@ -72,7 +72,13 @@ async function recordFailure(context: DeliveryContext, worker: Worker, event: Ou
   const failedAttempts = event.attempts + 1;
   const isExhausted = failedAttempts >= settings.attempts;
   const error = result.error ?? 'failed';
-  const details = { endpoint: endpoint.name, eventId: event.eventId, sequence: event.sequence, attempts: failedAttempts, error: result.error };
+  const details = {
+    endpoint: endpoint.name,
+    eventId: event.eventId,
+    sequence: event.sequence,
+    attempts: failedAttempts,
+    error: result.error,
+  };
   if (isExhausted && (endpoint.onExhausted ?? 'pause') === 'pause') {
     // Nothing is given up: the endpoint stops here, in every process (the pause is in the database).
     const reason = `${event.eventId} (sequence ${event.sequence}) failed ${failedAttempts} attempts: ${error}`;

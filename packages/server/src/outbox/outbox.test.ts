@@ -10,6 +10,8 @@ import { createGuardedAgent } from '@gateway/runtime';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
+import type { Transaction } from '../store/unit-of-work.js';
+import { sqliteUnitOfWork } from '../../test/support/sqlite-unit-of-work.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import {
   createDispatcher,
@@ -18,6 +20,7 @@ import {
   retryDelayMs,
   retrySettings,
   type DispatcherEndpoint,
+  type OutboxEndpoint,
   type OutboxEvent,
   type WebhookDispatcher,
 } from './index.js';
@@ -68,7 +71,11 @@ describe('webhook outbox and delivery', () => {
     return started;
   }
 
-  function dispatch(db: SqliteDatabase, endpoints: DispatcherEndpoint[], outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints })) {
+  function dispatch(
+    db: SqliteDatabase,
+    endpoints: DispatcherEndpoint[],
+    outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints }),
+  ) {
     const dispatcher: WebhookDispatcher = createDispatcher({ store: outbox.store, endpoints, agent: loopbackAgent, pollIntervalMs: 50 });
     outbox.subscribe(() => dispatcher.notify());
     dispatcher.start();
@@ -137,7 +144,10 @@ describe('webhook outbox and delivery', () => {
 
   it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', async () => {
     const db = database();
-    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints: [{ name: 'audit' }, { name: 'denials', outcomes: ['denied'] }] });
+    const outbox = createOutbox({
+      store: new SqliteOutboxStore(db),
+      endpoints: [{ name: 'audit' }, { name: 'denials', outcomes: ['denied'] }],
+    });
     const receipts = [makeReceipt(0, 'allowed'), makeReceipt(1, 'denied'), makeReceipt(2, 'error'), makeReceipt(3, 'denied')];
     receiptTransaction(db, outbox, receipts);
     // A transaction that rolls back takes its events and their sequence numbers with it.
@@ -173,7 +183,10 @@ describe('webhook outbox and delivery', () => {
     const second = openDatabase(path, outboxMigrations);
     cleanups.push(() => second.close());
     const endpoints = [{ name: 'audit' }];
-    const outboxes = [createOutbox({ store: new SqliteOutboxStore(first), endpoints }), createOutbox({ store: new SqliteOutboxStore(second), endpoints })];
+    const outboxes = [
+      createOutbox({ store: new SqliteOutboxStore(first), endpoints }),
+      createOutbox({ store: new SqliteOutboxStore(second), endpoints }),
+    ];
     for (let index = 0; index < 9; index += 1) {
       const which = index % 3 === 0 ? 1 : 0;
       receiptTransaction(which === 0 ? first : second, outboxes[which]!, [makeReceipt(index)]);
@@ -427,7 +440,10 @@ describe('webhook outbox and delivery', () => {
       leaseMs: 10_000,
     });
     a.start();
-    await waitFor(async () => (await (outboxA.store as SqliteOutboxStore).endpoint('audit'))!.leaseHolder === 'process-a', 'the first lease');
+    await waitFor(
+      async () => (await (outboxA.store as SqliteOutboxStore).endpoint('audit'))!.leaseHolder === 'process-a',
+      'the first lease',
+    );
     b.start();
     cleanups.push(() => b.stop());
     // Both processes append; only the lease holder delivers, so the receiver sees one ordered stream.
@@ -702,7 +718,10 @@ describe('webhook outbox and delivery', () => {
       // A resume while the receiver is still down: one more bounded cycle (three attempts), then paused again.
       expect(await store.resume('audit')).toEqual({ pausedSequence: 1, wasPaused: true, wasDisabled: false });
       dispatcher.notify({ reread: true });
-      await waitFor(async () => target.requests.length === 6 && (await store.endpoint('audit'))!.pausedAt !== null, 'the second cycle and pause');
+      await waitFor(
+        async () => target.requests.length === 6 && (await store.endpoint('audit'))!.pausedAt !== null,
+        'the second cycle and pause',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 1, 1, 1, 1, 1]);
 
@@ -801,7 +820,8 @@ describe('webhook outbox and delivery', () => {
       receipts.addCheckpoint(third, [outbox]);
 
       const store = new SqliteOutboxStore(db);
-      const stream = async (endpoint: string) => (await store.events(endpoint, { limit: 100 })).map((event) => [event.sequence, event.eventId]);
+      const stream = async (endpoint: string) =>
+        (await store.events(endpoint, { limit: 100 })).map((event) => [event.sequence, event.eventId]);
       expect(await stream('anchor')).toEqual([
         [1, 'evt_receipt-0_anchor'],
         [2, 'evt_receipt-1_anchor'],
@@ -844,6 +864,110 @@ describe('webhook outbox and delivery', () => {
     await waitFor(async () => (await store.endpoint('audit'))!.pausedAt !== null, 'the endpoint paused at the refused event');
     expect((await store.events('audit', { limit: 1 }))[0]!.lastError).toContain('SSRF_ADDRESS_REFUSED');
     expect(target.requests).toHaveLength(0);
+  });
+});
+
+describe('events staged per transaction', () => {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function outboxOnNewDatabase(endpoints: OutboxEndpoint[]) {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), outboxMigrations);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints });
+    // What each wake handed over: the events' ids (an empty list: read the store).
+    const heard: string[][] = [];
+    outbox.subscribe((committed) => heard.push(committed.map((event) => event.eventId)));
+    return { db, outbox, heard, unitOfWork: sqliteUnitOfWork(db) };
+  }
+
+  const turns = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('in a unit of work, events are handed over only after its commit; a rolled-back one hands over nothing', async () => {
+    const { outbox, heard, unitOfWork } = outboxOnNewDatabase([{ name: 'audit' }]);
+    const receipts = [makeReceipt(0), makeReceipt(1), makeReceipt(2)];
+    const transactions: Transaction[] = [];
+    await unitOfWork.run(async (tx) => {
+      transactions.push(tx);
+      expect((await outbox.enqueue(receipts[0]!, tx)).map((event) => event.sequence)).toEqual([1]);
+      // The transaction stays open across several turns of the event loop: nothing is announced meanwhile.
+      await turns(30);
+      expect(heard).toEqual([]);
+    });
+    outbox.afterCommit([receipts[0]!], transactions[0]);
+    await waitFor(() => heard.length === 1, 'the hand-over after the commit');
+    expect(heard).toEqual([['evt_receipt-0_audit']]);
+
+    await expect(
+      unitOfWork.run(async (tx) => {
+        await outbox.onReceipt(receipts[1]!, tx);
+        throw new Error('the receipt could not be stored');
+      }),
+    ).rejects.toThrow('the receipt could not be stored');
+    await unitOfWork.run(async (tx) => {
+      transactions.push(tx);
+      await outbox.onReceipt(receipts[2]!, tx);
+    });
+    outbox.afterCommit([receipts[2]!], transactions[1]);
+    await waitFor(() => heard.length === 2, 'the second hand-over');
+    await turns(30);
+    expect(heard).toEqual([['evt_receipt-0_audit'], ['evt_receipt-2_audit']]);
+    expect((await outbox.store.events('audit', { limit: 10 })).map((event) => [event.sequence, event.receiptId])).toEqual([
+      [1, 'receipt-0'],
+      [2, 'receipt-2'],
+    ]);
+  });
+
+  it('units of work open at once: each hands over its own events when it commits, in commit order; a rollback never', async () => {
+    // As on PostgreSQL, where several transactions are open at once (here three transaction objects share one
+    // SQLite transaction: the staging, not the store, is what this proves).
+    const { db, outbox, heard } = outboxOnNewDatabase([{ name: 'audit' }, { name: 'denied', outcomes: ['denied'] }]);
+    const [first, second, rolledBack] = [
+      { adapter: 'sqlite' },
+      { adapter: 'sqlite' },
+      { adapter: 'sqlite' },
+    ] as const satisfies readonly Transaction[];
+    const receipts = [makeReceipt(0), makeReceipt(1, 'denied'), makeReceipt(2)];
+    db.transaction(() => {
+      void outbox.onReceipt(receipts[0]!, first);
+      void outbox.onReceipt(receipts[1]!, second);
+      void outbox.onReceipt(receipts[2]!, rolledBack);
+    })();
+    await turns(30);
+    expect(heard).toEqual([]);
+    // The second commits first.
+    outbox.afterCommit([receipts[1]!], second);
+    await waitFor(() => heard.length === 1, 'the second transaction’s events');
+    expect(heard).toEqual([['evt_receipt-1_audit', 'evt_receipt-1_denied']]);
+    outbox.afterCommit([receipts[0]!], first);
+    await waitFor(() => heard.length === 2, 'the first transaction’s events');
+    await turns(30);
+    expect(heard).toEqual([['evt_receipt-1_audit', 'evt_receipt-1_denied'], ['evt_receipt-0_audit']]);
+  });
+
+  it('a checkpoint appended in a unit of work wakes the dispatcher to read the store after its commit', async () => {
+    const { outbox, heard, unitOfWork } = outboxOnNewDatabase([{ name: 'anchor', types: ['io.service.receipts.checkpoint'] }]);
+    const checkpoint = {
+      treeSize: 4,
+      rootHash: Buffer.alloc(32, 7),
+      note: 'gateway.test/receipts\n4\n',
+      createdAt: new Date().toISOString(),
+    };
+    let transaction: Transaction | undefined;
+    await unitOfWork.run(async (tx) => {
+      transaction = tx;
+      await outbox.onCheckpoint(checkpoint, tx);
+      await turns(30);
+      expect(heard).toEqual([]);
+    });
+    outbox.afterCommit([], transaction);
+    await waitFor(() => heard.length === 1, 'the wake after the checkpoint’s commit');
+    expect(heard).toEqual([[]]);
+    expect((await outbox.store.events('anchor', { limit: 10 })).map((event) => event.eventId)).toEqual(['evt_checkpoint-4_anchor']);
   });
 });
 

@@ -110,7 +110,11 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
       if (!subscription.checkpoints) continue;
       const eventId = checkpointEventId(checkpoint.treeSize, subscription.name);
       appended.push(
-        store.append(tx, subscription.name, (sequence) => ({ eventId, receiptId: null, body: checkpointEventBody(checkpoint, eventId, sequence) })),
+        store.append(tx, subscription.name, (sequence) => ({
+          eventId,
+          receiptId: null,
+          body: checkpointEventBody(checkpoint, eventId, sequence),
+        })),
       );
     }
     if (appended.length === 0) return DONE;

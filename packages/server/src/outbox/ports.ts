@@ -114,7 +114,12 @@ export interface OutboxStore {
    * transaction, only while `holder` holds the lease (which it gives up): the event stays pending, later events
    * wait. False when the lease was no longer `holder`'s (nothing written).
    */
-  pause(endpoint: string, sequence: number, holder: string, outcome: { status: number | null; error: string; reason: string }): Promise<boolean>;
+  pause(
+    endpoint: string,
+    sequence: number,
+    holder: string,
+    outcome: { status: number | null; error: string; reason: string },
+  ): Promise<boolean>;
   /**
    * Ends a pause (and a 410 Gone disable): the event it stopped at gets a fresh cycle of attempts, and delivery
    * goes on from it.

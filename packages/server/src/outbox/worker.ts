@@ -78,7 +78,9 @@ export function acceptCommitted(worker: Worker, committed: readonly OutboxEvent[
   }
   const through = worker.caughtUpThrough;
   // Events the worker already has (its read came after their commit) are skipped, not a reason to read.
-  const events = committed.filter((event) => event.endpoint === worker.endpoint.name && !(through !== undefined && event.sequence <= through));
+  const events = committed.filter(
+    (event) => event.endpoint === worker.endpoint.name && !(through !== undefined && event.sequence <= through),
+  );
   if (events.length === 0) return;
   const isNext =
     through !== undefined &&

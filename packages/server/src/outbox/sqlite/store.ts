@@ -136,7 +136,14 @@ export class SqliteOutboxStore implements OutboxStore {
   ): Promise<boolean> {
     const at = new Date().toISOString();
     return writeTransaction(this.database, () => {
-      const recorded = this.statements.attemptExhausted.run({ endpoint, sequence, holder, status: outcome.status, error: outcome.error, at });
+      const recorded = this.statements.attemptExhausted.run({
+        endpoint,
+        sequence,
+        holder,
+        status: outcome.status,
+        error: outcome.error,
+        at,
+      });
       if (recorded.changes !== 1) return false;
       return this.statements.pause.run({ endpoint, sequence, holder, at, reason: outcome.reason }).changes === 1;
     })();
