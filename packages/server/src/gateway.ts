@@ -46,7 +46,7 @@ import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
-import { outboxMigrations } from './outbox/migrations.js';
+import { outboxMigrations, sqliteOutboxStore } from './outbox/sqlite/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
@@ -258,7 +258,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       cleanups.push(() => webhookAgent.close());
       webhooks = await createWebhooks({
         loaded,
-        database,
+        store: sqliteOutboxStore(database),
         vault,
         agent: webhookAgent,
         logger,
