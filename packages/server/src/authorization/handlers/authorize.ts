@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
 import { toolsInScope } from '../consent/choices.js';
-import { errorPage } from '../consent/pages.js';
+import { errorPage } from '../signin/pages.js';
 import { findRedirectUri, OAuthProblem, type OAuthClient } from '../oauth/clients.js';
 import { queryOf, repeatedParameter } from '../oauth/http.js';
 import { RateLimiter } from '../oauth/rate-limit.js';

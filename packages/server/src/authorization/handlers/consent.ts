@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completeLogins, unavailableChoice } from '../consent/choices.js';
 import type { ConsentTool } from '../consent/consent-tool.js';
-import { consentPage, errorPage, lifetimeLabel, type ReapprovalNote, type RenderedPage } from '../consent/pages.js';
+import type { RenderedPage } from '../../views/index.js';
+import { consentPage, lifetimeLabel, type ReapprovalNote } from '../consent/pages.js';
+import { errorPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '@gateway/core';
-import { errorPage } from '../consent/pages.js';
+import { errorPage } from '../signin/pages.js';
 import { queryOf } from '../oauth/http.js';
 import type { OidcSignIn } from '../signin/oidc.js';
 import type { BrowserFlow } from './browser-flow.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
-import { errorPage, signInPage } from '../consent/pages.js';
+import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { formOf, queryOf } from '../oauth/http.js';
 import { AttemptThrottle } from '../oauth/rate-limit.js';
