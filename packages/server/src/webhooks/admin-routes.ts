@@ -11,18 +11,11 @@ import {
   type AdminWebhookReplay,
   type AdminWebhookResume,
   type AdminWebhookTest,
-  type ErrorCode,
 } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { BEARER_HEADERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import type { OutboxStatus } from '../outbox/store.js';
 import type { Webhooks } from './service.js';
-
-export interface WebhookRoutesProblem {
-  status: number;
-  code: ErrorCode;
-  title: string;
-  detail: string;
-}
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
@@ -58,30 +51,35 @@ export async function webhookSummaries(webhooks: Webhooks): Promise<AdminWebhook
   return endpoints;
 }
 
-export function registerWebhookRoutes(
-  app: FastifyInstance,
-  webhooks: Webhooks,
-  sendProblem: (reply: FastifyReply, problem: WebhookRoutesProblem) => FastifyReply,
-): void {
-  const store = webhooks.outbox.store;
-  const unknown = (reply: FastifyReply, name: string) =>
-    sendProblem(reply, {
-      status: 404,
-      code: 'WEBHOOK_ENDPOINT_UNKNOWN',
-      title: 'No such webhook endpoint',
-      detail: `no webhook endpoint named '${name}' in gateway.yaml (known: ${[...webhooks.endpoints.keys()].join(', ') || 'none'})`,
-    });
-  const invalid = (reply: FastifyReply, detail: string) =>
-    sendProblem(reply, { status: 400, code: 'WEBHOOK_REQUEST_INVALID', title: 'Invalid request', detail });
+const ENDPOINT = { headers: BEARER_HEADERS, params: pathParameters('endpoint') } as const;
+/** The filters of a delivery list, each one value; the handler checks what each must be (WEBHOOK_REQUEST_INVALID). */
+const DELIVERIES_QUERY = {
+  type: 'object',
+  properties: { status: QUERY_TEXT, from: QUERY_TEXT, limit: QUERY_TEXT },
+} as const;
+/** `{"failed": true}` or `{"from": <sequence>}`: which one, and its value, the handler checks. */
+const REPLAY_BODY = {
+  type: ['object', 'null'],
+  properties: { failed: { description: 'true: every failed event' }, from: { description: 'a sequence number, 1 or more' } },
+} as const;
 
-  app.get('/webhooks', async (_request, reply) => {
+export function registerWebhookRoutes(app: FastifyInstance, webhooks: Webhooks): void {
+  const store = webhooks.outbox.store;
+  const known = () => [...webhooks.endpoints.keys()].join(', ') || 'none';
+  const unknown = (reply: FastifyReply, name: string) =>
+    reply.problem('WEBHOOK_ENDPOINT_UNKNOWN', `no webhook endpoint named '${name}' in gateway.yaml (known: ${known()})`, {
+      title: 'No such webhook endpoint',
+    });
+  const invalid = (reply: FastifyReply, detail: string) => reply.problem('WEBHOOK_REQUEST_INVALID', detail, { title: 'Invalid request' });
+
+  app.get('/webhooks', { schema: { headers: BEARER_HEADERS } }, async (_request, reply) => {
     const endpoints = await webhookSummaries(webhooks);
     reply.header('cache-control', 'no-store');
     const answer: AdminWebhookEndpointList = { endpoints };
     return answer;
   });
 
-  app.get('/webhooks/:endpoint/deliveries', async (request, reply) => {
+  app.get('/webhooks/:endpoint/deliveries', { schema: { ...ENDPOINT, querystring: DELIVERIES_QUERY } }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const query = request.query as Record<string, string | undefined>;
@@ -106,7 +104,7 @@ export function registerWebhookRoutes(
     return answer;
   });
 
-  app.post('/webhooks/:endpoint/replay', async (request, reply) => {
+  app.post('/webhooks/:endpoint/replay', { schema: { ...ENDPOINT, body: REPLAY_BODY } }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const body = (request.body ?? {}) as { failed?: unknown; from?: unknown };
@@ -123,7 +121,7 @@ export function registerWebhookRoutes(
   });
 
   // Delivery goes on from the event a pause stopped at (also ends a 410 Gone disable); nothing else changes.
-  app.post('/webhooks/:endpoint/resume', async (request, reply) => {
+  app.post('/webhooks/:endpoint/resume', { schema: ENDPOINT }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const resumed = await webhooks.resume(endpoint);
@@ -131,7 +129,7 @@ export function registerWebhookRoutes(
     return answer;
   });
 
-  app.post('/webhooks/:endpoint/test', async (request, reply) => {
+  app.post('/webhooks/:endpoint/test', { schema: ENDPOINT }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const result = await webhooks.sendTest(endpoint);

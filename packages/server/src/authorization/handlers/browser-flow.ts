@@ -3,7 +3,11 @@ import { sendPage, type RenderedPage } from '../../views/index.js';
 import { errorPage } from '../signin/pages.js';
 import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import { oauthQuery } from '../oauth/http.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/** The pages of the browser flow name the pending request they continue (`?request=`). */
+export const PENDING_REQUEST_QUERY = oauthQuery('request');
 
 /**
  * What the browser-facing endpoints (/authorize, sign-in, consent) share: the pending requests a person

@@ -5,12 +5,12 @@ import type { RenderedPage } from '../../views/index.js';
 import { consentPage, lifetimeLabel, type ReapprovalNote } from '../consent/pages.js';
 import { errorPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
-import { formOf, queryOf } from '../oauth/http.js';
+import { FORM_BODY, formOf, queryOf } from '../oauth/http.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
 import type { SessionRecord } from '../stores/ports.js';
 import { randomToken } from '../stores/tokens.js';
-import type { BrowserFlow } from './browser-flow.js';
+import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 type ConsentDependencies = Pick<AuthorizationDependencies, 'settings' | 'offer' | 'sessions' | 'codes' | 'browserSessions' | 'logger'>;
@@ -123,7 +123,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     });
   }
 
-  instance.get(`${base}/consent`, async (request, reply) => {
+  instance.get(`${base}/consent`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
     const own = ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
@@ -135,7 +135,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     return send(reply, renderConsent(browser, pendingRequest, previous ? { previous } : {}));
   });
 
-  instance.post(`${base}/consent`, async (request, reply) => {
+  instance.post(`${base}/consent`, { schema: { body: FORM_BODY } }, async (request, reply) => {
     const form = formOf(request);
     const browser = session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
