@@ -505,11 +505,6 @@ export const ERRORS = {
     area: 'receipts',
     meaning: '(server log) a call was answered but its receipt could not be written',
   },
-  REQUEST_STATE_EXPIRED: {
-    category: 'refused',
-    area: 'receipts',
-    meaning: "a retry's `requestState` is past its expiry (-32602); call the tool again without it",
-  },
   REQUEST_INVALID: {
     category: 'usage',
     area: 'serving',
@@ -517,6 +512,11 @@ export const ERRORS = {
       "an HTTP request outside `/mcp`, OAuth and `/admin` whose parameters, query, headers or body do not match the route's schema; " +
       'problem+json naming what does not match',
     status: 400,
+  },
+  REQUEST_STATE_EXPIRED: {
+    category: 'refused',
+    area: 'receipts',
+    meaning: "a retry's `requestState` is past its expiry (-32602); call the tool again without it",
   },
   REQUEST_STATE_INVALID: {
     category: 'refused',
