@@ -387,7 +387,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       adminPlugin: createAdminPlugin({
         vault,
         loaded,
-        database,
         // Wrong admin tokens are counted like failed sign-ins: across workers when they serve together.
         throttleStore: authorization.throttleStore('admin-token'),
         registry,

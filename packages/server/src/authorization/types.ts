@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
-import type { McpRefusalCounts } from './mcp-authorizer.js';
+import type { McpRefusalCounts } from './mcp-refusals.js';
 import type { ThrottleStore } from './oauth/rate-limit.js';
 import type { SessionStore } from './stores/session-store.js';
 import type { SqliteDatabase } from '../store/sqlite/database.js';

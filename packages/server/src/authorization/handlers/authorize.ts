@@ -1,12 +1,24 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
 import { toolsInScope } from '../consent/choices.js';
-import { errorPage } from '../consent/pages.js';
+import { errorPage } from '../signin/pages.js';
 import { findRedirectUri, OAuthProblem, type OAuthClient } from '../oauth/clients.js';
-import { queryOf, repeatedParameter } from '../oauth/http.js';
+import { oauthQuery, queryOf, repeatedParameter } from '../oauth/http.js';
 import { RateLimiter } from '../oauth/rate-limit.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/** OAuth 2.1 §4.1.1 with RFC 8707 `resource`; other parameters are ignored (RFC 6749 §3.1). */
+const AUTHORIZE_QUERY = oauthQuery(
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+);
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
@@ -23,7 +35,7 @@ export function registerAuthorizationEndpoint(
   const perAddress = new RateLimiter(limits.perAddressPerMinute, throttleStore('authorize-address'));
   const perClient = new RateLimiter(limits.perClientPerMinute, throttleStore('authorize-client'));
 
-  instance.get(`${settings.basePath}/authorize`, async (request, reply) => {
+  instance.get(`${settings.basePath}/authorize`, { schema: { querystring: AUTHORIZE_QUERY } }, async (request, reply) => {
     const addressWait = perAddress.take(addressBucket(request.ip));
     if (addressWait > 0) return tooManyRequests(reply, addressWait, 'This address has started too many sign-in requests.');
     const query = queryOf(request);

@@ -1,8 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorPage, type RenderedPage } from '../consent/pages.js';
+import { sendPage, type RenderedPage } from '../../views/index.js';
+import { errorPage } from '../signin/pages.js';
 import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import { oauthQuery } from '../oauth/http.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/** The pages of the browser flow name the pending request they continue (`?request=`). */
+export const PENDING_REQUEST_QUERY = oauthQuery('request');
 
 /**
  * What the browser-facing endpoints (/authorize, sign-in, consent) share: the pending requests a person
@@ -47,10 +52,6 @@ export function createBrowserFlow({
     sharedPending,
   );
 
-  function send(reply: FastifyReply, page: RenderedPage): FastifyReply {
-    return reply.status(page.status).headers(page.headers).send(page.html);
-  }
-
   function session(request: FastifyRequest): BrowserSession | undefined {
     return browserSessions.find(request.headers.cookie);
   }
@@ -61,7 +62,7 @@ export function createBrowserFlow({
 
   return {
     pending,
-    send,
+    send: sendPage,
     session,
     expiredPage,
     redirectBack(reply, request, parameters) {
@@ -81,7 +82,7 @@ export function createBrowserFlow({
     },
     tooManyRequests(reply, seconds, why) {
       reply.header('retry-after', String(seconds));
-      return send(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
+      return sendPage(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
     },
     ownRequest(request, id) {
       const pendingRequest = pending.find(id);

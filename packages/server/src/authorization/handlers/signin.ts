@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
-import { errorPage, signInPage } from '../consent/pages.js';
+import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
-import { formOf, queryOf } from '../oauth/http.js';
+import { FORM_BODY, formOf, queryOf } from '../oauth/http.js';
 import { AttemptThrottle } from '../oauth/rate-limit.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
-import type { BrowserFlow } from './browser-flow.js';
+import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttleStore'>;
@@ -40,7 +40,7 @@ export function registerSignInEndpoint(
     );
   }
 
-  instance.get(`${base}/signin`, async (request, reply) => {
+  instance.get(`${base}/signin`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
     const own = ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
@@ -50,7 +50,7 @@ export function registerSignInEndpoint(
     return signInFor(browser, reply, pendingRequest);
   });
 
-  instance.post(`${base}/signin`, async (request, reply) => {
+  instance.post(`${base}/signin`, { schema: { body: FORM_BODY } }, async (request, reply) => {
     const form = formOf(request);
     const browser = session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
