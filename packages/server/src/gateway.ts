@@ -20,7 +20,7 @@ import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
-import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
+import { authorizationMigrations, createAuthorization, openSqliteAuthorizationStores, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
@@ -298,9 +298,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
     const stoppingWebhooks = webhooks;
     if (stoppingWebhooks) cleanups.push(() => stoppingWebhooks.stop());
+    // With workers, a browser's next page (or a client's retry) may reach another process: their state is shared.
+    const authorizationStores = openSqliteAuthorizationStores(database, { sharedByWorkers: options.worker !== undefined });
     const authorization = await createAuthorization({
       loaded,
-      database,
+      stores: authorizationStores,
       vault,
       logger: fastifyLogger,
       mcpUrl,
@@ -374,7 +376,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
-      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message))),
+      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
       ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
       authPlugin: authorization.plugin,
       adminPlugin: createAdminPlugin({
@@ -382,7 +384,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         loaded,
         database,
         // Wrong admin tokens are counted like failed sign-ins: across workers when they serve together.
-        throttleStore: authorization.throttleStore('admin-token'),
+        throttles: authorization.throttles,
         registry,
         guard,
         ...(driftReports ? { drift: driftReports } : {}),

@@ -23,7 +23,8 @@ import {
   type LockReloadStatus,
 } from '@gateway/core';
 import { sessionState, type SessionRecord, type SessionStore } from '../authorization/stores/session-store.js';
-import { AttemptThrottle, type ThrottleStore } from '../authorization/oauth/rate-limit.js';
+import { AttemptThrottle } from '../authorization/oauth/rate-limit.js';
+import type { Throttles } from '../authorization/stores/ports.js';
 import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
@@ -71,7 +72,7 @@ export interface AdminPluginOptions {
    */
   sessions?: SessionStore;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
-  throttleStore?: ThrottleStore;
+  throttles?: Throttles;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
   mcpRefusals?: () => Record<string, number>;
 }
@@ -138,7 +139,7 @@ function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
 
 export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsync {
   const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
-  const tokenFailures = new AttemptThrottle(ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttleStore);
+  const tokenFailures = new AttemptThrottle('admin-token', ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttles);
 
   const routes: FastifyPluginAsync = async (app) => {
     // Admin bodies are small and flat: JSON is parsed here, after the token check (an onRequest hook), with the
@@ -183,7 +184,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       }
       // Guessing is bounded per client address, whatever the token's strength (an operator may pick a short one).
       const keys = [`address:${addressBucket(request.ip)}`];
-      const wait = tokenFailures.attempt(keys);
+      const wait = await tokenFailures.attempt(keys);
       if (wait > 0) {
         reply.header('retry-after', String(wait));
         return sendProblem(reply, {
@@ -197,7 +198,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
       // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
       const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
       if (!match || !secretsEqual(match[1]!, expected)) {
-        tokenFailures.failed(keys);
+        await tokenFailures.failed(keys);
         return sendProblem(reply, {
           status: 401,
           code: 'ADMIN_TOKEN_INVALID',
@@ -205,7 +206,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
           detail: 'send the admin token as `Authorization: Bearer <token>`',
         });
       }
-      tokenFailures.succeeded(keys);
+      await tokenFailures.succeeded(keys);
     });
 
     app.get('/status', async (_request, reply): Promise<AdminStatus> => {

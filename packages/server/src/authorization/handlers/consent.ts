@@ -79,14 +79,14 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     };
   }
 
-  function renderConsent(
+  async function renderConsent(
     browser: BrowserSession,
     pendingRequest: PendingAuthorization,
     extra: { error?: string; status?: number; choices?: ConsentChoices; previous?: SessionRecord } = {},
-  ): RenderedPage {
+  ): Promise<RenderedPage> {
     const tools = [...offer.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
     pendingRequest.shownTools = tools;
-    pending.save(pendingRequest);
+    await pending.save(pendingRequest);
     const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
     const logins = offer.listLogins().filter((login) => neededLogins.has(login.id));
     const client = pendingRequest.client;
@@ -122,20 +122,20 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
   }
 
   instance.get(`${base}/consent`, async (request, reply) => {
-    const own = ownRequest(request, queryOf(request).get('request'));
+    const own = await ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
-    pending.save(pendingRequest);
+    await pending.save(pendingRequest);
     if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     // The person's latest open session with this application: what a re-approval starts from.
     const previous = await sessions.latestOpen(browser.person.subject, pendingRequest.client.clientId);
-    return send(reply, renderConsent(browser, pendingRequest, previous ? { previous } : {}));
+    return send(reply, await renderConsent(browser, pendingRequest, previous ? { previous } : {}));
   });
 
   instance.post(`${base}/consent`, async (request, reply) => {
     const form = formOf(request);
-    const browser = session(request);
+    const browser = await session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
       return send(
         reply,
@@ -146,14 +146,14 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
         ),
       );
     }
-    const own = ownRequest(request, form.get('request'));
+    const own = await ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
     if (!browser!.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     const decision = form.get('decision');
     if (decision === 'deny') {
       // Single use: another worker may have decided it a moment ago.
-      if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
+      if (!(await pending.take(pendingRequest.id))) return send(reply, expiredPage());
       return redirectBack(reply, pendingRequest, { error: 'access_denied', error_description: 'the person denied the request' });
     }
     // A refused form is drawn again with exactly what the person submitted: nothing they picked is lost.
@@ -167,7 +167,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       const previous = await sessions.latestOpen(browser!.person!.subject, pendingRequest.client.clientId);
       return send(
         reply,
-        renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted, ...(previous ? { previous } : {}) }),
+        await renderConsent(browser!, pendingRequest, { error, status: 400, choices: submitted, ...(previous ? { previous } : {}) }),
       );
     };
     if (decision !== 'allow') return refuse('Choose Allow or Deny.');
@@ -193,7 +193,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const lifetime = submitted.lifetime ?? Number.NaN;
     if (!settings.lifetimeChoicesSeconds.includes(lifetime)) return refuse('Choose one of the offered time limits.');
 
-    if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
+    if (!(await pending.take(pendingRequest.id))) return send(reply, expiredPage());
     const now = Date.now();
     const opened = await sessions.open(
       {
