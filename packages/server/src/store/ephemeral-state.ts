@@ -8,6 +8,11 @@
  * takes of one key (a consent form submitted twice, in two workers) exactly one gets the value.
  */
 export interface EphemeralState {
+  /**
+   * True when the entries are written where other processes, and a copy of the database, see them: a value that
+   * could act as a credential is then sealed by its user (authorization/signin/sealed.ts), never stored readable.
+   */
+  readonly isShared: boolean;
   /** Stores `value` under (`kind`, `key`) until `expiresAt` (epoch ms), replacing what was there. */
   put(kind: string, key: string, value: string, expiresAt: number): Promise<void>;
   /** The value, unless missing or expired (`expiresAt <= now`). */

@@ -53,8 +53,8 @@ export function readCookie(header: string | undefined, name: string): string | u
  * Browser sessions of the sign-in and consent pages, kept in the ephemeral state port (store/ephemeral-state.ts):
  * this process's memory, so a gateway restart signs people out, which costs them one sign-in and keeps no
  * long-lived secrets on disk; or, with several worker processes (`gateway serve --workers N`), the database, so
- * any worker can continue them. Each is sealed with its cookie (./sealed.ts): the store never holds a session id
- * or CSRF token it could be used with. Bounded in size (per process) and time.
+ * any worker can continue them. In a shared store each is sealed with its cookie (./sealed.ts): the database never
+ * holds a session id or CSRF token it could be used with. Bounded in size (per process) and time.
  */
 export class BrowserSessions {
   readonly cookieName: string;
@@ -69,15 +69,16 @@ export class BrowserSessions {
     this.cookieName = options.isHttps ? '__Host-gateway-session' : 'gateway-session';
   }
 
-  /** Writes a changed session to the store. */
+  /** Writes a changed session to the store (sealed with its id when the store is shared). */
   async save(session: BrowserSession): Promise<void> {
     const { id, ...rest } = session;
-    await this.state.put(KIND, sealedKey(id), seal(id, JSON.stringify(rest)), session.expiresAt);
+    const text = JSON.stringify(rest);
+    await this.state.put(KIND, sealedKey(id), this.state.isShared ? seal(id, text) : text, session.expiresAt);
   }
 
   private async load(id: string, now: number): Promise<BrowserSession | undefined> {
-    const sealed = await this.state.get(KIND, sealedKey(id), now);
-    const text = sealed === undefined ? undefined : unseal(id, sealed);
+    const stored = await this.state.get(KIND, sealedKey(id), now);
+    const text = stored === undefined || !this.state.isShared ? stored : unseal(id, stored);
     if (text === undefined) {
       this.sessions.delete(id);
       return undefined;

@@ -9,6 +9,7 @@ const SWEEP_AT = 1024;
  * authorizations evict, spent nonces expire); expired entries are swept as writes pass twice the last live count.
  */
 export class MemoryEphemeralState implements EphemeralState {
+  readonly isShared = false;
   private readonly entries = new Map<string, { value: string; expiresAt: number }>();
   private sweepAt = SWEEP_AT;
 

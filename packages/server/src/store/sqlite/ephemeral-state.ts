@@ -27,6 +27,7 @@ const PURGE_EVERY_WRITES = 100;
  * an upsert that only replaces an expired row), so of two workers taking one key exactly one sees it.
  */
 export class SqliteEphemeralState implements EphemeralState {
+  readonly isShared = true;
   private readonly statements;
   private writes = 0;
 
