@@ -48,7 +48,6 @@ const sqliteThrottles: ThrottlesFactory = async () => {
 
 throttlesContract('SQLite', sqliteThrottles);
 
-
 describe('the SQLite adapters', () => {
   it('are the only files of the authorization area that name better-sqlite3, SqliteDatabase or prepare()', () => {
     const area = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
