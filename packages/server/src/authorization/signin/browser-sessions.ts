@@ -69,15 +69,23 @@ export class BrowserSessions {
     this.cookieName = options.isHttps ? '__Host-gateway-session' : 'gateway-session';
   }
 
-  /** Writes a changed session to the store (sealed with its id when the store is shared). */
+  /**
+   * Where a session is kept: in a shared store, under the hash of its id and sealed with it; in this process's
+   * memory, as it is (nothing to protect there, and the sign-in pages do not pay for the hashing).
+   */
+  private keyOf(id: string): string {
+    return this.state.isShared ? sealedKey(id) : id;
+  }
+
+  /** Writes a changed session to the store. */
   async save(session: BrowserSession): Promise<void> {
     const { id, ...rest } = session;
     const text = JSON.stringify(rest);
-    await this.state.put(KIND, sealedKey(id), this.state.isShared ? seal(id, text) : text, session.expiresAt);
+    await this.state.put(KIND, this.keyOf(id), this.state.isShared ? seal(id, text) : text, session.expiresAt);
   }
 
   private async load(id: string, now: number): Promise<BrowserSession | undefined> {
-    const stored = await this.state.get(KIND, sealedKey(id), now);
+    const stored = await this.state.get(KIND, this.keyOf(id), now);
     const text = stored === undefined || !this.state.isShared ? stored : unseal(id, stored);
     if (text === undefined) {
       this.sessions.delete(id);
@@ -134,7 +142,7 @@ export class BrowserSessions {
 
   async signOut(session: BrowserSession): Promise<void> {
     this.sessions.delete(session.id);
-    await this.state.delete(KIND, sealedKey(session.id));
+    await this.state.delete(KIND, this.keyOf(session.id));
   }
 
   isCsrfTokenValid(session: BrowserSession | undefined, token: string | undefined): boolean {
@@ -180,6 +188,6 @@ export class BrowserSessions {
         if (isCandidate(session)) drop(id);
       }
     }
-    for (const id of evicted) await this.state.delete(KIND, sealedKey(id));
+    for (const id of evicted) await this.state.delete(KIND, this.keyOf(id));
   }
 }
