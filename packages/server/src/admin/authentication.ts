@@ -6,7 +6,8 @@
 import { addressBucket, secretsEqual, type Vault } from '@gateway/runtime';
 import { isGatewayError } from '@gateway/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AttemptThrottle, type ThrottleStore } from '../authorization/oauth/rate-limit.js';
+import { AttemptThrottle } from '../authorization/oauth/rate-limit.js';
+import type { Throttles } from '../authorization/stores/ports.js';
 import type { OriginGuard } from '../mcp/origin.js';
 
 /** Wrong admin tokens from one client address before it must wait, and how long the count lasts. */
@@ -21,13 +22,13 @@ export interface AdminGateOptions {
   /** The vault entry holding the token (`admin.tokenSecret`, default `admin-token`). */
   tokenSecret: string;
   guard: OriginGuard;
-  throttleStore?: ThrottleStore;
+  throttles?: Throttles;
 }
 
 /** The onRequest hook that refuses a request before any admin route sees it; undefined lets it through. */
 export function adminGate(options: AdminGateOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
   const { vault, tokenSecret, guard } = options;
-  const tokenFailures = new AttemptThrottle(ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttleStore);
+  const tokenFailures = new AttemptThrottle('admin-token', ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttles);
   return async (request, reply) => {
     const hostProblem = guard.checkHost(request.headers.host) ?? guard.checkOrigin(request.headers.origin);
     if (hostProblem) return reply.problem('ADMIN_HOST_REFUSED', hostProblem, { title: 'Wrong host or origin' });
@@ -54,7 +55,7 @@ export function adminGate(options: AdminGateOptions): (request: FastifyRequest, 
     }
     // Guessing is bounded per client address, whatever the token's strength (an operator may pick a short one).
     const keys = [`address:${addressBucket(request.ip)}`];
-    const wait = tokenFailures.attempt(keys);
+    const wait = await tokenFailures.attempt(keys);
     if (wait > 0) {
       return reply.problem(
         'ADMIN_TOKEN_THROTTLED',
@@ -65,13 +66,13 @@ export function adminGate(options: AdminGateOptions): (request: FastifyRequest, 
     // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
     const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(request.headers.authorization ?? '');
     if (!match || !secretsEqual(match[1]!, expected)) {
-      tokenFailures.failed(keys);
+      await tokenFailures.failed(keys);
       return reply.problem('ADMIN_TOKEN_INVALID', 'send the admin token as `Authorization: Bearer <token>`', {
         title: 'Admin token required',
         headers: CHALLENGE,
       });
     }
-    tokenFailures.succeeded(keys);
+    await tokenFailures.succeeded(keys);
     return undefined;
   };
 }

@@ -23,7 +23,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     vault: options.vault,
     tokenSecret: options.loaded.config.admin?.tokenSecret ?? 'admin-token',
     guard: options.guard,
-    ...(options.throttleStore ? { throttleStore: options.throttleStore } : {}),
+    ...(options.throttles ? { throttles: options.throttles } : {}),
   });
   const routes: FastifyPluginAsync = async (app) => {
     addProblemReplies(app);

@@ -4,7 +4,7 @@
  */
 import type { DriftSourceReport, LoadedConfig, Lockfile, LockReloadStatus } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import type { ThrottleStore } from '../authorization/oauth/rate-limit.js';
+import type { Throttles } from '../authorization/stores/ports.js';
 import type { SessionStore } from '../authorization/stores/session-store.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
@@ -45,7 +45,7 @@ export interface AdminPluginOptions {
    */
   sessions?: SessionStore;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
-  throttleStore?: ThrottleStore;
+  throttles?: Throttles;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
   mcpRefusals?: () => Record<string, number>;
 }

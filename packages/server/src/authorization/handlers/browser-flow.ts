@@ -23,8 +23,8 @@ export interface BrowserFlow {
     request: PendingAuthorization | { redirectUri: string; state: string | null },
     parameters: Record<string, string>,
   ): FastifyReply;
-  session(request: FastifyRequest): BrowserSession | undefined;
-  ensureSession(request: FastifyRequest, reply: FastifyReply): BrowserSession;
+  session(request: FastifyRequest): Promise<BrowserSession | undefined>;
+  ensureSession(request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession>;
   tooManyRequests(reply: FastifyReply, seconds: number, why: string): FastifyReply;
   /**
    * The pending request named by `id`, continued by the browser that started it; a page to show when it
@@ -33,7 +33,7 @@ export interface BrowserFlow {
   ownRequest(
     request: FastifyRequest,
     id: string | null | undefined,
-  ): { pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage };
+  ): Promise<{ pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage }>;
   expiredPage(): RenderedPage;
   consentUrl(id: string): string;
   signInUrl(id: string): string;
@@ -42,17 +42,16 @@ export interface BrowserFlow {
 export function createBrowserFlow({
   settings,
   browserSessions,
-  sharedPending,
-}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending'>): BrowserFlow {
+  ephemeral,
+}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'ephemeral'>): BrowserFlow {
   const base = settings.basePath;
   const limits = settings.authorize;
-  const pending = new PendingAuthorizations(
-    settings.pendingRequestSeconds,
-    { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient },
-    sharedPending,
-  );
+  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, ephemeral, {
+    maxRequests: limits.maxPending,
+    maxPerClient: limits.maxPendingPerClient,
+  });
 
-  function session(request: FastifyRequest): BrowserSession | undefined {
+  function session(request: FastifyRequest): Promise<BrowserSession | undefined> {
     return browserSessions.find(request.headers.cookie);
   }
 
@@ -73,10 +72,10 @@ export function createBrowserFlow({
       // RFC 9700 §4.12: 303 after a POST, so the browser does not re-send the form to the client.
       return reply.status(303).header('cache-control', 'no-store').header('location', target.href).send();
     },
-    ensureSession(request, reply) {
-      const existing = session(request);
+    async ensureSession(request, reply) {
+      const existing = await session(request);
       if (existing) return existing;
-      const created = browserSessions.create();
+      const created = await browserSessions.create();
       reply.header('set-cookie', browserSessions.setCookieHeader(created));
       return created;
     },
@@ -84,10 +83,10 @@ export function createBrowserFlow({
       reply.header('retry-after', String(seconds));
       return sendPage(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
     },
-    ownRequest(request, id) {
-      const pendingRequest = pending.find(id);
+    async ownRequest(request, id) {
+      const pendingRequest = await pending.find(id);
       if (!pendingRequest) return { page: expiredPage() };
-      const browser = session(request);
+      const browser = await session(request);
       if (!browser || browser.browserId !== pendingRequest.browserId) {
         return {
           page: errorPage(

@@ -34,16 +34,16 @@ function registrationText(registration: PendingAuthorization['client']['registra
  * Draws the consent page for a pending request, and records the tools it shows on the request (the decision is
  * checked against what the person saw, with the fingerprints shown).
  */
-export function renderConsent(
+export async function renderConsent(
   { settings, offer }: ConsentPageDependencies,
   pending: BrowserFlow['pending'],
   browser: BrowserSession,
   pendingRequest: PendingAuthorization,
   extra: ConsentPageExtra = {},
-): RenderedPage {
+): Promise<RenderedPage> {
   const tools = [...offer.listTools()].sort((a, b) => (a.source + a.name < b.source + b.name ? -1 : 1));
   pendingRequest.shownTools = tools;
-  pending.save(pendingRequest);
+  await pending.save(pendingRequest);
   const neededLogins = new Set(tools.flatMap((tool) => tool.logins));
   const logins = offer.listLogins().filter((login) => neededLogins.has(login.id));
   const client = pendingRequest.client;

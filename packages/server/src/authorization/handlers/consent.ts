@@ -67,32 +67,32 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
   const { pending, send, session, redirectBack, ownRequest, expiredPage, signInUrl } = flow;
 
   instance.get(`${settings.basePath}/consent`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
-    const own = ownRequest(request, queryOf(request).get('request'));
+    const own = await ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
-    pending.save(pendingRequest);
+    await pending.save(pendingRequest);
     if (!browser.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     // The person's latest open session with this application: what a re-approval starts from.
     const previous = await sessions.latestOpen(browser.person.subject, pendingRequest.client.clientId);
-    return send(reply, renderConsent(dependencies, pending, browser, pendingRequest, previous ? { previous } : {}));
+    return send(reply, await renderConsent(dependencies, pending, browser, pendingRequest, previous ? { previous } : {}));
   });
 
   async function decide(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const form = formOf(request);
-    const browser = session(request);
+    const browser = await session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
       const why = 'This decision was not sent from the consent page or the page has expired. Nothing was approved.';
       return send(reply, errorPage('The form has expired', why, 403));
     }
-    const own = ownRequest(request, form.get('request'));
+    const own = await ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
     if (!browser!.person) return reply.status(303).header('location', signInUrl(pendingRequest.id)).send();
     const decision = form.get('decision');
     if (decision === 'deny') {
       // Single use: another worker may have decided it a moment ago.
-      if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
+      if (!(await pending.take(pendingRequest.id))) return send(reply, expiredPage());
       return redirectBack(reply, pendingRequest, { error: 'access_denied', error_description: 'the person denied the request' });
     }
     const submitted = submittedChoices(form);
@@ -100,7 +100,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
     const refuse = async (error: string): Promise<FastifyReply> => {
       const previous = await sessions.latestOpen(browser!.person!.subject, pendingRequest.client.clientId);
       const extra = { error, status: 400, choices: submitted, ...(previous ? { previous } : {}) };
-      return send(reply, renderConsent(dependencies, pending, browser!, pendingRequest, extra));
+      return send(reply, await renderConsent(dependencies, pending, browser!, pendingRequest, extra));
     };
     if (decision !== 'allow') return refuse('Choose Allow or Deny.');
     const chosen = acceptedChoices(submitted, pendingRequest.shownTools ?? [], {
@@ -108,7 +108,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       lifetimeChoicesSeconds: settings.lifetimeChoicesSeconds,
     });
     if ('problem' in chosen) return refuse(chosen.problem);
-    if (!pending.take(pendingRequest.id)) return send(reply, expiredPage());
+    if (!(await pending.take(pendingRequest.id))) return send(reply, expiredPage());
     const code = await openSession(dependencies, browser!, pendingRequest, chosen);
     return redirectBack(reply, pendingRequest, { code });
   }

@@ -22,11 +22,11 @@ export function registerOidcSignInEndpoints(
   const oidcCallback = `${settings.issuer}/signin/oidc/callback`;
 
   instance.get(`${base}/signin/oidc`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
-    const own = ownRequest(request, queryOf(request).get('request'));
+    const own = await ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
-    pending.save(pendingRequest);
+    await pending.save(pendingRequest);
     const attempt = {
       state: randomBytes(24).toString('base64url'),
       nonce: randomBytes(24).toString('base64url'),
@@ -35,7 +35,7 @@ export function registerOidcSignInEndpoints(
       startedAt: Date.now(),
     };
     browser.oidc = attempt;
-    browserSessions.save(browser);
+    await browserSessions.save(browser);
     try {
       const location = await oidc.start({ redirectUri: oidcCallback, ...attempt });
       return reply.status(303).header('cache-control', 'no-store').header('location', location).send();
@@ -46,19 +46,19 @@ export function registerOidcSignInEndpoints(
   });
 
   instance.get(`${base}/signin/oidc/callback`, { schema: { querystring: CALLBACK_QUERY } }, async (request, reply) => {
-    const browser = session(request);
+    const browser = await session(request);
     const attempt = browser?.oidc;
     if (!browser || !attempt || Date.now() - attempt.startedAt > settings.pendingRequestSeconds * 1000) {
       return send(reply, errorPage('This sign-in has expired', 'Start again from the application that sent you here.', 400));
     }
     delete browser.oidc;
-    browserSessions.save(browser);
-    const own = ownRequest(request, attempt.requestId);
+    await browserSessions.save(browser);
+    const own = await ownRequest(request, attempt.requestId);
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
     try {
       const person = await oidc.finish({ callbackUrl: new URL(request.url, settings.issuer), redirectUri: oidcCallback, ...attempt });
-      const signedIn = browserSessions.signIn(browser, person);
+      const signedIn = await browserSessions.signIn(browser, person);
       return reply
         .status(303)
         .header('set-cookie', browserSessions.setCookieHeader(signedIn))

@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../../../test-support/cli.js';
 import { openDatabase } from '../../../store/sqlite/database.js';
+import { ephemeralStateMigrations } from '../../../store/sqlite/ephemeral-state.js';
 import { authorizationCodesContract } from '../contract/authorization-codes.contract.js';
 import { registeredClientsContract } from '../contract/clients.contract.js';
 import type { AuthorizationStoresFactory } from '../contract/harness.js';
 import { refreshTokensContract } from '../contract/refresh-tokens.contract.js';
 import { sessionsContract } from '../contract/sessions.contract.js';
-import { sessionMigrations, sqliteAuthorizationStores } from './index.js';
+import { throttlesContract, type ThrottlesFactory } from '../contract/throttles.contract.js';
+import { sessionMigrations, sqliteAuthorizationStores, SqliteThrottles } from './index.js';
 
 /** Each test: a fresh SQLite file in a temporary directory, migrated as the gateway migrates it. */
 const sqlite: AuthorizationStoresFactory = async () => {
@@ -29,8 +31,22 @@ authorizationCodesContract('SQLite', sqlite);
 refreshTokensContract('SQLite', sqlite);
 registeredClientsContract('SQLite', sqlite);
 
-/** Files of the authorization area that still reach SQLite directly: state not yet behind a port (next slices). */
-const NOT_YET_PORTED = ['oauth/rate-limit.ts', 'types.ts'];
+/** Each test: a fresh SQLite file opened twice (two workers' connections). */
+const sqliteThrottles: ThrottlesFactory = async () => {
+  const directory = await temporaryDirectory('gateway-throttles-');
+  const path = join(directory.path, 'gateway.db');
+  const databases = [openDatabase(path, ephemeralStateMigrations), openDatabase(path, ephemeralStateMigrations)] as const;
+  return {
+    first: new SqliteThrottles(databases[0]),
+    second: new SqliteThrottles(databases[1]),
+    async close() {
+      for (const database of databases) database.close();
+      await directory.cleanup();
+    },
+  };
+};
+
+throttlesContract('SQLite', sqliteThrottles);
 
 describe('the SQLite adapters', () => {
   it('are the only files of the authorization area that name better-sqlite3, SqliteDatabase or prepare()', () => {
@@ -40,6 +56,6 @@ describe('the SQLite adapters', () => {
       .filter((file) => /better-sqlite3|SqliteDatabase|\.prepare\(/.test(readFileSync(join(area, file), 'utf8')))
       .map((file) => relative(area, join(area, file)).split('\\').join('/'))
       .sort();
-    expect(naming).toEqual(NOT_YET_PORTED);
+    expect(naming).toEqual([]);
   });
 });
