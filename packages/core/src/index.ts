@@ -53,6 +53,7 @@ export {
   sourceConfig,
   type AuthConfig,
   type CredentialConfig,
+  type OAuthPersonCredentialConfig,
   type LoadedConfig,
 } from './config/index.js';
 export {
