@@ -22,6 +22,7 @@ import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
+import { linkedAccountMigrations, sqliteLinkedAccounts, startPersonLogins } from './credentials/person/index.js';
 import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
@@ -85,7 +86,7 @@ export interface StartGatewayOptions {
   authorizerOverride?: AuthorizerOverride;
   /**
    * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts). Not
-   * reachable from gateway.yaml or any CLI flag; production has none until OAuth per person and approvals.
+   * reachable from gateway.yaml or any CLI flag; they come after the per-person logins' own gate.
    */
   personActionGates?: readonly PersonActionGate[];
   /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
@@ -178,7 +179,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
+  const migrations: Migration[] = [
+    ...driftMigrations,
+    ...authorizationMigrations,
+    ...receiptMigrations,
+    ...outboxMigrations,
+    ...linkedAccountMigrations,
+  ];
   const databasePath = join(dataDirectory, 'gateway.db');
   const database = openDatabase(databasePath, migrations);
   // WAL checkpoints (the only fsyncs under synchronous = NORMAL) run on a thread of their own, not inside a
@@ -214,7 +221,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await Promise.all([...agents.values(), tokenAgent].map((agent) => agent.close().catch(() => undefined)));
     });
 
-    const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
+    // OAuth per person (credentials/person/): links in the database, each person's tokens in the vault.
+    const personLogins = await startPersonLogins({
+      loaded,
+      vault,
+      accounts: sqliteLinkedAccounts(database),
+      dispatcher: tokenAgent,
+      warn: (details, message) => logger.warn(details, message),
+    });
+    const credentials = createCredentialResolver({
+      loaded,
+      vault,
+      fetchDispatcher: tokenAgent,
+      ...(personLogins ? { personLogins } : {}),
+    });
     // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
     const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
     // The rug-pull defence is wired below, once the database and registry exist; the pool reports to it.
@@ -307,6 +327,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
       changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
+      ...(personLogins ? { personLogins } : {}),
       ...(options.worker
         ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
         : {}),
@@ -375,7 +396,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message))),
-      ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
+      personActionGates: [...(personLogins ? [personLogins.gate] : []), ...(options.personActionGates ?? [])],
       authPlugin: authorization.plugin,
       adminPlugin: createAdminPlugin({
         vault,
@@ -390,6 +411,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
         sessions: authorization.sessions,
+        ...(personLogins ? { personLogins } : {}),
         mcpRefusals: () => authorization.authorizer.refusals(),
       }),
       guard,

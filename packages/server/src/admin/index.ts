@@ -27,6 +27,8 @@ import { AttemptThrottle, type ThrottleStore } from '../authorization/oauth/rate
 import { exceedsJsonDepth } from '../mcp/json-depth.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
+import { registerLoginRoutes } from '../credentials/person/admin-routes.js';
+import type { PersonLogins } from '../credentials/person/index.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes, webhookSummaries } from '../webhooks/admin-routes.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -70,6 +72,8 @@ export interface AdminPluginOptions {
    * authorizer's cache at once); absent when the gateway runs without its authorization server.
    */
   sessions?: SessionStore;
+  /** Per-person logins (`/admin/logins…`); absent when none is configured (the list is then empty). */
+  personLogins?: Pick<PersonLogins, 'list' | 'unlink'>;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
   throttleStore?: ThrottleStore;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
@@ -276,6 +280,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
 
     if (options.receipts) registerReceiptRoutes(app, options.receipts, sendProblem);
     if (options.webhooks) registerWebhookRoutes(app, options.webhooks, sendProblem);
+    registerLoginRoutes(app, options.personLogins, sendProblem);
     // Tool name → fingerprint of every tool the in-use publications offer now (what approvals are compared with).
     const publishedFingerprints = (): Map<string, string> =>
       new Map([...options.registry.snapshot().tools].map(([name, tool]) => [name, tool.entry.fingerprint]));

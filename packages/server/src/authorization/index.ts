@@ -104,6 +104,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     browserSessions,
     ...(oidc ? { oidc } : {}),
     ...(sharedPending ? { sharedPending } : {}),
+    ...(context.personLogins ? { personLogins: context.personLogins } : {}),
     throttleStore,
   });
 

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
+import type { AuthorizationDependencies } from './handlers/dependencies.js';
 import type { McpRefusalCounts } from './mcp-authorizer.js';
 import type { ThrottleStore } from './oauth/rate-limit.js';
 import type { SessionStore } from './stores/session-store.js';
@@ -26,6 +27,8 @@ export interface AuthorizationContext extends ConsentOffer {
    * (or go to) the vault, and the sign-in and consent pages keep their state in the database.
    */
   requireSharedSigningKeys?: boolean;
+  /** Per-person logins (`oauthPerson`): the connect page and "Connect" on the consent page; absent when none. */
+  personLogins?: AuthorizationDependencies['personLogins'];
   /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
   rotateSigningKeys?: boolean;
 }

@@ -159,6 +159,29 @@ export function errorPage(title: string, message: string, status = 400): Rendere
   );
 }
 
+/** A page that tells the person something went as asked (a linked account). */
+export function noticePage(title: string, message: string, status = 200): RenderedPage {
+  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p role="status">${escapeHtml(message)}</p>`, { status });
+}
+
+/** A link that connects the person's account for a per-person login the tool uses (it opens in a new tab). */
+export interface ConnectLink {
+  label: string;
+  href: string;
+}
+
+/**
+ * "Connect <provider>" beside a tool: the linking happens in another tab, so this page, with every choice made
+ * on it, stays as it is; an unlinked tool can still be chosen (its calls then ask for linking).
+ */
+function connectLinksHtml(links: readonly ConnectLink[]): string {
+  if (links.length === 0) return '';
+  const anchors = links
+    .map((link) => `<a class="connect" href="${escapeHtml(link.href)}" target="_blank" rel="noopener">Connect ${escapeHtml(link.label)}</a>`)
+    .join(' ');
+  return `<p class="hint connect-links">${anchors} <span>(your own account; you can also connect it when a call first needs it)</span></p>`;
+}
+
 export interface SignInPageInput {
   requestId: string;
   csrfToken: string;
@@ -226,6 +249,8 @@ export interface ConsentPageInput {
   selected?: { tools: readonly string[]; logins: readonly string[]; lifetime?: number };
   /** Tools the application asks to have approved again because they changed since the person approved them. */
   reapproval?: readonly ReapprovalNote[];
+  /** Per tool name: the per-person logins it uses that the person has not connected yet. */
+  connect?: ReadonlyMap<string, readonly ConnectLink[]>;
   error?: string;
   status?: number;
 }
@@ -273,7 +298,13 @@ function changeNote(note: ReapprovalNote): string {
   return `<div class="changes"><p><strong>Changed since you approved it:</strong></p><ul>${items}</ul></div>`;
 }
 
-function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change: ReapprovalNote | undefined): string {
+function toolOption(
+  tool: ConsentTool,
+  index: number,
+  isChecked: boolean,
+  change: ReapprovalNote | undefined,
+  connect: readonly ConnectLink[] = [],
+): string {
   const id = `tool-${index}`;
   // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
   const isBlocked = tool.blocked !== undefined;
@@ -297,6 +328,7 @@ function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change
 <div class="details" id="${id}-details">
 ${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, oneLine)}</code></p>` : ''}
 <p class="hint target">${toolTarget(tool)}</p>
+${connectLinksHtml(connect)}
 ${
   paragraphs.length
     ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeToolText(paragraph)}</p>`).join('')}</div>`
@@ -328,7 +360,9 @@ export function consentPage(input: ConsentPageInput): RenderedPage {
     .map(
       ([source, tools]) => `<fieldset>
 <legend>Source <code>${escapeHtml(source)}</code></legend>
-${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name))).join('\n')}
+${tools
+  .map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name), input.connect?.get(tool.name)))
+  .join('\n')}
 </fieldset>`,
     )
     .join('\n');

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completeLogins, unavailableChoice } from '../consent/choices.js';
+import { connectLinksFor } from '../consent/connect-links.js';
 import type { ConsentTool } from '../consent/consent-tool.js';
 import { consentPage, errorPage, lifetimeLabel, type ReapprovalNote, type RenderedPage } from '../consent/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
@@ -11,7 +12,10 @@ import { randomToken } from '../stores/tokens.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type ConsentDependencies = Pick<AuthorizationDependencies, 'settings' | 'offer' | 'sessions' | 'codes' | 'browserSessions' | 'logger'>;
+type ConsentDependencies = Pick<
+  AuthorizationDependencies,
+  'settings' | 'offer' | 'sessions' | 'codes' | 'browserSessions' | 'logger' | 'personLogins'
+>;
 
 interface ConsentChoices {
   tools: string[];
@@ -30,7 +34,7 @@ function formTargetOf(redirectUri: string): string {
  * logins the person chose, and the client gets an authorization code for it.
  */
 export function registerConsentEndpoint(instance: FastifyInstance, dependencies: ConsentDependencies, flow: BrowserFlow): void {
-  const { settings, offer, sessions, codes, browserSessions, logger } = dependencies;
+  const { settings, offer, sessions, codes, browserSessions, logger, personLogins } = dependencies;
   const { pending, send, session, redirectBack, ownRequest, expiredPage, signInUrl } = flow;
   const base = settings.basePath;
 
@@ -116,6 +120,7 @@ export function registerConsentEndpoint(instance: FastifyInstance, dependencies:
       lifetimes: lifetimes(),
       selected: choices,
       ...(initial.reapproval.length ? { reapproval: initial.reapproval } : {}),
+      connect: connectLinksFor(personLogins, tools, browser.person!.subject),
       ...(extra.error ? { error: extra.error } : {}),
       ...(extra.status ? { status: extra.status } : {}),
     });

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PeopleDirectory } from '@gateway/runtime';
+import type { PersonLogins } from '../../credentials/person/index.js';
 import type { SharedEphemeralStore } from '../../store/shared-state.js';
 import type { ConsentOffer } from '../consent/consent-tool.js';
 import type { ClientRegistry } from '../oauth/clients.js';
@@ -31,6 +32,8 @@ export interface AuthorizationDependencies {
   oidc?: OidcSignIn;
   /** Workers share pending requests through the database (`gateway serve --workers N`). */
   sharedPending?: SharedEphemeralStore;
+  /** Per-person logins (`oauthPerson`): the connect page, and "Connect" on the consent page; absent when none. */
+  personLogins?: Pick<PersonLogins, 'settings' | 'isLinked' | 'connectUrl' | 'linking'>;
   /** Where a throttle (sign-in failures, /authorize rate limits) keeps its counts: memory, or the database with workers. */
   throttleStore(kind: string): ThrottleStore;
 }
