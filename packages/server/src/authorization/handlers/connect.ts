@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BrowserIdentity, LinkOutcome } from '../../credentials/person/index.js';
 import { errorPage, noticePage } from '../consent/pages.js';
+import { queryOf } from '../oauth/http.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personLogins'>;
 
 /**
- * The connect page of per-person logins (`/connect/<ticket>`) and the provider's callback
+ * The connect page of per-person logins (`/connect?ticket=…`) and the provider's callback
  * (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers its outcomes. The page
  * requires the ticket's own person signed in to the gateway in this browser, and the callback the same browser.
  */
@@ -48,7 +49,7 @@ export function registerConnectEndpoints(instance: FastifyInstance, { settings, 
     answer(reply, await linking.complete(new URL(request.url, settings.issuer), identity(request))),
   );
 
-  instance.get<{ Params: { ticket: string } }>(`${base}/connect/:ticket`, async (request, reply) =>
-    answer(reply, await linking.begin(request.params.ticket, identity(request))),
+  instance.get(`${base}/connect`, async (request, reply) =>
+    answer(reply, await linking.begin(queryOf(request).get('ticket') ?? '', identity(request))),
   );
 }

@@ -1,5 +1,5 @@
 /**
- * The ticket in a connect page's URL (`/connect/<ticket>`): what the gateway hands a person to link their account
+ * The ticket in a connect page's URL (`/connect?ticket=<ticket>`): what the gateway hands a person to link their account
  * for a per-person login, from a call that needs it ("a person must act first") or from the consent page. It
  * seals who must open it (the session's person), for which session and login, an expiry and a nonce, with an
  * HMAC-SHA-256 whose key only the gateway holds (the vault). Anyone may read the claims; no one can change them.

@@ -161,7 +161,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
       connectUrl: (claims) => service.connectUrl(claims),
     }),
     linking: createLinking({ settings, tickets, redirectUri, link, warn: options.warn, now }),
-    connectUrl: (claims) => `${base}/connect/${tickets.issue(claims, now())}`,
+    connectUrl: (claims) => `${base}/connect?ticket=${encodeURIComponent(tickets.issue(claims, now()))}`,
     isLinked(person, login) {
       if (links.has(keyOf(person, login))) return true;
       lookUpLater(person, login);
