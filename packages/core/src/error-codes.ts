@@ -394,10 +394,14 @@ export const ERRORS = {
     category: 'network',
     area: 'credentials',
     meaning:
-      "a per-person login (`oauthPerson`) could not talk to its provider: discovery, the code exchange or a refresh failed " +
+      'a per-person login (`oauthPerson`) could not talk to its provider: discovery, the code exchange or a refresh failed ' +
       '(not a revoked grant)',
   },
-  PERSON_LOGIN_NOT_FOUND: { category: 'usage', area: 'credentials', meaning: '`gateway logins unlink`: that person has no link for that login' },
+  PERSON_LOGIN_NOT_FOUND: {
+    category: 'usage',
+    area: 'credentials',
+    meaning: '`gateway logins unlink`: that person has no link for that login',
+  },
   PERSON_LOGIN_NOT_LINKED: {
     category: 'auth',
     area: 'credentials',

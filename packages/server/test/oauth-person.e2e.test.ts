@@ -72,9 +72,15 @@ function startProvider(port: number): Server {
     claims: { openid: ['sub'] },
     scopes: ['openid', 'offline_access', 'orders:read'],
     async findAccount(_context: unknown, id: string) {
-      return { accountId: id, async claims() { return { sub: id }; } };
+      return {
+        accountId: id,
+        async claims() {
+          return { sub: id };
+        },
+      };
     },
-    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
     features: {
       devInteractions: { enabled: true },
       revocation: { enabled: true },
@@ -139,7 +145,8 @@ paths:
 
 async function cli(args: string[]): Promise<string> {
   const result = await runGateway(args, { cwd: directory.path, env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN } });
-  if (result.exitCode !== 0) throw new Error(`gateway ${args.join(' ')} exited ${result.exitCode}:\n${String(result.stdout)}\n${String(result.stderr)}`);
+  if (result.exitCode !== 0)
+    throw new Error(`gateway ${args.join(' ')} exited ${result.exitCode}:\n${String(result.stdout)}\n${String(result.stderr)}`);
   return String(result.stdout);
 }
 
@@ -185,7 +192,12 @@ beforeAll(async () => {
   const people = new PeopleDirectory(join(directory.path, '.gateway', 'people.json'));
   await people.add('alice', PASSWORD);
   await people.add('bob', PASSWORD);
-  gateway = await startGateway({ configPath: join(directory.path, 'gateway.yaml'), env: {}, logger: pino({ level: 'silent' }), shutdownGraceMs: 1_000 });
+  gateway = await startGateway({
+    configPath: join(directory.path, 'gateway.yaml'),
+    env: {},
+    logger: pino({ level: 'silent' }),
+    shutdownGraceMs: 1_000,
+  });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
 }, 120_000);
 
@@ -299,7 +311,8 @@ async function openConnectUrl(person: Person, url: string, account = person.name
   }
 }
 
-const subOf = (result: { structuredContent?: unknown; content?: unknown }) => (result.structuredContent as { sub?: string } | undefined)?.sub;
+const subOf = (result: { structuredContent?: unknown; content?: unknown }) =>
+  (result.structuredContent as { sub?: string } | undefined)?.sub;
 
 /** An SDK v2 client (2026-07-28); with `onUrl` it declares URL elicitation and links through it. */
 async function modernClient(person: Person, onUrl?: (url: string) => Promise<void>): Promise<Client> {
@@ -314,7 +327,9 @@ async function modernClient(person: Person, onUrl?: (url: string) => Promise<voi
     });
   }
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${person.accessToken}` } } }),
+    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), {
+      requestInit: { headers: { authorization: `Bearer ${person.accessToken}` } },
+    }),
   );
   return client;
 }
@@ -390,7 +405,9 @@ describe('OAuth per person', () => {
     expect(await cli(['logins', 'unlink', 'local:alice', LOGIN])).toContain(`unlinked ${LOGIN} of local:alice`);
     expect(await cli(['logins', 'list', '--person', 'local:alice'])).toContain('no linked accounts');
     const client = new LegacyClient({ name: 'alice-v1', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
-    await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${alice.accessToken}` } } }));
+    await client.connect(
+      new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${alice.accessToken}` } } }),
+    );
     try {
       const error = (await client.callTool({ name: 'whoami', arguments: {} }).then(
         () => undefined,
@@ -456,8 +473,8 @@ describe('OAuth per person', () => {
     } finally {
       await client.close();
     }
-    expect((JSON.parse(await cli(['logins', 'list', '--json'])) as { logins: Array<{ person: string }> }).logins.map((link) => link.person)).toEqual([
-      'local:alice',
-    ]);
+    expect(
+      (JSON.parse(await cli(['logins', 'list', '--json'])) as { logins: Array<{ person: string }> }).logins.map((link) => link.person),
+    ).toEqual(['local:alice']);
   }, 30_000);
 });

@@ -21,7 +21,9 @@ describe('gateway.yaml errors name the key, the line and the allowed values', ()
 
   it('an unknown credential type lists every type any branch accepts', () => {
     const message = problemOf('    kind: openapi\n    document: x\n    credentials:\n      k: { type: foo, secret: s }\n');
-    expect(message).toContain('sources.a.credentials.k.type: must be one of ["none","apiKey","bearer","basic","oauthClientCredentials","oauthPerson"]');
+    expect(message).toContain(
+      'sources.a.credentials.k.type: must be one of ["none","apiKey","bearer","basic","oauthClientCredentials","oauthPerson"]',
+    );
   });
 
   it("a known credential type reports its own branch's problem, not another branch's", () => {
@@ -44,10 +46,15 @@ describe('oauthPerson credentials', () => {
   };
 
   it('is accepted with an issuer, or with both endpoint URLs, and the file vault', () => {
-    const loaded = parseConfig(person(', issuer: https://id.example.com, scopes: [read], resource: https://api.example.com'), 'gateway.yaml');
+    const loaded = parseConfig(
+      person(', issuer: https://id.example.com, scopes: [read], resource: https://api.example.com'),
+      'gateway.yaml',
+    );
     const source = loaded.config.sources.a!;
     expect(source.kind === 'openapi' && source.credentials?.k).toMatchObject({ type: 'oauthPerson', issuer: 'https://id.example.com' });
-    expect(() => parseConfig(person(', authorizationUrl: https://id.example.com/a, tokenUrl: https://id.example.com/t'), 'g.yaml')).not.toThrow();
+    expect(() =>
+      parseConfig(person(', authorizationUrl: https://id.example.com/a, tokenUrl: https://id.example.com/t'), 'g.yaml'),
+    ).not.toThrow();
   });
 
   it('needs exactly one way to find the provider', () => {

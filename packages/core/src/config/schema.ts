@@ -44,7 +44,7 @@ export const credentialSchema = {
     },
     {
       type: 'object',
-      description: 'OAuth per person: each person links their own account; calls carry that person\'s token',
+      description: "OAuth per person: each person links their own account; calls carry that person's token",
       required: ['type', 'clientId', 'secret'],
       additionalProperties: false,
       properties: {

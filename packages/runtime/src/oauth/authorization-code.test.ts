@@ -57,11 +57,15 @@ describe('the authorization code client of per-person logins', () => {
 
   it('refuses an answer naming another issuer, or none when the provider sends it (RFC 9207), before redeeming', async () => {
     const callback = (parameters: Record<string, string>) => new URL(`${redirectUri}?${new URLSearchParams(parameters).toString()}`);
-    await expect(client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'state-1', iss: 'http://127.0.0.1:1' }) })).rejects.toThrow(
-      /unexpected "iss"/,
+    await expect(
+      client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'state-1', iss: 'http://127.0.0.1:1' }) }),
+    ).rejects.toThrow(/unexpected "iss"/);
+    await expect(client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'state-1' }) })).rejects.toThrow(
+      /"iss" \(issuer\) missing/,
     );
-    await expect(client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'state-1' }) })).rejects.toThrow(/"iss" \(issuer\) missing/);
-    await expect(client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'another', iss: issuer }) })).rejects.toThrow(/state/);
+    await expect(client.redeem({ ...attempt, callbackUrl: callback({ code: 'c', state: 'another', iss: issuer }) })).rejects.toThrow(
+      /state/,
+    );
     await expect(
       client.redeem({ ...attempt, callbackUrl: callback({ error: 'access_denied', state: 'state-1', iss: issuer }) }),
     ).rejects.toThrow(/refused the authorization: access_denied/);

@@ -200,7 +200,9 @@ export function createAuthorizationCodeClient(
       } catch (error) {
         if (error instanceof GatewayError) throw error;
         if (error instanceof oauth.AuthorizationResponseError) {
-          throw failure(`the provider refused the authorization: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`);
+          throw failure(
+            `the provider refused the authorization: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`,
+          );
         }
         throw failure(`linking failed: ${(error as Error).message}`, error);
       }

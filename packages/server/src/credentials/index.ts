@@ -29,7 +29,12 @@ export interface CredentialResolver {
    * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth). `person`: the session's person,
    * whose own token a per-person login carries (PERSON_LOGIN_NOT_LINKED without one).
    */
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>, person?: string): Promise<ExecutorCredentials>;
+  resolve(
+    sourceName: string,
+    operation: LockedOperation,
+    allowedLogins: ReadonlySet<string>,
+    person?: string,
+  ): Promise<ExecutorCredentials>;
   /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
   forgetTokens(loginId: string): void;
 }

@@ -22,7 +22,12 @@ export type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from '
  * does not depend on how credentials are found (credentials/index.ts's resolver fits this shape).
  */
 export interface CredentialSource {
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>, person?: string): Promise<ExecutorCredentials>;
+  resolve(
+    sourceName: string,
+    operation: LockedOperation,
+    allowedLogins: ReadonlySet<string>,
+    person?: string,
+  ): Promise<ExecutorCredentials>;
   /** Drops cached tokens of a login after the upstream refused them (401), so the next call fetches new ones. */
   forgetTokens?(loginId: string): void;
 }

@@ -177,7 +177,9 @@ export interface ConnectLink {
 function connectLinksHtml(links: readonly ConnectLink[]): string {
   if (links.length === 0) return '';
   const anchors = links
-    .map((link) => `<a class="connect" href="${escapeHtml(link.href)}" target="_blank" rel="noopener">Connect ${escapeHtml(link.label)}</a>`)
+    .map(
+      (link) => `<a class="connect" href="${escapeHtml(link.href)}" target="_blank" rel="noopener">Connect ${escapeHtml(link.label)}</a>`,
+    )
     .join(' ');
   return `<p class="hint connect-links">${anchors} <span>(your own account; you can also connect it when a call first needs it)</span></p>`;
 }

@@ -12,7 +12,11 @@ type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personL
  * (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers its outcomes. The page
  * requires the ticket's own person signed in to the gateway in this browser, and the callback the same browser.
  */
-export function registerConnectEndpoints(instance: FastifyInstance, { settings, personLogins }: ConnectDependencies, flow: BrowserFlow): void {
+export function registerConnectEndpoints(
+  instance: FastifyInstance,
+  { settings, personLogins }: ConnectDependencies,
+  flow: BrowserFlow,
+): void {
   if (!personLogins) return;
   const base = settings.basePath;
   const { linking } = personLogins;

@@ -42,7 +42,11 @@ export function createConnectTickets(key: Uint8Array): ConnectTickets {
 
   return {
     issue(claims, now) {
-      const sealed: ConnectTicketClaims = { ...claims, expiresAt: now + CONNECT_TICKET_TTL_MS, nonce: randomBytes(16).toString('base64url') };
+      const sealed: ConnectTicketClaims = {
+        ...claims,
+        expiresAt: now + CONNECT_TICKET_TTL_MS,
+        nonce: randomBytes(16).toString('base64url'),
+      };
       const payload = Buffer.from(JSON.stringify(sealed), 'utf8').toString('base64url');
       return `${VERSION}.${payload}.${tag(payload).toString('base64url')}`;
     },

@@ -200,7 +200,8 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
  */
 export async function startPersonLogins(options: Omit<PersonLoginsOptions, 'ticketKey'>): Promise<PersonLogins | undefined> {
   const hasPersonLogins = Object.values(options.loaded.config.sources).some(
-    (source) => source.kind === 'openapi' && Object.values(source.credentials ?? {}).some((credential) => credential.type === 'oauthPerson'),
+    (source) =>
+      source.kind === 'openapi' && Object.values(source.credentials ?? {}).some((credential) => credential.type === 'oauthPerson'),
   );
   if (!hasPersonLogins) return undefined;
   let key = await options.vault.get(CONNECT_TICKET_KEY_SECRET);

@@ -76,7 +76,11 @@ export function createLinking(options: LinkingOptions): Linking {
       const opened = options.tickets.open(ticket, at);
       if (!opened.ok) {
         return opened.why === 'invalid'
-          ? refused(400, 'This link is not valid', 'The link was changed or was not made by this gateway. Call the tool again for a new one.')
+          ? refused(
+              400,
+              'This link is not valid',
+              'The link was changed or was not made by this gateway. Call the tool again for a new one.',
+            )
           : opened.why === 'expired'
             ? refused(400, 'This link has expired', 'Call the tool again from your application for a new link.')
             : refused(400, 'This link was already used', 'Each link works once. Call the tool again from your application for a new one.');
@@ -127,7 +131,11 @@ export function createLinking(options: LinkingOptions): Linking {
         return refused(400, 'This link attempt has expired', 'Nothing was linked. Call the tool again for a new link.');
       }
       if (attempt.browserId !== browser.browserId || attempt.claims.person !== browser.person) {
-        return refused(403, 'This link attempt belongs to another browser', 'Nothing was linked. Start again in the browser you signed in with.');
+        return refused(
+          403,
+          'This link attempt belongs to another browser',
+          'Nothing was linked. Start again in the browser you signed in with.',
+        );
       }
       const { claims } = attempt;
       const settings = options.settings.get(claims.login);

@@ -41,7 +41,9 @@ export function linkedAccountsContract(adapter: string, factory: LinkedAccountsF
     it('a re-link replaces the earlier link of the same person and login', async () => {
       await accounts.link(link('local:alice', 'orders/oauth'));
       await accounts.link(link('local:alice', 'orders/oauth', { subject: 'other', linkedAt: now + 10, scopes: ['openid'] }));
-      expect(await accounts.list()).toEqual([link('local:alice', 'orders/oauth', { subject: 'other', linkedAt: now + 10, scopes: ['openid'] })]);
+      expect(await accounts.list()).toEqual([
+        link('local:alice', 'orders/oauth', { subject: 'other', linkedAt: now + 10, scopes: ['openid'] }),
+      ]);
     });
 
     it('lists every link by person then login, or one person only', async () => {
@@ -60,7 +62,11 @@ export function linkedAccountsContract(adapter: string, factory: LinkedAccountsF
     it('a refresh moves the expiry and scopes, and never brings back a removed link', async () => {
       await accounts.link(link('local:alice', 'orders/oauth'));
       expect(await accounts.refreshed('local:alice', 'orders/oauth', { expiresAt: now + 7_200_000, scopes: ['orders:read'] })).toBe(true);
-      expect(await accounts.find('local:alice', 'orders/oauth')).toMatchObject({ expiresAt: now + 7_200_000, scopes: ['orders:read'], linkedAt: now });
+      expect(await accounts.find('local:alice', 'orders/oauth')).toMatchObject({
+        expiresAt: now + 7_200_000,
+        scopes: ['orders:read'],
+        linkedAt: now,
+      });
       expect(await accounts.unlink('local:alice', 'orders/oauth')).toBe(true);
       expect(await accounts.refreshed('local:alice', 'orders/oauth', { expiresAt: now + 9_000_000, scopes: [] })).toBe(false);
       expect(await accounts.find('local:alice', 'orders/oauth')).toBeUndefined();
