@@ -390,6 +390,7 @@ export const ERRORS = {
       '(receipt reason, outcome `action-required`) a person must act before the call runs: 2026-07-28 answers `input_required` with a ' +
       'URL elicitation and a `requestState`, 2025-11-25 the error -32042; the client retries',
   },
+  PERSON_EXISTS: { category: 'refused', area: 'authorization', meaning: 'the person already exists (use `--replace`)' },
   PERSON_LOGIN_FAILED: {
     category: 'network',
     area: 'credentials',
@@ -414,7 +415,6 @@ export const ERRORS = {
     area: 'config',
     meaning: 'a per-person login (`oauthPerson`) with the read-only `env` or `exec` vault: tokens need the writable `file` vault',
   },
-  PERSON_EXISTS: { category: 'refused', area: 'authorization', meaning: 'the person already exists (use `--replace`)' },
   PERSON_NAME_INVALID: { category: 'usage', area: 'authorization', meaning: 'an invalid name for `gateway people add`' },
   PERSON_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such person' },
   PERSON_PASSWORD_WEAK: { category: 'usage', area: 'authorization', meaning: 'a password shorter than 12 characters' },

@@ -35,7 +35,8 @@ describe('gateway.yaml errors name the key, the line and the allowed values', ()
 
 describe('oauthPerson credentials', () => {
   const person = (fields: string, vault = '') =>
-    `gateway:\n  url: http://127.0.0.1:8080\nsources:\n  a:\n    kind: openapi\n    document: x\n    credentials:\n      k: { type: oauthPerson, clientId: c, secret: s${fields} }\n${vault}`;
+    'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  a:\n    kind: openapi\n    document: x\n    credentials:\n' +
+    `      k: { type: oauthPerson, clientId: c, secret: s${fields} }\n${vault}`;
   const refusal = (text: string) => {
     try {
       parseConfig(text, 'gateway.yaml');

@@ -28,7 +28,6 @@ import { deleteTokens, readTokens, writeTokens, type StoredTokens } from './toke
 export type { LinkedAccount, LinkedAccounts } from './ports.js';
 export type { BrowserIdentity, LinkOutcome } from './linking.js';
 export { CONNECT_TICKET_KEY_SECRET } from './connect-tickets.js';
-export { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 
 export interface PersonLoginsOptions {
   loaded: LoadedConfig;
