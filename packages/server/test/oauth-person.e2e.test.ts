@@ -402,6 +402,7 @@ describe('OAuth per person', () => {
   }, 90_000);
 
   it("after unlinking, alice's SDK 1.x call gets -32042; bob cannot use her connect URL; she can, once", async () => {
+    const sessionsBefore = await cli(['sessions', 'list', '--json']);
     expect(await cli(['logins', 'unlink', 'local:alice', LOGIN])).toContain(`unlinked ${LOGIN} of local:alice`);
     expect(await cli(['logins', 'list', '--person', 'local:alice'])).toContain('no linked accounts');
     const client = new LegacyClient({ name: 'alice-v1', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
@@ -427,6 +428,8 @@ describe('OAuth per person', () => {
     } finally {
       await client.close();
     }
+    // Unlinking and linking again changed nothing a session may reach (its tools and logins).
+    expect(await cli(['sessions', 'list', '--json'])).toBe(sessionsBefore);
     const forged = await fetch(`${gatewayUrl}/connect/callback?code=abc&state=forged`);
     expect(forged.status).toBe(400);
   }, 60_000);
