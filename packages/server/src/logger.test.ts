@@ -81,7 +81,7 @@ describe('the gateway logger redacts exactly what the REDACTED_LOG_PATHS redacti
 });
 
 describe('request URLs as logged', () => {
-  it('hide the handles on someone else\'s flow: a pending request, a connect ticket, a code and its state', () => {
+  it("hide the handles on someone else's flow: a pending request, a connect ticket, a code and its state", () => {
     expect(urlForLog('/connect?ticket=c1.abc.def')).toBe('/connect?ticket=[redacted]');
     expect(urlForLog('/connect/callback?code=xyz&state=s1&iss=https%3A%2F%2Fid.example.com')).toBe(
       '/connect/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fid.example.com',
