@@ -123,14 +123,14 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
   }
 
   async function refresh(person: string, login: string, stored: StoredTokens): Promise<StoredTokens> {
-    const login_ = settings.get(login)!;
+    const loginSettings = settings.get(login)!;
     if (!stored.refreshToken) {
       await forget(person, login);
       throw notLinked(person, login, 'expired and the provider gave no refresh token');
     }
     let fresh: PersonTokenSet;
     try {
-      fresh = await login_.client.refresh(stored.refreshToken, stored.scope);
+      fresh = await loginSettings.client.refresh(stored.refreshToken, stored.scope);
     } catch (error) {
       // invalid_grant: the grant is gone at the provider (revoked, expired); only the person can give a new one.
       if (error instanceof GatewayError && error.code === 'PERSON_LOGIN_NOT_LINKED') await forget(person, login);

@@ -52,7 +52,7 @@ export interface LinkingOptions {
   now?: () => number;
 }
 
-type TokensOf = PersonTokenSet & { subject: string | null };
+type RedeemedTokens = PersonTokenSet & { subject: string | null };
 
 const refused = (status: number, title: string, message: string): LinkOutcome => ({ kind: 'refused', status, title, message });
 
@@ -140,7 +140,7 @@ export function createLinking(options: LinkingOptions): Linking {
       const { claims } = attempt;
       const settings = options.settings.get(claims.login);
       if (!settings) return refused(400, 'This login is no longer offered', `The gateway has no per-person login ${claims.login}.`);
-      let tokens: TokensOf;
+      let tokens: RedeemedTokens;
       try {
         tokens = await settings.client.redeem({ callbackUrl, redirectUri: options.redirectUri, state, ...attempt });
       } catch (error) {
