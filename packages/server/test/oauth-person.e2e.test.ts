@@ -8,7 +8,8 @@
  * alice links at consent ("Connect" beside the tool, in another tab); bob links when his first call needs it
  * (2026-07-28: `input_required` + URL elicitation, his elicitation handler opens the URL in his browser). Each
  * call returns the caller's own `sub`. Then: unlinking through `gateway logins unlink`, alice's SDK 1.x client
- * (2025-11-25) gets -32042, bob cannot use alice's connect URL, alice can once and only once; a token about to
+ * (2025-11-25) gets -32042, bob cannot use alice's connect URL, alice can (signing in on the connect page in a
+ * browser without a gateway session) once and only once; a token about to
  * expire is refreshed once for five concurrent calls; a grant revoked at the provider removes the link and the
  * next call asks for linking again.
  */
@@ -420,7 +421,26 @@ describe('OAuth per person', () => {
       const [version, payload, tag] = new URL(url).searchParams.get('ticket')!.split('.') as [string, string, string];
       const tampered = `${gatewayUrl}/connect?ticket=${version}.${payload.slice(0, -2)}${payload.endsWith('A') ? 'B' : 'A'}.${tag}`;
       expect(await openConnectUrl(alice, tampered)).toBe('This link is not valid');
-      expect(await openConnectUrl(alice, url)).toBe('Connected Example ID');
+      // alice opens it in a browser where she is not signed in to the gateway: she signs in on the connect page.
+      const fresh = await browser.newContext();
+      try {
+        const page = await fresh.newPage();
+        await page.goto(url);
+        expect(await page.locator('h1').innerText()).toBe(`Sign in to ${gatewayUrl}`);
+        await page.fill('input[name="name"]', 'alice');
+        await page.fill('input[name="password"]', 'not her password');
+        await Promise.all([
+          page.waitForResponse((response) => response.url().endsWith('/connect/signin')),
+          page.click('button[type="submit"]'),
+        ]);
+        expect(await page.locator('[role="alert"]').innerText()).toContain('do not match');
+        await page.fill('input[name="password"]', PASSWORD);
+        await Promise.all([page.waitForURL((next) => next.href.startsWith(providerIssuer)), page.click('button[type="submit"]')]);
+        await passProvider(page, 'alice');
+        expect(await page.locator('h1').innerText()).toBe('Connected Example ID');
+      } finally {
+        await fresh.close();
+      }
       expect(await openConnectUrl(alice, url)).toBe('This link was already used');
       const result = await client.callTool({ name: 'whoami', arguments: {} });
       expect(result.isError).toBeFalsy();

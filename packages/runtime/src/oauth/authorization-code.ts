@@ -44,6 +44,8 @@ export interface PersonTokenSet {
 }
 
 export interface AuthorizationCodeClient {
+  /** The provider's authorization endpoint (discovered once), where a person is sent to link. */
+  authorizationEndpoint(): Promise<string>;
   /** The provider's authorization URL for one attempt (the caller keeps state, nonce and verifier). */
   authorizationUrl(attempt: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<string>;
   /**
@@ -149,11 +151,16 @@ export function createAuthorizationCodeClient(
     };
   }
 
+  async function authorizationEndpoint(): Promise<string> {
+    const as = await authorizationServer();
+    if (!as.authorization_endpoint) throw failure('the provider publishes no authorization_endpoint');
+    return as.authorization_endpoint;
+  }
+
   return {
+    authorizationEndpoint,
     async authorizationUrl({ redirectUri, state, nonce, codeVerifier }) {
-      const as = await authorizationServer();
-      if (!as.authorization_endpoint) throw failure('the provider publishes no authorization_endpoint');
-      const url = new URL(as.authorization_endpoint);
+      const url = new URL(await authorizationEndpoint());
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', provider.clientId);
       url.searchParams.set('redirect_uri', redirectUri);

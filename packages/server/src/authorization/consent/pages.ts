@@ -164,6 +164,42 @@ export function noticePage(title: string, message: string, status = 200): Render
   return page(title, `<h1>${escapeHtml(title)}</h1>\n<p role="status">${escapeHtml(message)}</p>`, { status });
 }
 
+export interface ConnectSignInPageInput {
+  /** Where the form posts (`<base>/connect/signin`: absolute, as the page is drawn at two paths). */
+  action: string;
+  csrfToken: string;
+  /** The connect page's ticket, carried through the sign-in. */
+  ticket: string;
+  gateway: string;
+  /** The provider whose account is to be linked, and the origin its authorization endpoint is at. */
+  label: string;
+  providerOrigin: string;
+  error?: string;
+  name?: string;
+  status?: number;
+}
+
+/** Sign-in with a local account on the connect page of a per-person login: the person then goes on to link. */
+export function connectSignInPage(input: ConnectSignInPageInput): RenderedPage {
+  return page(
+    'Sign in',
+    `<h1>Sign in to ${escapeHtml(input.gateway)}</h1>
+<p>Sign in to connect your <strong>${escapeHtml(input.label)}</strong> account. Only you can link it, as yourself.</p>
+${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(input.action)}" novalidate>
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+<input type="hidden" name="ticket" value="${escapeHtml(input.ticket)}">
+<div class="field"><label for="name">Name</label><input type="text" id="name" name="name" autocomplete="username" autocapitalize="none" ` +
+      `spellcheck="false" value="${escapeHtml(input.name ?? '')}" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" ` +
+      `autocomplete="current-password" required></div>
+<div class="actions"><button type="submit" class="allow">Sign in</button></div>
+</form>`,
+    // The sign-in redirects on to the provider: a form's redirects must be allowed by form-action too.
+    { status: input.status ?? 200, formTargets: [input.providerOrigin] },
+  );
+}
+
 /** A link that connects the person's account for a per-person login the tool uses (it opens in a new tab). */
 export interface ConnectLink {
   label: string;

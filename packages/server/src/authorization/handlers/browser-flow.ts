@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorPage, type RenderedPage } from '../consent/pages.js';
 import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import { createLocalSignIn, type LocalSignIn } from '../signin/local-signin.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 /**
@@ -32,13 +33,17 @@ export interface BrowserFlow {
   expiredPage(): RenderedPage;
   consentUrl(id: string): string;
   signInUrl(id: string): string;
+  /** A local account's name and password, checked under one throttle for every page that signs people in. */
+  localSignIn: LocalSignIn;
 }
 
 export function createBrowserFlow({
   settings,
   browserSessions,
   sharedPending,
-}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending'>): BrowserFlow {
+  people,
+  throttleStore,
+}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending' | 'people' | 'throttleStore'>): BrowserFlow {
   const base = settings.basePath;
   const limits = settings.authorize;
   const pending = new PendingAuthorizations(
@@ -99,6 +104,7 @@ export function createBrowserFlow({
       }
       return { pendingRequest, browser };
     },
+    localSignIn: createLocalSignIn(settings, people, throttleStore),
     consentUrl: (id) => `${base}/consent?request=${encodeURIComponent(id)}`,
     signInUrl: (id) => `${base}/signin?request=${encodeURIComponent(id)}`,
   };

@@ -1,20 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BrowserIdentity, LinkOutcome } from '../../credentials/person/index.js';
-import { errorPage, noticePage } from '../consent/pages.js';
-import { queryOf } from '../oauth/http.js';
+import { connectSignInPage, errorPage, noticePage } from '../consent/pages.js';
+import { formOf, queryOf } from '../oauth/http.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personLogins'>;
+type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personLogins' | 'browserSessions'>;
 
 /**
- * The connect page of per-person logins (`/connect?ticket=…`) and the provider's callback
- * (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers its outcomes. The page
- * requires the ticket's own person signed in to the gateway in this browser, and the callback the same browser.
+ * The connect page of per-person logins (`/connect?ticket=…`), its sign-in (`/connect/signin`, local accounts)
+ * and the provider's callback (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers
+ * its outcomes. The page requires the ticket's own person signed in to the gateway in this browser, and the
+ * callback the same browser.
  */
 export function registerConnectEndpoints(
   instance: FastifyInstance,
-  { settings, personLogins }: ConnectDependencies,
+  { settings, personLogins, browserSessions }: ConnectDependencies,
   flow: BrowserFlow,
 ): void {
   if (!personLogins) return;
@@ -26,11 +27,56 @@ export function registerConnectEndpoints(
     return { browserId: browser?.browserId ?? '', person: browser?.person?.subject };
   }
 
-  function answer(reply: FastifyReply, outcome: LinkOutcome): FastifyReply {
+  async function signInFirst(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ticket: string,
+    extra: { error?: string; name?: string; status?: number } = {},
+  ): Promise<FastifyReply> {
+    if (!settings.localAccountsEnabled) {
+      return flow.send(
+        reply,
+        errorPage(
+          'Sign in first',
+          'This page links an account for the person signed in to the gateway. Sign in to the gateway in this browser (through ' +
+            'your application), then open the link again.',
+          401,
+        ),
+      );
+    }
+    const provider = await linking.providerOf(ticket);
+    if (!provider) {
+      return flow.send(
+        reply,
+        errorPage(
+          'This link cannot be used',
+          'It is not valid or has expired, or its provider cannot be reached now. Call the tool again for a new link.',
+          400,
+        ),
+      );
+    }
+    const browser = flow.ensureSession(request, reply);
+    return flow.send(
+      reply,
+      connectSignInPage({
+        action: `${base}/connect/signin`,
+        csrfToken: browser.csrfToken,
+        ticket,
+        gateway: settings.issuer,
+        label: provider.label,
+        providerOrigin: provider.origin,
+        ...extra,
+      }),
+    );
+  }
+
+  async function answer(request: FastifyRequest, reply: FastifyReply, outcome: LinkOutcome, ticket: string): Promise<FastifyReply> {
     reply.header('cache-control', 'no-store');
     switch (outcome.kind) {
       case 'redirect':
         return reply.status(303).header('location', outcome.location).send();
+      case 'sign-in':
+        return signInFirst(request, reply, ticket);
       case 'linked':
         return flow.send(
           reply,
@@ -50,10 +96,39 @@ export function registerConnectEndpoints(
   }
 
   instance.get(`${base}/connect/callback`, async (request, reply) =>
-    answer(reply, await linking.complete(new URL(request.url, settings.issuer), identity(request))),
+    answer(request, reply, await linking.complete(new URL(request.url, settings.issuer), identity(request)), ''),
   );
 
-  instance.get(`${base}/connect`, async (request, reply) =>
-    answer(reply, await linking.begin(queryOf(request).get('ticket') ?? '', identity(request))),
-  );
+  instance.get(`${base}/connect`, async (request, reply) => {
+    const ticket = queryOf(request).get('ticket') ?? '';
+    return answer(request, reply, await linking.begin(ticket, identity(request)), ticket);
+  });
+
+  // A local account's sign-in, then on to the same ticket (which the sign-in does not spend).
+  instance.post(`${base}/connect/signin`, async (request, reply) => {
+    const form = formOf(request);
+    const browser = flow.session(request);
+    const ticket = form.get('ticket') ?? '';
+    reply.header('cache-control', 'no-store');
+    if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
+      return flow.send(
+        reply,
+        errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Open the link again.', 403),
+      );
+    }
+    if (!settings.localAccountsEnabled)
+      return flow.send(reply, errorPage('Local accounts are off', 'Sign in through your application.', 403));
+    const name = (form.get('name') ?? '').trim();
+    const checked = await flow.localSignIn.verify(name, form.get('password') ?? '', request.ip);
+    if (!checked.ok) {
+      if (checked.retryAfterSeconds !== undefined) reply.header('retry-after', String(checked.retryAfterSeconds));
+      return signInFirst(request, reply, ticket, { error: checked.error, name, status: checked.status });
+    }
+    const signedIn = browserSessions.signIn(browser, checked.person);
+    return reply
+      .status(303)
+      .header('set-cookie', browserSessions.setCookieHeader(signedIn))
+      .header('location', `${base}/connect?ticket=${encodeURIComponent(ticket)}`)
+      .send();
+  });
 }

@@ -20,6 +20,8 @@ export interface BrowserIdentity {
 
 export type LinkOutcome =
   | { kind: 'redirect'; location: string }
+  /** The ticket is good and no one is signed in to the gateway in this browser: the person signs in first. */
+  | { kind: 'sign-in' }
   | { kind: 'linked'; account: LinkedAccount; label: string }
   | { kind: 'refused'; status: number; title: string; message: string };
 
@@ -40,6 +42,12 @@ export interface Linking {
   begin(ticket: string, browser: BrowserIdentity): Promise<LinkOutcome>;
   /** The provider's answer on the callback. */
   complete(callbackUrl: URL, browser: BrowserIdentity): Promise<LinkOutcome>;
+  /**
+   * The provider a good ticket links, spending nothing: what pages name it, and the origin a form on the way
+   * there must be allowed to reach (CSP `form-action` also applies to the redirects after a submit); undefined for
+   * a bad ticket.
+   */
+  providerOf(ticket: string): Promise<{ label: string; origin: string } | undefined>;
 }
 
 export interface LinkingOptions {
@@ -71,6 +79,17 @@ export function createLinking(options: LinkingOptions): Linking {
   }
 
   return {
+    async providerOf(ticket) {
+      const opened = options.tickets.open(ticket, now());
+      const settings = opened.ok ? options.settings.get(opened.claims.login) : undefined;
+      if (!settings) return undefined;
+      try {
+        return { label: settings.label, origin: new URL(await settings.client.authorizationEndpoint()).origin };
+      } catch {
+        return undefined;
+      }
+    },
+
     async begin(ticket, browser) {
       const at = now();
       const opened = options.tickets.open(ticket, at);
@@ -86,14 +105,7 @@ export function createLinking(options: LinkingOptions): Linking {
             : refused(400, 'This link was already used', 'Each link works once. Call the tool again from your application for a new one.');
       }
       const { claims } = opened;
-      if (!browser.person) {
-        return refused(
-          401,
-          'Sign in first',
-          'This page links an account for the person signed in to the gateway. Sign in to the gateway in this browser (through ' +
-            'your application), then open the link again.',
-        );
-      }
+      if (!browser.person) return { kind: 'sign-in' };
       // The link is the person's own: another person opening it (a forwarded URL) links nothing.
       if (browser.person !== claims.person) {
         return refused(403, 'This link is for someone else', 'It was made for another person. Nothing was linked.');
