@@ -112,9 +112,6 @@ export function createLinking(options: LinkingOptions): Linking {
       }
       const settings = options.settings.get(claims.login);
       if (!settings) return refused(400, 'This login is no longer offered', `The gateway has no per-person login ${claims.login}.`);
-      if (!options.tickets.spend(claims, at)) {
-        return refused(400, 'This link was already used', 'Each link works once. Call the tool again for a new one.');
-      }
       forgetOld(at);
       const state = randomBytes(24).toString('base64url');
       const attempt: LinkAttempt = {
@@ -152,6 +149,10 @@ export function createLinking(options: LinkingOptions): Linking {
       const { claims } = attempt;
       const settings = options.settings.get(claims.login);
       if (!settings) return refused(400, 'This login is no longer offered', `The gateway has no per-person login ${claims.login}.`);
+      // Single use: the ticket is spent by the link it makes (opening it, as a browser's prefetch may, spends nothing).
+      if (!options.tickets.spend(claims, now())) {
+        return refused(400, 'This link was already used', 'Each link works once. Call the tool again for a new one.');
+      }
       let tokens: RedeemedTokens;
       try {
         tokens = await settings.client.redeem({ callbackUrl, redirectUri: options.redirectUri, state, ...attempt });
