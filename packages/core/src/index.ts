@@ -53,6 +53,7 @@ export {
   sourceConfig,
   type AuthConfig,
   type CredentialConfig,
+  type OAuthPersonCredentialConfig,
   type LoadedConfig,
 } from './config/index.js';
 export {
@@ -114,6 +115,9 @@ export type {
   AdminReceiptProof,
   AdminSession,
   AdminSessionAnswer,
+  AdminLinkedAccount,
+  AdminLinkedAccountList,
+  AdminUnlinkAnswer,
   AdminSessionList,
   AdminStatus,
   AdminWebhookDelivery,

@@ -20,14 +20,21 @@ import {
 } from '@gateway/core';
 import { createClientCredentialsGrant, type Vault } from '@gateway/runtime';
 import type { ExecutorCredentials } from '../execute/request.js';
+import type { PersonLogins } from './person/index.js';
 
 export interface CredentialResolver {
   /**
    * Credentials for one call: the first alternative of `operation.security` whose every scheme has a
    * configured credential and whose logins are all in `allowedLogins`.
-   * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth).
+   * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth). `person`: the session's person,
+   * whose own token a per-person login carries (PERSON_LOGIN_NOT_LINKED without one).
    */
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
+  resolve(
+    sourceName: string,
+    operation: LockedOperation,
+    allowedLogins: ReadonlySet<string>,
+    person?: string,
+  ): Promise<ExecutorCredentials>;
   /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
   forgetTokens(loginId: string): void;
 }
@@ -39,6 +46,8 @@ export interface CredentialResolverOptions {
   fetchDispatcher?: Dispatcher;
   /** Clock (ms), for tests of token expiry. */
   now?: () => number;
+  /** Each person's tokens of per-person logins (./person/); absent when none is configured. */
+  personLogins?: Pick<PersonLogins, 'accessToken'>;
 }
 
 /** A login (a configured credential) as the consent page lists it, for a person to allow a session to use. */
@@ -97,12 +106,13 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   }
 
   async function apply(
-    target: ExecutorCredentials,
+    target: ExecutorCredentials & { personSubjects: Record<string, string | null> },
     sourceName: string,
     operation: LockedOperation,
     schemeName: string,
     requiredScopes: string[],
     credential: CredentialConfig,
+    person: string | undefined,
   ): Promise<void> {
     const loginId = loginIdOf(sourceName, schemeName);
     const scheme = operation.securitySchemes[schemeName];
@@ -165,6 +175,20 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         target.headers.authorization = `Bearer ${token}`;
         return;
       }
+      case 'oauthPerson': {
+        if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+        // Only the session's person's own token: never another person's, never one of the gateway's.
+        if (person === undefined || !options.personLogins) {
+          throw new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${loginId} is per person, and this call has no person`, {
+            details: { login: loginId },
+          });
+        }
+        const { token, subject } = await options.personLogins.accessToken(person, loginId);
+        target.headers.authorization = `Bearer ${token}`;
+        // Receipts record the login used as that person's account at the provider (docs/receipts.md).
+        target.personSubjects[loginId] = subject;
+        return;
+      }
       default: {
         // A credential type added to the config schema must be applied here before it compiles; without this,
         // requests would silently go out without credentials.
@@ -175,17 +199,24 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   }
 
   return {
-    async resolve(sourceName, operation, allowedLogins) {
+    async resolve(sourceName, operation, allowedLogins, person) {
       const credentials = openApiCredentials(loaded, sourceName);
       // The one login-choice rule (core's chooseLoginAlternative), the one the call decision applied.
       const choice = chooseLoginAlternative(loginAlternativesOf(sourceName, operation.security, credentials), allowedLogins);
       if (choice.chosen) {
         const { schemes, logins, requirement } = choice.chosen;
-        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: logins.length > 0 ? logins.join('+') : null };
+        const resolved: ExecutorCredentials & { personSubjects: Record<string, string | null> } = {
+          headers: {},
+          query: {},
+          cookies: {},
+          loginId: null,
+          personSubjects: {},
+        };
         for (const scheme of schemes) {
-          await apply(resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!);
+          await apply(resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!, person);
         }
-        return resolved;
+        const { personSubjects, ...applied } = resolved;
+        return { ...applied, loginId: loginIdText(logins, personSubjects) };
       }
       if (choice.missing.length > 0) {
         const notInSession = choice.missing;
@@ -209,6 +240,15 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
       grant.forget(loginId);
     },
   };
+}
+
+/**
+ * The login a receipt records: the login ids joined by `+`, a per-person login followed by ` sub=<subject>`, the
+ * person's subject at the provider (`?` when the provider did not tell it); null when none was needed.
+ */
+function loginIdText(logins: readonly string[], personSubjects: Readonly<Record<string, string | null>>): string | null {
+  if (logins.length === 0) return null;
+  return logins.map((login) => (Object.hasOwn(personSubjects, login) ? `${login} sub=${personSubjects[login] ?? '?'}` : login)).join('+');
 }
 
 /** Schemes whose requests carry `Authorization: Bearer` (RFC 6750 §2.1). */
