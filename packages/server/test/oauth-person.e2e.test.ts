@@ -483,9 +483,12 @@ describe('OAuth per person', () => {
     await ageToken('bob');
     const client = await modernClient(bob);
     try {
+      const before = gateway.receipts!.store.head().size;
+      const sent = seenByApi.length;
       const failed = await client.callTool({ name: 'whoami', arguments: {} });
       expect(failed.isError).toBe(true);
       expect(JSON.stringify(failed.content)).toContain('invalid_grant');
+      expect(seenByApi.length).toBe(sent);
       expect(await vault.get(tokenSecretName('local:bob', LOGIN))).toBeUndefined();
       const asked = await client.callTool({ name: 'whoami', arguments: {} }).then(
         () => undefined,
@@ -493,6 +496,10 @@ describe('OAuth per person', () => {
       );
       expect(asked?.code).toBe(-32042);
       expect(asked!.data.elicitations[0]!.url).toMatch(new RegExp(`^${gatewayUrl}/connect\\?ticket=`));
+      expect((await receiptsSince(before)).map((receipt) => [receipt.person, receipt.outcome, receipt.reason])).toEqual([
+        ['local:bob', 'error', 'CREDENTIALS_UNAVAILABLE'],
+        ['local:bob', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ]);
     } finally {
       await client.close();
     }
