@@ -65,11 +65,12 @@ export interface AuthorizationCodeClient {
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export function createAuthorizationCodeClient(
-  provider: AuthorizationCodeProvider,
-  options: AuthorizationCodeClientOptions,
-): AuthorizationCodeClient {
-  const now = options.now ?? Date.now;
+/**
+ * What talking to one provider takes: its metadata (discovered once, or from the configured URLs), the client's
+ * authentication at the token endpoint, request options (timeout, loopback http, the SSRF-guarded dispatcher),
+ * and the two answers every grant shares (a failure naming the login, a token set from a token response).
+ */
+function providerAccess(provider: AuthorizationCodeProvider, options: AuthorizationCodeClientOptions) {
   const client: oauth.Client = { client_id: provider.clientId };
   const where = new URL(provider.issuer ?? provider.tokenUrl!);
   const isInsecureAllowed = where.protocol === 'http:' && isLoopbackHostname(where.hostname);
@@ -150,6 +151,17 @@ export function createAuthorizationCodeClient(
       scope: typeof result.scope === 'string' ? result.scope : requestedScope,
     };
   }
+
+  return { client, isOpenId, requestOptions, failure, authorizationServer, clientAuthentication, resourceParameters, tokenSet };
+}
+
+export function createAuthorizationCodeClient(
+  provider: AuthorizationCodeProvider,
+  options: AuthorizationCodeClientOptions,
+): AuthorizationCodeClient {
+  const now = options.now ?? Date.now;
+  const { client, isOpenId, requestOptions, failure, authorizationServer, clientAuthentication, resourceParameters, tokenSet } =
+    providerAccess(provider, options);
 
   async function authorizationEndpoint(): Promise<string> {
     const as = await authorizationServer();

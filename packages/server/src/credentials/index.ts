@@ -89,6 +89,108 @@ export function operationLogins(loaded: LoadedConfig, sourceName: string, operat
   return [...ids].sort();
 }
 
+/** What applying one credential needs: the resolver's options, its client-credentials grant, the vault lookup. */
+interface CredentialContext {
+  options: CredentialResolverOptions;
+  grant: ReturnType<typeof createClientCredentialsGrant>;
+  secretOf(loginId: string, name: string): Promise<string>;
+}
+
+/** Puts one scheme's credential on the request (`target`), after checking it fits the scheme. */
+async function applyCredential(
+  context: CredentialContext,
+  target: ExecutorCredentials & { personSubjects: Record<string, string | null> },
+  sourceName: string,
+  operation: LockedOperation,
+  schemeName: string,
+  requiredScopes: string[],
+  credential: CredentialConfig,
+  person: string | undefined,
+): Promise<void> {
+  const loginId = loginIdOf(sourceName, schemeName);
+  const scheme = operation.securitySchemes[schemeName];
+  const mismatch = (expected: string): GatewayError =>
+    new GatewayError(
+      'CREDENTIAL_SCHEME_MISMATCH',
+      `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
+        `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
+      { details: { login: loginId } },
+    );
+  switch (credential.type) {
+    case 'none':
+      return;
+    case 'apiKey': {
+      if (scheme?.type !== 'apiKey' || !scheme.name || !scheme.in) throw mismatch('a scheme of type apiKey');
+      const value = await context.secretOf(loginId, credential.secret);
+      if (scheme.in === 'header') target.headers[scheme.name.toLowerCase()] = value;
+      else if (scheme.in === 'query') target.query[scheme.name] = value;
+      else target.cookies[scheme.name] = value;
+      return;
+    }
+    case 'bearer': {
+      if (!isBearerScheme(scheme)) throw mismatch('an http bearer, oauth2 or openIdConnect scheme');
+      target.headers.authorization = `Bearer ${await context.secretOf(loginId, credential.secret)}`;
+      return;
+    }
+    case 'basic': {
+      if (scheme?.type !== 'http' || scheme.scheme?.toLowerCase() !== 'basic') throw mismatch('an http basic scheme');
+      // RFC 7617 §2: the user-id cannot contain a colon; the password may.
+      if (credential.username.includes(':')) {
+        throw new GatewayError(
+          'CREDENTIAL_INVALID',
+          `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
+          { details: { login: loginId } },
+        );
+      }
+      const password = await context.secretOf(loginId, credential.secret);
+      target.headers.authorization = `Basic ${Buffer.from(`${credential.username}:${password}`, 'utf8').toString('base64')}`;
+      return;
+    }
+    case 'oauthClientCredentials': {
+      if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+      const tokenUrl = credential.tokenUrl ?? scheme?.tokenUrl;
+      if (!tokenUrl) {
+        throw new GatewayError(
+          'CREDENTIAL_TOKEN_URL_MISSING',
+          `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
+          { details: { login: loginId } },
+        );
+      }
+      const scopes = credential.scopes ?? requiredScopes;
+      const token = await context.grant.token({
+        requester: loginId,
+        tokenUrl,
+        clientId: credential.clientId,
+        clientSecret: () => context.secretOf(loginId, credential.secret),
+        scopes,
+        ...(context.options.fetchDispatcher ? { dispatcher: context.options.fetchDispatcher } : {}),
+      });
+      target.headers.authorization = `Bearer ${token}`;
+      return;
+    }
+    case 'oauthPerson': {
+      if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+      // Only the session's person's own token: never another person's, never one of the gateway's.
+      if (person === undefined || !context.options.personLogins) {
+        throw new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${loginId} is per person, and this call has no person`, {
+          details: { login: loginId },
+        });
+      }
+      const { token, subject } = await context.options.personLogins.accessToken(person, loginId);
+      target.headers.authorization = `Bearer ${token}`;
+      // Receipts record the login used as that person's account at the provider (docs/receipts.md).
+      target.personSubjects[loginId] = subject;
+      return;
+    }
+    default: {
+      // A credential type added to the config schema must be applied here before it compiles; without this,
+      // requests would silently go out without credentials.
+      const unreachable: never = credential;
+      throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
+    }
+  }
+}
+
 export function createCredentialResolver(options: CredentialResolverOptions): CredentialResolver {
   const { loaded, vault } = options;
   const grant = createClientCredentialsGrant(options.now ? { now: options.now } : {});
@@ -105,99 +207,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
     return value;
   }
 
-  async function apply(
-    target: ExecutorCredentials & { personSubjects: Record<string, string | null> },
-    sourceName: string,
-    operation: LockedOperation,
-    schemeName: string,
-    requiredScopes: string[],
-    credential: CredentialConfig,
-    person: string | undefined,
-  ): Promise<void> {
-    const loginId = loginIdOf(sourceName, schemeName);
-    const scheme = operation.securitySchemes[schemeName];
-    const mismatch = (expected: string): GatewayError =>
-      new GatewayError(
-        'CREDENTIAL_SCHEME_MISMATCH',
-        `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
-          `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
-        { details: { login: loginId } },
-      );
-    switch (credential.type) {
-      case 'none':
-        return;
-      case 'apiKey': {
-        if (scheme?.type !== 'apiKey' || !scheme.name || !scheme.in) throw mismatch('a scheme of type apiKey');
-        const value = await secretOf(loginId, credential.secret);
-        if (scheme.in === 'header') target.headers[scheme.name.toLowerCase()] = value;
-        else if (scheme.in === 'query') target.query[scheme.name] = value;
-        else target.cookies[scheme.name] = value;
-        return;
-      }
-      case 'bearer': {
-        if (!isBearerScheme(scheme)) throw mismatch('an http bearer, oauth2 or openIdConnect scheme');
-        target.headers.authorization = `Bearer ${await secretOf(loginId, credential.secret)}`;
-        return;
-      }
-      case 'basic': {
-        if (scheme?.type !== 'http' || scheme.scheme?.toLowerCase() !== 'basic') throw mismatch('an http basic scheme');
-        // RFC 7617 §2: the user-id cannot contain a colon; the password may.
-        if (credential.username.includes(':')) {
-          throw new GatewayError(
-            'CREDENTIAL_INVALID',
-            `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
-            { details: { login: loginId } },
-          );
-        }
-        const password = await secretOf(loginId, credential.secret);
-        target.headers.authorization = `Basic ${Buffer.from(`${credential.username}:${password}`, 'utf8').toString('base64')}`;
-        return;
-      }
-      case 'oauthClientCredentials': {
-        if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
-        const tokenUrl = credential.tokenUrl ?? scheme?.tokenUrl;
-        if (!tokenUrl) {
-          throw new GatewayError(
-            'CREDENTIAL_TOKEN_URL_MISSING',
-            `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
-            { details: { login: loginId } },
-          );
-        }
-        const scopes = credential.scopes ?? requiredScopes;
-        const token = await grant.token({
-          requester: loginId,
-          tokenUrl,
-          clientId: credential.clientId,
-          clientSecret: () => secretOf(loginId, credential.secret),
-          scopes,
-          ...(options.fetchDispatcher ? { dispatcher: options.fetchDispatcher } : {}),
-        });
-        target.headers.authorization = `Bearer ${token}`;
-        return;
-      }
-      case 'oauthPerson': {
-        if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
-        // Only the session's person's own token: never another person's, never one of the gateway's.
-        if (person === undefined || !options.personLogins) {
-          throw new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${loginId} is per person, and this call has no person`, {
-            details: { login: loginId },
-          });
-        }
-        const { token, subject } = await options.personLogins.accessToken(person, loginId);
-        target.headers.authorization = `Bearer ${token}`;
-        // Receipts record the login used as that person's account at the provider (docs/receipts.md).
-        target.personSubjects[loginId] = subject;
-        return;
-      }
-      default: {
-        // A credential type added to the config schema must be applied here before it compiles; without this,
-        // requests would silently go out without credentials.
-        const unreachable: never = credential;
-        throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
-      }
-    }
-  }
-
+  const context: CredentialContext = { options, grant, secretOf };
   return {
     async resolve(sourceName, operation, allowedLogins, person) {
       const credentials = openApiCredentials(loaded, sourceName);
@@ -213,7 +223,7 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
           personSubjects: {},
         };
         for (const scheme of schemes) {
-          await apply(resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!, person);
+          await applyCredential(context, resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!, person);
         }
         const { personSubjects, ...applied } = resolved;
         return { ...applied, loginId: loginIdText(logins, personSubjects) };
