@@ -146,7 +146,8 @@ function connectLinks(links: readonly ConnectLink[]): SafeHtml | '' {
   const anchors = links.map(
     (link) => html`<a class="connect" href="${link.href}" target="_blank" rel="noopener">Connect ${link.label}</a>`,
   );
-  return html`<p class="hint connect-links">${joinHtml(anchors, ' ')} <span>(your own account; you can also connect it when a call first needs it)</span></p>`;
+  const note = '(your own account; you can also connect it when a call first needs it)';
+  return html`<p class="hint connect-links">${joinHtml(anchors, ' ')} <span>${note}</span></p>`;
 }
 
 function toolOption(
