@@ -9,7 +9,6 @@ import type { DriftSourceReport, LoadedConfig } from '@gateway/core';
 import { startDrift, type DriftWatcher } from '../drift/index.js';
 import { startMcpDriftMonitor } from '../drift/mcp-monitor.js';
 import { sqliteDriftStore } from '../drift/sqlite/index.js';
-import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { sqliteLeases } from '../store/sqlite/leases.js';
