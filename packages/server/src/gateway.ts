@@ -42,8 +42,7 @@ import { startBackgroundCheckpointer } from './store/sqlite/checkpointer.js';
 import { openDatabase, type Migration } from './store/sqlite/database.js';
 import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
-import { receiptMigrations } from './receipts/migrations.js';
-import { createSqliteReceiptStore } from './receipts/store.js';
+import { receiptMigrations, sqliteReceiptStorage } from './receipts/sqlite/index.js';
 import { outboxMigrations } from './outbox/migrations.js';
 import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
@@ -273,7 +272,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       });
       try {
         receiptLog = await createReceiptLog({
-          store: createSqliteReceiptStore(database),
+          ...sqliteReceiptStorage(database),
           vault,
           loaded,
           dataDirectory,
@@ -290,7 +289,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       const log = receiptLog;
       cleanups.push(async () => {
-        log.close();
+        await log.close();
         // The vault's copy of the final checkpoint (the data directory's file is written already).
         await log.anchor.settled();
       });

@@ -8,6 +8,7 @@ import {
   type WebhookEventType,
 } from '@gateway/core';
 import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Transaction } from '../store/unit-of-work.js';
 import { checkpointEventBody, checkpointEventId, receiptEventBody, receiptEventId, type CheckpointEventSource } from './event.js';
 import { SqliteOutboxStore, type OutboxEvent, type OutboxStore } from './store.js';
 import { runInBackground } from '../scheduling/background-lane.js';
@@ -28,14 +29,14 @@ export interface Outbox {
    * subscribed endpoint with that endpoint's next sequence, so the receipt and its events commit together.
    */
   enqueue(receipt: Receipt): OutboxEvent[];
-  /** The same function under the hook's name (`{ onReceipt }`). */
-  onReceipt(receipt: Receipt): void;
+  /** The same function under the hook's name (`{ onReceipt }`), in the receipt's unit of work `tx`. */
+  onReceipt(receipt: Receipt, tx: Transaction): void;
   /**
    * The receipt log's checkpoint hook: called synchronously inside the transaction that stores a newly signed
    * checkpoint, it appends one checkpoint event per endpoint subscribed to its type, in the same per-endpoint
    * sequence as receipt events, so the checkpoint row and its events commit together.
    */
-  onCheckpoint(checkpoint: CheckpointEventSource): void;
+  onCheckpoint(checkpoint: CheckpointEventSource, tx: Transaction): void;
   /** The receipt log's after-commit hook: these receipts' events are now stored for good. */
   afterCommit(receipts: readonly Receipt[]): void;
   readonly store: OutboxStore;
@@ -112,10 +113,10 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
 
   return {
     enqueue,
-    onReceipt: (receipt) => {
+    onReceipt: (receipt, _tx) => {
       enqueue(receipt);
     },
-    onCheckpoint: (checkpoint) => {
+    onCheckpoint: (checkpoint, _tx) => {
       let isAppended = false;
       for (const subscription of subscriptions) {
         if (!subscription.checkpoints) continue;
