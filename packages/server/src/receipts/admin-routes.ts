@@ -8,7 +8,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ReceiptLog } from './log.js';
 import { exportLinesOf, verifyStoredLog } from './verification.js';
 
-
 export interface ReceiptRoutesProblem {
   status: number;
   code: ErrorCode;

@@ -46,11 +46,20 @@ export async function startCheckpointing(options: {
       // Another process of `--workers` signed and stored this very tree already (its hooks wrote the events). An
       // anchor without its row (that unit of work rolled back after the anchor was written: a hook failed) is
       // signed again: the same key signs the same note (Ed25519 is deterministic), now stored with its events.
-      if (latest && latest.treeSize === tree.size && latest.rootHash.equals(tree.rootHash) && (await store.latestCheckpoint(tx))?.treeSize === tree.size) {
+      if (
+        latest &&
+        latest.treeSize === tree.size &&
+        latest.rootHash.equals(tree.rootHash) &&
+        (await store.latestCheckpoint(tx))?.treeSize === tree.size
+      ) {
         return undefined;
       }
       verified = await checkAgainstAnchor(store, tx, verified, latest, tree);
-      const note = signNote(formatCheckpoint({ origin: keys.origin, size: tree.size, rootHash: tree.rootHash }), keys.origin, keys.signingKey);
+      const note = signNote(
+        formatCheckpoint({ origin: keys.origin, size: tree.size, rootHash: tree.rootHash }),
+        keys.origin,
+        keys.signingKey,
+      );
       // Outside the database first: once this returns, no start accepts a database that does not extend it.
       anchor.record({ treeSize: tree.size, rootHash: tree.rootHash, note, edge: verified.edge });
       return { treeSize: tree.size, rootHash: tree.rootHash, note, verifierKey: keys.verifierKey, createdAt: options.now().toISOString() };

@@ -104,9 +104,14 @@ export async function moveFromJournal(options: JournalMoverOptions, source: Rece
     for (; !next.done; next = batches.next()) {
       const left = next.value.filter((entry) => entry.seq > mark);
       if (left.length === 0) continue;
-      await appendEntries(options.writer, source.name, () => left, (_index, outcome) => {
-        if ('error' in outcome) warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
-      });
+      await appendEntries(
+        options.writer,
+        source.name,
+        () => left,
+        (_index, outcome) => {
+          if ('error' in outcome) warn(`a journalled receipt could not be written and is given up: ${(outcome.error as Error).message}`);
+        },
+      );
     }
   } catch (error) {
     batches.return({ maxSeq: 0, isLastLineCutShort: false });
@@ -141,6 +146,20 @@ export interface JournalMover {
 }
 
 type Pending = Entry & { resolve: (receipt: Receipt) => void; reject: (error: unknown) => void };
+
+/** Settles the promises of the receipts that have an outcome; returns the last written receipt's index (-1: none). */
+function settle(batch: readonly Pending[], outcomes: ReadonlyArray<{ receipt: Receipt } | { error: unknown }>): number {
+  let lastIndex = -1;
+  for (const [index, outcome] of outcomes.entries()) {
+    if ('receipt' in outcome) {
+      lastIndex = outcome.receipt.index;
+      batch[index]!.resolve(outcome.receipt);
+    } else {
+      batch[index]!.reject(outcome.error);
+    }
+  }
+  return lastIndex;
+}
 
 /** The mover of this process's own journal (started). */
 export function createJournalMover(options: JournalMoverOptions & { journal: ReceiptJournal; maxPendingInMemory: number }): JournalMover {
@@ -192,16 +211,21 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
         return;
       }
       backlogFrom = undefined;
+      clearWhenAllIn();
       lastIndex = (await options.store.head()).size - 1;
     }
-    // Everything written so far is in the database: the journal starts again, empty.
-    if (pending.length === 0 && backlogFrom === undefined) journal.clear();
     await options.checkpointWhenDue(lastIndex);
+  }
+
+  /** Everything written so far is in the database: the journal starts again, empty. */
+  function clearWhenAllIn(): void {
+    if (pending.length === 0 && backlogFrom === undefined) journal.clear();
   }
 
   /**
    * Moves the receipts queued in memory (all that are queued when the unit of work begins); resolves with the
-   * last one's index, or undefined when the database took nothing now (a retry is scheduled).
+   * last one's index, or undefined when the database took nothing now (a retry is scheduled). The journal is
+   * emptied (when due) before the receipts' promises settle, so whoever waits for them finds it done.
    */
   async function moveQueued(): Promise<number | undefined> {
     let batch: Pending[] = [];
@@ -210,23 +234,20 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
       pending = [];
       return batch;
     };
-    let lastIndex = -1;
+    const outcomes: Array<{ receipt: Receipt } | { error: unknown }> = [];
     try {
       await appendEntries(options.writer, journal.name, take, (index, outcome) => {
-        if ('receipt' in outcome) {
-          lastIndex = outcome.receipt.index;
-          batch[index]!.resolve(outcome.receipt);
-        } else {
-          batch[index]!.reject(outcome.error);
-        }
+        outcomes[index] = outcome;
       });
     } catch (error) {
       // Keep the unsettled ones, in the journal and here, and try again later.
       const unavailable = error as DatabaseUnavailable;
+      settle(batch, outcomes);
       waitAndRetry(batch.slice(unavailable.settledCount), unavailable.cause);
       return undefined;
     }
-    return lastIndex;
+    clearWhenAllIn();
+    return settle(batch, outcomes);
   }
 
   /** Puts receipts back in front of the queue (they are still in the journal) and tries again in a while. */

@@ -81,7 +81,11 @@ export interface ReceiptJournal {
    * in a unit of work): the quarantined lines are reported when the read ends, also when the reader stops early
    * (`return()`).
    */
-  entryBatches(key: KeyObject, batchSize: number, onQuarantined: (counts: QuarantineCounts) => void): Generator<JournalEntry[], JournalRead>;
+  entryBatches(
+    key: KeyObject,
+    batchSize: number,
+    onQuarantined: (counts: QuarantineCounts) => void,
+  ): Generator<JournalEntry[], JournalRead>;
   /**
    * Starts numbering after `afterSeq` (the larger of the database's mark and the leftover entries) with an
    * empty file, authenticating every line it writes with `key`: call once the leftover entries are in the

@@ -61,7 +61,7 @@ export interface ReceiptLog {
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; resolves with the latest. */
   checkpoint(): Promise<StoredCheckpoint | undefined>;
-  /** Commits what is queued, stops the timer and signs a final checkpoint. */
+  /** Commits what is queued, stops the timer and signs a final checkpoint (its anchor copied to the vault). */
   close(): Promise<void>;
 }
 
@@ -232,6 +232,8 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
         // Removed only when all of it is in the database; otherwise the next start in this slot moves the rest.
         journals.journal?.close({ removeFile: isAllIn });
         await checkpointing.close();
+        // The vault's copy of the final checkpoint too (the data directory's file is written already).
+        await anchor.settled();
       })();
       return closing;
     },

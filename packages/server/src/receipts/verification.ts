@@ -115,4 +115,3 @@ export async function verifyStoredLog(log: ReceiptLog): Promise<LogVerification>
   }
   return { ...result, ok: problems.length === 0, problems, ...(first === undefined ? {} : { firstBrokenReceipt: `receipt-${first}` }) };
 }
-

@@ -21,9 +21,7 @@ export interface ReceiptWriter {
    * returns is stored in it, with what the hooks (`onCheckpoint`) write when the checkpoint is new. Returns it
    * (undefined when `sign` declined).
    */
-  addCheckpoint(
-    sign: (tx: Transaction, head: TreeHead) => Promise<StoredCheckpoint | undefined>,
-  ): Promise<StoredCheckpoint | undefined>;
+  addCheckpoint(sign: (tx: Transaction, head: TreeHead) => Promise<StoredCheckpoint | undefined>): Promise<StoredCheckpoint | undefined>;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootOf, type ReceiptOutcome } from '@gateway/core';
-import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
-import { receiptMigrations } from './migrations.js';
-import { createSqliteReceiptStore, EDGE_SNAPSHOT_EVERY, type ReceiptDraft, type ReceiptStore } from './store.js';
+import { temporaryDirectory } from '../../../../../test-support/cli.js';
+import { openDatabase, type SqliteDatabase } from '../../store/sqlite/database.js';
+import type { ReceiptDraft, ReceiptHook, ReceiptStorage, ReceiptStore } from '../store.js';
+import { createReceiptWriter } from '../writer.js';
+import { EDGE_SNAPSHOT_EVERY, receiptMigrations, sqliteReceiptStorage } from './index.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 let databases: SqliteDatabase[];
@@ -20,10 +21,24 @@ afterEach(async () => {
 });
 
 /** A connection to the test's database file, as one gateway process (or `--workers` worker) opens it. */
-function connect(): { database: SqliteDatabase; store: ReceiptStore } {
+function connect(): { database: SqliteDatabase; store: Appending } {
   const database = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
   databases.push(database);
-  return { database, store: createSqliteReceiptStore(database) };
+  return { database, store: appending(sqliteReceiptStorage(database)) };
+}
+
+/** The store with appends in a unit of work of their own, with `hooks`, as the receipt log writes them. */
+type Appending = ReceiptStore & {
+  appendOne(draft: ReceiptDraft, hooks: readonly ReceiptHook[]): Promise<{ id: string }>;
+  appendBatch(drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]): Promise<Array<{ id: string }>>;
+  storage: ReceiptStorage;
+};
+function appending(storage: ReceiptStorage): Appending {
+  return Object.assign({}, storage.store, {
+    storage,
+    appendOne: async (one: ReceiptDraft, hooks: readonly ReceiptHook[]) => (await createReceiptWriter(storage, hooks).append([one]))[0]!,
+    appendBatch: (drafts: readonly ReceiptDraft[], hooks: readonly ReceiptHook[]) => createReceiptWriter(storage, hooks).append(drafts),
+  });
 }
 
 function draft(tool: string, outcome: ReceiptOutcome = 'allowed'): ReceiptDraft {
@@ -47,37 +62,37 @@ function draft(tool: string, outcome: ReceiptOutcome = 'allowed'): ReceiptDraft 
 }
 
 /** The root recomputed from every stored leaf hash (RFC 9162 MTH), independent of the store's edge. */
-function recomputedRoot(store: ReceiptStore): Buffer {
-  return rootOf(store.leafHashes(Number.MAX_SAFE_INTEGER));
+async function recomputedRoot(store: ReceiptStore): Promise<Buffer> {
+  return rootOf(await store.leafHashes(Number.MAX_SAFE_INTEGER));
 }
 
 describe('the SQLite receipt store', () => {
-  it('numbers leaves without gaps and keeps the root right when two processes append to one file in turn', () => {
+  it('numbers leaves without gaps and keeps the root right when two processes append to one file in turn', async () => {
     const first = connect();
     const second = connect();
     const ids: string[] = [];
     for (let index = 0; index < 40; index += 1) {
       const { store } = index % 3 === 0 ? second : first;
-      ids.push(store.append(draft(`tool_${index}`), []).id);
+      ids.push((await store.appendOne(draft(`tool_${index}`), [])).id);
     }
     expect(ids).toEqual(Array.from({ length: 40 }, (_, index) => `receipt-${index}`));
     // Each process folds in what the other appended: both see the same head, equal to the recomputed tree.
-    const root = recomputedRoot(first.store);
-    expect(first.store.head()).toEqual({ size: 40, rootHash: root });
-    expect(second.store.head()).toEqual({ size: 40, rootHash: root });
+    const root = await recomputedRoot(first.store);
+    expect(await first.store.head()).toEqual({ size: 40, rootHash: root });
+    expect(await second.store.head()).toEqual({ size: 40, rootHash: root });
   });
 
-  it('a process that is behind catches up in the middle of a batch, and a rollback after that forgets the catch-up', () => {
+  it('a process that is behind catches up in the middle of a batch, and a rollback after that forgets the catch-up', async () => {
     const first = connect();
     const second = connect();
-    second.store.append(draft('seen_by_second'), []);
-    for (let index = 0; index < 3; index += 1) first.store.append(draft(`first_${index}`), []);
+    await second.store.appendOne(draft('seen_by_second'), []);
+    for (let index = 0; index < 3; index += 1) await first.store.appendOne(draft(`first_${index}`), []);
     // The second process still believes the tree has 1 leaf: its number is taken, so it catches up in the
     // transaction and the batch gets receipt-4 and receipt-5.
-    const batch = second.store.appendBatch([draft('a'), draft('b')], []);
+    const batch = await second.store.appendBatch([draft('a'), draft('b')], []);
     expect(batch.map((receipt) => receipt.id)).toEqual(['receipt-4', 'receipt-5']);
     // Behind again, and this time the batch rolls back after catching up: nothing of it may stay in its view.
-    first.store.append(draft('first_again'), []);
+    await first.store.appendOne(draft('first_again'), []);
     let calls = 0;
     const failsOnSecond = {
       onReceipt() {
@@ -85,58 +100,60 @@ describe('the SQLite receipt store', () => {
         if (calls === 2) throw new Error('outbox write failed');
       },
     };
-    expect(() => second.store.appendBatch([draft('c'), draft('d')], [failsOnSecond])).toThrow('outbox write failed');
-    expect(second.store.append(draft('e'), []).id).toBe('receipt-7');
-    const root = recomputedRoot(first.store);
-    expect(second.store.head()).toEqual({ size: 8, rootHash: root });
-    expect(first.store.head()).toEqual({ size: 8, rootHash: root });
+    await expect(second.store.appendBatch([draft('c'), draft('d')], [failsOnSecond])).rejects.toThrow('outbox write failed');
+    expect((await second.store.appendOne(draft('e'), [])).id).toBe('receipt-7');
+    const root = await recomputedRoot(first.store);
+    expect(await second.store.head()).toEqual({ size: 8, rootHash: root });
+    expect(await first.store.head()).toEqual({ size: 8, rootHash: root });
   });
 
-  it('a restarted process folds the leaves stored after the last edge snapshot into its tree', () => {
+  it('a restarted process folds the leaves stored after the last edge snapshot into its tree', async () => {
     const before = connect();
     const total = EDGE_SNAPSHOT_EVERY + 37;
-    before.database.transaction(() => {
-      for (let index = 0; index < total; index += 1) before.store.append(draft(`tool_${index}`), []);
-    })();
+    // In one unit of work, as a start that moves a long journal does.
+    await before.store.storage.unitOfWork.run(async (tx) => {
+      for (let index = 0; index < total; index += 1) await before.store.append(tx, [draft(`tool_${index}`)]);
+    });
     const snapshot = before.database.prepare('SELECT size FROM receipt_tree WHERE id = 1').pluck().get();
     expect(snapshot).toBe(EDGE_SNAPSHOT_EVERY);
     const after = connect();
-    expect(after.store.head()).toEqual({ size: total, rootHash: recomputedRoot(after.store) });
-    expect(after.store.append(draft('next'), []).id).toBe(`receipt-${total}`);
-    expect(after.store.head().rootHash).toEqual(recomputedRoot(after.store));
+    expect(await after.store.head()).toEqual({ size: total, rootHash: await recomputedRoot(after.store) });
+    expect((await after.store.appendOne(draft('next'), [])).id).toBe(`receipt-${total}`);
+    expect((await after.store.head()).rootHash).toEqual(await recomputedRoot(after.store));
   });
 
-  it('a rolled-back append (a hook threw) leaves the tree as it was and its number unused', () => {
+  it('a rolled-back append (a hook threw) leaves the tree as it was and its number unused', async () => {
     const { store } = connect();
-    store.append(draft('first'), []);
-    const head = store.head();
+    await store.appendOne(draft('first'), []);
+    const head = await store.head();
     const failing = {
       onReceipt() {
         throw new Error('outbox write failed');
       },
     };
-    expect(() => store.append(draft('second'), [failing])).toThrow('outbox write failed');
-    expect(store.head()).toEqual(head);
-    expect(store.append(draft('third'), []).id).toBe('receipt-1');
-    expect(store.head()).toEqual({ size: 2, rootHash: recomputedRoot(store) });
+    await expect(store.appendOne(draft('second'), [failing])).rejects.toThrow('outbox write failed');
+    expect(await store.head()).toEqual(head);
+    expect((await store.appendOne(draft('third'), [])).id).toBe('receipt-1');
+    expect(await store.head()).toEqual({ size: 2, rootHash: await recomputedRoot(store) });
   });
 
-  it('leaves deleted from the end of the file do not give their numbers to new receipts', () => {
+  it('leaves deleted from the end of the file do not give their numbers to new receipts', async () => {
     const { database, store } = connect();
-    for (let index = 0; index < 5; index += 1) store.append(draft(`tool_${index}`), []);
+    for (let index = 0; index < 5; index += 1) await store.appendOne(draft(`tool_${index}`), []);
     database.prepare('DELETE FROM receipts WHERE leaf_index >= 3').run();
     // The next receipt is receipt-5, so the two missing leaves stay a visible gap for `receipts verify`.
-    expect(store.append(draft('after'), []).id).toBe('receipt-5');
+    expect((await store.appendOne(draft('after'), [])).id).toBe('receipt-5');
   });
 
-  it('after a restart, leaves deleted below the last checkpoint still leave a gap instead of being renumbered', () => {
+  it('after a restart, leaves deleted below the last checkpoint still leave a gap instead of being renumbered', async () => {
     const before = connect();
-    for (let index = 0; index < 5; index += 1) before.store.append(draft(`tool_${index}`), []);
-    const head = before.store.head();
-    before.store.addCheckpoint({ treeSize: head.size, rootHash: head.rootHash, note: 'note', verifierKey: 'key', createdAt: 'now' });
+    for (let index = 0; index < 5; index += 1) await before.store.appendOne(draft(`tool_${index}`), []);
+    const head = await before.store.head();
+    const checkpoint = { treeSize: head.size, rootHash: head.rootHash, note: 'note', verifierKey: 'key', createdAt: 'now' };
+    await before.store.storage.unitOfWork.run((tx) => before.store.addCheckpoint(tx, checkpoint));
     before.database.prepare('DELETE FROM receipts WHERE leaf_index >= 3').run();
     const after = connect();
-    expect(after.store.head().size).toBe(5);
-    expect(after.store.append(draft('after'), []).id).toBe('receipt-5');
+    expect((await after.store.head()).size).toBe(5);
+    expect((await after.store.appendOne(draft('after'), [])).id).toBe('receipt-5');
   });
 });

@@ -131,7 +131,12 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
     },
     list: async (filter) => {
       const { sql, values } = listQuery(filter);
-      return (database.prepare(sql).pluck().all(...values) as string[]).map((body) => JSON.parse(body) as Receipt);
+      return (
+        database
+          .prepare(sql)
+          .pluck()
+          .all(...values) as string[]
+      ).map((body) => JSON.parse(body) as Receipt);
     },
     rows: async (fromIndex, limit) => (selectRows.all(fromIndex, limit) as ReceiptRow[]).map(rowOf),
     leafHashes: async (size) => selectLeafHashes.all(size) as Buffer[],

@@ -102,7 +102,8 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): UnitOfWork {
           (value) => {
             end();
             try {
-              if (hasYielded) throw new Error('a SQLite unit of work waited for the event loop: rolled back (see store/sqlite/unit-of-work.ts)');
+              if (hasYielded)
+                throw new Error('a SQLite unit of work waited for the event loop: rolled back (see store/sqlite/unit-of-work.ts)');
               commit.run();
             } catch (error) {
               rollbackIfOpen();
