@@ -6,7 +6,6 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { ErrorCode, Receipt } from '@gateway/core';
-import { runInBackground } from '../scheduling/background-lane.js';
 import type { QuarantineCounts, ReceiptJournal } from './journal.js';
 import type { ReceiptDraft, ReceiptStore } from './store.js';
 import type { ReceiptWriter } from './writer.js';
@@ -183,17 +182,20 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
     moving = moving.then(moveJournalled).catch((error: unknown) => warn(`receipts could not be moved in: ${(error as Error).message}`));
     return moving;
   };
+  /**
+   * The move's unit of work begins on a later turn of the event loop (store/sqlite/unit-of-work.ts), after the
+   * answers of the calls recorded by then, and takes every receipt queued when it begins: the turn the background
+   * lane would give it, without a second one.
+   */
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;
     isMoveScheduled = true;
-    runInBackground(() => {
-      isMoveScheduled = false;
-      void move();
-    });
+    void move();
   };
 
   /** Every receipt's outcome goes to its promise, or to a retry. */
   async function moveJournalled(): Promise<void> {
+    isMoveScheduled = false;
     if (isStopped || (pending.length === 0 && backlogFrom === undefined)) return;
     let lastIndex = -1;
     if (pending.length > 0) {

@@ -44,11 +44,17 @@ export interface ReceiptLog {
   readonly anchor: ReceiptAnchor;
   /** A checkpoint is signed at least every this many receipts (`receipts.checkpoint.everyReceipts`). */
   readonly checkpointEveryReceipts: number;
+  /**
+   * Whether a receipt is durable when `record` returns (it is in the journal). Without a journal it is durable once
+   * the promise `record` returns resolves (committed), and a call's answer waits for that.
+   */
+  readonly isDurableOnReturn: boolean;
   /** The keyed digest of a call's arguments, as `record` stores it. */
   argumentsDigest(argumentsValue: unknown): string;
   /**
    * Records a call's receipt. When this returns, the receipt is durable: in the journal, from which the next
-   * start in this slot moves it into the database after a crash (or, without a journal, committed). The
+   * start in this slot moves it into the database after a crash (without a journal: once the promise resolves,
+   * committed; `isDurableOnReturn`). The
    * promise resolves with the numbered receipt once it is in the database with what the hooks wrote (the
    * webhook outbox rows): with a journal, on a later turn of the event loop, in one transaction with every
    * receipt recorded by then. It resolves with undefined at once when the receipt waits in the journal only
@@ -210,6 +216,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     trustedKeys: keys.trustedKeys,
     anchor,
     checkpointEveryReceipts: everyReceipts,
+    isDurableOnReturn: mover !== undefined,
     argumentsDigest: (argumentsValue) => keyedDigest(keys.digestKey, argumentsValue ?? {}),
     record(fields) {
       const draft = draftOf(fields, keys, settings.storeArguments === true);
