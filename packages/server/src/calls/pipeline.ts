@@ -316,10 +316,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
    * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
    * nothing waits for the database); without one, after the receipt's commit.
    */
-  function answered(
-    answer: CallAnswer,
-    written: Promise<Receipt | undefined>,
-  ): CallResult | Promise<CallResult> {
+  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>): CallResult | Promise<CallResult> {
     if (!receipts || receipts.isDurableOnReturn) return { answer, receipt: written };
     return written.then(() => ({ answer, receipt: written }));
   }

@@ -183,9 +183,8 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
     return moving;
   };
   /**
-   * The move's unit of work begins on a later turn of the event loop (store/sqlite/unit-of-work.ts), after the
-   * answers of the calls recorded by then, and takes every receipt queued when it begins: the turn the background
-   * lane would give it, without a second one.
+   * The move's unit of work begins on a later turn of the background lane (store/sqlite/unit-of-work.ts), after
+   * the answers of the calls recorded by then, and takes every receipt queued when it begins.
    */
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;

@@ -122,7 +122,8 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
       upsertMark.run(mark.journal, mark.seq);
     },
     head: async (tx) => {
-      const current = tx ? (sqliteTransactionOf(tx, database), treeIn(tx)) : readCommittedTree.deferred();
+      if (tx) sqliteTransactionOf(tx, database);
+      const current = tx ? treeIn(tx) : readCommittedTree.deferred();
       return { size: current.size, rootHash: rootOfEdge(current.edge) };
     },
     get: async (index) => {

@@ -1,3 +1,4 @@
+import { runAloneInBackground } from '../../scheduling/background-lane.js';
 import type { Transaction, UnitOfWork } from '../unit-of-work.js';
 import type { SqliteDatabase } from './database.js';
 
@@ -48,7 +49,8 @@ export function isUnitOfWorkOpen(database: SqliteDatabase): boolean {
  *
  * Nothing slips in: the connection is shared with the other areas, whose writes are not in a unit of work, so the
  * transaction must be open only while no other JavaScript can run. It begins at the start of an event-loop
- * callback of its own (`setImmediate`: nothing else is queued then, neither callbacks nor microtasks), and the
+ * callback, alone in a turn of the background lane (`runAloneInBackground`: nothing else is queued then, neither
+ * callbacks nor microtasks, and the lane runs nothing after it in that callback), and the
  * SQLite adapters given `tx` run their statements synchronously when called, so `work` settles on microtasks
  * that it created itself, and the transaction commits before any other callback (a request, a timer, an
  * acknowledgement) runs. A `work` that waits for the event loop (I/O, a timer, an immediate) would let such a
@@ -72,7 +74,7 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): UnitOfWork {
 
   function runAlone<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      setImmediate(() => {
+      runAloneInBackground(() => {
         try {
           begin.run();
         } catch (error) {
