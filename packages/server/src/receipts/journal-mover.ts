@@ -48,7 +48,8 @@ export interface JournalMoverOptions {
 }
 
 /**
- * Appends journal entries (of the journal `name`, taken by `take` when the unit of work begins) with their marks: all in one unit of work, or, when that fails
+ * Appends journal entries (of the journal `name`, taken by `take` when the unit of work begins) with their marks:
+ * all in one unit of work, or, when that fails
  * because of one of them (a hook refused it), one by one, giving up the one that cannot be written (its mark
  * recorded, so a replay never writes it later, behind the entries after it). `settled` hears of each entry in
  * order, with its receipt or the error it was given up for. Rejects with DatabaseUnavailable, saying how many

@@ -105,7 +105,10 @@ export interface ReceiptLogOptions extends ReceiptStorage {
   now?: () => Date;
 }
 
-/** The receipt's own fields only: the arguments and the result are written nowhere (the journal included) except as keyed digests, unless `receipts.storeArguments` asks for the arguments. */
+/**
+ * The receipt's own fields only: the arguments and the result are written nowhere (the journal included) except
+ * as keyed digests, unless `receipts.storeArguments` asks for the arguments.
+ */
 function draftOf(fields: ReceiptFields, keys: ReceiptKeys, storesArguments: boolean): ReceiptDraft {
   const draft: ReceiptDraft = {
     time: fields.time,

@@ -68,7 +68,8 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
   const tree = createTreeKeeper(database);
   const selectOne = database.prepare('SELECT body FROM receipts WHERE leaf_index = ?').pluck();
   const selectRows = database.prepare(
-    'SELECT leaf_index, body, leaf_hash, time, session, person, tool, outcome FROM receipts WHERE leaf_index >= ? ORDER BY leaf_index LIMIT ?',
+    'SELECT leaf_index, body, leaf_hash, time, session, person, tool, outcome FROM receipts ' +
+      'WHERE leaf_index >= ? ORDER BY leaf_index LIMIT ?',
   );
   const selectLeafHashes = database.prepare('SELECT leaf_hash FROM receipts WHERE leaf_index < ? ORDER BY leaf_index').pluck();
   const selectLeafHashesBetween = database

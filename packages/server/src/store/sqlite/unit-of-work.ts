@@ -1,9 +1,12 @@
 import { runAloneInBackground } from '../../scheduling/background-lane.js';
-import type { Transaction, UnitOfWork } from '../unit-of-work.js';
 import type { SqliteDatabase } from './database.js';
 
-/** The SQLite adapter's transaction: what the `sqlite/` adapters of the areas downcast `tx` to. */
-export interface SqliteTransaction extends Transaction {
+/**
+ * The SQLite adapter's transaction: what the `sqlite/` adapters of the areas downcast `tx` to. The port's types
+ * (../unit-of-work.ts: `Transaction`, `UnitOfWork`) are met structurally, not imported: `store/` imports this
+ * folder, which imports nothing back.
+ */
+export interface SqliteTransaction {
   readonly adapter: 'sqlite';
   /** Runs once the transaction has committed (never after a rollback), before the next unit of work begins. */
   afterCommit(callback: () => void): void;
@@ -26,7 +29,7 @@ class OpenTransaction implements SqliteTransaction {
  * `tx` as the SQLite transaction open on `database`: a port's SQLite adapter calls this before it writes. Throws
  * when `tx` was opened by another adapter, over another connection, or has ended (committed or rolled back).
  */
-export function sqliteTransactionOf(tx: Transaction, database: SqliteDatabase): SqliteTransaction {
+export function sqliteTransactionOf(tx: { readonly adapter: string }, database: SqliteDatabase): SqliteTransaction {
   if (!(tx instanceof OpenTransaction) || tx.database !== database) {
     throw new Error(`a ${tx.adapter} transaction was given to a SQLite adapter of another connection`);
   }
@@ -58,7 +61,12 @@ export function isUnitOfWorkOpen(database: SqliteDatabase): boolean {
  * ran first), rolls back, and rejects. Settling `work`'s callers' promises (a receipt's waiter) happens after
  * the commit, never inside `work`.
  */
-export function createSqliteUnitOfWork(database: SqliteDatabase): UnitOfWork {
+/** The unit of work over one SQLite connection: ../unit-of-work.ts's `UnitOfWork`. */
+export interface SqliteUnitOfWork {
+  run<T>(work: (tx: SqliteTransaction) => Promise<T>): Promise<T>;
+}
+
+export function createSqliteUnitOfWork(database: SqliteDatabase): SqliteUnitOfWork {
   let queue = queues.get(database);
   if (!queue) {
     queue = { tail: Promise.resolve(), open: undefined };
@@ -72,7 +80,7 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): UnitOfWork {
     if (database.inTransaction) rollback.run();
   };
 
-  function runAlone<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+  function runAlone<T>(work: (tx: SqliteTransaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       runAloneInBackground(() => {
         try {
@@ -126,7 +134,7 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): UnitOfWork {
   }
 
   return {
-    run<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    run<T>(work: (tx: SqliteTransaction) => Promise<T>): Promise<T> {
       const result = state.tail.then(() => runAlone(work));
       state.tail = result.catch(() => undefined);
       return result;
