@@ -316,9 +316,16 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
    * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
    * nothing waits for the database); without one, after the receipt's commit.
    */
-  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>): CallResult | Promise<CallResult> {
-    if (!receipts || receipts.isDurableOnReturn) return { answer, receipt: written };
-    return written.then(() => ({ answer, receipt: written }));
+  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
+    if (!receipts || receipts.isDurableOnReturn) {
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
+    }
+    return written.then(() => {
+      // Queued once the answer can go: its line still follows the answer, on a later turn.
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
+    });
   }
 
   async function callTool(
@@ -389,8 +396,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest,
       },
     );
-    logAfterAnswer(line);
-    return answered({ kind: 'result', result: outcome.result }, written);
+    return answered({ kind: 'result', result: outcome.result }, written, line);
   }
 
   return { decide, callTool, refuse };

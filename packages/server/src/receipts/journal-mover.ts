@@ -179,8 +179,15 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
   /** The last entry journalled. */
   let lastSeq = 0;
 
+  /** Moves in flight or waiting: when none, a move starts now (its unit of work is queued at once). */
+  let movesWaiting = 0;
   const move = () => {
-    moving = moving.then(moveJournalled).catch((error: unknown) => warn(`receipts could not be moved in: ${(error as Error).message}`));
+    const run = () => moveJournalled().catch((error: unknown) => warn(`receipts could not be moved in: ${(error as Error).message}`));
+    moving = movesWaiting === 0 ? run() : moving.then(run);
+    movesWaiting += 1;
+    void moving.then(() => {
+      movesWaiting -= 1;
+    });
     return moving;
   };
   /**
@@ -196,7 +203,8 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
   /** Every receipt's outcome goes to its promise, or to a retry. */
   async function moveJournalled(): Promise<void> {
     isMoveScheduled = false;
-    if (isStopped || (pending.length === 0 && backlogFrom === undefined)) return;
+    // While a retry waits for its time, moves asked for meanwhile leave the receipts to it.
+    if (isStopped || retryTimer || (pending.length === 0 && backlogFrom === undefined)) return;
     let lastIndex = -1;
     if (pending.length > 0) {
       const moved = await moveQueued();

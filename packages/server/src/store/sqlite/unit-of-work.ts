@@ -13,7 +13,7 @@ export interface SqliteTransaction {
 }
 
 /** Per connection: every unit of work over one connection waits for the one before it. */
-const queues = new WeakMap<SqliteDatabase, { tail: Promise<unknown>; open: OpenTransaction | undefined }>();
+const queues = new WeakMap<SqliteDatabase, { tail: Promise<unknown>; waiting: number; open: OpenTransaction | undefined }>();
 
 class OpenTransaction implements SqliteTransaction {
   readonly adapter = 'sqlite' as const;
@@ -69,7 +69,7 @@ export interface SqliteUnitOfWork {
 export function createSqliteUnitOfWork(database: SqliteDatabase): SqliteUnitOfWork {
   let queue = queues.get(database);
   if (!queue) {
-    queue = { tail: Promise.resolve(), open: undefined };
+    queue = { tail: Promise.resolve(), waiting: 0, open: undefined };
     queues.set(database, queue);
   }
   const state = queue;
@@ -135,8 +135,13 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): SqliteUnitOfWo
 
   return {
     run<T>(work: (tx: SqliteTransaction) => Promise<T>): Promise<T> {
-      const result = state.tail.then(() => runAlone(work));
-      state.tail = result.catch(() => undefined);
+      // Idle: queued in the lane now, in the order of the caller's other lane tasks; otherwise behind the others.
+      const result = state.waiting === 0 ? runAlone(work) : state.tail.then(() => runAlone(work));
+      state.waiting += 1;
+      state.tail = result.then(
+        () => void (state.waiting -= 1),
+        () => void (state.waiting -= 1),
+      );
       return result;
     },
   };
