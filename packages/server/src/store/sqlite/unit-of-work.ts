@@ -138,10 +138,10 @@ export function createSqliteUnitOfWork(database: SqliteDatabase): SqliteUnitOfWo
       // Idle: queued in the lane now, in the order of the caller's other lane tasks; otherwise behind the others.
       const result = state.waiting === 0 ? runAlone(work) : state.tail.then(() => runAlone(work));
       state.waiting += 1;
-      state.tail = result.then(
-        () => void (state.waiting -= 1),
-        () => void (state.waiting -= 1),
-      );
+      const done = () => {
+        state.waiting -= 1;
+      };
+      state.tail = result.then(done, done);
       return result;
     },
   };
