@@ -107,8 +107,8 @@ async function cli(args: string[]): Promise<{ exitCode: number; stdout: string; 
   return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
-function receiptCount(): number {
-  return gateway.receipts!.store.head().size;
+async function receiptCount(): Promise<number> {
+  return (await gateway.receipts!.store.head()).size;
 }
 
 /** The newest receipt as `gateway receipts list` (a subprocess, over the admin API) shows it. */
@@ -116,7 +116,7 @@ async function newestReceipt(): Promise<Record<string, unknown>> {
   const listed = await cli(['receipts', 'list', '--limit', '1000', '--json']);
   expect(listed.exitCode, listed.stderr).toBe(0);
   const receipts = (JSON.parse(listed.stdout) as { receipts: Array<Record<string, unknown>> }).receipts;
-  expect(receipts).toHaveLength(receiptCount());
+  expect(receipts).toHaveLength(await receiptCount());
   return receipts.at(-1)!;
 }
 
@@ -154,9 +154,9 @@ describe.each(['modern', 'legacy'] as const)('a %s SDK client on a session that 
       const revoked = await cli(['sessions', 'revoke', session.sessionId, '--reason', 'lost laptop']);
       expect(revoked.exitCode, revoked.stderr).toBe(0);
 
-      const before = receiptCount();
+      const before = await receiptCount();
       await expect(client.call('search_orders', {})).rejects.toThrow();
-      expect(receiptCount()).toBe(before + 1);
+      expect(await receiptCount()).toBe(before + 1);
       const receipt = await newestReceipt();
       expect(receipt).toMatchObject({
         session: session.sessionId,
@@ -178,13 +178,13 @@ describe.each(['modern', 'legacy'] as const)('a %s SDK client on a session that 
     }
 
     // On the wire: still the MCP authorization spec's 401 with its challenge; other methods leave no receipt.
-    const before = receiptCount();
+    const before = await receiptCount();
     const call = await rpc('tools/call', { name: 'get_order', arguments: { orderId: 'ord_1' } }, session.token);
     expect(call.status).toBe(401);
     expect(call.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+", error="invalid_token"/);
-    expect(receiptCount()).toBe(before + 1);
+    expect(await receiptCount()).toBe(before + 1);
     expect((await rpc('tools/list', {}, session.token)).status).toBe(401);
-    expect(receiptCount()).toBe(before + 1);
+    expect(await receiptCount()).toBe(before + 1);
   });
 
   it('once the time limit passed, its next tools/call gets 401 and is receipted SESSION_EXPIRED, with its event', async () => {
@@ -194,9 +194,9 @@ describe.each(['modern', 'legacy'] as const)('a %s SDK client on a session that 
     try {
       expect((await client.call('get_order', { orderId: 'ord_1001' })).isError ?? false).toBe(false);
       await new Promise((resolve) => setTimeout(resolve, approvedAt + SHORT_LIFETIME_SECONDS * 1000 + 300 - Date.now()));
-      const before = receiptCount();
+      const before = await receiptCount();
       await expect(client.call('get_order', { orderId: 'ord_1002' })).rejects.toThrow();
-      expect(receiptCount()).toBe(before + 1);
+      expect(await receiptCount()).toBe(before + 1);
       const receipt = await newestReceipt();
       expect(receipt).toMatchObject({
         session: session.sessionId,
@@ -219,7 +219,7 @@ describe.each(['modern', 'legacy'] as const)('a %s SDK client on a session that 
 
 describe('requests without a usable token', () => {
   it('a flood leaves no receipt and no event, and is counted by reason in `gateway status`', async () => {
-    const before = { receipts: receiptCount(), events: receiver.requests.length, refusals: await statusRefusals() };
+    const before = { receipts: await receiptCount(), events: receiver.requests.length, refusals: await statusRefusals() };
     // A token signed by someone else, shaped like ours (header.payload.signature).
     const forged = `${Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'at+jwt', kid: 'not-ours' })).toString('base64url')}.e30.c2ln`;
     const FLOOD = 100;
@@ -236,7 +236,7 @@ describe('requests without a usable token', () => {
     const after = await statusRefusals();
     expect(after.no_token! - before.refusals.no_token!).toBe(FLOOD / 2);
     expect(after.invalid_token! - before.refusals.invalid_token!).toBe(FLOOD / 2);
-    expect(receiptCount()).toBe(before.receipts);
+    expect(await receiptCount()).toBe(before.receipts);
     // Give a (wrongly) queued event time to go out before concluding none was sent.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.requests.length).toBe(before.events);

@@ -339,7 +339,8 @@ async function receiptsSince(size: number): Promise<Array<Record<string, unknown
   const store = gateway.receipts!.store;
   await new Promise((resolve) => setTimeout(resolve, 300));
   const receipts: Array<Record<string, unknown>> = [];
-  for (let index = size; index < store.head().size; index += 1) receipts.push(store.get(index) as unknown as Record<string, unknown>);
+  const head = await store.head();
+  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
   return receipts;
 }
 
@@ -357,7 +358,7 @@ describe('OAuth per person', () => {
   it('alice links at consent and her calls carry her own token; bob links when his first call asks (2026-07-28)', async () => {
     alice = await consent('alice', true);
     bob = await consent('bob', false);
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
 
     const aliceClient = await modernClient(alice);
     try {
@@ -483,7 +484,7 @@ describe('OAuth per person', () => {
     await ageToken('bob');
     const client = await modernClient(bob);
     try {
-      const before = gateway.receipts!.store.head().size;
+      const before = (await gateway.receipts!.store.head()).size;
       const sent = seenByApi.length;
       const failed = await client.callTool({ name: 'whoami', arguments: {} });
       expect(failed.isError).toBe(true);

@@ -63,9 +63,10 @@ afterAll(async () => {
 async function receiptsSince(size: number, count: number): Promise<Array<Record<string, unknown>>> {
   const store = gateway.receipts!.store;
   const deadline = Date.now() + 5_000;
-  while (store.head().size < size + count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await store.head()).size < size + count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   const receipts: Array<Record<string, unknown>> = [];
-  for (let index = size; index < store.head().size; index += 1) receipts.push(store.get(index) as unknown as Record<string, unknown>);
+  const { size: end } = await store.head();
+  for (let index = size; index < end; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
   return receipts;
 }
 
@@ -74,7 +75,7 @@ const outcomes = (receipts: Array<Record<string, unknown>>) => receipts.map((rec
 describe('a person must act first', () => {
   it('2026-07-28 with elicitation.url: input_required with a URL elicitation, then the retry with requestState succeeds', async () => {
     session = 'session-modern';
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
     const client = new Client(
       { name: 'v2-act', version: '1.0.0' },
       { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { url: {} } } },
@@ -102,7 +103,7 @@ describe('a person must act first', () => {
 
   it('2025-11-25 (SDK v1): the error -32042 names the URL; the retry succeeds once the person acted', async () => {
     session = 'session-legacy';
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
     const client = new LegacyClient({ name: 'v1-act', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
     await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers } }));
@@ -192,7 +193,7 @@ describe('the requestState of a retry', () => {
     gate.complete(request.params.url);
     const inputResponses = { [elicitationId]: { action: 'accept' } };
 
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
     const [version, payload, tag] = state.split('.') as [string, string, string];
     const forged = `${version}.${payload.slice(0, -1)}${payload.endsWith('A') ? 'B' : 'A'}.${tag}`;
     expect((await rawCall({ inputResponses, requestState: forged })).error?.code).toBe(-32602);

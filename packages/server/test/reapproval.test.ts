@@ -197,7 +197,7 @@ describe.each([
         expect(challenged.reapprovalTools).toEqual([search]);
         // The challenge encodes the decision's "a person must act first" (approve again): one receipt, outcome
         // `action-required`.
-        const denied = gateway.receipts!.store.list({ session: firstSession.id, outcome: 'action-required', limit: 100 });
+        const denied = await gateway.receipts!.store.list({ session: firstSession.id, outcome: 'action-required', limit: 100 });
         expect(denied.map((receipt) => [receipt.tool, receipt.reason])).toContainEqual([search, 'TOOL_CHANGED_SINCE_APPROVAL']);
 
         // The person sees the earlier choices ticked, the changed tool marked and NOT ticked, ticks it and approves.

@@ -71,7 +71,8 @@ beforeAll(async () => {
       await client.callTool({ name: 'get_order', arguments: { orderId: `ord_${1000 + index}` } });
     await client.close();
     const deadline = Date.now() + 10_000;
-    while (gateway.receipts!.store.head().size < RECEIPTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ((await gateway.receipts!.store.head()).size < RECEIPTS && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     origin = gateway.receipts!.origin;
   } finally {
     await gateway.close();

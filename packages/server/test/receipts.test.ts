@@ -83,15 +83,15 @@ async function cli(args: string[]): Promise<{ exitCode: number; stdout: string; 
 }
 
 /** Receipts written so far, read through the running gateway's log. */
-function receiptCount(): number {
-  return gateway.receipts!.store.head().size;
+async function receiptCount(): Promise<number> {
+  return (await gateway.receipts!.store.head()).size;
 }
 
 async function newestReceipt(): Promise<Record<string, unknown>> {
   const listed = await cli(['receipts', 'list', '--limit', '1000', '--json']);
   expect(listed.exitCode, listed.stderr).toBe(0);
   const receipts = (JSON.parse(listed.stdout) as { receipts: Array<Record<string, unknown>> }).receipts;
-  expect(receipts).toHaveLength(receiptCount());
+  expect(receipts).toHaveLength(await receiptCount());
   const shown = await cli(['receipts', 'show', String(receipts.at(-1)!.id), '--json']);
   expect(shown.exitCode, shown.stderr).toBe(0);
   return JSON.parse(shown.stdout) as Record<string, unknown>;
@@ -100,7 +100,7 @@ async function newestReceipt(): Promise<Record<string, unknown>> {
 describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client', (era) => {
   it('an allowed call is receipted with every field, exactly once, and `gateway receipts show` has it', async () => {
     const client = await connect(era);
-    const before = receiptCount();
+    const before = await receiptCount();
     try {
       const result = await client.call('get_order', { orderId: 'ord_1001' });
       expect(result.isError).toBeFalsy();
@@ -108,7 +108,7 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
       await client.close();
     }
     // Both eras take the fast path for an allowed call: one receipt, written by the one pipeline.
-    expect(receiptCount()).toBe(before + 1);
+    expect(await receiptCount()).toBe(before + 1);
     const receipt = await newestReceipt();
     const snapshot = gateway.registry.snapshot();
     const tool = snapshot.tools.get('get_order')!;
@@ -137,14 +137,14 @@ describe.each(['modern', 'legacy'] as const)('through /mcp with a %s SDK client'
 
   it('a call of a tool outside the session is denied and receipted with TOOL_NOT_IN_SESSION, exactly once', async () => {
     const client = await connect(era);
-    const before = receiptCount();
+    const before = await receiptCount();
     try {
       await expect(client.call('delete_order', { orderId: 'ord_1001' })).rejects.toThrow(/delete_order/);
     } finally {
       await client.close();
     }
     // The fast path leaves refusals to the SDK path: one receipt, not one per path.
-    expect(receiptCount()).toBe(before + 1);
+    expect(await receiptCount()).toBe(before + 1);
     const receipt = await newestReceipt();
     expect(receipt).toMatchObject({
       tool: 'delete_order',

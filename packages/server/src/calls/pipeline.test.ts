@@ -10,8 +10,7 @@ import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
 import type { McpCaller } from '../calls/caller.js';
 import { PublicationRegistry } from '../publications/registry.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
-import { receiptMigrations } from '../receipts/migrations.js';
-import { createSqliteReceiptStore } from '../receipts/store.js';
+import { receiptMigrations, sqliteReceiptStorage } from '../receipts/sqlite/index.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { createCallPipeline, type CallPipeline } from './pipeline.js';
 
@@ -57,7 +56,7 @@ beforeAll(async () => {
   );
   database = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
   log = await createReceiptLog({
-    store: createSqliteReceiptStore(database),
+    ...sqliteReceiptStorage(database),
     vault: await createVault(loaded, { env: { PATH: process.env.PATH } }),
     loaded,
   });
@@ -81,7 +80,7 @@ function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPip
 }
 
 afterAll(async () => {
-  log?.close();
+  await log?.close();
   database?.close();
   await upstream?.close();
   await agent.close();
@@ -119,7 +118,7 @@ describe('the call pipeline', () => {
       clientId: 'client-9',
       resultDigest: null,
     });
-    expect(log.store.get(receipt!.index)).toEqual(receipt);
+    expect(await log.store.get(receipt!.index)).toEqual(receipt);
     expect(upstream.requests.length).toBe(before);
   });
 
@@ -198,9 +197,9 @@ describe('the call pipeline', () => {
     for (const line of lines) expect(line).not.toHaveProperty('arguments');
   });
 
-  it('decide has no side effects: no receipt until the call is made', () => {
-    const size = log.store.head().size;
+  it('decide has no side effects: no receipt until the call is made', async () => {
+    const size = (await log.store.head()).size;
     expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
-    expect(log.store.head().size).toBe(size);
+    expect((await log.store.head()).size).toBe(size);
   });
 });

@@ -143,6 +143,9 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
 
 const ALLOW: CallVerdict = Object.freeze({ kind: 'allow' });
 
+/** A call's answer, and its receipt once it is in the database. */
+type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
+
 function roundedMs(milliseconds: number): number {
   return Math.round(milliseconds * 10) / 10;
 }
@@ -313,6 +316,22 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return { kind: 'act', reason, message, action, requestState, elicitationId: nonce };
   }
 
+  /**
+   * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
+   * nothing waits for the database); without one, after the receipt's commit.
+   */
+  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
+    if (!receipts || receipts.isDurableOnReturn) {
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
+    }
+    return written.then(() => {
+      // Queued once the answer can go: its line still follows the answer, on a later turn.
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
+    });
+  }
+
   async function callTool(
     caller: McpCaller,
     name: string,
@@ -332,14 +351,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const { verdict, tool } = decision;
     if (verdict.kind === 'act') {
       const answer = actAnswer(caller, decision, verdict);
-      return { answer, receipt: refuse(caller, decision, argumentsObject) };
+      return answered(answer, refuse(caller, decision, argumentsObject));
     }
     if (verdict.kind === 'deny') {
       const written = refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
         : { kind: 'result', result: { content: [{ type: 'text', text: verdict.message }], isError: true } };
-      return { answer, receipt: written };
+      return answered(answer, written);
     }
     let outcome: ToolCallOutcome;
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
@@ -382,8 +401,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         argumentsDigest,
       },
     );
-    logAfterAnswer(line);
-    return { answer: { kind: 'result', result: outcome.result }, receipt: written };
+    return answered({ kind: 'result', result: outcome.result }, written, line);
   }
 
   return { decide, callTool, refuse };

@@ -9,7 +9,7 @@ import { createGuardedAgent, type Vault } from '@gateway/runtime';
 import { sqliteOutboxStore } from '../outbox/sqlite/index.js';
 import { claimJournals } from '../receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
-import { createSqliteReceiptStore } from '../receipts/store.js';
+import { sqliteReceiptStorage } from '../receipts/sqlite/index.js';
 import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { createWebhooks, type Webhooks } from '../webhooks/service.js';
 import type { Closers } from './closers.js';
@@ -76,7 +76,7 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
   let log: ReceiptLog;
   try {
     log = await createReceiptLog({
-      store: createSqliteReceiptStore(context.database),
+      ...sqliteReceiptStorage(context.database),
       vault: context.vault,
       loaded,
       dataDirectory: context.dataDirectory,
@@ -92,7 +92,7 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
     throw error;
   }
   closers.add(async () => {
-    log.close();
+    await log.close();
     // The vault's copy of the final checkpoint (the data directory's file is written already).
     await log.anchor.settled();
   });

@@ -9,7 +9,7 @@ import { authorizationMigrations } from '../authorization/index.js';
 import { linkedAccountMigrations } from '../credentials/person/sqlite/index.js';
 import { driftMigrations } from '../drift/sqlite/index.js';
 import { outboxMigrations } from '../outbox/sqlite/index.js';
-import { receiptMigrations } from '../receipts/migrations.js';
+import { receiptMigrations } from '../receipts/sqlite/index.js';
 import { startBackgroundCheckpointer } from '../store/sqlite/checkpointer.js';
 import { openDatabase, type Migration, type SqliteDatabase } from '../store/sqlite/database.js';
 import { leaseMigrations } from '../store/sqlite/leases.js';

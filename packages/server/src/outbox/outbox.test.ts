@@ -7,8 +7,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatCheckpoint, parseConfig, signNote, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import { createGuardedAgent } from '@gateway/runtime';
-import { receiptMigrations } from '../receipts/migrations.js';
-import { createSqliteReceiptStore } from '../receipts/store.js';
+import { receiptMigrations, sqliteReceiptStorage } from '../receipts/sqlite/index.js';
+import type { ReceiptHook, StoredCheckpoint } from '../receipts/store.js';
+import { createReceiptWriter } from '../receipts/writer.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import type { Transaction } from '../store/unit-of-work.js';
 import { sqliteUnitOfWork } from '../../test/support/sqlite-unit-of-work.js';
@@ -100,10 +101,11 @@ describe('webhook outbox and delivery', () => {
     const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
       pending: (endpoint: string, limit: number) => readPending(sqlite, endpoint, limit),
     });
-    const receipts = createSqliteReceiptStore(db);
-    const append = (index: number): void => {
+    const receipts = createReceiptWriter(sqliteReceiptStorage(db), [outbox]);
+    /** Resolves once the receipt and its event have committed. */
+    const append = async (index: number): Promise<void> => {
       const { id, index: _leaf, ...draft } = makeReceipt(index);
-      receipts.append(draft, [outbox]);
+      await receipts.append([draft]);
     };
     const start = (): void => {
       const dispatcher = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 60_000 });
@@ -114,10 +116,14 @@ describe('webhook outbox and delivery', () => {
     return { target, sqlite, append, start };
   }
 
-  /** Appends receipts the way the receipt log does: the hook inside a transaction on the same handle. */
-  function receiptTransaction(db: SqliteDatabase, outbox: { onReceipt(receipt: Receipt): void }, receipts: Receipt[]): void {
+  /**
+   * Appends receipts the way the receipt log does: the hook inside a transaction on the same handle (the outbox's
+   * SQLite store writes on the handle it was built with, which is the one of the transaction it is given).
+   */
+  const handleTransaction: Transaction = { adapter: 'sqlite' };
+  function receiptTransaction(db: SqliteDatabase, outbox: Pick<ReceiptHook, 'onReceipt'>, receipts: Receipt[]): void {
     db.transaction(() => {
-      for (const receipt of receipts) outbox.onReceipt(receipt);
+      for (const receipt of receipts) outbox.onReceipt(receipt, handleTransaction);
     })();
   }
 
@@ -153,7 +159,7 @@ describe('webhook outbox and delivery', () => {
     // A transaction that rolls back takes its events and their sequence numbers with it.
     expect(() =>
       db.transaction(() => {
-        outbox.onReceipt(makeReceipt(4, 'denied'));
+        outbox.onReceipt(makeReceipt(4, 'denied'), handleTransaction);
         throw new Error('receipt write failed');
       })(),
     ).toThrow('receipt write failed');
@@ -345,7 +351,7 @@ describe('webhook outbox and delivery', () => {
     start();
     const total = 40;
     for (let index = 0; index < total; index += 1) {
-      append(index);
+      void append(index);
       // One call at a time, as a client at concurrency 1: each event is out before the next receipt.
       await waitFor(() => delivered(target).length === index + 1, `event ${index + 1}`);
     }
@@ -362,11 +368,11 @@ describe('webhook outbox and delivery', () => {
     const { target, append, start } = await receiptsToReceiver(async (store, endpoint, limit) => {
       const rows = store.pending(endpoint, limit);
       reads += 1;
-      if (reads === 1) setTimeout(() => append(1), 10);
+      if (reads === 1) setTimeout(() => void append(1), 10);
       await new Promise((resolve) => setTimeout(resolve, 60));
       return rows;
     });
-    append(0);
+    await append(0);
     // Idle workers poll only once a minute here: only a correct hand-over delivers the second event quickly.
     start();
     await waitFor(() => delivered(target).length === 2, 'both events', 5_000);
@@ -785,14 +791,17 @@ describe('webhook outbox and delivery', () => {
           { name: 'checkpoints', types: ['io.service.receipts.checkpoint'] },
         ],
       });
-      const receipts = createSqliteReceiptStore(db);
+      const storage = sqliteReceiptStorage(db);
+      const receipts = storage.store;
       const key = generateKeyPairSync('ed25519').privateKey;
-      const append = (index: number) => {
+      const append = async (index: number) => {
         const { id: _id, index: _leaf, ...draft } = makeReceipt(index);
-        receipts.append(draft, [outbox]);
+        await createReceiptWriter(storage, [outbox]).append([draft]);
       };
-      const checkpoint = () => {
-        const head = receipts.head();
+      const addCheckpoint = (stored: StoredCheckpoint, hooks: ReceiptHook[]) =>
+        createReceiptWriter(storage, hooks).addCheckpoint(async () => stored);
+      const checkpoint = async () => {
+        const head = await receipts.head();
         const note = signNote(
           formatCheckpoint({ origin: 'gateway.test/receipts', size: head.size, rootHash: head.rootHash }),
           'gateway.test/receipts',
@@ -800,24 +809,24 @@ describe('webhook outbox and delivery', () => {
         );
         return { treeSize: head.size, rootHash: head.rootHash, note, verifierKey: 'key', createdAt: new Date().toISOString() };
       };
-      append(0);
-      append(1);
-      const second = checkpoint();
-      receipts.addCheckpoint(second, [outbox]);
+      await append(0);
+      await append(1);
+      const second = await checkpoint();
+      await addCheckpoint(second, [outbox]);
       // The same tree size stored again (another process signed it first): no second event.
-      receipts.addCheckpoint(second, [outbox]);
-      append(2);
+      await addCheckpoint(second, [outbox]);
+      await append(2);
       // A hook that fails after the outbox wrote: the checkpoint row and its events roll back together.
-      const third = checkpoint();
+      const third = await checkpoint();
       const failing = {
         onReceipt: () => undefined,
         onCheckpoint: () => {
           throw new Error('disk full');
         },
       };
-      expect(() => receipts.addCheckpoint(third, [outbox, failing])).toThrow('disk full');
-      expect(receipts.latestCheckpoint()!.treeSize).toBe(2);
-      receipts.addCheckpoint(third, [outbox]);
+      await expect(addCheckpoint(third, [outbox, failing])).rejects.toThrow('disk full');
+      expect((await receipts.latestCheckpoint())!.treeSize).toBe(2);
+      await addCheckpoint(third, [outbox]);
 
       const store = new SqliteOutboxStore(db);
       const stream = async (endpoint: string) =>

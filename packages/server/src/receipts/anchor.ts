@@ -17,6 +17,7 @@ import {
   verifyConsistency,
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
+import type { Transaction } from '../store/unit-of-work.js';
 import type { ReceiptStore, TreeHead } from './store.js';
 
 export const RECEIPTS_ANCHOR_FILE = 'receipts-anchor.json';
@@ -233,17 +234,18 @@ function mismatch(anchor: Anchor, detail: string, firstDifferent?: { from: numbe
  * Folds the stored leaf hashes [tree.size, to) into `tree`, keeping them when `keepLeaves`; undefined when some
  * are missing (deleted rows).
  */
-function foldStoredLeaves(
+async function foldStoredLeaves(
   store: ReceiptStore,
+  tx: Transaction | undefined,
   tree: VerifiedTree,
   to: number,
   keepLeaves = false,
-): { tree: VerifiedTree; leaves: Buffer[] } | undefined {
+): Promise<{ tree: VerifiedTree; leaves: Buffer[] } | undefined> {
   let { size, edge } = tree;
   const leaves: Buffer[] = [];
   while (size < to) {
     const end = Math.min(to, size + FOLD_PAGE);
-    const page = store.leafHashesBetween(size, end);
+    const page = await store.leafHashesBetween(size, end, tx);
     if (page.length !== end - size) return undefined;
     edge = appendLeavesToEdge(edge, size, page);
     size = end;
@@ -270,12 +272,18 @@ function firstDifferentRange(anchor: Anchor, edge: readonly Buffer[]): { from: n
  * what this process has already checked (`verified`): the stored leaves up to the anchor's size must hash to
  * its signed root, the leaves after it to the head's root, and an RFC 9162 consistency proof from the anchor's
  * size to the head's must verify. Reads the leaves after `verified` only (at a start, every leaf once). Returns
- * the new checked tree; throws RECEIPTS_ANCHOR_MISMATCH.
+ * the new checked tree; throws RECEIPTS_ANCHOR_MISMATCH. `tx`: the unit of work the checkpoint is signed in.
  */
-export function checkAgainstAnchor(store: ReceiptStore, verified: VerifiedTree, anchor: Anchor | undefined, head: TreeHead): VerifiedTree {
+export async function checkAgainstAnchor(
+  store: ReceiptStore,
+  tx: Transaction | undefined,
+  verified: VerifiedTree,
+  anchor: Anchor | undefined,
+  head: TreeHead,
+): Promise<VerifiedTree> {
   let tree = verified;
   if (anchor && anchor.treeSize > tree.size) {
-    const folded = foldStoredLeaves(store, tree, anchor.treeSize);
+    const folded = await foldStoredLeaves(store, tx, tree, anchor.treeSize);
     if (!folded) throw mismatch(anchor, `receipts it covers are missing from the database (it holds ${head.size})`);
     if (!rootOfEdge(folded.tree.edge).equals(anchor.rootHash)) {
       const range = firstDifferentRange(anchor, folded.tree.edge);
@@ -303,7 +311,7 @@ export function checkAgainstAnchor(store: ReceiptStore, verified: VerifiedTree, 
   // The proof below is made from the anchor's edge and the leaves after it, when the anchor is where this check
   // starts (a start, or another process's newer checkpoint); past it, the earlier check stands for it.
   const isAtAnchor = anchor !== undefined && anchor.treeSize === anchored.size && anchored.size > 0;
-  const later = foldStoredLeaves(store, anchored, head.size, isAtAnchor);
+  const later = await foldStoredLeaves(store, tx, anchored, head.size, isAtAnchor);
   if (!later || !rootOfEdge(later.tree.edge).equals(head.rootHash)) {
     const detail = `the stored tree head of size ${head.size} does not match the stored receipts`;
     throw anchor ? mismatch(anchor, detail) : new GatewayError('RECEIPTS_ANCHOR_MISMATCH', detail, { details: { treeSize: head.size } });

@@ -77,6 +77,16 @@ export interface ReceiptJournal {
     onQuarantined: (counts: QuarantineCounts) => void,
   ): JournalRead;
   /**
+   * The same read, batch by batch, for a reader that waits between batches (the receipt log appends each batch
+   * in a unit of work): the quarantined lines are reported when the read ends, also when the reader stops early
+   * (`return()`).
+   */
+  entryBatches(
+    key: KeyObject,
+    batchSize: number,
+    onQuarantined: (counts: QuarantineCounts) => void,
+  ): Generator<JournalEntry[], JournalRead>;
+  /**
    * Starts numbering after `afterSeq` (the larger of the database's mark and the leftover entries) with an
    * empty file, authenticating every line it writes with `key`: call once the leftover entries are in the
    * database. Lines another writer appended meanwhile are screened before `clear` or `close` discards them
@@ -228,19 +238,18 @@ function entryOf(key: KeyObject, slot: string, line: Buffer): JournalEntry | Qua
 }
 
 /**
- * Reads a journal file from its start in chunks, handing its authentic entries on `batchSize` at a time (memory
+ * Reads a journal file from its start in chunks, yielding its authentic entries `batchSize` at a time (memory
  * stays bounded whatever the file's size). Lines are split on the newline byte, which never occurs inside a
  * UTF-8 character, so each line's bytes are exactly what was written. A whole line that is refused is handed to
  * `quarantine` with its end offset; a last line without its newline (a write cut short) is skipped.
  */
-function readJournal(
+function* readJournal(
   fd: number,
   key: KeyObject,
   slot: string,
   batchSize: number,
-  onBatch: (entries: JournalEntry[]) => void,
   quarantine: (line: Buffer, endOffset: number, reason: QuarantineReason) => void,
-): { maxSeq: number; isLastLineCutShort: boolean } {
+): Generator<JournalEntry[], JournalRead> {
   const buffer = Buffer.allocUnsafe(1 << 16);
   /** The start of a line that continues into the next chunk, kept across reads. */
   let remainder: Buffer = Buffer.alloc(0);
@@ -267,14 +276,14 @@ function readJournal(
       maxSeq = accepted.seq;
       batch.push(accepted);
       if (batch.length >= batchSize) {
-        onBatch(batch);
+        yield batch;
         batch = [];
       }
     }
     // Copied: the read buffer is reused by the next chunk.
     remainder = Buffer.from(data.subarray(lineStart));
   }
-  if (batch.length > 0) onBatch(batch);
+  if (batch.length > 0) yield batch;
   return { maxSeq, isLastLineCutShort: remainder.length > 0 };
 }
 
@@ -327,12 +336,12 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     size = length;
     screenedUpTo = Math.min(screenedUpTo, length);
   };
-  const readEntries: ReceiptJournal['readEntries'] = (key, batchSize, onBatch, onQuarantined) => {
+  const entryBatches: ReceiptJournal['entryBatches'] = function* (key, batchSize, onQuarantined) {
     const quarantined: QuarantineCounts = {};
     let quarantineFd: number | undefined;
     let lastEnd = screenedUpTo;
     try {
-      return readJournal(fd, key, slot, batchSize, onBatch, (line, endOffset, reason) => {
+      return yield* readJournal(fd, key, slot, batchSize, (line, endOffset, reason) => {
         if (endOffset <= screenedUpTo) return;
         quarantineFd ??= openSync(quarantinePath, 'a', 0o600);
         writeSync(quarantineFd, Buffer.concat([line, Buffer.from('\n')]));
@@ -349,6 +358,18 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
       }
     }
   };
+  const readEntries: ReceiptJournal['readEntries'] = (key, batchSize, onBatch, onQuarantined) => {
+    const batches = entryBatches(key, batchSize, onQuarantined);
+    try {
+      for (;;) {
+        const next = batches.next();
+        if (next.done) return next.value;
+        onBatch(next.value);
+      }
+    } finally {
+      batches.return({ maxSeq: 0, isLastLineCutShort: false });
+    }
+  };
   /**
    * Before the file is emptied or removed: when it is longer than what this process wrote, another writer
    * appended to it; its lines are screened (every entry of this process's is in the database by then).
@@ -361,6 +382,7 @@ export function openReceiptJournal(directory: string, slot: string, options: { c
     name: slot,
     quarantinePath,
     readEntries,
+    entryBatches,
     start(afterSeq, key, onQuarantined) {
       truncate(0);
       lastSeq = afterSeq;

@@ -10,8 +10,8 @@ import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECR
 import { RECEIPTS_ANCHOR_FILE, RECEIPTS_ANCHOR_SECRET } from './anchor.js';
 import { authenticatedLine, claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
 import { journalKeyIn, journalText, receiptDraft } from '../../test/support/receipt-journal.js';
-import { receiptMigrations } from './migrations.js';
-import { createSqliteReceiptStore, type ReceiptHook, type ReceiptStore } from './store.js';
+import { receiptMigrations, sqliteReceiptStorage } from './sqlite/index.js';
+import type { ReceiptHook, ReceiptStorage } from './store.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 let database: SqliteDatabase;
@@ -25,7 +25,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const log of logs) {
-    log.close();
+    await log.close();
     await log.anchor.settled();
   }
   database.close();
@@ -46,7 +46,7 @@ async function start(
   options: {
     journal?: boolean;
     clearAtBytes?: number;
-    store?: ReceiptStore;
+    storage?: ReceiptStorage;
     hooks?: ReceiptHook[];
     adopt?: ReceiptJournal[];
     maxPendingInMemory?: number;
@@ -57,9 +57,9 @@ async function start(
   const realVault = vault ?? (await createVault(loaded, { env: { PATH: process.env.PATH } }));
   const warnings: string[] = [];
   const alerts: Array<Record<string, unknown>> = [];
-  const { journal, clearAtBytes, store, ...rest } = options;
+  const { journal, clearAtBytes, storage, ...rest } = options;
   const log = await createReceiptLog({
-    store: store ?? createSqliteReceiptStore(database),
+    ...(storage ?? sqliteReceiptStorage(database)),
     vault: realVault,
     loaded,
     ...(journal ? { journal: openReceiptJournal(directory.path, 'main', { clearAtBytes: clearAtBytes ?? 1 }) } : {}),
@@ -117,7 +117,7 @@ function call(argumentsValue: unknown = { orderId: 'ord_1' }): ReceiptFields {
  * database locked by another process or on a full disk does.
  */
 async function startRefused(code: string | undefined, options: { maxPendingInMemory?: number } = {}) {
-  const sqlite = createSqliteReceiptStore(database);
+  const { store: sqlite, unitOfWork } = sqliteReceiptStorage(database);
   let isRefusing = true;
   const refusing =
     <T extends unknown[], R>(method: (...args: T) => R) =>
@@ -126,10 +126,10 @@ async function startRefused(code: string | undefined, options: { maxPendingInMem
       return method(...args);
     };
   const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-    appendBatch: refusing(sqlite.appendBatch),
+    append: refusing(sqlite.append),
     setJournalMark: refusing(sqlite.setJournalMark),
   });
-  const { log, warnings, alerts } = await start('', undefined, { journal: true, store, ...options });
+  const { log, warnings, alerts } = await start('', undefined, { journal: true, storage: { store, unitOfWork }, ...options });
   return {
     log,
     sqlite,
@@ -161,7 +161,7 @@ describe('the receipt log', () => {
     expect([a?.id, b?.id]).toEqual(['receipt-0', 'receipt-1']);
     expect(a?.argumentsDigest).not.toBe(b?.argumentsDigest);
     expect(a).not.toHaveProperty('arguments');
-    expect(JSON.stringify(log.store.get(0))).not.toContain('ord_1');
+    expect(JSON.stringify(await log.store.get(0))).not.toContain('ord_1');
   });
 
   it('stores argument values only with receipts.storeArguments: true', async () => {
@@ -172,9 +172,9 @@ describe('the receipt log', () => {
   it('signs a checkpoint every N receipts (receipts.checkpoint.everyReceipts)', async () => {
     const { log } = await start('receipts:\n  checkpoint: { everyReceipts: 4, everySeconds: 3600 }');
     for (let index = 0; index < 9; index += 1) await log.record(call());
-    expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8]);
-    const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
-    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
+    expect((await log.store.checkpoints()).map((checkpoint) => checkpoint.treeSize)).toEqual([4, 8]);
+    const receipts = (await log.store.rows(0, 100)).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
+    expect(verifyReceiptLog({ receipts, checkpoints: await log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
       ok: true,
       checkpointsVerified: 2,
     });
@@ -183,9 +183,9 @@ describe('the receipt log', () => {
   it('signs a checkpoint after T seconds with new receipts (receipts.checkpoint.everySeconds)', async () => {
     const { log } = await start('receipts:\n  checkpoint: { everyReceipts: 1000, everySeconds: 0.2 }');
     await log.record(call());
-    expect(log.store.checkpoints()).toHaveLength(0);
+    expect(await log.store.checkpoints()).toHaveLength(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([1]);
+    expect((await log.store.checkpoints()).map((checkpoint) => checkpoint.treeSize)).toEqual([1]);
   });
 
   it('a hook runs inside the append transaction: when it fails, the receipt is not written either', async () => {
@@ -203,11 +203,11 @@ describe('the receipt log', () => {
     });
     await log.record(call());
     isFull = true;
-    // Without a journal the commit is what makes it durable: record throws.
-    expect(() => log.record(call())).toThrow('outbox full');
+    // Without a journal the commit is what makes it durable: record fails.
+    await expect(log.record(call())).rejects.toThrow('outbox full');
     isFull = false;
     expect(seen).toEqual(['receipt-1', 'receipt-2']);
-    expect(log.store.head().size).toBe(2);
+    expect((await log.store.head()).size).toBe(2);
     expect(database.prepare('SELECT id FROM hook_rows').pluck().all()).toEqual(['receipt-1']);
     // The next receipt takes the number the rolled-back one did not keep.
     expect((await log.record(call()))?.id).toBe('receipt-2');
@@ -241,11 +241,11 @@ describe('the receipt log', () => {
       ].sort(),
     );
     expect(journalLines()[0]).not.toContain('ord_1');
-    expect(log.store.head().size).toBe(0);
+    expect((await log.store.head()).size).toBe(0);
     expect((await committed)?.id).toBe('receipt-0');
-    expect(log.store.head().size).toBe(1);
+    expect((await log.store.head()).size).toBe(1);
     // Moved: the database records how far, in the same transaction, and the journal starts again empty.
-    expect(log.store.journalMark('main')).toBe(1);
+    expect(await log.store.journalMark('main')).toBe(1);
     expect(journalLines()).toEqual([]);
   });
 
@@ -269,14 +269,14 @@ describe('the receipt log', () => {
     expect(recorded).toBeGreaterThan(2);
     await log.record(call());
     expect(journalLines().map((line) => JSON.parse(line).seq)).toEqual([recorded + 1]);
-    expect(log.store.journalMark('main')).toBe(recorded + 1);
+    expect(await log.store.journalMark('main')).toBe(recorded + 1);
   });
 
-  it('without a journal, a receipt is committed before record returns', async () => {
+  it('without a journal, a receipt is committed before the promise record returns resolves', async () => {
     const { log } = await start();
-    const committed = log.record(call());
-    expect(log.store.head().size).toBe(1);
-    expect((await committed)?.id).toBe('receipt-0');
+    const committed = await log.record(call());
+    expect((await log.store.head()).size).toBe(1);
+    expect(committed?.id).toBe('receipt-0');
   });
 
   it('receipts recorded in one turn move in one transaction, and one that cannot be written does not sink the others', async () => {
@@ -301,26 +301,27 @@ describe('the receipt log', () => {
     const results = await Promise.allSettled([log.record(call()), log.record({ ...call(), tool: 'refused_tool' }), log.record(call())]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value?.id] : []))).toEqual(['receipt-3', 'receipt-4']);
-    expect(log.store.head().size).toBe(5);
-    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).not.toContain('refused_tool');
-    expect(log.store.journalMark('main')).toBe(6);
+    expect((await log.store.head()).size).toBe(5);
+    expect((await log.store.list({ limit: 10 })).map((receipt) => receipt.tool)).not.toContain('refused_tool');
+    expect(await log.store.journalMark('main')).toBe(6);
     expect(journalLines()).toEqual([]);
   });
 
   it('a start moves what a stopped process left in its journal, once, in order, with the hooks, skipping a cut-off line', async () => {
-    const store = createSqliteReceiptStore(database);
+    const storage = sqliteReceiptStorage(database);
+    const { store } = storage;
     const drafts = ['first', 'second', 'third'].map((tool) => receiptDraft(tool));
     // The stopped process had moved entry 1 (receipt-0 and its mark) but not 2 and 3; its last write was cut short.
-    store.appendBatch([drafts[0]!], [], { journal: 'main', seq: 1 });
+    await storage.unitOfWork.run((tx) => store.append(tx, [drafts[0]!], { journal: 'main', seq: 1 }));
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${journalText(await journalKey(), 'main', drafts)}{"seq":4,"dra`);
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stoppedPid()}\n`);
     const seen: string[] = [];
     const { log, warnings } = await start('', undefined, {
       journal: true,
-      store,
-      hooks: [{ onReceipt: (receipt) => seen.push(receipt.tool) }],
+      storage,
+      hooks: [{ onReceipt: (receipt) => void seen.push(receipt.tool) }],
     });
-    expect(store.list({ limit: 10 }).map((receipt) => [receipt.id, receipt.tool])).toEqual([
+    expect((await store.list({ limit: 10 })).map((receipt) => [receipt.id, receipt.tool])).toEqual([
       ['receipt-0', 'first'],
       ['receipt-1', 'second'],
       ['receipt-2', 'third'],
@@ -330,10 +331,10 @@ describe('the receipt log', () => {
     expect(warnings).toEqual([expect.stringContaining('ends in a line cut short')]);
     expect(quarantineLines()).toEqual([]);
     // Signed at once, and the journal starts again empty, numbering after what it held.
-    expect(store.latestCheckpoint()?.treeSize).toBe(3);
+    expect((await store.latestCheckpoint())?.treeSize).toBe(3);
     expect(journalLines()).toEqual([]);
     await log.record(call());
-    expect(store.journalMark('main')).toBe(4);
+    expect(await store.journalMark('main')).toBe(4);
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
@@ -361,7 +362,7 @@ describe('the receipt log', () => {
     changed[changed.lastIndexOf('#')] = 0xff;
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), Buffer.concat([Buffer.from(lines.join('')), changed]));
     const { log, alerts } = await start('', undefined, { journal: true });
-    expect(log.store.list({ limit: 20 }).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last']);
+    expect((await log.store.list({ limit: 20 })).map((receipt) => receipt.tool)).toEqual(['first', 'with_proto', 'last']);
     expect(alerts).toEqual([
       expect.objectContaining({
         code: 'RECEIPT_JOURNAL_LINE_QUARANTINED',
@@ -374,11 +375,12 @@ describe('the receipt log', () => {
     expect(quarantine.includes(changed)).toBe(true);
     expect(quarantineLines()).toHaveLength(9);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(log.store.journalMark('main')).toBe(10);
+    expect(await log.store.journalMark('main')).toBe(10);
   });
 
   it('a start reads a journal larger than its read buffer in chunks, a character cut by a chunk included', async () => {
-    const store = createSqliteReceiptStore(database);
+    const storage = sqliteReceiptStorage(database);
+    const { store } = storage;
     // Tools of three-byte characters, the first one padded so that the first 64 KiB chunk ends inside one.
     const tool = (index: number, padding: number) => `${index === 0 ? 'x'.repeat(padding) : ''}${'工'.repeat(60)}_${index}`;
     const key = await journalKey();
@@ -397,16 +399,16 @@ describe('the receipt log', () => {
     expect(file[65536]! & 0xc0).toBe(0x80);
     expect(file.length).toBeGreaterThan(3 * 65536);
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), file);
-    const { warnings } = await start('', undefined, { journal: true, store });
+    const { warnings } = await start('', undefined, { journal: true, storage });
     expect(warnings).toEqual([]);
-    expect(store.head().size).toBe(2500);
-    expect(store.list({ limit: 1000 }).map((receipt) => receipt.tool)).toEqual(
+    expect((await store.head()).size).toBe(2500);
+    expect((await store.list({ limit: 1000 })).map((receipt) => receipt.tool)).toEqual(
       Array.from({ length: 1000 }, (_, index) => tool(index, padding)),
     );
-    expect(store.list({ limit: 1000, afterIndex: 1499 }).map((receipt) => receipt.tool)).toEqual(
+    expect((await store.list({ limit: 1000, afterIndex: 1499 })).map((receipt) => receipt.tool)).toEqual(
       Array.from({ length: 1000 }, (_, index) => tool(1500 + index, padding)),
     );
-    expect(store.journalMark('main')).toBe(2500);
+    expect(await store.journalMark('main')).toBe(2500);
   });
 
   it("lines added to a stopped gateway's journal are quarantined with a code; the genuine ones move in, in order", async () => {
@@ -426,7 +428,7 @@ describe('the receipt log', () => {
     ];
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), lines.join(''));
     const { log, alerts } = await start('', undefined, { journal: true });
-    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third', 'fourth']);
+    expect((await log.store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third', 'fourth']);
     expect(alerts).toEqual([
       expect.objectContaining({
         code: 'RECEIPT_JOURNAL_LINE_QUARANTINED',
@@ -439,12 +441,12 @@ describe('the receipt log', () => {
     ]);
     expect(quarantineLines()).toEqual(lines.slice(2, 5).map((line) => line.slice(0, -1)));
     // Signed at once over the genuine four; the log verifies.
-    expect(log.store.latestCheckpoint()?.treeSize).toBe(4);
-    const receipts = log.store.rows(0, 100).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
-    expect(verifyReceiptLog({ receipts, checkpoints: log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
+    expect((await log.store.latestCheckpoint())?.treeSize).toBe(4);
+    const receipts = (await log.store.rows(0, 100)).map((row) => ({ receipt: JSON.parse(row.body), recordedLeafHash: row.leafHash }));
+    expect(verifyReceiptLog({ receipts, checkpoints: await log.store.checkpoints(), trustedKeys: [log.verifierKey] })).toMatchObject({
       ok: true,
     });
-    expect(log.store.journalMark('main')).toBe(4);
+    expect(await log.store.journalMark('main')).toBe(4);
   });
 
   it('a genuine line appended again makes no second receipt: behind its original (replayed) or once moved in (the mark)', async () => {
@@ -455,17 +457,17 @@ describe('the receipt log', () => {
     // A copy of entry 2 behind entry 3, and again at the end: its number does not grow.
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${first}${second}${third}${second}${first}`);
     const { log, alerts } = await start('', undefined, { journal: true });
-    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
+    expect((await log.store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
     expect(alerts).toEqual([expect.objectContaining({ lines: 2, reasons: { replayed: 2 } })]);
     expect(quarantineLines()).toEqual([second!.trim(), first!.trim()]);
-    log.close();
+    await log.close();
     logs = [];
     // Stopped with everything in: copies of moved lines in a journal of their own are covered by the mark.
     writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), `${second}${third}`);
     const { log: next } = await start('', undefined, { journal: true });
-    expect(next.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
+    expect((await next.store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['first', 'second', 'third']);
     expect((await next.record(call()))?.id).toBe('receipt-3');
-    expect(next.store.journalMark('main')).toBe(4);
+    expect(await next.store.journalMark('main')).toBe(4);
   });
 
   it('a line appended while the gateway runs is quarantined when the backlog is read back, once however often it is read', async () => {
@@ -478,8 +480,9 @@ describe('the receipt log', () => {
     await log.record({ ...call(), tool: 'after' });
     accept();
     // Moved by the next retry (a second on): waited for, at most ten.
-    for (let waited = 0; sqlite.head().size < 2 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(sqlite.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['before', 'after']);
+    for (let waited = 0; (await sqlite.head()).size < 2 && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await sqlite.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['before', 'after']);
     expect(alerts).toEqual([expect.objectContaining({ reasons: { 'missing-mac': 1 } })]);
     expect(quarantineLines()).toHaveLength(1);
     // Read again (the journal holds less than clearAtBytes): the line is skipped, not quarantined or reported again.
@@ -512,7 +515,7 @@ describe('the receipt log', () => {
     expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);
     // Removed at a clean close: screened first too.
     appendFileSync(journalPath, foreign('appended_before_the_stop'));
-    log.close();
+    await log.close();
     logs = [];
     expect(existsSync(journalPath)).toBe(false);
     expect(alerts).toHaveLength(2);
@@ -520,7 +523,7 @@ describe('the receipt log', () => {
       'appended_while_running',
       'appended_before_the_stop',
     ]);
-    expect(log.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order']);
+    expect((await log.store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['get_order', 'get_order']);
   });
 
   it('a vault that cannot keep the digest key: no journal (a receipt commits in record); a left journal is screened', async () => {
@@ -533,11 +536,11 @@ describe('the receipt log', () => {
     const { log, warnings, alerts } = await start('vault:\n  provider: env', vault, { journal: true });
     expect(warnings).toContainEqual(expect.stringContaining('the receipt journal is off'));
     expect(alerts).toEqual([expect.objectContaining({ code: 'RECEIPT_JOURNAL_LINE_QUARANTINED', reasons: { 'missing-mac': 1 } })]);
-    expect(log.store.head().size).toBe(0);
+    expect((await log.store.head()).size).toBe(0);
     expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl'))).toBe(false);
-    const committed = log.record(call());
-    expect(log.store.head().size).toBe(1);
-    expect((await committed)?.id).toBe('receipt-0');
+    const committed = await log.record(call());
+    expect((await log.store.head()).size).toBe(1);
+    expect(committed?.id).toBe('receipt-0');
     expect(journalSlots(directory.path)).toEqual([]);
   });
 
@@ -548,11 +551,11 @@ describe('the receipt log', () => {
       undefined,
       undefined,
     ]);
-    log.close();
+    await log.close();
     logs = [];
     expect(journalLines().map((line) => (JSON.parse(line) as { draft: { tool: string } }).draft.tool)).toEqual(['first', 'second']);
     const { log: next } = await start('', undefined, { journal: true });
-    expect(next.store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['first', 'second']);
+    expect((await next.store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['first', 'second']);
   });
 
   it('past maxPendingInMemory waiting receipts, later ones wait in the journal only and are read back from it, in order', async () => {
@@ -567,15 +570,16 @@ describe('the receipt log', () => {
     expect((await Promise.all(recorded.slice(0, 2))).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
     // Read back from the journal right after the queued ones, in the order they were recorded.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(sqlite.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['call_0', 'call_1', 'call_2', 'call_3', 'call_4']);
-    expect(sqlite.journalMark('main')).toBe(5);
+    expect((await sqlite.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['call_0', 'call_1', 'call_2', 'call_3', 'call_4']);
+    expect(await sqlite.journalMark('main')).toBe(5);
     expect(journalLines()).toEqual([]);
     // Back to normal: the next receipt is kept in memory and moved as usual.
     expect((await log.record(call()))?.id).toBe('receipt-5');
   });
 
   it('the first process also moves the journals of slots nobody serves from now, then removes them', async () => {
-    const store = createSqliteReceiptStore(database);
+    const storage = sqliteReceiptStorage(database);
+    const { store } = storage;
     const stopped = stoppedPid();
     const key = await journalKey();
     // Two workers ran last time; now one process serves. Worker 2's journal still holds two receipts.
@@ -595,12 +599,12 @@ describe('the receipt log', () => {
     }
     expect(journalSlots(directory.path).sort()).toEqual(['worker-1', 'worker-2']);
     const adopt = journalSlots(directory.path).map((slot) => openReceiptJournal(directory.path, slot));
-    const { log } = await start('', undefined, { journal: true, store, adopt });
-    expect(store.list({ limit: 10 }).map((receipt) => receipt.tool)).toEqual(['from_worker_2_a', 'from_worker_2_b']);
-    expect(store.journalMark('worker-2')).toBe(2);
+    const { log } = await start('', undefined, { journal: true, storage, adopt });
+    expect((await store.list({ limit: 10 })).map((receipt) => receipt.tool)).toEqual(['from_worker_2_a', 'from_worker_2_b']);
+    expect(await store.journalMark('worker-2')).toBe(2);
     expect(journalSlots(directory.path)).toEqual(['main']);
     expect(existsSync(join(directory.path, 'receipts-journal-worker-2.jsonl.lock'))).toBe(false);
-    log.close();
+    await log.close();
     logs = [];
     expect(() => log.record(call())).toThrow('closed');
   });
@@ -637,7 +641,7 @@ describe('the receipt log', () => {
     // Held now: a second writer in this same process is refused too.
     expect(() => openReceiptJournal(directory.path, 'main')).toThrow(expect.objectContaining({ code: 'RECEIPT_JOURNAL_IN_USE' }));
     await log.record(call());
-    log.close();
+    await log.close();
     logs = [];
     expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl'))).toBe(false);
     expect(existsSync(join(directory.path, 'receipts-journal-main.jsonl.lock'))).toBe(false);
@@ -654,7 +658,7 @@ describe('the receipt log', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(warnings).toEqual([expect.stringContaining('receipts wait in the journal')]);
       expect(journalLines()).toHaveLength(2);
-      expect(sqlite.head().size).toBe(0);
+      expect((await sqlite.head()).size).toBe(0);
       accept();
       expect((await Promise.all(committed)).map((receipt) => receipt?.id)).toEqual(['receipt-0', 'receipt-1']);
       expect(journalLines()).toEqual([]);
@@ -664,20 +668,20 @@ describe('the receipt log', () => {
   it('a checkpoint that fails after a commit is a warning, not a crash: the receipt is written and its call answered', async () => {
     const loaded = configWith('receipts:\n  checkpoint: { everyReceipts: 1, everySeconds: 3600 }');
     const vault = await createVault(loaded, { env: { PATH: process.env.PATH } });
-    const sqlite = createSqliteReceiptStore(database);
+    const { store: sqlite, unitOfWork } = sqliteReceiptStorage(database);
     const store = Object.assign(Object.create(sqlite) as typeof sqlite, {
-      addCheckpointWith() {
+      addCheckpoint() {
         throw new Error('disk full');
       },
     });
     const warnings: string[] = [];
-    const log = await createReceiptLog({ store, vault, loaded, warn: (message) => warnings.push(message) });
+    const log = await createReceiptLog({ store, unitOfWork, vault, loaded, warn: (message) => warnings.push(message) });
     logs.push(log);
     expect((await log.record(call()))?.id).toBe('receipt-0');
     expect(warnings).toEqual(['receipt checkpoint failed: disk full']);
-    log.close();
+    await log.close();
     expect(warnings.at(-1)).toBe('final receipt checkpoint failed: disk full');
-    expect(sqlite.head().size).toBe(1);
+    expect((await sqlite.head()).size).toBe(1);
   });
 });
 
@@ -703,14 +707,14 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
     const fromFile = JSON.parse(readFileSync(join(directory.path, RECEIPTS_ANCHOR_FILE), 'utf8')) as { treeSize: number; note: string };
     const fromVault = JSON.parse((await vault.get(RECEIPTS_ANCHOR_SECRET))!) as { treeSize: number; note: string };
     expect(fromFile.treeSize).toBe(4);
-    expect(fromFile.note).toBe(log.store.latestCheckpoint()!.note);
+    expect(fromFile.note).toBe((await log.store.latestCheckpoint())!.note);
     expect(fromVault).toEqual(fromFile);
   });
 
   it('a start refuses a database rewritten below the anchor, from the vault copy alone too, naming the size', async () => {
     const first = await start(cadence, undefined, { dataDirectory: directory.path });
     for (let index = 0; index < 6; index += 1) await first.log.record(call());
-    first.log.close();
+    await first.log.close();
     await first.log.anchor.settled();
     database.prepare('DELETE FROM receipt_checkpoints').run();
     rewrite(1);
@@ -745,22 +749,22 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
     for (let index = 0; index < 2; index += 1) await log.record(call());
     expect(warnings).toEqual(['receipt checkpoint failed: outbox full']);
     expect(log.anchor.latest()?.treeSize).toBe(4);
-    expect(log.store.latestCheckpoint()?.treeSize).toBe(2);
+    expect((await log.store.latestCheckpoint())?.treeSize).toBe(2);
     isFull = false;
     // The next try stores the checkpoint of that tree, with its events, and the same note as the anchor.
-    expect(log.checkpoint()?.treeSize).toBe(4);
+    expect((await log.checkpoint())?.treeSize).toBe(4);
     expect(evented).toEqual([2, 4]);
-    expect(log.store.latestCheckpoint()?.note).toBe(log.anchor.latest()?.note);
+    expect((await log.store.latestCheckpoint())?.note).toBe(log.anchor.latest()?.note);
     // Nothing more for the same tree.
-    expect(log.checkpoint()?.treeSize).toBe(4);
+    expect((await log.checkpoint())?.treeSize).toBe(4);
     expect(evented).toEqual([2, 4]);
     // A tree inconsistent with the anchor (a receipt after it rewritten in the file): neither signed, nor stored,
     // nor evented.
     await log.record(call());
     rewrite(4);
-    expect(() => log.checkpoint()).toThrow(expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH' }));
+    await expect(log.checkpoint()).rejects.toThrow(expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH' }));
     expect(evented).toEqual([2, 4]);
-    expect(log.store.checkpoints().map((checkpoint) => checkpoint.treeSize)).toEqual([2, 4]);
+    expect((await log.store.checkpoints()).map((checkpoint) => checkpoint.treeSize)).toEqual([2, 4]);
     expect(log.anchor.latest()?.treeSize).toBe(4);
   });
 
@@ -768,27 +772,27 @@ describe('the anchor: the last signed checkpoint outside the database', () => {
     const other = openDatabase(join(directory.path, 'gateway.db'), receiptMigrations);
     try {
       const a = await start(cadence, undefined, { dataDirectory: directory.path });
-      const b = await start(cadence, a.vault, { dataDirectory: directory.path, store: createSqliteReceiptStore(other) });
+      const b = await start(cadence, a.vault, { dataDirectory: directory.path, storage: sqliteReceiptStorage(other) });
       for (let index = 0; index < 3; index += 1) await a.log.record(call());
       for (let index = 0; index < 3; index += 1) await b.log.record(call());
-      expect(a.log.checkpoint()?.treeSize).toBe(6);
+      expect((await a.log.checkpoint())?.treeSize).toBe(6);
       await b.log.record(call());
-      expect(b.log.checkpoint()?.treeSize).toBe(7);
+      expect((await b.log.checkpoint())?.treeSize).toBe(7);
       expect(a.log.anchor.latest()?.treeSize).toBe(7);
       // Process b appends and signs; then someone rewrites a receipt b signed that a has not checked yet.
       await b.log.record(call());
-      expect(b.log.checkpoint()?.treeSize).toBe(8);
+      expect((await b.log.checkpoint())?.treeSize).toBe(8);
       rewrite(7);
       await a.log.record(call());
-      expect(() => a.log.checkpoint()).toThrow(
+      await expect(a.log.checkpoint()).rejects.toThrow(
         expect.objectContaining({ code: 'RECEIPTS_ANCHOR_MISMATCH', message: expect.stringContaining('size 8') }),
       );
-      expect(a.log.store.latestCheckpoint()?.treeSize).toBe(8);
+      expect((await a.log.store.latestCheckpoint())?.treeSize).toBe(8);
       const anchorFile = JSON.parse(readFileSync(join(directory.path, RECEIPTS_ANCHOR_FILE), 'utf8')) as { treeSize: number };
       expect(anchorFile.treeSize).toBe(8);
     } finally {
       for (const log of logs.splice(0)) {
-        log.close();
+        await log.close();
         await log.anchor.settled();
       }
       other.close();

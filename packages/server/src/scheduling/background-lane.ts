@@ -30,11 +30,20 @@ function schedule(): void {
   setImmediate(runTurn);
 }
 
+/** Tasks that must run alone in their turn: first in it (no other task's microtasks pending) and last. */
+const aloneTasks = new WeakSet<() => void>();
+
 function runTurn(): void {
   isScheduled = false;
   try {
-    do queue.shift()!();
-    while (queue.length > MAX_WAITING);
+    let isFirst = true;
+    do {
+      if (!isFirst && aloneTasks.has(queue[0]!)) break;
+      const task = queue.shift()!;
+      task();
+      if (aloneTasks.has(task)) break;
+      isFirst = false;
+    } while (queue.length > MAX_WAITING);
   } finally {
     if (queue.length > 0) schedule();
   }
@@ -44,6 +53,16 @@ function runTurn(): void {
 export function runInBackground(task: () => void): void {
   queue.push(task);
   schedule();
+}
+
+/**
+ * Like runInBackground, but `task` runs alone in its turn: nothing else of the lane before it in the same
+ * callback (whose microtasks would still be pending) nor after it (which would run before its microtasks). A
+ * SQLite unit of work begins in such a task (store/sqlite/unit-of-work.ts).
+ */
+export function runAloneInBackground(task: () => void): void {
+  aloneTasks.add(task);
+  runInBackground(task);
 }
 
 /** Resolves on a later turn, in the lane's order: for a loop that continues in the background (webhook delivery). */

@@ -1,10 +1,10 @@
-import type { Migration } from '../store/sqlite/database.js';
+import type { Migration } from '../../store/sqlite/database.js';
 
 /**
  * Receipt log tables. `receipts` holds each receipt's leaf bytes (`body`, RFC 8785 JSON: exactly what the
  * leaf hash covers) plus copies of the filterable fields; `receipt_tree` a snapshot of the tree head (size and
  * the right edge of the Merkle tree, one 32-byte subtree root per set bit of the size), refreshed every
- * EDGE_SNAPSHOT_EVERY leaves (store.ts keeps the current edge in memory); `receipt_checkpoints`
+ * EDGE_SNAPSHOT_EVERY leaves (sqlite/receipt-store.ts keeps the current edge in memory); `receipt_checkpoints`
  * the signed notes. No secondary indexes on purpose: each one adds pages to every append's commit (and WAL
  * checkpoints), on every tool call (figures: docs/performance.md, "Receipt tables without secondary indexes");
  * filtered lists scan in leaf order instead, which an audit query can afford and a tool call cannot. Never
