@@ -16,6 +16,7 @@ import {
   type LockReloadStatus,
 } from '@gateway/core';
 import { createAdminPlugin } from './admin/index.js';
+import { consolePluginOf, type ConsoleOptions } from './console/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import type { PersonActionGate } from './calls/pipeline.js';
@@ -379,6 +380,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           }
         : undefined;
 
+    const consoleAreas: ConsoleOptions['areas'] = {
+      registry,
+      ...(driftReports ? { drift: driftReports } : {}),
+      ...(receiptLog ? { receipts: receiptLog } : {}),
+      ...(webhooks ? { webhooks } : {}),
+      sessions: authorization.sessions,
+    };
     const app = await buildApp({
       loaded,
       mcpUrl,
@@ -400,6 +408,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         sessions: authorization.sessions,
         mcpRefusals: () => authorization.authorizer.refusals(),
       }),
+      // The console reads the same areas as the admin API; it is there whenever people can sign in.
+      ...(authorization.browser.isSignInEnabled ? { consolePlugin: consolePluginOf(authorization.browser, consoleAreas) } : {}),
       guard,
       registry,
       executor,

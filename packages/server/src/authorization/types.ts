@@ -47,6 +47,6 @@ export interface AuthorizationComponents {
    */
   throttles: Throttles;
   /** The browser sessions of the sign-in pages and the people file: what the console signs people in with. */
-  browser: { sessions: BrowserSessions; people: PeopleDirectory; basePath: string };
+  browser: { sessions: BrowserSessions; people: PeopleDirectory; basePath: string; isSignInEnabled: boolean };
   close(): Promise<void>;
 }

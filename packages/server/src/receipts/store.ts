@@ -54,6 +54,10 @@ export interface ReceiptFilter {
   until?: string;
   /** Only receipts with a larger leaf index (paging). */
   afterIndex?: number;
+  /** Only receipts with a smaller leaf index (paging newest first). */
+  beforeIndex?: number;
+  /** Newest (largest leaf index) first; oldest first when absent. */
+  newestFirst?: boolean;
   limit: number;
 }
 
@@ -328,9 +332,13 @@ export function createSqliteReceiptStore(database: SqliteDatabase): ReceiptStore
         conditions.push('leaf_index > ?');
         values.push(filter.afterIndex);
       }
+      if (filter.beforeIndex !== undefined) {
+        conditions.push('leaf_index < ?');
+        values.push(filter.beforeIndex);
+      }
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
       const bodies = database
-        .prepare(`SELECT body FROM receipts ${where} ORDER BY leaf_index LIMIT ?`)
+        .prepare(`SELECT body FROM receipts ${where} ORDER BY leaf_index${filter.newestFirst ? ' DESC' : ''} LIMIT ?`)
         .pluck()
         .all(...values, filter.limit) as string[];
       return bodies.map((body) => JSON.parse(body) as Receipt);
