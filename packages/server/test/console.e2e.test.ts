@@ -5,7 +5,7 @@
  * once, a paused endpoint resumed, and every page in Chromium with an axe-core audit and screenshots at desktop
  * width and 390 px (kept in docs/; refresh them with GATEWAY_UPDATE_SCREENSHOTS=1).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -19,7 +19,14 @@ import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const OPERATOR = { name: 'olga', password: 'an operator passphrase of length' };
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -46,6 +53,20 @@ beforeAll(async () => {
       '    retry: { attempts: 1, initialDelayMs: 10, maxDelayMs: 20, timeoutMs: 2000 }',
     ].join('\n'),
   });
+  // A new publication in which every create_order call waits for an operator's approval (shown on Sources).
+  await writeFile(workspace.documentPath, `${await readFile(workspace.documentPath, 'utf8')}\n# reviewed again\n`);
+  await workspace.cli(['import', 'orders']);
+  await workspace.cli([
+    'review',
+    'orders',
+    '--all-supported',
+    '--each-call',
+    'create_order',
+    '--approvers',
+    '@operators',
+    '--no-interactive',
+  ]);
+  await workspace.cli(['publish', 'orders', '--key', workspace.privateKeyPath, '--publisher', 'harness@example.com']);
   workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
   workspace.env.GATEWAY_SECRET_SIEM_WEBHOOK_SECRET = newWebhookSecret();
   const people = new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json'));
@@ -186,56 +207,6 @@ describe('who may open the console', () => {
   });
 });
 
-describe('an operator in the console', () => {
-  it('sees each source with its publication, tool counts and approval choices; sessions; receipts; webhooks', async () => {
-    const { browser, html: sessionsHtml } = await signedIn(OPERATOR);
-    expect(sessionsHtml).toContain('Console test client');
-    expect(sessionsHtml).toContain('get_order');
-    const sources = await (await browser.request(`${gateway.url}/console`)).text();
-    expect(sources).toMatch(/<code>publication-\d+<\/code>: \d+ tool\(s\) served/);
-    expect(sources).toContain('<code>get_order</code>');
-    expect(sources).toContain('GET /orders/{orderId}');
-    const receipts = await (await browser.request(`${gateway.url}/console/receipts?tool=get_order&outcome=allowed`)).text();
-    expect(receipts).toContain('receipt-0');
-    const none = await (await browser.request(`${gateway.url}/console/receipts?outcome=denied`)).text();
-    expect(none).toContain('No receipt matches this search.');
-    const receipt = await (await browser.request(`${gateway.url}/console/receipts/receipt-0`)).text();
-    expect(receipt).toContain('hmac-sha256:');
-    const webhooks = await (await browser.request(`${gateway.url}/console/webhooks`)).text();
-    expect(webhooks).toMatch(/siem <span class="badge warn">paused<\/span>/);
-    expect(webhooks).toMatch(/audit <span class="badge good">active<\/span>/);
-  });
-
-  it('revoking without the CSRF token is refused; with it the session is revoked and /mcp refuses its token', async () => {
-    const token = await approvedToken();
-    const id = sessionOf(token);
-    expect((await rpc('tools/list', {}, token)).status).toBe(200);
-    const { browser, html } = await signedIn(OPERATOR);
-    const csrf = hiddenField(html, 'csrf_token');
-    expect(html).toContain(`action="/console/sessions/${id}/revoke"`);
-
-    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: '' } })).status).toBe(403);
-    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: 'wrong' } })).status).toBe(403);
-    expect((await rpc('tools/list', {}, token)).status).toBe(200);
-
-    const revoked = await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: csrf } });
-    expect(revoked.status).toBe(303);
-    expect(revoked.headers.get('location')).toBe(`/console/sessions?revoked=${id}`);
-    expect((await rpc('tools/list', {}, token)).status).toBe(401);
-    expect(await sessionAnswer(id)).toMatchObject({ state: 'revoked', revokedReason: 'revoked by olga in the console' });
-  });
-
-  it('resumes a paused webhook endpoint with the CSRF token, not without', async () => {
-    const { browser, html } = await signedIn(OPERATOR);
-    const csrf = hiddenField(html, 'csrf_token');
-    expect((await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: '' } })).status).toBe(403);
-    expect(await endpointState('siem')).toBe('paused');
-    const resumed = await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: csrf } });
-    expect(resumed.status).toBe(303);
-    await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
-  });
-});
-
 async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
   await page.evaluate(axeSource);
   const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
@@ -277,5 +248,58 @@ describe('the console in Chromium', () => {
     } finally {
       await context.close();
     }
+  });
+});
+
+describe('an operator in the console', () => {
+  it('sees each source with its publication, tool counts and approval choices; sessions; receipts; webhooks', async () => {
+    const { browser, html: sessionsHtml } = await signedIn(OPERATOR);
+    expect(sessionsHtml).toContain('Console test client');
+    expect(sessionsHtml).toContain('get_order');
+    const sources = await (await browser.request(`${gateway.url}/console`)).text();
+    expect(sources).toMatch(/<code>publication-\d+<\/code>: \d+ tool\(s\) served/);
+    expect(sources).toContain('<code>get_order</code>');
+    expect(sources).toContain('GET /orders/{orderId}');
+    expect(sources).toMatch(
+      /<code>create_order<\/code>.*<span class="badge warn">each-call<\/span> <span class="hint">approved by @operators/s,
+    );
+    const receipts = await (await browser.request(`${gateway.url}/console/receipts?tool=get_order&outcome=allowed`)).text();
+    expect(receipts).toContain('receipt-0');
+    const none = await (await browser.request(`${gateway.url}/console/receipts?outcome=denied`)).text();
+    expect(none).toContain('No receipt matches this search.');
+    const receipt = await (await browser.request(`${gateway.url}/console/receipts/receipt-0`)).text();
+    expect(receipt).toContain('hmac-sha256:');
+    const webhooks = await (await browser.request(`${gateway.url}/console/webhooks`)).text();
+    expect(webhooks).toMatch(/siem <span class="badge warn">paused<\/span>/);
+    expect(webhooks).toMatch(/audit <span class="badge good">active<\/span>/);
+  });
+
+  it('revoking without the CSRF token is refused; with it the session is revoked and /mcp refuses its token', async () => {
+    const token = await approvedToken();
+    const id = sessionOf(token);
+    expect((await rpc('tools/list', {}, token)).status).toBe(200);
+    const { browser, html } = await signedIn(OPERATOR);
+    const csrf = hiddenField(html, 'csrf_token');
+    expect(html).toContain(`action="/console/sessions/${id}/revoke"`);
+
+    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: '' } })).status).toBe(403);
+    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: 'wrong' } })).status).toBe(403);
+    expect((await rpc('tools/list', {}, token)).status).toBe(200);
+
+    const revoked = await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: csrf } });
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe(`/console/sessions?revoked=${id}`);
+    expect((await rpc('tools/list', {}, token)).status).toBe(401);
+    expect(await sessionAnswer(id)).toMatchObject({ state: 'revoked', revokedReason: 'revoked by olga in the console' });
+  });
+
+  it('resumes a paused webhook endpoint with the CSRF token, not without', async () => {
+    const { browser, html } = await signedIn(OPERATOR);
+    const csrf = hiddenField(html, 'csrf_token');
+    expect((await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: '' } })).status).toBe(403);
+    expect(await endpointState('siem')).toBe('paused');
+    const resumed = await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: csrf } });
+    expect(resumed.status).toBe(303);
+    await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
   });
 });

@@ -69,7 +69,11 @@ export function consoleAccessHook(options: ConsoleAccessOptions) {
       );
     }
     if (request.method === 'POST' && !options.browserSessions.isCsrfTokenValid(browser, formOf(request).get('csrf_token') ?? undefined)) {
-      return refused(reply, 'The form has expired', 'The form was not sent from a console page or has expired. Go back, reload and try again.');
+      return refused(
+        reply,
+        'The form has expired',
+        'The form was not sent from a console page or has expired. Go back, reload and try again.',
+      );
     }
     viewers.set(request, { person, csrfToken: browser.csrfToken });
     return undefined;

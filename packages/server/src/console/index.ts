@@ -69,20 +69,30 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
       const { id } = request.params as { id: string };
       const existing = areas.sessions ? await areas.sessions.session(id) : undefined;
       if (!areas.sessions || !existing) {
-        return sendPage(reply, show('No such session', '/sessions', viewer.person.name, html`<p role="alert">There is no session ${id}.</p>`, 404));
+        return sendPage(
+          reply,
+          show('No such session', '/sessions', viewer.person.name, html`<p role="alert">There is no session ${id}.</p>`, 404),
+        );
       }
       if (sessionState(existing) === 'open') await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
-      return reply.status(303).header('location', `${consolePath}/sessions?revoked=${encodeURIComponent(id)}`).send();
+      return reply
+        .status(303)
+        .header('location', `${consolePath}/sessions?revoked=${encodeURIComponent(id)}`)
+        .send();
     });
 
-    app.get('/receipts', { schema: { querystring: textQuery('session', 'person', 'tool', 'outcome', 'before') } }, async (request, reply) => {
-      const viewer = viewerOf(request);
-      const search = request.query as ReceiptSearch;
-      const body = areas.receipts
-        ? receiptsBody(consolePath, search, searchReceipts(areas.receipts, search))
-        : html`<p class="hint">Receipts are off (gateway.yaml › receipts).</p>`;
-      return sendPage(reply, show('Receipts', '/receipts', viewer.person.name, body));
-    });
+    app.get(
+      '/receipts',
+      { schema: { querystring: textQuery('session', 'person', 'tool', 'outcome', 'before') } },
+      async (request, reply) => {
+        const viewer = viewerOf(request);
+        const search = request.query as ReceiptSearch;
+        const body = areas.receipts
+          ? receiptsBody(consolePath, search, searchReceipts(areas.receipts, search))
+          : html`<p class="hint">Receipts are off (gateway.yaml › receipts).</p>`;
+        return sendPage(reply, show('Receipts', '/receipts', viewer.person.name, body));
+      },
+    );
 
     app.get('/receipts/:id', { schema: { params: pathParameters('id') } }, async (request, reply) => {
       const viewer = viewerOf(request);
@@ -90,7 +100,10 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
       const index = receiptIndexOf(id);
       const receipt = index === undefined ? undefined : areas.receipts?.store.get(index);
       if (!receipt) {
-        return sendPage(reply, show('No such receipt', '/receipts', viewer.person.name, html`<p role="alert">There is no receipt ${id}.</p>`, 404));
+        return sendPage(
+          reply,
+          show('No such receipt', '/receipts', viewer.person.name, html`<p role="alert">There is no receipt ${id}.</p>`, 404),
+        );
       }
       return sendPage(reply, show(`Receipt ${receipt.id}`, '/receipts', viewer.person.name, receiptBody(consolePath, receipt)));
     });
@@ -113,11 +126,20 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
       if (!areas.webhooks?.endpoints.has(endpoint)) {
         return sendPage(
           reply,
-          show('No such endpoint', '/webhooks', viewer.person.name, html`<p role="alert">There is no webhook endpoint ${endpoint}.</p>`, 404),
+          show(
+            'No such endpoint',
+            '/webhooks',
+            viewer.person.name,
+            html`<p role="alert">There is no webhook endpoint ${endpoint}.</p>`,
+            404,
+          ),
         );
       }
       await areas.webhooks.resume(endpoint);
-      return reply.status(303).header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`).send();
+      return reply
+        .status(303)
+        .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
+        .send();
     });
   };
   // Encapsulated under /console: the access hook and the form parser touch no other area's routes.

@@ -40,7 +40,10 @@ function textField(name: string, label: string, value: string | undefined): Safe
 }
 
 function searchForm(consolePath: string, search: ReceiptSearch): SafeHtml {
-  const options = [html`<option value="">any</option>`, ...RECEIPT_OUTCOMES.map((outcome) => html`<option${search.outcome === outcome ? html` selected` : ''}>${outcome}</option>`)];
+  const options = [
+    html`<option value="">any</option>`,
+    ...RECEIPT_OUTCOMES.map((outcome) => html`<option${search.outcome === outcome ? html` selected` : ''}>${outcome}</option>`),
+  ];
   return html`<form method="get" action="${consolePath}/receipts" role="search" aria-label="Search receipts">
 ${textField('session', 'Session (session-n)', search.session)}
 ${textField('person', 'Person (subject, e.g. local:alice)', search.person)}
@@ -61,7 +64,11 @@ ${table(
     { label: 'Receipt', cell: (receipt: Receipt) => html`<a href="${consolePath}/receipts/${receipt.id}">${receipt.id}</a>` },
     { label: 'Time', cell: (receipt) => receipt.time },
     { label: 'Tool', cell: (receipt) => html`<code>${receipt.tool}</code>` },
-    { label: 'Outcome', cell: (receipt) => html`${badge(receipt.outcome, OUTCOME_TONE[receipt.outcome])}${receipt.reason ? html` <code>${receipt.reason}</code>` : ''}` },
+    {
+      label: 'Outcome',
+      cell: (receipt) =>
+        html`${badge(receipt.outcome, OUTCOME_TONE[receipt.outcome])}${receipt.reason ? html` <code>${receipt.reason}</code>` : ''}`,
+    },
     { label: 'Session', cell: (receipt) => receipt.session ?? 'none' },
     { label: 'Person', cell: (receipt) => receipt.person ?? 'none' },
   ],

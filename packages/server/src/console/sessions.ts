@@ -25,7 +25,9 @@ export async function sessionViews(input: SessionsInput, now = Date.now()): Prom
 function toolsCell(session: AdminSession): SafeHtml {
   if (session.tools.length === 0) return html`<span class="hint">none</span>`;
   return joinHtml(
-    session.tools.map((tool) => (tool.stale ? html`<code>${tool.name}</code> ${badge('changed', 'warn')}` : html`<code>${tool.name}</code>`)),
+    session.tools.map((tool) =>
+      tool.stale ? html`<code>${tool.name}</code> ${badge('changed', 'warn')}` : html`<code>${tool.name}</code>`,
+    ),
     ', ',
   );
 }

@@ -3,7 +3,14 @@
  * with its approval choice and, when drift blocks it, why), the operations not offered, and what the drift check
  * found. Publishing stays the git and CLI step it is: the page says which command to run, it signs nothing.
  */
-import { compareText, inUsePublication, proposedPublication, type DriftSourceReport, type LockedEntry, type LockedSource } from '@gateway/core';
+import {
+  compareText,
+  inUsePublication,
+  proposedPublication,
+  type DriftSourceReport,
+  type LockedEntry,
+  type LockedSource,
+} from '@gateway/core';
 import type { AdminPluginOptions } from '../admin/options.js';
 import { publicationsOf } from '../admin/status.js';
 import { badge, html, joinHtml, table, type SafeHtml } from '../views/index.js';
@@ -60,7 +67,12 @@ ${
 }`;
 }
 
-function sourceSection(source: LockedSource, input: SourcesInput, counts: ReturnType<typeof publicationsOf>, drift: DriftSourceReport[]): SafeHtml {
+function sourceSection(
+  source: LockedSource,
+  input: SourcesInput,
+  counts: ReturnType<typeof publicationsOf>,
+  drift: DriftSourceReport[],
+): SafeHtml {
   const inUse = inUsePublication(source);
   const proposed = proposedPublication(source);
   const served = counts.find((publication) => publication.source === source.name);

@@ -52,10 +52,10 @@ ${PASSWORD_FIELD}
     'Sign in',
     html`<h1>Sign in to ${input.gateway}</h1>
 ${
-      'clientName' in input.target
-        ? html`<p><strong>${input.target.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
-        : html`<p>Sign in to continue to the page you asked for.</p>`
-    }
+  'clientName' in input.target
+    ? html`<p><strong>${input.target.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
+    : html`<p>Sign in to continue to the page you asked for.</p>`
+}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${local}
 ${oidc}`,
