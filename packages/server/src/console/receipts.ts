@@ -36,7 +36,8 @@ export function searchReceipts(log: ReceiptLog, search: ReceiptSearch): { receip
 }
 
 function textField(name: string, label: string, value: string | undefined): SafeHtml {
-  return html`<div class="field"><label for="filter-${name}">${label}</label><input type="text" id="filter-${name}" name="${name}" value="${value ?? ''}"></div>`;
+  return html`<div class="field"><label for="filter-${name}">${label}</label>
+<input type="text" id="filter-${name}" name="${name}" value="${value ?? ''}"></div>`;
 }
 
 function searchForm(consolePath: string, search: ReceiptSearch): SafeHtml {

@@ -49,7 +49,8 @@ function driftSection(report: DriftSourceReport | undefined): SafeHtml {
   if (!report) return html`<p class="hint">Drift checks are off for this source.</p>`;
   const tone = report.status === 'in-sync' ? 'good' : report.status === 'error' ? 'bad' : 'warn';
   const proposal = report.proposal;
-  return html`<p>Drift: ${badge(report.status, tone)}${report.checkedAt ? html` <span class="hint">checked ${report.checkedAt}</span>` : ''}</p>
+  const checked = report.checkedAt ? html` <span class="hint">checked ${report.checkedAt}</span>` : '';
+  return html`<p>Drift: ${badge(report.status, tone)}${checked}</p>
 ${report.error ? html`<p class="error">${report.error.message}</p>` : ''}
 ${
   report.blockedTools.length > 0
@@ -99,7 +100,9 @@ ${toolTable(source, input)}
 ${
   notOffered.length > 0
     ? html`<details><summary>${notOffered.length} operation(s) not offered</summary>
-<ul>${notOffered.map((entry) => html`<li><code>${entry.tool}</code> (${entry.operation}): ${entry.reason?.message ?? entry.status}</li>`)}</ul></details>`
+<ul>${notOffered.map(
+        (entry) => html`<li><code>${entry.tool}</code> (${entry.operation}): ${entry.reason?.message ?? entry.status}</li>`,
+      )}</ul></details>`
     : ''
 }
 </section>`;

@@ -64,10 +64,11 @@ ${table(
     { label: 'Attempts', cell: (event) => String(event.attempts) },
     {
       label: 'Last attempt',
-      cell: (event) =>
-        event.lastAttemptAt
-          ? `${event.lastAttemptAt}${event.lastStatus === null ? '' : ` (HTTP ${event.lastStatus})`}${event.lastError ? `: ${event.lastError}` : ''}`
-          : 'none yet',
+      cell: (event) => {
+        if (!event.lastAttemptAt) return 'none yet';
+        const status = event.lastStatus === null ? '' : ` (HTTP ${event.lastStatus})`;
+        return `${event.lastAttemptAt}${status}${event.lastError ? `: ${event.lastError}` : ''}`;
+      },
     },
   ],
   view.recent,
