@@ -35,6 +35,7 @@ let gateway: RunningGateway;
 let audit: WebhookReceiver;
 let siem: WebhookReceiver;
 let chromiumBrowser: Chromium;
+let people: PeopleDirectory;
 let axeSource: string;
 
 beforeAll(async () => {
@@ -69,7 +70,7 @@ beforeAll(async () => {
   await workspace.cli(['publish', 'orders', '--key', workspace.privateKeyPath, '--publisher', 'harness@example.com']);
   workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
   workspace.env.GATEWAY_SECRET_SIEM_WEBHOOK_SECRET = newWebhookSecret();
-  const people = new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json'));
+  people = new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json'));
   await people.add(PERSON.name, PERSON.password, { email: PERSON.email });
   await people.add(OPERATOR.name, OPERATOR.password, { roles: ['operator'] });
   gateway = await startGateway({
@@ -198,11 +199,20 @@ describe('who may open the console', () => {
     expect((await sessionAnswer(opened)).state).toBe('open');
   });
 
+  it('taking the operator role away closes the console at once, in a browser already signed in', async () => {
+    const oscar = { name: 'oscar', password: 'another operator passphrase' };
+    await people.add(oscar.name, oscar.password, { roles: ['operator'] });
+    const { browser } = await signedIn(oscar);
+    expect((await browser.request(`${gateway.url}/console/webhooks`)).status).toBe(200);
+    await people.setRoles(oscar.name, []);
+    expect((await browser.request(`${gateway.url}/console/webhooks`)).status).toBe(403);
+  });
+
   it('a sign-in return path off this gateway is not followed', async () => {
     const browser = new Browser();
     for (const next of ['https://evil.example/console', '//evil.example/console', '/\\evil.example']) {
       const response = await browser.request(`${gateway.url}/signin?next=${encodeURIComponent(next)}`);
-      expect([next, response.status]).not.toEqual([next, 303]);
+      expect([next, response.status, response.headers.get('location')]).toEqual([next, 400, null]);
     }
   });
 });
