@@ -45,12 +45,12 @@ function searchForm(consolePath: string, search: ReceiptSearch): SafeHtml {
     html`<option value="">any</option>`,
     ...RECEIPT_OUTCOMES.map((outcome) => html`<option${search.outcome === outcome ? html` selected` : ''}>${outcome}</option>`),
   ];
-  return html`<form method="get" action="${consolePath}/receipts" role="search" aria-label="Search receipts">
+  return html`<form method="get" action="${consolePath}/receipts" class="filters" role="search" aria-label="Search receipts">
 ${textField('session', 'Session (session-n)', search.session)}
 ${textField('person', 'Person (subject, e.g. local:alice)', search.person)}
 ${textField('tool', 'Tool', search.tool)}
 <div class="field"><label for="filter-outcome">Outcome</label><select id="filter-outcome" name="outcome">${options}</select></div>
-<div class="actions"><button type="submit" class="allow">Search</button></div>
+<div class="field actions"><button type="submit" class="allow">Search</button></div>
 </form>`;
 }
 
