@@ -36,6 +36,7 @@ export {
   emptyLock,
   findSource,
   inUsePublication,
+  proposedPublication,
   parseLock,
   readLockFile,
   serialiseLock,

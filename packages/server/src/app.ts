@@ -29,6 +29,8 @@ export interface BuildAppOptions {
   authPlugin?: FastifyPluginAsync;
   /** The admin API (`gateway status`). */
   adminPlugin?: FastifyPluginAsync;
+  /** The operator console (`/console`, console/index.ts). */
+  consolePlugin?: FastifyPluginAsync;
   registry: PublicationRegistry;
   executor: Executor;
   /** The receipt log every tool call is recorded in (absent: no receipts). */
@@ -173,6 +175,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
   if (options.authPlugin) await app.register(options.authPlugin);
   if (options.adminPlugin) await app.register(options.adminPlugin);
+  if (options.consolePlugin) await app.register(options.consolePlugin);
   return app;
 }
 

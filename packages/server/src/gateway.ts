@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { GatewayError, loadVerifiedLock, type LoadedConfig, type Lockfile } from '@gateway/core';
 import { createVault, LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressText } from '@gateway/runtime';
 import { createAdminPlugin } from './admin/index.js';
+import { consolePluginOf } from './console/index.js';
 import { buildApp, closeGracefully } from './app.js';
 import { createAuthorization, openSqliteAuthorizationStores } from './authorization/index.js';
 import type { McpAuthorizer } from './calls/caller.js';
@@ -171,6 +172,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(calls.personLogins ? { personLogins: calls.personLogins } : {}),
         mcpRefusals: () => authorization.authorizer.refusals(),
       }),
+      // The console reads the same areas as the admin API; it is there whenever people can sign in.
+      ...(authorization.browser.isSignInEnabled
+        ? {
+            consolePlugin: consolePluginOf(authorization.browser, {
+              registry,
+              ...(driftReports ? { drift: driftReports } : {}),
+              ...(receipts ? { receipts } : {}),
+              ...(webhooks ? { webhooks } : {}),
+              sessions: authorization.sessions,
+            }),
+          }
+        : {}),
       guard,
       registry,
       executor: calls.executor,

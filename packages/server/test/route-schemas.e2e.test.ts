@@ -66,6 +66,7 @@ describe('route schemas', () => {
       '/admin/receipts/:id/proof',
       '/admin/webhooks/:endpoint/replay',
       '/admin/drift/check',
+      '/console/sessions/:id/revoke',
     ]) {
       expect(urls, url).toContain(url);
     }

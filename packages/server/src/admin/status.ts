@@ -11,7 +11,7 @@ import type { AdminPluginOptions, AdminRegistry } from './options.js';
 type Publications = AdminStatus['publications'];
 
 /** Each in-use publication with its tool counts and, from the lock, the operations it does not offer. */
-function publicationsOf(registry: AdminRegistry): Publications {
+export function publicationsOf(registry: AdminRegistry): Publications {
   const snapshot = registry.snapshot();
   const counts = new Map<string, { toolCount: number; blockedCount: number }>();
   for (const [name, tool] of snapshot.tools) {

@@ -100,6 +100,12 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     authorizer,
     sessions: store,
     throttles,
+    browser: {
+      sessions: browserSessions,
+      people,
+      basePath: settings.basePath,
+      isSignInEnabled: settings.localAccountsEnabled || Boolean(settings.oidc),
+    },
     async close() {
       clearInterval(purgeTimer);
       await metadataDocuments.close();

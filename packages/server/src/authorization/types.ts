@@ -6,7 +6,8 @@ import type { AuthorizationDependencies } from './handlers/dependencies.js';
 import type { McpRefusalCounts } from './mcp-refusals.js';
 import type { AuthorizationPorts, Throttles } from './stores/ports.js';
 import type { SessionStore } from './stores/session-store.js';
-import type { Vault } from '@gateway/runtime';
+import type { PeopleDirectory, Vault } from '@gateway/runtime';
+import type { BrowserSessions } from './signin/browser-sessions.js';
 
 /** What the composition root gives the authorization area (with the tools and logins the consent page offers). */
 export interface AuthorizationContext extends ConsentOffer {
@@ -48,5 +49,7 @@ export interface AuthorizationComponents {
    * The admin API counts wrong tokens there too.
    */
   throttles: Throttles;
+  /** The browser sessions of the sign-in pages and the people file: what the console signs people in with. */
+  browser: { sessions: BrowserSessions; people: PeopleDirectory; basePath: string; isSignInEnabled: boolean };
   close(): Promise<void>;
 }

@@ -55,6 +55,10 @@ export interface ReceiptFilter {
   until?: string;
   /** Only receipts with a larger leaf index (paging). */
   afterIndex?: number;
+  /** Only receipts with a smaller leaf index (paging newest first). */
+  beforeIndex?: number;
+  /** Newest (largest leaf index) first; oldest first when absent. */
+  newestFirst?: boolean;
   limit: number;
 }
 

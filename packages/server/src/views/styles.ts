@@ -87,9 +87,14 @@ th { color: var(--muted); font-weight: 600; }
 .badge.bad { background: var(--de-bg); color: var(--de-ink); }
 .badge.info { background: var(--wr-bg); color: var(--wr-ink); }
 form.inline { display: inline; }
+form.filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 0 1rem; align-items: end; }
+form.filters .actions { margin-top: 0; }
+select { font: inherit; padding: 0.45rem; border: 1px solid #6b7380; border-radius: 4px; background: #fff; max-width: 100%; }
+td a { color: var(--accent); }
+main.wide section { margin-top: 1.75rem; padding-top: 1rem; border-top: 1px solid var(--line); }
 @media (max-width: 34rem) {
   nav.site { padding: 0 1rem; }
-  table, thead, tbody, tr, th, td { display: block; }
+  table, caption, thead, tbody, tr, th, td { display: block; }
   thead { position: absolute; left: -9999px; }
   td { border-bottom: 0; padding: 0.2rem 0; }
   tr { border-bottom: 1px solid var(--line); padding: 0.5rem 0; }

@@ -10,6 +10,18 @@ import type { AuthorizationDependencies } from './dependencies.js';
 /** The pages of the browser flow name the pending request they continue (`?request=`). */
 export const PENDING_REQUEST_QUERY = oauthQuery('request');
 
+/** The sign-in pages continue a pending request (`?request=`) or return to a page of this gateway (`?next=`). */
+export const SIGN_IN_QUERY = oauthQuery('request', 'next');
+
+/**
+ * `next` when it is a path of this gateway under `basePath` (the console sends people to sign in with it), else
+ * undefined: no scheme, no host, no `//` or `\` (no open redirect), no control characters.
+ */
+export function returnPathOf(next: string | null | undefined, basePath: string): string | undefined {
+  if (!next || next.length > 2000 || !next.startsWith(`${basePath}/`)) return undefined;
+  return /^\/(?![/\\])[A-Za-z0-9\-._~/?=&%+:@!$'()*,;]*$/.test(next) ? next : undefined;
+}
+
 /**
  * What the browser-facing endpoints (/authorize, sign-in, consent) share: the pending requests a person
  * moves through, the browser session cookie, and the answers they all give. Built once per server, so

@@ -4,7 +4,8 @@ import { GatewayError } from '@gateway/core';
 import { errorPage } from '../signin/pages.js';
 import { oauthQuery, queryOf } from '../oauth/http.js';
 import type { OidcSignIn } from '../signin/oidc.js';
-import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
+import type { BrowserSession } from '../signin/browser-sessions.js';
+import { returnPathOf, SIGN_IN_QUERY, type BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 /** The provider's authorization response (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207 `iss`), checked by oauth4webapi. */
@@ -21,17 +22,28 @@ export function registerOidcSignInEndpoints(
   const base = settings.basePath;
   const oidcCallback = `${settings.issuer}/signin/oidc/callback`;
 
-  instance.get(`${base}/signin/oidc`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
-    const own = await ownRequest(request, queryOf(request).get('request'));
-    if ('page' in own) return send(reply, own.page);
-    const { pendingRequest, browser } = own;
-    pendingRequest.isEngaged = true;
-    await pending.save(pendingRequest);
+  instance.get(`${base}/signin/oidc`, { schema: { querystring: SIGN_IN_QUERY } }, async (request, reply) => {
+    const query = queryOf(request);
+    const returnTo = query.get('request') ? undefined : returnPathOf(query.get('next'), base);
+    let browser: BrowserSession;
+    let continues: { requestId: string } | { returnTo: string };
+    if (returnTo) {
+      browser = await flow.ensureSession(request, reply);
+      continues = { returnTo };
+    } else {
+      const own = await ownRequest(request, query.get('request'));
+      if ('page' in own) return send(reply, own.page);
+      own.pendingRequest.isEngaged = true;
+      await pending.save(own.pendingRequest);
+      browser = own.browser;
+      continues = { requestId: own.pendingRequest.id };
+    }
     const attempt = {
       state: randomBytes(24).toString('base64url'),
       nonce: randomBytes(24).toString('base64url'),
       codeVerifier: randomBytes(48).toString('base64url'),
-      requestId: pendingRequest.id,
+      requestId: '',
+      ...continues,
       startedAt: Date.now(),
     };
     browser.oidc = attempt;
@@ -53,16 +65,16 @@ export function registerOidcSignInEndpoints(
     }
     delete browser.oidc;
     await browserSessions.save(browser);
-    const own = await ownRequest(request, attempt.requestId);
-    if ('page' in own) return send(reply, own.page);
-    const { pendingRequest } = own;
+    const returnTo = attempt.returnTo ? returnPathOf(attempt.returnTo, base) : undefined;
+    const own = returnTo ? undefined : await ownRequest(request, attempt.requestId);
+    if (own && 'page' in own) return send(reply, own.page);
     try {
       const person = await oidc.finish({ callbackUrl: new URL(request.url, settings.issuer), redirectUri: oidcCallback, ...attempt });
       const signedIn = await browserSessions.signIn(browser, person);
       return reply
         .status(303)
         .header('set-cookie', browserSessions.setCookieHeader(signedIn))
-        .header('location', consentUrl(pendingRequest.id))
+        .header('location', returnTo ?? consentUrl(own!.pendingRequest.id))
         .send();
     } catch (error) {
       const message = error instanceof GatewayError ? error.message : 'the identity provider answered unexpectedly';

@@ -3,7 +3,7 @@ import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { FORM_BODY, formOf, queryOf } from '../oauth/http.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
-import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
+import { returnPathOf, SIGN_IN_QUERY, type BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'oidc'>;
@@ -14,31 +14,39 @@ export function registerSignInEndpoint(
   { settings, browserSessions, oidc }: SignInDependencies,
   flow: BrowserFlow,
 ): void {
-  const { pending, send, session, ownRequest, consentUrl } = flow;
+  const { pending, send, session, ownRequest, consentUrl, ensureSession } = flow;
   const base = settings.basePath;
 
   function signInFor(
     browser: BrowserSession,
     reply: FastifyReply,
-    pendingRequest: PendingAuthorization,
+    target: PendingAuthorization | { returnTo: string },
     extra: { error?: string; name?: string; status?: number } = {},
   ): FastifyReply {
+    const continues = 'returnTo' in target ? `next=${encodeURIComponent(target.returnTo)}` : `request=${encodeURIComponent(target.id)}`;
     return send(
       reply,
       signInPage({
-        requestId: pendingRequest.id,
+        target: 'returnTo' in target ? target : { requestId: target.id, clientName: target.client.name },
         csrfToken: browser.csrfToken,
         gateway: settings.issuer,
-        clientName: pendingRequest.client.name,
         localAccounts: settings.localAccountsEnabled,
-        ...(oidc ? { oidc: { label: oidc.label, href: `${base}/signin/oidc?request=${encodeURIComponent(pendingRequest.id)}` } } : {}),
+        ...(oidc ? { oidc: { label: oidc.label, href: `${base}/signin/oidc?${continues}` } } : {}),
         ...extra,
       }),
     );
   }
 
-  instance.get(`${base}/signin`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
-    const own = await ownRequest(request, queryOf(request).get('request'));
+  instance.get(`${base}/signin`, { schema: { querystring: SIGN_IN_QUERY } }, async (request, reply) => {
+    const query = queryOf(request);
+    const returnTo = query.get('request') ? undefined : returnPathOf(query.get('next'), base);
+    if (returnTo) {
+      // Signing in to reach a page of this gateway (the console), not for a client.
+      const browser = await ensureSession(request, reply);
+      if (browser.person) return reply.status(303).header('location', returnTo).send();
+      return signInFor(browser, reply, { returnTo });
+    }
+    const own = await ownRequest(request, query.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
@@ -56,7 +64,8 @@ export function registerSignInEndpoint(
         errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403),
       );
     }
-    const own = await ownRequest(request, form.get('request'));
+    const returnTo = form.get('request') ? undefined : returnPathOf(form.get('next'), base);
+    const own = returnTo && browser ? { browser, pendingRequest: { returnTo } } : await ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
     if (!settings.localAccountsEnabled)
@@ -71,7 +80,7 @@ export function registerSignInEndpoint(
     return reply
       .status(303)
       .header('set-cookie', browserSessions.setCookieHeader(signedIn))
-      .header('location', consentUrl(pendingRequest.id))
+      .header('location', 'returnTo' in pendingRequest ? pendingRequest.returnTo : consentUrl(pendingRequest.id))
       .send();
   });
 }

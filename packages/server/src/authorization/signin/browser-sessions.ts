@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { secretsEqual } from '@gateway/runtime';
+import { secretsEqual, type PersonRole } from '@gateway/runtime';
 import type { EphemeralState } from '../../store/ephemeral-state.js';
 import { seal, sealedKey, unseal } from './sealed.js';
 
@@ -13,6 +13,11 @@ export interface SignedInPerson {
   name: string;
   email?: string;
   via: 'local' | 'oidc';
+  /**
+   * Roles held at sign-in (`operator` opens the console): a local person's from the people file, an OIDC
+   * person's from the `auth.oidc.operators` claim. Absent: none.
+   */
+  roles?: PersonRole[];
 }
 
 export interface BrowserSession {
@@ -28,7 +33,7 @@ export interface BrowserSession {
   csrfToken: string;
   person?: SignedInPerson;
   /** An OIDC sign-in in progress (state, nonce, PKCE verifier), bound to this browser. */
-  oidc?: { state: string; nonce: string; codeVerifier: string; requestId: string; startedAt: number };
+  oidc?: { state: string; nonce: string; codeVerifier: string; requestId: string; returnTo?: string; startedAt: number };
   expiresAt: number;
 }
 

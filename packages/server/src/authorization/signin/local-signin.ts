@@ -51,7 +51,13 @@ export function createLocalSignIn(
       await throttle.succeeded(keys, { clear: [keys[0]!] });
       return {
         ok: true,
-        person: { subject: person.subject, name: person.name, ...(person.email ? { email: person.email } : {}), via: 'local' },
+        person: {
+          subject: person.subject,
+          name: person.name,
+          ...(person.email ? { email: person.email } : {}),
+          via: 'local',
+          ...(person.roles.length > 0 ? { roles: person.roles } : {}),
+        },
       };
     },
   };

@@ -115,9 +115,18 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
         (typeof claims.preferred_username === 'string' && claims.preferred_username) ||
         email ||
         claims.sub;
-      return { subject: oidcSubject(claims.iss, claims.sub), name, ...(email ? { email } : {}), via: 'oidc' };
+      const roles = operatorClaimHolds(claims, config.operators) ? { roles: ['operator' as const] } : {};
+      return { subject: oidcSubject(claims.iss, claims.sub), name, ...(email ? { email } : {}), via: 'oidc', ...roles };
     },
   };
+}
+
+/** True when the claim `operators.claim` (a string or a list of strings) holds one of `operators.values`. */
+export function operatorClaimHolds(claims: Record<string, unknown>, operators: { claim: string; values: string[] } | undefined): boolean {
+  if (!operators) return false;
+  const value = claims[operators.claim];
+  const held = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : [];
+  return held.some((item) => operators.values.includes(item));
 }
 
 function failure(message: string, cause?: unknown): GatewayError {

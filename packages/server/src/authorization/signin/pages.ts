@@ -16,10 +16,10 @@ export function errorPage(title: string, message: string, status = 400): Rendere
 }
 
 export interface SignInPageInput {
-  requestId: string;
+  /** What signing in continues: a pending authorization request of a client, or a page of this gateway. */
+  target: { requestId: string; clientName: string } | { returnTo: string };
   csrfToken: string;
   gateway: string;
-  clientName: string;
   localAccounts: boolean;
   oidc?: { label: string; href: string };
   error?: string;
@@ -38,7 +38,7 @@ export function signInPage(input: SignInPageInput): RenderedPage {
   const local = input.localAccounts
     ? html`<form method="post" action="signin" novalidate>
 ${csrfField(input.csrfToken)}
-${hiddenField('request', input.requestId)}
+${'requestId' in input.target ? hiddenField('request', input.target.requestId) : hiddenField('next', input.target.returnTo)}
 <div class="field"><label for="name">Name</label><input ${NAME_ATTRIBUTES} value="${input.name ?? ''}" required></div>
 ${PASSWORD_FIELD}
 <div class="actions"><button type="submit" class="allow">Sign in</button></div>
@@ -51,7 +51,11 @@ ${PASSWORD_FIELD}
   return renderPage(
     'Sign in',
     html`<h1>Sign in to ${input.gateway}</h1>
-<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>
+${
+  'clientName' in input.target
+    ? html`<p><strong>${input.target.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
+    : html`<p>Sign in to continue to the page you asked for.</p>`
+}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${local}
 ${oidc}`,

@@ -53,8 +53,10 @@ function listQuery(filter: ReceiptFilter): { sql: string; values: unknown[] } {
   add('time >= ?', filter.since);
   add('time <= ?', filter.until);
   add('leaf_index > ?', filter.afterIndex);
+  add('leaf_index < ?', filter.beforeIndex);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  return { sql: `SELECT body FROM receipts ${where} ORDER BY leaf_index LIMIT ?`, values: [...values, filter.limit] };
+  const order = filter.newestFirst ? ' DESC' : '';
+  return { sql: `SELECT body FROM receipts ${where} ORDER BY leaf_index${order} LIMIT ?`, values: [...values, filter.limit] };
 }
 
 /**

@@ -1,0 +1,149 @@
+/**
+ * The operator console at `{gateway_url}/console` (docs/console.md): server-rendered pages on the shared views,
+ * working without JavaScript, for signed-in people with the operator role. It reads what the admin API reads
+ * (the same registry, drift watcher, session store, receipt log and webhook service) and acts where acting is
+ * not a git change: revoking a session, resuming a webhook endpoint.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { AdminPluginOptions } from '../admin/options.js';
+import { addFormParser, FORM_BODY } from '../authorization/oauth/http.js';
+import { sessionState } from '../authorization/stores/session-store.js';
+import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
+import { html, sendPage, type SafeHtml } from '../views/index.js';
+import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
+import { consolePage, heading, type ConsolePath } from './layout.js';
+import { receiptBody, receiptIndexOf, receiptsBody, searchReceipts, type ReceiptSearch } from './receipts.js';
+import { sessionsBody, sessionViews } from './sessions.js';
+import { sourcesBody } from './sources.js';
+import { endpointViews, webhooksBody } from './webhooks.js';
+
+export interface ConsoleOptions extends ConsoleAccessOptions {
+  /** The areas the console shows: the same instances the admin API is given. */
+  areas: Pick<AdminPluginOptions, 'registry' | 'drift' | 'sessions' | 'receipts' | 'webhooks'>;
+}
+
+const textQuery = (...names: readonly string[]) =>
+  ({ type: 'object', properties: Object.fromEntries(names.map((name) => [name, QUERY_TEXT])) }) as const;
+
+/** The console of a gateway whose authorization area signs people in (what gateway.ts wires). */
+export function consolePluginOf(
+  browser: { sessions: ConsoleAccessOptions['browserSessions']; people: ConsoleAccessOptions['people']; basePath: string },
+  areas: ConsoleOptions['areas'],
+): FastifyPluginAsync {
+  return createConsolePlugin({ browserSessions: browser.sessions, people: browser.people, basePath: browser.basePath, areas });
+}
+
+export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync {
+  const consolePath = `${options.basePath}/console`;
+  const { areas } = options;
+
+  const routes = async (app: FastifyInstance): Promise<void> => {
+    addFormParser(app);
+    // preHandler: after a POST's form is parsed, so its CSRF token can be checked.
+    app.addHook('preHandler', consoleAccessHook(options));
+
+    const show = (title: string, current: ConsolePath, operator: string, body: SafeHtml, status?: number) =>
+      consolePage(title, html`${heading(title, operator)}\n${body}`, {
+        nav: { basePath: options.basePath, current },
+        ...(status === undefined ? {} : { status }),
+      });
+
+    app.get('', { schema: NO_PARAMETERS }, async (request, reply) =>
+      sendPage(reply, show('Sources and publications', '', viewerOf(request).person.name, sourcesBody(areas))),
+    );
+
+    app.get('/sessions', { schema: { querystring: textQuery('revoked') } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      const revoked = (request.query as { revoked?: string }).revoked;
+      const body = sessionsBody({
+        sessions: await sessionViews(areas),
+        csrfToken: viewer.csrfToken,
+        consolePath,
+        ...(revoked ? { notice: `${revoked} is revoked: its client's next call to /mcp is refused.` } : {}),
+      });
+      return sendPage(reply, show('Sessions', '/sessions', viewer.person.name, body));
+    });
+
+    app.post('/sessions/:id/revoke', { schema: { params: pathParameters('id'), body: FORM_BODY } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      const { id } = request.params as { id: string };
+      const existing = areas.sessions ? await areas.sessions.session(id) : undefined;
+      if (!areas.sessions || !existing) {
+        return sendPage(
+          reply,
+          show('No such session', '/sessions', viewer.person.name, html`<p role="alert">There is no session ${id}.</p>`, 404),
+        );
+      }
+      if (sessionState(existing) === 'open') await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
+      return reply
+        .status(303)
+        .header('location', `${consolePath}/sessions?revoked=${encodeURIComponent(id)}`)
+        .send();
+    });
+
+    app.get(
+      '/receipts',
+      { schema: { querystring: textQuery('session', 'person', 'tool', 'outcome', 'before') } },
+      async (request, reply) => {
+        const viewer = viewerOf(request);
+        const search = request.query as ReceiptSearch;
+        const body = areas.receipts
+          ? receiptsBody(consolePath, search, await searchReceipts(areas.receipts, search))
+          : html`<p class="hint">Receipts are off (gateway.yaml › receipts).</p>`;
+        return sendPage(reply, show('Receipts', '/receipts', viewer.person.name, body));
+      },
+    );
+
+    app.get('/receipts/:id', { schema: { params: pathParameters('id') } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      const { id } = request.params as { id: string };
+      const index = receiptIndexOf(id);
+      const receipt = index === undefined ? undefined : await areas.receipts?.store.get(index);
+      if (!receipt) {
+        return sendPage(
+          reply,
+          show('No such receipt', '/receipts', viewer.person.name, html`<p role="alert">There is no receipt ${id}.</p>`, 404),
+        );
+      }
+      return sendPage(reply, show(`Receipt ${receipt.id}`, '/receipts', viewer.person.name, receiptBody(consolePath, receipt)));
+    });
+
+    app.get('/webhooks', { schema: { querystring: textQuery('resumed') } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      const resumed = (request.query as { resumed?: string }).resumed;
+      const body = webhooksBody(
+        await endpointViews(areas.webhooks),
+        consolePath,
+        viewer.csrfToken,
+        resumed ? `Delivery to ${resumed} goes on.` : undefined,
+      );
+      return sendPage(reply, show('Webhooks', '/webhooks', viewer.person.name, body));
+    });
+
+    app.post('/webhooks/:endpoint/resume', { schema: { params: pathParameters('endpoint'), body: FORM_BODY } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      const { endpoint } = request.params as { endpoint: string };
+      if (!areas.webhooks?.endpoints.has(endpoint)) {
+        return sendPage(
+          reply,
+          show(
+            'No such endpoint',
+            '/webhooks',
+            viewer.person.name,
+            html`<p role="alert">There is no webhook endpoint ${endpoint}.</p>`,
+            404,
+          ),
+        );
+      }
+      await areas.webhooks.resume(endpoint);
+      return reply
+        .status(303)
+        .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
+        .send();
+    });
+  };
+  // Encapsulated under /console: the access hook and the form parser touch no other area's routes.
+  return async (app) => {
+    await app.register(routes, { prefix: consolePath });
+  };
+}

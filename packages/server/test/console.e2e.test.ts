@@ -1,0 +1,315 @@
+/**
+ * The operator console on a real gateway on 127.0.0.1 (startGateway, its own sign-in and consent, webhook
+ * receivers on loopback): who may open it (operators only, signed in through the gateway's sign-in page, brought
+ * back to the page they asked for), the CSRF token every form must carry, a revocation that /mcp enforces at
+ * once, a paused endpoint resumed, and every page in Chromium with an axe-core audit and screenshots at desktop
+ * width and 390 px (kept in docs/; refresh them with GATEWAY_UPDATE_SCREENSHOTS=1).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PeopleDirectory } from '@gateway/runtime';
+import { repositoryRoot } from '../../../test-support/cli.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { approve, Browser, hiddenField, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support/harness.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
+
+const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const OPERATOR = { name: 'olga', password: 'an operator passphrase of length' };
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+let workspace: Workspace;
+let gateway: RunningGateway;
+let audit: WebhookReceiver;
+let siem: WebhookReceiver;
+let chromiumBrowser: Chromium;
+let people: PeopleDirectory;
+let axeSource: string;
+
+beforeAll(async () => {
+  audit = await startWebhookReceiver();
+  let isSiemDown = true;
+  siem = await startWebhookReceiver(() => ({ status: isSiemDown ? 500 : 204 }));
+  workspace = await prepareWorkspace({
+    configExtra: [
+      'webhooks:',
+      '  audit:',
+      `    url: ${audit.url}`,
+      '    secret: audit-webhook-secret',
+      '  siem:',
+      `    url: ${siem.url}`,
+      '    secret: siem-webhook-secret',
+      '    retry: { attempts: 1, initialDelayMs: 10, maxDelayMs: 20, timeoutMs: 2000 }',
+    ].join('\n'),
+  });
+  // A new publication in which every create_order call waits for an operator's approval (shown on Sources).
+  await writeFile(workspace.documentPath, `${await readFile(workspace.documentPath, 'utf8')}\n# reviewed again\n`);
+  await workspace.cli(['import', 'orders']);
+  await workspace.cli([
+    'review',
+    'orders',
+    '--all-supported',
+    '--each-call',
+    'create_order',
+    '--approvers',
+    '@operators',
+    '--no-interactive',
+  ]);
+  await workspace.cli(['publish', 'orders', '--key', workspace.privateKeyPath, '--publisher', 'harness@example.com']);
+  workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
+  workspace.env.GATEWAY_SECRET_SIEM_WEBHOOK_SECRET = newWebhookSecret();
+  people = new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json'));
+  await people.add(PERSON.name, PERSON.password, { email: PERSON.email });
+  await people.add(OPERATOR.name, OPERATOR.password, { roles: ['operator'] });
+  gateway = await startGateway({
+    configPath: workspace.configPath,
+    lockPath: workspace.lockPath,
+    env: workspace.env,
+    logger: pino({ level: 'silent' }),
+    shutdownGraceMs: 1_000,
+  });
+  // One call on a session of alice's: a receipt, an event delivered to audit, and siem paused at it.
+  const token = await approvedToken();
+  expect((await rpc('tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, token)).status).toBe(200);
+  await waitFor(async () => (await endpointState('siem')) === 'paused', 'siem paused');
+  isSiemDown = false;
+  chromiumBrowser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  axeSource = await readFile(join(repositoryRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+}, 120_000);
+
+afterAll(async () => {
+  await chromiumBrowser?.close();
+  await gateway?.close();
+  await workspace?.cleanup();
+  await audit?.close();
+  await siem?.close();
+});
+
+async function admin<T>(path: string): Promise<T> {
+  const response = await fetch(`${gateway.url}/admin${path}`, { headers: { authorization: `Bearer ${HARNESS_ADMIN_TOKEN}` } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as T;
+}
+
+async function endpointState(name: string): Promise<string | undefined> {
+  const { endpoints } = await admin<{ endpoints: Array<{ name: string; state: string }> }>('/webhooks');
+  return endpoints.find((endpoint) => endpoint.name === name)?.state;
+}
+
+async function sessionAnswer(id: string): Promise<{ state: string; revokedReason?: string }> {
+  return (await admin<{ session: { state: string; revokedReason?: string } }>(`/sessions/${id}`)).session;
+}
+
+/** alice approves two tools for a new client; the access token. */
+async function approvedToken(): Promise<string> {
+  const registered = await registerClient(gateway.url, { client_name: 'Console test client', redirect_uris: [REDIRECT_URI] });
+  const clientId = registered.body.client_id as string;
+  const { verifier, challenge } = pkce();
+  const location = await approve(
+    { issuer: gateway.url, mcpUrl: gateway.mcpUrl },
+    { clientId, redirectUri: REDIRECT_URI, challenge, method: 'S256' },
+    { tools: ['get_order', 'search_orders'], logins: ['orders/api_key'], lifetime: 3600 },
+  );
+  const tokens = await tokenRequest(gateway.url, {
+    grant_type: 'authorization_code',
+    code: location.searchParams.get('code')!,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+  });
+  expect(tokens.status).toBe(200);
+  return tokens.body.access_token as string;
+}
+
+function sessionOf(token: string): string {
+  return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { sid: string }).sid;
+}
+
+function rpc(method: string, params: Record<string, unknown>, token: string): Promise<Response> {
+  return fetch(gateway.mcpUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+}
+
+/** Opens /console in a fresh cookie jar, is sent to sign in, signs in and is brought back; the jar and the page. */
+async function signedIn(person: { name: string; password: string }): Promise<{ browser: Browser; html: string }> {
+  const browser = new Browser();
+  const first = await browser.request(`${gateway.url}/console/sessions`);
+  expect(first.status).toBe(303);
+  const signInUrl = new URL(first.headers.get('location')!, gateway.url);
+  expect(signInUrl.pathname).toBe('/signin');
+  expect(signInUrl.searchParams.get('next')).toBe('/console/sessions');
+  const signInPage = await browser.request(signInUrl.href);
+  const signInHtml = await signInPage.text();
+  const { response, url } = await browser.follow(`${gateway.url}/signin`, gateway.url, {
+    form: { csrf_token: hiddenField(signInHtml, 'csrf_token'), next: hiddenField(signInHtml, 'next'), ...person },
+  });
+  expect(url).toBe(`${gateway.url}/console/sessions`);
+  return { browser, html: await response.text() };
+}
+
+const CONSOLE_GETS = ['/console', '/console/sessions', '/console/receipts', '/console/receipts/receipt-0', '/console/webhooks'];
+const CONSOLE_POSTS = ['/console/sessions/session-1/revoke', '/console/webhooks/siem/resume'];
+
+describe('who may open the console', () => {
+  it('a visitor not signed in is sent to sign in on every page, and refused on every form', async () => {
+    for (const path of CONSOLE_GETS) {
+      const response = await fetch(`${gateway.url}${path}`, { redirect: 'manual' });
+      expect([path, response.status]).toEqual([path, 303]);
+      expect(response.headers.get('location')).toBe(`/signin?next=${encodeURIComponent(path)}`);
+    }
+    for (const path of CONSOLE_POSTS) {
+      const response = await fetch(`${gateway.url}${path}`, { method: 'POST', body: new URLSearchParams({ csrf_token: 'x' }) });
+      expect([path, response.status]).toEqual([path, 403]);
+    }
+  });
+
+  it('a signed-in person without the operator role gets 403 on every console route', async () => {
+    const { browser, html } = await signedIn(PERSON);
+    expect(html).toContain('Operators only');
+    for (const path of CONSOLE_GETS) {
+      const response = await browser.request(`${gateway.url}${path}`);
+      expect([path, response.status]).toEqual([path, 403]);
+      expect(await response.text()).toContain('does not have the operator role');
+    }
+    const opened = sessionOf(await approvedToken());
+    for (const path of [`/console/sessions/${opened}/revoke`, '/console/webhooks/siem/resume']) {
+      const response = await browser.request(`${gateway.url}${path}`, { form: { csrf_token: 'not-theirs' } });
+      expect([path, response.status]).toEqual([path, 403]);
+    }
+    expect((await sessionAnswer(opened)).state).toBe('open');
+  });
+
+  it('taking the operator role away closes the console at once, in a browser already signed in', async () => {
+    const oscar = { name: 'oscar', password: 'another operator passphrase' };
+    await people.add(oscar.name, oscar.password, { roles: ['operator'] });
+    const { browser } = await signedIn(oscar);
+    expect((await browser.request(`${gateway.url}/console/webhooks`)).status).toBe(200);
+    await people.setRoles(oscar.name, []);
+    expect((await browser.request(`${gateway.url}/console/webhooks`)).status).toBe(403);
+  });
+
+  it('a sign-in return path off this gateway is not followed', async () => {
+    const browser = new Browser();
+    for (const next of ['https://evil.example/console', '//evil.example/console', '/\\evil.example']) {
+      const response = await browser.request(`${gateway.url}/signin?next=${encodeURIComponent(next)}`);
+      expect([next, response.status, response.headers.get('location')]).toEqual([next, 400, null]);
+    }
+  });
+});
+
+async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
+  await page.evaluate(axeSource);
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: Array<{ id: string; impact: string; nodes: unknown[] }>;
+  };
+  return results.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.length }));
+}
+
+describe('the console in Chromium', () => {
+  const PAGES = [
+    { name: 'sources', path: '/console' },
+    { name: 'sessions', path: '/console/sessions' },
+    { name: 'receipts', path: '/console/receipts' },
+    { name: 'receipt', path: '/console/receipts/receipt-0' },
+    { name: 'webhooks', path: '/console/webhooks' },
+  ];
+
+  it.each([
+    { width: 1280, height: 900, suffix: 'desktop' },
+    { width: 390, height: 844, suffix: 'narrow' },
+  ])('at $suffix width: signs in, every page has 0 axe violations and no horizontal scrolling', async ({ width, height, suffix }) => {
+    await approvedToken();
+    const context = await chromiumBrowser.newContext({ viewport: { width, height } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${gateway.url}/console`);
+      expect(new URL(page.url()).pathname).toBe('/signin');
+      await page.fill('#name', OPERATOR.name);
+      await page.fill('#password', OPERATOR.password);
+      await Promise.all([page.waitForURL(`${gateway.url}/console`), page.click('button[type="submit"]')]);
+      for (const { name, path } of PAGES) {
+        await page.goto(`${gateway.url}${path}`);
+        expect(await page.locator('h1').innerText()).not.toBe('');
+        expect([name, await axeViolations(page)]).toEqual([name, []]);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect([name, overflow]).toEqual([name, 0]);
+        await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, `console-${name}-${suffix}.png`), fullPage: true });
+      }
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('an operator in the console', () => {
+  it('sees each source with its publication, tool counts and approval choices; sessions; receipts; webhooks', async () => {
+    const { browser, html: sessionsHtml } = await signedIn(OPERATOR);
+    expect(sessionsHtml).toContain('Console test client');
+    expect(sessionsHtml).toContain('get_order');
+    const sources = await (await browser.request(`${gateway.url}/console`)).text();
+    expect(sources).toMatch(/<code>publication-\d+<\/code>: \d+ tool\(s\) served/);
+    expect(sources).toContain('<code>get_order</code>');
+    expect(sources).toContain('GET /orders/{orderId}');
+    expect(sources).toMatch(
+      /<code>create_order<\/code>.*<span class="badge warn">each-call<\/span> <span class="hint">approved by @operators/s,
+    );
+    const receipts = await (await browser.request(`${gateway.url}/console/receipts?tool=get_order&outcome=allowed`)).text();
+    expect(receipts).toContain('receipt-0');
+    const none = await (await browser.request(`${gateway.url}/console/receipts?outcome=denied`)).text();
+    expect(none).toContain('No receipt matches this search.');
+    const receipt = await (await browser.request(`${gateway.url}/console/receipts/receipt-0`)).text();
+    expect(receipt).toContain('hmac-sha256:');
+    const webhooks = await (await browser.request(`${gateway.url}/console/webhooks`)).text();
+    expect(webhooks).toMatch(/siem <span class="badge warn">paused<\/span>/);
+    expect(webhooks).toMatch(/audit <span class="badge good">active<\/span>/);
+  });
+
+  it('revoking without the CSRF token is refused; with it the session is revoked and /mcp refuses its token', async () => {
+    const token = await approvedToken();
+    const id = sessionOf(token);
+    expect((await rpc('tools/list', {}, token)).status).toBe(200);
+    const { browser, html } = await signedIn(OPERATOR);
+    const csrf = hiddenField(html, 'csrf_token');
+    expect(html).toContain(`action="/console/sessions/${id}/revoke"`);
+
+    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: '' } })).status).toBe(403);
+    expect((await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: 'wrong' } })).status).toBe(403);
+    expect((await rpc('tools/list', {}, token)).status).toBe(200);
+
+    const revoked = await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: csrf } });
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe(`/console/sessions?revoked=${id}`);
+    expect((await rpc('tools/list', {}, token)).status).toBe(401);
+    expect(await sessionAnswer(id)).toMatchObject({ state: 'revoked', revokedReason: 'revoked by olga in the console' });
+  });
+
+  it('resumes a paused webhook endpoint with the CSRF token, not without', async () => {
+    const { browser, html } = await signedIn(OPERATOR);
+    const csrf = hiddenField(html, 'csrf_token');
+    expect((await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: '' } })).status).toBe(403);
+    expect(await endpointState('siem')).toBe('paused');
+    const resumed = await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: csrf } });
+    expect(resumed.status).toBe(303);
+    await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
+  });
+});
