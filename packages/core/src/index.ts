@@ -54,6 +54,8 @@ export {
   type AuthConfig,
   type CredentialConfig,
   type LoadedConfig,
+  type StorageConfig,
+  type StorageKind,
 } from './config/index.js';
 export {
   applyImport,

@@ -1,0 +1,11 @@
+/**
+ * Every PostgreSQL advisory lock the gateway takes, in one place so no two purposes share a key. The two-key form
+ * (`pg_advisory_lock(class, object)`) is used throughout: the class is the purpose below (a 'GW' prefix keeps it
+ * apart from other programs sharing the database), the object what is locked within it (0 when one lock).
+ */
+export const ADVISORY_LOCK_CLASS = {
+  /** Applying schema migrations: replicas starting together migrate one at a time (./migrate.ts). */
+  migrations: 0x4757_0001,
+  /** Registering a client from one address: the per-address count and the insert are one step (hashtext(address)). */
+  clientRegistrations: 0x4757_0002,
+} as const;
