@@ -1,15 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { temporaryDirectory } from '../../../../../../test-support/cli.js';
+import { postgresForThisFile } from '../../../../../../test-support/postgres.js';
+import { freshPostgresDatabase } from '../../../../test/support/databases.js';
 import { openDatabase } from '../../../store/sqlite/database.js';
-import { authorizationCodesContract } from '../contract/authorization-codes.contract.js';
-import { registeredClientsContract } from '../contract/clients.contract.js';
-import type { AuthorizationStoresFactory } from '../contract/harness.js';
-import { refreshTokensContract } from '../contract/refresh-tokens.contract.js';
-import { sessionsContract } from '../contract/sessions.contract.js';
-import { sessionMigrations, sqliteAuthorizationStores } from './index.js';
+import { postgresAuthorizationStores, postgresSessionMigrations } from '../postgres/index.js';
+import { sessionMigrations, sqliteAuthorizationStores } from '../sqlite/index.js';
+import { authorizationCodesContract } from './authorization-codes.contract.js';
+import { registeredClientsContract } from './clients.contract.js';
+import type { AuthorizationStoresFactory } from './harness.js';
+import { refreshTokensContract } from './refresh-tokens.contract.js';
+import { sessionsContract } from './sessions.contract.js';
 
 /** Each test: a fresh SQLite file in a temporary directory, migrated as the gateway migrates it. */
 const sqlite: AuthorizationStoresFactory = async () => {
@@ -24,22 +24,21 @@ const sqlite: AuthorizationStoresFactory = async () => {
   };
 };
 
-sessionsContract('SQLite', sqlite);
-authorizationCodesContract('SQLite', sqlite);
-refreshTokensContract('SQLite', sqlite);
-registeredClientsContract('SQLite', sqlite);
+/** Each test: a fresh database on this file's PostgreSQL (Debian's server, started for the file), migrated. */
+const postgres = postgresForThisFile();
+const postgresStores: AuthorizationStoresFactory = async () => {
+  const database = await freshPostgresDatabase(postgres.server, postgresSessionMigrations);
+  return { stores: postgresAuthorizationStores(database.pool), close: database.close };
+};
 
-/** Files of the authorization area that still reach SQLite directly: state not yet behind a port (next slices). */
-const NOT_YET_PORTED = ['oauth/rate-limit.ts', 'types.ts'];
-
-describe('the SQLite adapters', () => {
-  it('are the only files of the authorization area that name better-sqlite3, SqliteDatabase or prepare()', () => {
-    const area = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-    const naming = readdirSync(area, { recursive: true, encoding: 'utf8' })
-      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith(join('stores', 'sqlite')))
-      .filter((file) => /better-sqlite3|SqliteDatabase|\.prepare\(/.test(readFileSync(join(area, file), 'utf8')))
-      .map((file) => relative(area, join(area, file)).split('\\').join('/'))
-      .sort();
-    expect(naming).toEqual(NOT_YET_PORTED);
-  });
-});
+/** Every suite on every adapter: the same rules, unchanged, whatever holds the rows. */
+const adapters: Array<[name: string, factory: AuthorizationStoresFactory]> = [
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgresStores],
+];
+for (const [name, factory] of adapters) {
+  sessionsContract(name, factory);
+  authorizationCodesContract(name, factory);
+  refreshTokensContract(name, factory);
+  registeredClientsContract(name, factory);
+}
