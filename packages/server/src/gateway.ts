@@ -39,6 +39,7 @@ import {
 import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/sqlite/checkpointer.js';
+import { assertServableStorage } from './storage.js';
 import { openDatabase, type Migration } from './store/sqlite/database.js';
 import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
@@ -140,6 +141,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const lockPath = options.lockPath ? resolve(options.lockPath) : join(dirname(configPath), 'tools.lock');
   const loaded = withUrl(await loadConfig(configPath), options.url);
   const config = loaded.config;
+  // PostgreSQL only once every store has its adapter: never half the state in a file other replicas cannot see.
+  assertServableStorage(config);
   const listen = parseListen(options.listen ?? config.gateway.listen ?? defaultListen(config.gateway.url));
   const isLoopbackListener = isLoopbackHostname(listen.host);
 

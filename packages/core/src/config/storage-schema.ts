@@ -21,7 +21,6 @@ export const storageSchema = {
       description: 'with kind postgres: vault name of the connection string (postgres://user:password@host:port/database)',
     },
   },
-  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
   if: { properties: { kind: { const: 'postgres' } }, required: ['kind'] },
   // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
   then: { required: ['url'] },
