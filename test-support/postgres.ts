@@ -127,7 +127,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     for (let attempt = 1; ; attempt += 1) {
       port = await freeLoopbackPort();
       // Durability is not what these tests prove: no fsync keeps CREATE DATABASE per test cheap.
-      const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+      const options =
+        `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 ` + '-c fsync=off -c synchronous_commit=off -c full_page_writes=off';
       try {
         await asOwner('pg_ctl', [
           '--pgdata',

@@ -1,7 +1,7 @@
 import { GatewayError, type LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresSessionMigrations } from './authorization/stores/postgres/index.js';
-import type { Migration } from './store/migration.js';
+import type { Migration } from './store/schema/migration.js';
 import { checkReachable, describeDatabase, openPostgres, parseConnectionString, type PostgresPool } from './store/postgres/database.js';
 import { postgresMigrationState } from './store/postgres/migrate.js';
 
@@ -113,7 +113,9 @@ async function databaseFindings(pool: PostgresPool, connectionString: string): P
         level: 'error',
         code: 'DATABASE_UNREACHABLE',
         message: (error as Error).message,
-        fix: `check that PostgreSQL answers at ${where} and that the user, password and database of the connection string exist (pg_hba.conf allows this host)`,
+        fix:
+          `check that PostgreSQL answers at ${where}, that the user, password and database of the connection string exist, ` +
+          'and that pg_hba.conf lets this host in',
       },
     ];
   }

@@ -36,7 +36,7 @@ describe('the PostgreSQL connection', () => {
     expect((await database.query<{ n: number }>('SELECT n FROM t')).rows).toEqual([{ n: 1 }]);
   });
 
-  it('an unreachable database or a wrong password is DATABASE_UNREACHABLE, naming host, port and database but never the password', async () => {
+  it('an unreachable database or a wrong password is DATABASE_UNREACHABLE, naming where but never the password', async () => {
     const wrongPassword = postgres.server.url().replace(encodeURIComponent(postgres.server.password), 'not-the-password-42');
     const refused = `postgres://gateway_test:secret-pw-42@127.0.0.1:1/postgres`;
     for (const url of [wrongPassword, refused]) {

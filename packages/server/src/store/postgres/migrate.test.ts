@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresForThisFile } from '../../../../../test-support/postgres.js';
-import type { Migration } from '../migration.js';
+import type { Migration } from '../schema/migration.js';
 import { openPostgres, type PostgresPool } from './database.js';
 import { migratePostgres, postgresMigrationState } from './migrate.js';
 

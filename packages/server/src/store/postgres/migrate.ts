@@ -1,5 +1,5 @@
 import { compareText, GatewayError } from '@gateway/core';
-import type { Migration } from '../migration.js';
+import type { Migration } from '../schema/migration.js';
 import { ADVISORY_LOCK_CLASS } from './advisory-locks.js';
 import type { PostgresPool, Queryable } from './database.js';
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { compareText, GatewayError } from '@gateway/core';
-import type { Migration } from '../migration.js';
+import type { Migration } from '../schema/migration.js';
 
 export type SqliteDatabase = Database.Database;
 

@@ -1,4 +1,4 @@
-import type { Migration } from '../../../store/migration.js';
+import type { Migration } from '../../../store/schema/migration.js';
 
 /**
  * The tables of the PostgreSQL adapters of sessions, authorization codes, refresh tokens and registered clients:

@@ -134,7 +134,10 @@ export class PostgresSessions implements Sessions {
          reapproval_requested_at = COALESCE(reapproval_requested_at, $2),
          reapproval_tools = (
            SELECT COALESCE(jsonb_agg(tool ORDER BY tool COLLATE "C"), '[]'::jsonb)
-           FROM (SELECT jsonb_array_elements_text(COALESCE(reapproval_tools, '[]'::jsonb)) UNION SELECT jsonb_array_elements_text($3::jsonb)) AS merged (tool)
+           FROM (
+             SELECT jsonb_array_elements_text(COALESCE(reapproval_tools, '[]'::jsonb))
+             UNION SELECT jsonb_array_elements_text($3::jsonb)
+           ) AS merged (tool)
          )
        WHERE number = $1 AND (reapproval_requested_at IS NULL OR NOT COALESCE(reapproval_tools, '[]'::jsonb) @> $3::jsonb)`,
       [number, now, JSON.stringify(tools)],
