@@ -4,11 +4,16 @@
 //
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
 //   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000]
+//                                  [--modes modern-raw,legacy-raw,legacy-sdk]
 //
-// Each side: its own workspace (the real CLI: import → review → publish), the same example upstream, the
-// allow-all authorizer of bench/support.mjs (this measures the call path, not OAuth), receipts on, and with
-// --hooks a webhook endpoint with its own receiver (each round then waits for its events). Per side: gateway
-// CPU per call (/proc, all threads), calls (and events) per second, and the median of the rounds' p50.
+// Each side: its own workspace (its own CLI: import → review → publish, so each gateway reads a lock its own
+// schema knows), the same example upstream, the allow-all authorizer of bench/support.mjs (this measures the
+// call path, not OAuth), receipts on, and with --hooks a webhook endpoint with its own receiver (each round then
+// waits for its events). Modes, each measured in its own interleaved rounds: `modern-raw` (2026-07-28 requests
+// over undici), `legacy-raw` (2025-11-25 requests as SDK 1.x clients send them, over undici), `legacy-sdk` (the
+// SDK 1.x client over Streamable HTTP, what mcp-remote uses). Per side and mode: gateway CPU per call (/proc,
+// all threads), calls (and events) per second, the median of the rounds' p50, and that p50 minus the direct
+// call's (the upstream asked without the gateway, in the same rounds): the p50 the gateway adds.
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -16,9 +21,11 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   ENV,
+  API_KEY,
   allowAllOrderCall,
   benchChild,
   gatewayExecArgv,
+  legacyRequest,
   ordersWorkspace,
   percentile,
   processStats,
@@ -39,6 +46,7 @@ if (process.argv[2] === 'child') {
       concurrency: { type: 'string', default: '8' },
       rounds: { type: 'string', default: '6' },
       calls: { type: 'string', default: '2000' },
+      modes: { type: 'string', default: 'modern-raw,legacy-raw,legacy-sdk' },
     },
   });
   const ROUNDS = Number(options.rounds);
@@ -47,6 +55,9 @@ if (process.argv[2] === 'child') {
   if (!options.a) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
   if (!(ROUNDS >= 1 && ROUNDS <= 50 && CALLS >= 100 && CALLS <= 20_000 && CONCURRENCY >= 1 && CONCURRENCY <= 64))
     throw new Error('--rounds 1..50, --calls 100..20000, --concurrency 1..64');
+  const MODES = options.modes.split(',').filter(Boolean);
+  for (const mode of MODES)
+    if (!['modern-raw', 'legacy-raw', 'legacy-sdk'].includes(mode)) throw new Error(`--modes: unknown mode ${mode}`);
   const { Agent, request } = await import(
     pathToFileURL(createRequire(resolve(root, 'packages/server/package.json')).resolve('undici')).href
   );
@@ -61,7 +72,7 @@ if (process.argv[2] === 'child') {
     ]) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
-      const workspace = await ordersWorkspace(upstream.url, receiver ? { webhookUrl: receiver.url } : {});
+      const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}) });
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {
           env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
@@ -71,72 +82,128 @@ if (process.argv[2] === 'child') {
       );
       cleanups.push(() => child.kill());
       const mcpUrl = await new Promise((ready) => child.once('message', (message) => ready(message.mcpUrl)));
-      sides.push({ name, build, child, mcpUrl, receiver, cpuMs: 0, calls: 0, seconds: 0, p50s: [] });
+      sides.push({ name, build, child, mcpUrl, receiver, events: 0 });
     }
 
     const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
     cleanups.push(() => agent.close());
-    const { body, headers } = allowAllOrderCall();
-    const call = async (url) => {
-      const response = await request(url, { method: 'POST', headers, body, dispatcher: agent });
-      const text = await response.body.text();
-      if (response.statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${response.statusCode}: ${text}`);
+    const expectOrder = (statusCode, text) => {
+      if (statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${statusCode}: ${text}`);
     };
-    /** Waits (bounded) until a side's receiver has `count` events. */
-    const eventsReached = async (side, count) => {
+    const post = async (url, { body, headers }) => {
+      const response = await request(url, { method: 'POST', headers, body, dispatcher: agent });
+      expectOrder(response.statusCode, await response.body.text());
+    };
+    const modern = allowAllOrderCall();
+    const legacy = legacyRequest('', 'bench', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } });
+    /** What one call is, per mode and side (legacy-sdk: one SDK 1.x client per side, connected once). */
+    const callers = async (mode) => {
+      if (mode === 'modern-raw') return sides.map((side) => () => post(side.mcpUrl, modern));
+      if (mode === 'legacy-raw') return sides.map((side) => () => post(side.mcpUrl, legacy));
+      // The SDK 1.x client's transport hangs every request's abort listener on one long-lived signal; Node's
+      // MaxListenersExceededWarning about it (in this process, not the gateway's) would bury the figures.
+      process.removeAllListeners('warning');
+      const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      return Promise.all(
+        sides.map(async (side) => {
+          const client = new Client({ name: 'bench-ab', version: '1.0.0' });
+          await client.connect(
+            new StreamableHTTPClientTransport(new URL(side.mcpUrl), { requestInit: { headers: { authorization: 'Bearer bench' } } }),
+          );
+          cleanups.push(() => client.close());
+          return async () => {
+            const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } });
+            expectOrder(result.isError ? 500 : 200, JSON.stringify(result));
+          };
+        }),
+      );
+    };
+    const direct = async () => {
+      const response = await request(`${upstream.url}/orders/ord_1001`, { headers: { 'x-api-key': API_KEY }, dispatcher: agent });
+      expectOrder(response.statusCode, await response.body.text());
+    };
+    /** Waits (bounded) until a side's receiver has every event of the calls made so far. */
+    const eventsReached = async (side) => {
       if (!side.receiver) return;
       const deadline = Date.now() + 60_000;
-      while ((await side.receiver.state()).received < count) {
-        if (Date.now() > deadline) throw new Error(`side ${side.name}: events stopped short of ${count}`);
+      while ((await side.receiver.state()).received < side.events) {
+        if (Date.now() > deadline) throw new Error(`side ${side.name}: events stopped short of ${side.events}`);
         await new Promise((wake) => setTimeout(wake, 10));
       }
     };
+    /** `count` calls of `call` at CONCURRENCY: the sorted latencies (ms). */
+    const burst = async (call, count) => {
+      const latencies = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < count) {
+            next += 1;
+            const begun = performance.now();
+            await call();
+            latencies.push(performance.now() - begun);
+          }
+        }),
+      );
+      return latencies.sort((left, right) => left - right);
+    };
 
     const WARMUP = 300;
-    for (const side of sides) for (let index = 0; index < WARMUP; index += 1) await call(side.mcpUrl);
-    for (const side of sides) await eventsReached(side, WARMUP);
-    for (let round = 0; round < ROUNDS; round += 1) {
-      // Alternate which side goes first, so neither always runs on a machine just warmed (or slowed) by the other.
-      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-        const cpuBefore = processStats(side.child.pid).cpuMs;
-        const started = performance.now();
-        const latencies = [];
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: CONCURRENCY }, async () => {
-            while (next < CALLS) {
-              next += 1;
-              const begun = performance.now();
-              await call(side.mcpUrl);
-              latencies.push(performance.now() - begun);
-            }
-          }),
-        );
-        await eventsReached(side, WARMUP + (round + 1) * CALLS);
-        side.seconds += (performance.now() - started) / 1000;
-        side.cpuMs += processStats(side.child.pid).cpuMs - cpuBefore;
-        side.calls += CALLS;
-        latencies.sort((left, right) => left - right);
-        side.p50s.push(percentile(latencies, 0.5));
-      }
-    }
-
     const what = options.hooks ? 'calls and their events' : 'calls';
     console.log(
-      `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY}, receipts on${options.hooks ? ', events on' : ''}`,
+      `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY} per mode, receipts on${options.hooks ? ', events on' : ''}`,
     );
-    for (const side of sides) {
-      const p50s = [...side.p50s].sort((left, right) => left - right);
+    for (const mode of MODES) {
+      const calls = await callers(mode);
+      const figures = sides.map(() => ({ cpuMs: 0, calls: 0, seconds: 0, p50s: [] }));
+      const directP50s = [];
+      await burst(direct, WARMUP);
+      for (const [index, side] of sides.entries()) {
+        await burst(calls[index], WARMUP);
+        side.events += WARMUP;
+        await eventsReached(side);
+      }
+      for (let round = 0; round < ROUNDS; round += 1) {
+        directP50s.push(percentile(await burst(direct, CALLS), 0.5));
+        // Alternate which side goes first, so neither always runs on a machine just warmed (or slowed) by the other.
+        const order = round % 2 === 0 ? [0, 1] : [1, 0];
+        for (const index of order) {
+          const side = sides[index];
+          const figure = figures[index];
+          const cpuBefore = processStats(side.child.pid).cpuMs;
+          const started = performance.now();
+          const latencies = await burst(calls[index], CALLS);
+          side.events += CALLS;
+          await eventsReached(side);
+          figure.seconds += (performance.now() - started) / 1000;
+          figure.cpuMs += processStats(side.child.pid).cpuMs - cpuBefore;
+          figure.calls += CALLS;
+          figure.p50s.push(percentile(latencies, 0.5));
+        }
+      }
+      const median = (values) =>
+        percentile(
+          [...values].sort((left, right) => left - right),
+          0.5,
+        );
+      const directP50 = median(directP50s);
+      console.log(`${mode} (direct call p50 ${directP50.toFixed(3)} ms)`);
+      for (const [index, side] of sides.entries()) {
+        const figure = figures[index];
+        figure.added = median(figure.p50s) - directP50;
+        console.log(
+          `  ${side.name} (${side.build}): gateway CPU ${((figure.cpuMs / figure.calls) * 1000).toFixed(0)} µs/call, ` +
+            `${Math.round(figure.calls / figure.seconds)} ${what}/s, p50 ${median(figure.p50s).toFixed(3)} ms ` +
+            `(median of rounds), added p50 ${figure.added.toFixed(3)} ms`,
+        );
+      }
+      const [a, b] = figures;
       console.log(
-        `  ${side.name} (${side.build}): gateway CPU ${((side.cpuMs / side.calls) * 1000).toFixed(0)} µs/call, ` +
-          `${Math.round(side.calls / side.seconds)} ${what}/s, p50 ${percentile(p50s, 0.5).toFixed(3)} ms (median of rounds)`,
+        `  B/A: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
+          `added p50 ${(b.added / a.added).toFixed(3)}, throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
       );
     }
-    const [a, b] = sides;
-    console.log(
-      `  B/A: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
-        `throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
-    );
     for (const side of sides) side.child.send('stop');
   } finally {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);

@@ -153,8 +153,9 @@ export function treeStats(pids) {
   return { cpuMs, rss };
 }
 
-export function gateway(args, cwd, input) {
-  execFileSync(process.execPath, [cli, ...args], {
+/** Runs the CLI (`cliPath`: another checkout's, bench/ab.mjs) in `cwd`; `input` on its standard input. */
+export function gateway(args, cwd, input, cliPath = cli) {
+  execFileSync(process.execPath, [cliPath, ...args], {
     cwd,
     env: ENV,
     stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
@@ -178,9 +179,12 @@ export async function startUpstream() {
 /**
  * A workspace for the example orders API with a signed lock made by the real CLI (import → review
  * --all-supported → publish) and a local account. `vault: file` when several workers must share the
- * signing keys (the env vault cannot store them).
+ * signing keys (the env vault cannot store them). `build`: the checkout whose CLI makes the lock (bench/ab.mjs:
+ * each side's own, so each gateway reads a lock its own schema knows).
  */
-export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl } = {}) {
+export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, build } = {}) {
+  const cliPath = build ? join(build, 'packages', 'cli', 'dist', 'main.js') : cli;
+  const run = (args, cwd, input) => gateway(args, cwd, input, cliPath);
   const directory = benchDirectory('gateway-bench-orders-');
   const port = await freePort();
   const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
@@ -215,13 +219,13 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl }
       '',
     ].join('\n'),
   );
-  gateway(['keys', 'generate', '--out', 'keys'], directory);
-  if (vault === 'file') gateway(['secrets', 'set', 'orders-api-key'], directory, API_KEY);
-  if (vault === 'file' && webhookUrl) gateway(['secrets', 'set', WEBHOOK_SECRET_NAME], directory, WEBHOOK_SECRET);
-  gateway(['import', 'orders'], directory);
-  gateway(['review', 'orders', '--all-supported', '--no-interactive'], directory);
-  gateway(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
-  gateway(['people', 'add', PERSON.name], directory, PERSON.password);
+  run(['keys', 'generate', '--out', 'keys'], directory);
+  if (vault === 'file') run(['secrets', 'set', 'orders-api-key'], directory, API_KEY);
+  if (vault === 'file' && webhookUrl) run(['secrets', 'set', WEBHOOK_SECRET_NAME], directory, WEBHOOK_SECRET);
+  run(['import', 'orders'], directory);
+  run(['review', 'orders', '--all-supported', '--no-interactive'], directory);
+  run(['publish', 'orders', '--key', 'keys/publisher.private.jwk', '--publisher', 'bench@example.com'], directory);
+  run(['people', 'add', PERSON.name], directory, PERSON.password);
   return { directory, configPath: join(directory, 'gateway.yaml'), port };
 }
 
@@ -466,7 +470,8 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root } 
         logins: new Set(logins),
         expiresAt: Date.now() + 3_600_000,
       };
-      return { authenticate: async () => ({ ok: true, caller }), sessionState: () => 'open' };
+      // `isSessionOpen`: what builds before the three session states asked (bench/ab.mjs runs older builds).
+      return { authenticate: async () => ({ ok: true, caller }), sessionState: () => 'open', isSessionOpen: () => true };
     },
   });
   process.send({ mcpUrl: gateway.mcpUrl });

@@ -47,8 +47,20 @@ export function entryTarget(entry: LockedEntry): string {
  */
 export function renderEntry(entry: LockedEntry): string[] {
   const lines = ('method' in entry ? renderOperation(entry) : renderMcpTool(entry)).map((line) => escapeHiddenCharacters(line));
-  const flag = hiddenTextFlag(entry);
-  return flag === null ? lines : [lines[0]!, flag, ...lines.slice(1)];
+  const flags = [hiddenTextFlag(entry), approvalLine(entry)].filter((line): line is string => line !== null);
+  return [lines[0]!, ...flags, ...lines.slice(1)];
+}
+
+/** `    approval: each call, by …`: the line of a tool whose calls wait for a person (docs/approvals.md), or null. */
+export function approvalLine(entry: LockedEntry, indent = '    '): string | null {
+  if (entry.approval !== 'each-call') return null;
+  return `${indent}approval: each call waits for ${describeApprovers(entry.approvers)}`;
+}
+
+/** Who approves: `the session's own person`, or the names (with `@operators` said in words). */
+export function describeApprovers(approvers: readonly string[] | undefined): string {
+  if (!approvers || approvers.length === 0) return "the session's own person";
+  return approvers.map((approver) => (approver === '@operators' ? 'an operator' : approver)).join(' or ');
 }
 
 /** How many hidden characters a flag names before "and n more". */

@@ -73,6 +73,7 @@ describe('gateway review', () => {
       publication: 'publication-1',
       selected: expected,
       deselected: [],
+      approvals: [],
       toolCount: expected.length,
     });
     const after = await readProposal();

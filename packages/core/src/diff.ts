@@ -187,6 +187,17 @@ function describeSecurity(security: Operation['security'], schemes: Record<strin
 
 /** The readable differences between two versions of one operation (same tool name). */
 export function describeOperationChanges(before: Operation, after: Operation): OperationChange[] {
+  const changes: OperationChange[] = [
+    ...requestLineChanges(before, after),
+    ...parameterChanges(before, after),
+    ...bodyChanges(before, after),
+    ...securityChanges(before, after),
+  ];
+  return [...changes, ...otherChanges(before, after, changes.length === 0)];
+}
+
+/** The method, path and server. */
+function requestLineChanges(before: Operation, after: Operation): OperationChange[] {
   const changes: OperationChange[] = [];
   if (before.method !== after.method) {
     changes.push({
@@ -208,6 +219,12 @@ export function describeOperationChanges(before: Operation, after: Operation): O
     });
   }
 
+  return changes;
+}
+
+/** Each parameter added, removed, or changed in type, schema, requiredness or serialisation. */
+function parameterChanges(before: Operation, after: Operation): OperationChange[] {
+  const changes: OperationChange[] = [];
   const beforeParameters = new Map(before.parameters.map((parameter) => [parameterKey(parameter), parameter]));
   const afterParameters = new Map(after.parameters.map((parameter) => [parameterKey(parameter), parameter]));
   const keys = [...new Set([...beforeParameters.keys(), ...afterParameters.keys()])].sort(compareText);
@@ -277,7 +294,12 @@ export function describeOperationChanges(before: Operation, after: Operation): O
       });
     }
   }
+  return changes;
+}
 
+/** The request body added, removed, or changed in media type, encoding, requiredness or schema. */
+function bodyChanges(before: Operation, after: Operation): OperationChange[] {
+  const changes: OperationChange[] = [];
   if (!before.body && after.body) {
     changes.push({
       kind: 'body-added',
@@ -323,19 +345,31 @@ export function describeOperationChanges(before: Operation, after: Operation): O
       });
     }
   }
+  return changes;
+}
 
-  if (!same(before.security, after.security) || !same(before.securitySchemes, after.securitySchemes)) {
-    const old = describeSecurity(before.security, before.securitySchemes);
-    const current = describeSecurity(after.security, after.securitySchemes);
-    changes.push({
+/** The security requirements or schemes. */
+function securityChanges(before: Operation, after: Operation): OperationChange[] {
+  if (same(before.security, after.security) && same(before.securitySchemes, after.securitySchemes)) return [];
+  const old = describeSecurity(before.security, before.securitySchemes);
+  const current = describeSecurity(after.security, after.securitySchemes);
+  return [
+    {
       kind: 'security-changed',
       before: { security: before.security, securitySchemes: before.securitySchemes },
       after: { security: after.security, securitySchemes: after.securitySchemes },
       message: old === current ? 'security scheme details changed' : `security ${old} → ${current}`,
-    });
-  }
+    },
+  ];
+}
 
-  if (before.fingerprint !== after.fingerprint && changes.length === 0) {
+/**
+ * What the parts above do not name: the rest of the input schema (only when nothing else was found), the support
+ * status, and the text the AI client reads.
+ */
+function otherChanges(before: Operation, after: Operation, nothingNamed: boolean): OperationChange[] {
+  const changes: OperationChange[] = [];
+  if (before.fingerprint !== after.fingerprint && nothingNamed) {
     // Everything we name is equal, yet the request differs: the rest of the input schema (shared
     // definitions reached through nested references, or the schema's frame) changed.
     const before$defs = definitionsOf(before.inputSchema);

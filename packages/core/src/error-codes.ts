@@ -47,6 +47,11 @@ export const ERRORS = {
     meaning: 'too many wrong admin tokens from this client address (20 in 15 minutes); 429 with `Retry-After`',
   },
   ADMIN_TOKEN_UNAVAILABLE: { category: 'internal', area: 'admin', meaning: 'the vault failed while reading the admin token' },
+  APPROVER_INVALID: {
+    category: 'usage',
+    area: 'lock',
+    meaning: 'an `--approvers` entry is neither a person name nor `@operators`, or was given without `--each-call`',
+  },
   ARGUMENT_REQUIRED_EMPTY: {
     category: 'usage',
     area: 'serving',
@@ -66,6 +71,11 @@ export const ERRORS = {
   },
   BODY_ENCODING_FAILED: { category: 'usage', area: 'serving', meaning: 'a form-urlencoded body argument that is not an object' },
   BODY_MEDIA_TYPE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a request body that is not JSON, form or text' },
+  CALL_APPROVAL_UNAVAILABLE: {
+    category: 'refused',
+    area: 'mcp',
+    meaning: 'the tool was reviewed `approval: each-call` and no approval of this very call could be asked for or found; it did not run',
+  },
   CALL_CANCELLED: {
     category: 'network',
     area: 'receipts',

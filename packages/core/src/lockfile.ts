@@ -17,6 +17,7 @@ import {
   type LockedSource,
   type NotOfferedEntry,
   type Publication,
+  type ReviewChoices,
   type SourceKind,
 } from './model.js';
 import { compareEntries } from './source-kinds.js';
@@ -66,6 +67,7 @@ function orderOperation(operation: LockedOperation): LockedOperation {
     status: operation.status,
     reason: operation.reason,
     selected: operation.selected,
+    ...reviewChoicesOf(operation),
     server: operation.server,
     parameters: operation.parameters.map((parameter) => ({
       name: parameter.name,
@@ -94,10 +96,19 @@ function orderMcpTool(tool: LockedMcpTool): LockedMcpTool {
     status: tool.status,
     reason: tool.reason,
     selected: tool.selected,
+    ...reviewChoicesOf(tool),
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
     annotations: tool.annotations,
     fingerprint: tool.fingerprint,
+  };
+}
+
+/** The review choices an entry has, in field order; nothing for an entry without (docs/approvals.md). */
+function reviewChoicesOf(entry: ReviewChoices): ReviewChoices {
+  return {
+    ...(entry.approval === undefined ? {} : { approval: entry.approval }),
+    ...(entry.approvers === undefined ? {} : { approvers: [...entry.approvers] }),
   };
 }
 

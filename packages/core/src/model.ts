@@ -108,8 +108,28 @@ export interface Operation extends RequestShape {
   fingerprint: string;
 }
 
+/**
+ * What a person decides at review besides selecting (docs/approvals.md): whether each call of the tool waits
+ * for a person's approval of that exact call, and who may give it. Absent on tools without (the lock writes
+ * neither field then, so locks from before stay byte for byte the same). Signed with the publication.
+ */
+export interface ReviewChoices {
+  /** `each-call`: the tool does not run until a person approves that exact call. */
+  approval?: ApprovalMode;
+  /**
+   * Who may approve a call of an `each-call` tool: person names and `@operators` (anyone with the operator role).
+   * Absent: the session's own person.
+   */
+  approvers?: string[];
+}
+
+export type ApprovalMode = 'each-call';
+
+/** `approvers` entry naming everyone with the operator role (person names start with a letter or digit). */
+export const OPERATORS_APPROVER = '@operators';
+
 /** An operation inside a publication of the lock. */
-export interface LockedOperation extends Operation {
+export interface LockedOperation extends Operation, ReviewChoices {
   selected: boolean;
 }
 
@@ -134,7 +154,7 @@ export interface McpTool {
   fingerprint: string;
 }
 
-export interface LockedMcpTool extends McpTool {
+export interface LockedMcpTool extends McpTool, ReviewChoices {
   selected: boolean;
 }
 

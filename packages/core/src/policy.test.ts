@@ -21,6 +21,16 @@ describe('decideCall', () => {
     expect(decideCall(base)).toEqual({ kind: 'allow' });
   });
 
+  it('never runs an each-call tool unapproved: a person is asked when a gate can, it is refused when none can', () => {
+    const eachCall: CallFacts = { ...base, tool: { ...base.tool!, approval: 'each-call' } };
+    expect(reasonOf(eachCall)).toBe('CALL_APPROVAL_UNAVAILABLE');
+    const pendingAction = { reason: 'PERSON_ACTION_REQUIRED' as const, message: 'approve this call', url: 'https://gw.example/approve/1' };
+    expect(decideCall({ ...eachCall, pendingAction })).toMatchObject({ kind: 'act', action: { kind: 'visit', url: pendingAction.url } });
+    expect(decideCall({ ...eachCall, callApproved: true })).toEqual({ kind: 'allow' });
+    // The earlier rules still come first: an approval does not reopen an ended session.
+    expect(reasonOf({ ...eachCall, callApproved: true, session: { ...base.session, state: 'revoked' } })).toBe('SESSION_REVOKED');
+  });
+
   it('refuses a tool no in-use publication offers', () => {
     const { tool: _tool, ...facts } = base;
     expect(reasonOf(facts)).toBe('TOOL_UNKNOWN');

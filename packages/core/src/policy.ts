@@ -16,7 +16,8 @@ export type CallDenialReason =
   | 'SESSION_EXPIRED'
   | 'LOGIN_NOT_IN_SESSION'
   | RequestStateRefusal
-  | 'REQUEST_STATE_USED';
+  | 'REQUEST_STATE_USED'
+  | 'CALL_APPROVAL_UNAVAILABLE';
 
 /** Why a person must act before the call may run (registered codes; the receipt's reason). */
 export type PersonActionReason = 'TOOL_CHANGED_SINCE_APPROVAL' | 'PERSON_ACTION_REQUIRED';
@@ -47,8 +48,11 @@ export interface CallFacts {
   session: { id: string; state: SessionState; expiresAt: number };
   /** Epoch milliseconds now. */
   now: number;
-  /** The tool in the caller's snapshot; undefined when no in-use publication offers it. */
-  tool?: { fingerprint: string; operationName: string };
+  /**
+   * The tool in the caller's snapshot; undefined when no in-use publication offers it. `approval`: the review
+   * choice `each-call` (docs/approvals.md), when the publication has it.
+   */
+  tool?: { fingerprint: string; operationName: string; approval?: 'each-call' };
   /** The fingerprint the person approved for this name in this session; undefined when not in the session. */
   approvedFingerprint?: string;
   /** Why drift blocks the tool, when it does. */
@@ -64,6 +68,8 @@ export interface CallFacts {
   requestState?: { ok: true } | { ok: false; reason: RequestStateRefusal | 'REQUEST_STATE_USED'; message: string };
   /** What a person must still do for this call with these arguments; undefined when nothing. */
   pendingAction?: PendingPersonAction;
+  /** True when a person approved this very call (an `each-call` tool: the approvals gate found the approval). */
+  callApproved?: boolean;
 }
 
 export type CallVerdict =
@@ -185,5 +191,13 @@ export function decideCall(facts: CallFacts): CallVerdict {
   }
   const pending = facts.pendingAction;
   if (pending) return { kind: 'act', reason: pending.reason, message: pending.message, action: { kind: 'visit', url: pending.url } };
+  // An each-call tool never runs unapproved: when nothing could ask a person (no approvals gate), it is refused.
+  if (facts.tool.approval === 'each-call' && facts.callApproved !== true) {
+    return {
+      kind: 'deny',
+      reason: 'CALL_APPROVAL_UNAVAILABLE',
+      message: `tool ${name} runs only once a person approves each call, and this gateway cannot ask for approvals`,
+    };
+  }
   return ALLOWED;
 }

@@ -5,7 +5,17 @@
  */
 import { GatewayError } from './errors.js';
 import { findSource, inUsePublication, proposedPublication } from './lockfile.js';
-import type { LockedEntry, LockedSource, Lockfile, McpTool, Operation, Publication, SourceKind } from './model.js';
+import {
+  OPERATORS_APPROVER,
+  type LockedEntry,
+  type LockedSource,
+  type Lockfile,
+  type McpTool,
+  type Operation,
+  type Publication,
+  type ReviewChoices,
+  type SourceKind,
+} from './model.js';
 import { describeEntry } from './source-kinds.js';
 
 /** Selection works the same for every kind: on the fields every entry has. */
@@ -96,7 +106,11 @@ export function applyImport(lock: Lockfile, sourceName: string, documentLocation
 
   const operations: LockedEntry[] = (imported.operations as AnyEntry[]).map((operation) => {
     const copy = structuredClone(operation);
-    return { ...copy, selected: operation.status === 'supported' && isCarriedForward(operation, previousByTool, inUseByTool) };
+    return {
+      ...copy,
+      selected: operation.status === 'supported' && isCarriedForward(operation, previousByTool, inUseByTool),
+      ...reviewChoicesCarried(operation.tool, previousByTool, inUseByTool),
+    };
   });
 
   let id: string;
@@ -124,6 +138,21 @@ function isCarriedForward(operation: AnyEntry, previousByTool: Map<string, Locke
   if (previous && previous.fingerprint === operation.fingerprint) return previous.selected;
   const published = inUseByTool.get(operation.tool);
   return published?.selected === true && published.fingerprint === operation.fingerprint;
+}
+
+/**
+ * The review choices (docs/approvals.md) carried forward by tool name alone, unlike the selection: a choice
+ * that holds a call for a person's approval must never fall away because the request changed. The previous
+ * proposal's choice wins (review changed it there), else the in-use publication's.
+ */
+function reviewChoicesCarried(
+  tool: string,
+  previousByTool: Map<string, LockedEntry>,
+  inUseByTool: Map<string, LockedEntry>,
+): ReviewChoices {
+  const from = previousByTool.get(tool) ?? inUseByTool.get(tool);
+  if (from?.approval === undefined) return {};
+  return { approval: from.approval, ...(from.approvers ? { approvers: [...from.approvers] } : {}) };
 }
 
 function operationsByTool(publication: GenericPublication | undefined): Map<string, LockedEntry> {
@@ -187,6 +216,12 @@ export interface SelectionRequest {
   deselect?: string[];
   /** Select every supported operation first. */
   allSupported?: boolean;
+  /** Tool names or globs whose every call waits for a person's approval (docs/approvals.md). */
+  eachCall?: string[];
+  /** Who may approve the calls of the `eachCall` tools: person names and `@operators`; absent: the session's person. */
+  approvers?: string[];
+  /** Tool names or globs that no longer wait for approval (applied after `eachCall`). */
+  anyCall?: string[];
 }
 
 /**
@@ -218,8 +253,42 @@ export function applySelection(lock: Lockfile, sourceName: string, request: Sele
   for (const pattern of request.deselect ?? []) {
     for (const operation of matchingOperations(operations, pattern, sourceName)) operation.selected = false;
   }
+  applyApprovalChoices(operations, sourceName, request);
   proposal.toolCount = operations.filter((operation) => operation.selected).length;
   return next;
+}
+
+const PERSON_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$/;
+
+/** `eachCall` (with its `approvers`), then `anyCall`: the review choices of docs/approvals.md. */
+function applyApprovalChoices(operations: LockedEntry[], sourceName: string, request: SelectionRequest): void {
+  const approvers = request.approvers;
+  if (approvers !== undefined) {
+    if ((request.eachCall ?? []).length === 0) {
+      throw new GatewayError('APPROVER_INVALID', '--approvers names who approves the calls of the --each-call tools: give --each-call too');
+    }
+    for (const approver of approvers) {
+      if (approver !== OPERATORS_APPROVER && !PERSON_NAME.test(approver)) {
+        throw new GatewayError('APPROVER_INVALID', `'${approver}' is neither a person name nor ${OPERATORS_APPROVER}`, {
+          details: { approver },
+        });
+      }
+    }
+  }
+  const unique = approvers ? [...new Set(approvers)].sort(compareText) : undefined;
+  for (const pattern of request.eachCall ?? []) {
+    for (const operation of matchingOperations(operations, pattern, sourceName)) {
+      operation.approval = 'each-call';
+      if (unique) operation.approvers = unique;
+      else delete operation.approvers;
+    }
+  }
+  for (const pattern of request.anyCall ?? []) {
+    for (const operation of matchingOperations(operations, pattern, sourceName)) {
+      delete operation.approval;
+      delete operation.approvers;
+    }
+  }
 }
 
 /** Sets the selection of a proposal to exactly `tools` (the interactive checklist's answer). */
@@ -248,6 +317,8 @@ export function setSelection(lock: Lockfile, sourceName: string, tools: readonly
 export interface SelectionChange {
   selected: string[];
   deselected: string[];
+  /** Tools whose review choices changed (sorted), with what they are now. */
+  approvals: Array<{ tool: string; approval: 'each-call' | null; approvers: string[] | null }>;
   toolCount: number;
 }
 
@@ -257,12 +328,19 @@ export function describeSelectionChange(before: Lockfile, after: Lockfile, sourc
   const proposal = requireProposal(after, sourceName) as GenericPublication;
   const selected: string[] = [];
   const deselected: string[] = [];
+  const approvals: SelectionChange['approvals'] = [];
   for (const operation of proposal.operations) {
-    const wasSelected = previous.get(operation.tool)?.selected ?? false;
+    const before = previous.get(operation.tool);
+    const wasSelected = before?.selected ?? false;
     if (operation.selected && !wasSelected) selected.push(operation.tool);
     if (!operation.selected && wasSelected) deselected.push(operation.tool);
+    const choices = (entry: LockedEntry | undefined) => JSON.stringify([entry?.approval ?? null, entry?.approvers ?? null]);
+    if (choices(before) !== choices(operation)) {
+      approvals.push({ tool: operation.tool, approval: operation.approval ?? null, approvers: operation.approvers ?? null });
+    }
   }
-  return { selected: selected.sort(compareText), deselected: deselected.sort(compareText), toolCount: proposal.toolCount };
+  approvals.sort((left, right) => compareText(left.tool, right.tool));
+  return { selected: selected.sort(compareText), deselected: deselected.sort(compareText), approvals, toolCount: proposal.toolCount };
 }
 
 /** The proposed publication of a source, or PROPOSAL_NOT_FOUND. */

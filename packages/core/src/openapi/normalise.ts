@@ -251,25 +251,7 @@ class OperationNormaliser {
       return converted.schema;
     };
 
-    // Parameters: path-level ones apply unless the operation redefines the same (name, in) (OAS 3.x §4.8.9.1).
-    const merged = new Map<string, Record<string, unknown>>();
-    for (const list of [pathItem.parameters, operation.parameters]) {
-      if (!Array.isArray(list)) continue;
-      for (const entry of list) {
-        const parameter = resolveObject(this.document, entry);
-        const name = typeof parameter.name === 'string' ? parameter.name : '';
-        const location = typeof parameter.in === 'string' ? parameter.in : '';
-        if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) continue;
-        // RFC 9110 §5.1: header field names are case-insensitive.
-        const key = `${location}\u0000${location === 'header' ? name.toLowerCase() : name}`;
-        merged.set(key, parameter);
-      }
-    }
-    const parameterObjects = [...merged.values()].sort(
-      (a, b) =>
-        LOCATION_ORDER.indexOf(a.in as ParameterLocation) - LOCATION_ORDER.indexOf(b.in as ParameterLocation) ||
-        compareText(String(a.name), String(b.name)),
-    );
+    const parameterObjects = this.mergedParameters(pathItem, operation);
 
     const requestBody = operation.requestBody === undefined ? null : resolveObject(this.document, operation.requestBody);
     const content = requestBody && isObject(requestBody.content) ? requestBody.content : null;
@@ -282,108 +264,18 @@ class OperationNormaliser {
     const parameters: OperationParameter[] = [];
 
     parameterObjects.forEach((parameter, index) => {
-      const name = String(parameter.name);
-      const location = parameter.in as ParameterLocation;
-      const argument = argumentNames[index] as string;
-      if (!LOCATION_ORDER.includes(location)) {
-        note('PARAMETER_UNSUPPORTED', `The parameter "${name}" is in the unknown location "${String(parameter.in)}".`);
-        return;
-      }
-      // OAS 3.x §4.8.12.1: a path parameter is always required.
-      const isRequired = location === 'path' ? true : parameter.required === true;
-      const defaultStyle = location === 'query' || location === 'cookie' || location === 'querystring' ? 'form' : 'simple';
-      const style = typeof parameter.style === 'string' && location !== 'querystring' ? parameter.style : defaultStyle;
-      if (location !== 'querystring' && !STYLES_BY_LOCATION[location].includes(style)) {
-        note('PARAMETER_UNSUPPORTED', `The ${location} parameter "${name}" uses the style "${style}", not defined there.`);
-      }
-      // OAS 3.x §4.8.12.4 (explode): true by default for `form` (and 3.2 `cookie`) style, false otherwise.
-      const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form' || style === 'cookie';
-      const mapping: OperationParameter = {
-        name,
-        in: location,
-        argument,
-        required: isRequired,
-        style,
-        explode,
-        allowReserved: parameter.allowReserved === true,
-      };
-      let schema: unknown = parameter.schema ?? {};
-      if (isObject(parameter.content)) {
-        // OAS 3.x §4.8.12.2: `content` holds exactly one media type, serialised as a whole.
-        const mediaType = Object.keys(parameter.content).sort()[0];
-        if (mediaType !== undefined) {
-          mapping.contentType = mediaType;
-          const media = resolveObject(this.document, parameter.content[mediaType]);
-          schema = media.schema ?? {};
-          const base = baseMediaType(mediaType);
-          const isSerialisable = isJsonMediaType(mediaType) || (location === 'querystring' && base === 'application/x-www-form-urlencoded');
-          if (!isSerialisable) {
-            note(
-              'PARAMETER_UNSUPPORTED',
-              `The ${location} parameter "${name}" is described as "${mediaType}", which the gateway cannot serialise.`,
-            );
-          }
-        }
-      } else if (location === 'querystring') {
-        note('PARAMETER_UNSUPPORTED', `The querystring parameter "${name}" has no content media type.`);
-      }
-      let converted = convert(schema);
-      // OAS 3.x §4.8.12.1: `allowEmptyValue` defaults to false, so a required query string cannot be `""` (which
-      // would be sent as `name=`). Said in the schema, so that the tool refuses it like any invalid argument.
-      if (location === 'query' && isRequired && parameter.allowEmptyValue !== true && !mapping.contentType) {
-        converted = nonEmptyString(converted);
-      }
-      properties.set(
-        argument,
-        annotate(converted, {
-          description: parameter.description,
-          deprecated: parameter.deprecated === true,
-          examples: this.examplesOf(parameter),
-        }),
-      );
-      if (isRequired) required.push(argument);
-      parameters.push(mapping);
+      const mapped = this.parameterMapping(parameter, argumentNames[index] as string, convert, note);
+      if (!mapped) return;
+      properties.set(mapped.mapping.argument, mapped.schema);
+      if (mapped.mapping.required) required.push(mapped.mapping.argument);
+      parameters.push(mapped.mapping);
     });
 
     let body: OperationBody | null = null;
     if (requestBody && content && hasBody) {
-      const offered = Object.keys(content);
-      const schemaOf = (mediaType: string): Record<string, unknown> | null => {
-        try {
-          const media = resolveObject(this.document, content[mediaType]);
-          return isObject(media.schema) ? resolveObject(this.document, media.schema) : null;
-        } catch {
-          return null;
-        }
-      };
-      let mediaType = chooseRequestMediaType(offered, {
-        method,
-        isJsonSchema: (type) => isJsonBodySchema(schemaOf(type)),
-        isArraySchema: (type) => mayBeArray(schemaOf(type)),
-      });
-      if (mediaType === null) {
-        mediaType = [...offered].sort(compareText)[0] as string;
-        note(
-          'MEDIA_TYPE_UNSUPPORTED',
-          `The request body is offered only as ${[...offered].sort(compareText).join(', ')}; the gateway sends ` +
-            'JSON, form-urlencoded or plain-text bodies (JSON Patch only with an array schema).',
-        );
-      }
-      const media = resolveObject(this.document, content[mediaType]);
-      body = { argument: 'body', mediaType, required: requestBody.required === true };
-      if (isWildcardMediaType(mediaType)) body.sendAs = 'application/json';
-      if (baseMediaType(mediaType) === 'application/x-www-form-urlencoded' && isObject(media.encoding)) {
-        const encoding = this.formEncoding(media.encoding, note);
-        if (Object.keys(encoding).length > 0) body.encoding = encoding;
-      }
-      properties.set(
-        'body',
-        annotate(convert(media.schema ?? {}), {
-          description: requestBody.description,
-          deprecated: false,
-          examples: this.examplesOf(media),
-        }),
-      );
+      const offered = this.requestBodyOf(method, requestBody, content, convert, note);
+      body = offered.body;
+      properties.set('body', offered.schema);
       if (body.required) required.push('body');
     }
 
@@ -413,6 +305,143 @@ class OperationNormaliser {
       security: security.security,
       securitySchemes: security.securitySchemes,
       inputSchema,
+    };
+  }
+
+  /** The operation's parameters: path-level ones apply unless the operation redefines the same (name, in). */
+  private mergedParameters(pathItem: Record<string, unknown>, operation: Record<string, unknown>): Record<string, unknown>[] {
+    // Path-level parameters apply unless the operation redefines the same (name, in) (OAS 3.x §4.8.9.1).
+    const merged = new Map<string, Record<string, unknown>>();
+    for (const list of [pathItem.parameters, operation.parameters]) {
+      if (!Array.isArray(list)) continue;
+      for (const entry of list) {
+        const parameter = resolveObject(this.document, entry);
+        const name = typeof parameter.name === 'string' ? parameter.name : '';
+        const location = typeof parameter.in === 'string' ? parameter.in : '';
+        if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) continue;
+        // RFC 9110 §5.1: header field names are case-insensitive.
+        const key = `${location}\u0000${location === 'header' ? name.toLowerCase() : name}`;
+        merged.set(key, parameter);
+      }
+    }
+    return [...merged.values()].sort(
+      (a, b) =>
+        LOCATION_ORDER.indexOf(a.in as ParameterLocation) - LOCATION_ORDER.indexOf(b.in as ParameterLocation) ||
+        compareText(String(a.name), String(b.name)),
+    );
+  }
+
+  /** One parameter's mapping and its argument's schema; undefined (noted) for a location the gateway does not know. */
+  private parameterMapping(
+    parameter: Record<string, unknown>,
+    argument: string,
+    convert: (schema: unknown) => JsonSchema,
+    note: (code: UnsupportedReasonCode, message: string) => void,
+  ): { mapping: OperationParameter; schema: JsonSchema } | undefined {
+    const name = String(parameter.name);
+    const location = parameter.in as ParameterLocation;
+    if (!LOCATION_ORDER.includes(location)) {
+      note('PARAMETER_UNSUPPORTED', `The parameter "${name}" is in the unknown location "${String(parameter.in)}".`);
+      return undefined;
+    }
+    // OAS 3.x §4.8.12.1: a path parameter is always required.
+    const isRequired = location === 'path' ? true : parameter.required === true;
+    const defaultStyle = location === 'query' || location === 'cookie' || location === 'querystring' ? 'form' : 'simple';
+    const style = typeof parameter.style === 'string' && location !== 'querystring' ? parameter.style : defaultStyle;
+    if (location !== 'querystring' && !STYLES_BY_LOCATION[location].includes(style)) {
+      note('PARAMETER_UNSUPPORTED', `The ${location} parameter "${name}" uses the style "${style}", not defined there.`);
+    }
+    // OAS 3.x §4.8.12.4 (explode): true by default for `form` (and 3.2 `cookie`) style, false otherwise.
+    const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form' || style === 'cookie';
+    const mapping: OperationParameter = {
+      name,
+      in: location,
+      argument,
+      required: isRequired,
+      style,
+      explode,
+      allowReserved: parameter.allowReserved === true,
+    };
+    let schema: unknown = parameter.schema ?? {};
+    if (isObject(parameter.content)) {
+      // OAS 3.x §4.8.12.2: `content` holds exactly one media type, serialised as a whole.
+      const mediaType = Object.keys(parameter.content).sort()[0];
+      if (mediaType !== undefined) {
+        mapping.contentType = mediaType;
+        const media = resolveObject(this.document, parameter.content[mediaType]);
+        schema = media.schema ?? {};
+        const base = baseMediaType(mediaType);
+        const isSerialisable = isJsonMediaType(mediaType) || (location === 'querystring' && base === 'application/x-www-form-urlencoded');
+        if (!isSerialisable) {
+          note(
+            'PARAMETER_UNSUPPORTED',
+            `The ${location} parameter "${name}" is described as "${mediaType}", which the gateway cannot serialise.`,
+          );
+        }
+      }
+    } else if (location === 'querystring') {
+      note('PARAMETER_UNSUPPORTED', `The querystring parameter "${name}" has no content media type.`);
+    }
+    let converted = convert(schema);
+    // OAS 3.x §4.8.12.1: `allowEmptyValue` defaults to false, so a required query string cannot be `""` (which
+    // would be sent as `name=`). Said in the schema, so that the tool refuses it like any invalid argument.
+    if (location === 'query' && isRequired && parameter.allowEmptyValue !== true && !mapping.contentType) {
+      converted = nonEmptyString(converted);
+    }
+    return {
+      mapping,
+      schema: annotate(converted, {
+        description: parameter.description,
+        deprecated: parameter.deprecated === true,
+        examples: this.examplesOf(parameter),
+      }),
+    };
+  }
+
+  /** The request body: the media type chosen (noted when none can be sent), its encoding, and its argument's schema. */
+  private requestBodyOf(
+    method: string,
+    requestBody: Record<string, unknown>,
+    content: Record<string, unknown>,
+    convert: (schema: unknown) => JsonSchema,
+    note: (code: UnsupportedReasonCode, message: string) => void,
+  ): { body: OperationBody; schema: JsonSchema } {
+    const offered = Object.keys(content);
+    const schemaOf = (mediaType: string): Record<string, unknown> | null => {
+      try {
+        const media = resolveObject(this.document, content[mediaType]);
+        return isObject(media.schema) ? resolveObject(this.document, media.schema) : null;
+      } catch {
+        return null;
+      }
+    };
+    let mediaType = chooseRequestMediaType(offered, {
+      method,
+      isJsonSchema: (type) => isJsonBodySchema(schemaOf(type)),
+      isArraySchema: (type) => mayBeArray(schemaOf(type)),
+    });
+    if (mediaType === null) {
+      mediaType = [...offered].sort(compareText)[0] as string;
+      note(
+        'MEDIA_TYPE_UNSUPPORTED',
+        `The request body is offered only as ${[...offered].sort(compareText).join(', ')}; the gateway sends ` +
+          'JSON, form-urlencoded or plain-text bodies (JSON Patch only with an array schema).',
+      );
+    }
+    const media = resolveObject(this.document, content[mediaType]);
+    const body: OperationBody = { argument: 'body', mediaType, required: requestBody.required === true };
+    if (isWildcardMediaType(mediaType)) body.sendAs = 'application/json';
+    if (baseMediaType(mediaType) === 'application/x-www-form-urlencoded' && isObject(media.encoding)) {
+      const encoding = this.formEncoding(media.encoding, note);
+      if (Object.keys(encoding).length > 0) body.encoding = encoding;
+    }
+    return {
+      body,
+      schema: annotate(convert(media.schema ?? {}), {
+        description: requestBody.description,
+        deprecated: false,
+        examples: this.examplesOf(media),
+      }),
     };
   }
 

@@ -97,16 +97,17 @@ export function decodeKey(text: string, where: string): Buffer {
   return key;
 }
 
-export function createFileVault(options: FileVaultOptions): Vault {
-  let cachedKey: Buffer | undefined;
-  let verifiedKeyCheck = false;
+/**
+ * Reads the vault file, parsed and checked; an absent file is an empty vault. Kept while the file is unchanged
+ * (same inode, time and size: writes rename a new file into place); `forget` drops what is kept.
+ */
+function vaultFileReader(path: string): { read(): Promise<VaultDocument>; forget(): void } {
   let cache: { identity: string; document: VaultDocument } | undefined;
-  const lockPath = `${options.path}.lock`;
 
-  async function readDocument(): Promise<VaultDocument> {
+  async function read(): Promise<VaultDocument> {
     let identity: string;
     try {
-      const info = await stat(options.path);
+      const info = await stat(path);
       // Atomic writes rename a new file into place: a new inode means new content.
       identity = `${info.ino}:${info.mtimeMs}:${info.size}`;
     } catch (error) {
@@ -116,7 +117,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
     if (cache?.identity === identity) return cache.document;
     let text: string;
     try {
-      text = await readFile(options.path, 'utf8');
+      text = await readFile(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyDocument();
       throw unreadable(error);
@@ -125,18 +126,60 @@ export function createFileVault(options: FileVaultOptions): Vault {
     try {
       document = JSON.parse(text) as VaultDocument;
     } catch {
-      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a vault file (not JSON)`);
+      throw new GatewayError('VAULT_FILE_INVALID', `${path} is not a vault file (not JSON)`);
     }
     if (document?.vaultVersion !== 1 || document.cipher !== 'aes-256-gcm' || typeof document.secrets !== 'object' || !document.secrets) {
-      throw new GatewayError('VAULT_FILE_INVALID', `${options.path} is not a version 1 vault file`);
+      throw new GatewayError('VAULT_FILE_INVALID', `${path} is not a version 1 vault file`);
     }
     cache = { identity, document };
     return document;
   }
 
   function unreadable(error: unknown): GatewayError {
-    return new GatewayError('VAULT_FILE_INVALID', `cannot read ${options.path}: ${(error as Error).message}`);
+    return new GatewayError('VAULT_FILE_INVALID', `cannot read ${path}: ${(error as Error).message}`);
   }
+
+  return {
+    read,
+    forget: () => {
+      cache = undefined;
+    },
+  };
+}
+
+/** Runs `action` holding the vault file's write lock (`<path>.lock`, created exclusively; a stale one is taken over). */
+async function withWriteLock<T>(path: string, action: () => Promise<T>): Promise<T> {
+  const lockPath = `${path}.lock`;
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    try {
+      const handle = await open(lockPath, 'wx', 0o600);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const info = await stat(lockPath).catch(() => undefined);
+      // A writer holds the lock for milliseconds; one older than 30 s belongs to a crashed process.
+      if (info && Date.now() - info.mtimeMs > 30_000) await unlink(lockPath).catch(() => undefined);
+      if (Date.now() > deadline) {
+        throw new GatewayError('VAULT_BUSY', `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  try {
+    return await action();
+  } finally {
+    await unlink(lockPath).catch(() => undefined);
+  }
+}
+
+export function createFileVault(options: FileVaultOptions): Vault {
+  let cachedKey: Buffer | undefined;
+  let verifiedKeyCheck = false;
+  const file = vaultFileReader(options.path);
+  const readDocument = file.read;
 
   /** The key from the environment or the key file; created (0600) when `create` and none exists yet. */
   async function loadKey(document: VaultDocument, create: boolean): Promise<Buffer | undefined> {
@@ -204,42 +247,13 @@ export function createFileVault(options: FileVaultOptions): Vault {
     return new GatewayError('VAULT_KEY_INVALID', `the vault key does not open ${options.path} (wrong key, or the file was altered)`);
   }
 
-  async function withLock<T>(action: () => Promise<T>): Promise<T> {
-    await mkdir(dirname(options.path), { recursive: true, mode: 0o700 });
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      try {
-        const handle = await open(lockPath, 'wx', 0o600);
-        await handle.close();
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const info = await stat(lockPath).catch(() => undefined);
-        // A writer holds the lock for milliseconds; one older than 30 s belongs to a crashed process.
-        if (info && Date.now() - info.mtimeMs > 30_000) await unlink(lockPath).catch(() => undefined);
-        if (Date.now() > deadline) {
-          throw new GatewayError(
-            'VAULT_BUSY',
-            `${lockPath} is held by another writer; retry, or remove it if no gateway command is running`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    }
-    try {
-      return await action();
-    } finally {
-      await unlink(lockPath).catch(() => undefined);
-    }
-  }
-
   async function writeDocument(document: VaultDocument): Promise<void> {
     const sorted: VaultDocument = {
       ...document,
       secrets: Object.fromEntries(Object.entries(document.secrets).sort(([a], [b]) => compareText(a, b))),
     };
     await writeFileAtomically(options.path, `${JSON.stringify(sorted, null, 2)}\n`, 0o600);
-    cache = undefined;
+    file.forget();
   }
 
   function metadataOf(name: string, stored: StoredSecret): SecretMetadata {
@@ -266,8 +280,8 @@ export function createFileVault(options: FileVaultOptions): Vault {
       if (value.length === 0) {
         throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`);
       }
-      return withLock(async () => {
-        cache = undefined;
+      return withWriteLock(options.path, async () => {
+        file.forget();
         const document = structuredClone(await readDocument());
         const key = (await loadKey(document, true))!;
         verifyKey(document, key);
@@ -287,8 +301,8 @@ export function createFileVault(options: FileVaultOptions): Vault {
     },
 
     async delete(name) {
-      return withLock(async () => {
-        cache = undefined;
+      return withWriteLock(options.path, async () => {
+        file.forget();
         const document = structuredClone(await readDocument());
         if (!Object.hasOwn(document.secrets, name)) return false;
         delete document.secrets[name];

@@ -196,7 +196,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       now: receivedAt,
       ...(tool
         ? {
-            tool: { fingerprint: tool.entry.fingerprint, operationName: tool.entry.tool },
+            tool: {
+              fingerprint: tool.entry.fingerprint,
+              operationName: tool.entry.tool,
+              ...(tool.entry.approval ? { approval: tool.entry.approval } : {}),
+            },
             approvedFingerprint: caller.tools.get(name),
             driftReason: registry.blockedReason(tool.sourceName, name),
             loginAlternatives: loginAlternatives(tool),

@@ -78,6 +78,77 @@ function isWebPageUrl(value: unknown): value is string {
   }
 }
 
+/**
+ * RFC 7591 §2 client metadata of a registration request, checked and bounded (docs/authorization.md › Dynamic
+ * Client Registration): what is stored, and the token endpoint authentication method. An OAuthProblem otherwise.
+ */
+function registrationMetadata(request: Record<string, unknown>): { metadata: Record<string, unknown>; authMethod: string } {
+  const redirectUris = request.redirect_uris;
+  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((uri) => typeof uri === 'string')) {
+    throw new OAuthProblem('invalid_redirect_uri', 'redirect_uris must be a non-empty array of strings');
+  }
+  if (redirectUris.length > REGISTRATION_LIMITS.redirectUris) {
+    throw new OAuthProblem('invalid_redirect_uri', `at most ${REGISTRATION_LIMITS.redirectUris} redirect_uris may be registered`);
+  }
+  const kinds = (redirectUris as string[]).map((uri) => {
+    const classified = classifyRedirectUri(uri);
+    if ('problem' in classified) throw new OAuthProblem('invalid_redirect_uri', classified.problem);
+    return classified.kind;
+  });
+  // OIDC Dynamic Registration §2 application_type: a web client uses https only; a native client may use
+  // loopback http or private-use schemes (RFC 8252). When absent we infer it from the URIs rather than
+  // default to `web`, which would refuse every native client that omits it (docs/authorization.md).
+  const applicationType = request.application_type ?? (kinds.every((kind) => kind === 'https') ? 'web' : 'native');
+  if (applicationType !== 'web' && applicationType !== 'native')
+    throw new OAuthProblem('invalid_client_metadata', "application_type must be 'web' or 'native'");
+  if (applicationType === 'web' && kinds.some((kind) => kind !== 'https')) {
+    throw new OAuthProblem(
+      'invalid_redirect_uri',
+      'a web application may register only https redirect URIs (application_type native allows loopback and app schemes)',
+    );
+  }
+  const authMethod = (request.token_endpoint_auth_method ?? 'none') as string;
+  if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(authMethod as TokenEndpointAuthMethod)) {
+    throw new OAuthProblem(
+      'invalid_client_metadata',
+      `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}`,
+    );
+  }
+  const grantTypes = (request.grant_types ?? ['authorization_code']) as unknown;
+  if (!Array.isArray(grantTypes) || !grantTypes.every((grant) => grant === 'authorization_code' || grant === 'refresh_token')) {
+    throw new OAuthProblem('invalid_client_metadata', 'grant_types may list only authorization_code and refresh_token');
+  }
+  const responseTypes = (request.response_types ?? ['code']) as unknown;
+  if (!Array.isArray(responseTypes) || !responseTypes.every((type) => type === 'code')) {
+    throw new OAuthProblem('invalid_client_metadata', "response_types may list only 'code'");
+  }
+  const clientName = typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim() : undefined;
+  if (clientName !== undefined && clientName.length > REGISTRATION_LIMITS.clientNameLength) {
+    throw new OAuthProblem('invalid_client_metadata', `client_name may be at most ${REGISTRATION_LIMITS.clientNameLength} characters`);
+  }
+  const clientUri = request.client_uri;
+  if (clientUri !== undefined && !isWebPageUrl(clientUri)) {
+    throw new OAuthProblem(
+      'invalid_client_metadata',
+      `client_uri must be an https URL of at most ${REGISTRATION_LIMITS.clientUriLength} characters`,
+    );
+  }
+  if (request.scope !== undefined && (typeof request.scope !== 'string' || request.scope.length > REGISTRATION_LIMITS.scopeLength)) {
+    throw new OAuthProblem('invalid_client_metadata', `scope must be a string of at most ${REGISTRATION_LIMITS.scopeLength} characters`);
+  }
+  const metadata: Record<string, unknown> = {
+    redirect_uris: redirectUris,
+    token_endpoint_auth_method: authMethod,
+    grant_types: grantTypes,
+    response_types: responseTypes,
+    application_type: applicationType,
+    ...(clientName ? { client_name: clientName } : {}),
+    ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
+    ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
+  };
+  return { metadata, authMethod };
+}
+
 export function createClientRegistry(options: {
   settings: AuthSettings;
   /** Where dynamic registrations are kept. */
@@ -135,73 +206,9 @@ export function createClientRegistry(options: {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new OAuthProblem('invalid_client_metadata', 'the request body must be a JSON object');
     const now = Date.now();
-    const request = body as Record<string, unknown>;
-    const redirectUris = request.redirect_uris;
-    if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((uri) => typeof uri === 'string')) {
-      throw new OAuthProblem('invalid_redirect_uri', 'redirect_uris must be a non-empty array of strings');
-    }
-    if (redirectUris.length > REGISTRATION_LIMITS.redirectUris) {
-      throw new OAuthProblem('invalid_redirect_uri', `at most ${REGISTRATION_LIMITS.redirectUris} redirect_uris may be registered`);
-    }
-    const kinds = (redirectUris as string[]).map((uri) => {
-      const classified = classifyRedirectUri(uri);
-      if ('problem' in classified) throw new OAuthProblem('invalid_redirect_uri', classified.problem);
-      return classified.kind;
-    });
-    // OIDC Dynamic Registration §2 application_type: a web client uses https only; a native client may use
-    // loopback http or private-use schemes (RFC 8252). When absent we infer it from the URIs rather than
-    // default to `web`, which would refuse every native client that omits it (docs/authorization.md).
-    const applicationType = request.application_type ?? (kinds.every((kind) => kind === 'https') ? 'web' : 'native');
-    if (applicationType !== 'web' && applicationType !== 'native')
-      throw new OAuthProblem('invalid_client_metadata', "application_type must be 'web' or 'native'");
-    if (applicationType === 'web' && kinds.some((kind) => kind !== 'https')) {
-      throw new OAuthProblem(
-        'invalid_redirect_uri',
-        'a web application may register only https redirect URIs (application_type native allows loopback and app schemes)',
-      );
-    }
-    const authMethod = (request.token_endpoint_auth_method ?? 'none') as string;
-    if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(authMethod as TokenEndpointAuthMethod)) {
-      throw new OAuthProblem(
-        'invalid_client_metadata',
-        `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}`,
-      );
-    }
-    const grantTypes = (request.grant_types ?? ['authorization_code']) as unknown;
-    if (!Array.isArray(grantTypes) || !grantTypes.every((grant) => grant === 'authorization_code' || grant === 'refresh_token')) {
-      throw new OAuthProblem('invalid_client_metadata', 'grant_types may list only authorization_code and refresh_token');
-    }
-    const responseTypes = (request.response_types ?? ['code']) as unknown;
-    if (!Array.isArray(responseTypes) || !responseTypes.every((type) => type === 'code')) {
-      throw new OAuthProblem('invalid_client_metadata', "response_types may list only 'code'");
-    }
-    const clientName =
-      typeof request.client_name === 'string' && request.client_name.trim() !== '' ? request.client_name.trim() : undefined;
-    if (clientName !== undefined && clientName.length > REGISTRATION_LIMITS.clientNameLength) {
-      throw new OAuthProblem('invalid_client_metadata', `client_name may be at most ${REGISTRATION_LIMITS.clientNameLength} characters`);
-    }
-    const clientUri = request.client_uri;
-    if (clientUri !== undefined && !isWebPageUrl(clientUri)) {
-      throw new OAuthProblem(
-        'invalid_client_metadata',
-        `client_uri must be an https URL of at most ${REGISTRATION_LIMITS.clientUriLength} characters`,
-      );
-    }
-    if (request.scope !== undefined && (typeof request.scope !== 'string' || request.scope.length > REGISTRATION_LIMITS.scopeLength)) {
-      throw new OAuthProblem('invalid_client_metadata', `scope must be a string of at most ${REGISTRATION_LIMITS.scopeLength} characters`);
-    }
+    const { metadata, authMethod } = registrationMetadata(body as Record<string, unknown>);
     const clientId = `dcr-${randomBytes(16).toString('base64url')}`;
     const secret = authMethod === 'none' ? undefined : randomBytes(32).toString('base64url');
-    const metadata: Record<string, unknown> = {
-      redirect_uris: redirectUris,
-      token_endpoint_auth_method: authMethod,
-      grant_types: grantTypes,
-      response_types: responseTypes,
-      application_type: applicationType,
-      ...(clientName ? { client_name: clientName } : {}),
-      ...(typeof clientUri === 'string' ? { client_uri: clientUri } : {}),
-      ...(typeof request.scope === 'string' ? { scope: request.scope } : {}),
-    };
     // The per-address count and the insert are one step of the store: concurrent registrations cannot pass the limit.
     const outcome = await registrations.register(
       {

@@ -1,0 +1,76 @@
+/**
+ * The approvals area's storage port: one-call approvals (docs/approvals.md). A call of an `each-call` tool asks
+ * for an approval bound to the session, the tool, its fingerprint and a keyed digest of the arguments; a person
+ * decides it; the call's retry uses it once. What must be atomic is one method here (deciding only a waiting,
+ * unexpired approval; using an approved one once), so an adapter runs it as one statement or transaction. The
+ * SQLite adapter is ./sqlite/; ./contract/ holds the suite every adapter passes.
+ */
+
+/** `waiting` for a person; `approved` or `denied` by one; `used` by the call it approved; `expired` unanswered. */
+export type ApprovalStatus = 'waiting' | 'approved' | 'denied' | 'used' | 'expired';
+
+/** What an approval is bound to: this session, this tool as published, these arguments. */
+export interface ApprovalBinding {
+  sessionId: string;
+  tool: string;
+  fingerprint: string;
+  /** The receipt log's keyed digest of the canonical arguments (never the arguments themselves). */
+  argumentsDigest: string;
+}
+
+export interface NewApproval extends ApprovalBinding {
+  /** The session's person (subject) and name, and its client: shown on the approval page. */
+  subject: string;
+  personName: string;
+  clientId: string;
+  clientName: string;
+  source: string;
+  /** What the tool calls (`POST /orders`, `MCP refund`), shown on the page. */
+  target: string;
+  /** The arguments as the approver reads them: redacted (no secret), bounded; JSON text. */
+  argumentsPreview: string;
+  /** Who may decide: person names and `@operators`; null: the session's own person. */
+  approvers: string[] | null;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+export interface ApprovalRecord extends NewApproval {
+  /** `approval-<random>`: unguessable, it is part of the approval page's URL. */
+  id: string;
+  status: ApprovalStatus;
+  createdAt: number;
+  decidedAt: number | null;
+  /** The approver's name (who approved or denied). */
+  decidedBy: string | null;
+  usedAt: number | null;
+}
+
+export interface ApprovalFilter {
+  status?: ApprovalStatus;
+  sessionId?: string;
+  limit: number;
+}
+
+export interface Approvals {
+  /**
+   * The approval of this very call: the newest one with this binding that is waiting, approved or denied and not
+   * past its expiry (an expired waiting one reads as `expired`); undefined when there is none, or only used ones.
+   */
+  findFor(binding: ApprovalBinding, now?: number): Promise<ApprovalRecord | undefined>;
+  /**
+   * Asks for an approval: returns the open one of this binding when there is one (a client retrying before the
+   * person answered gets the same page), else creates it waiting.
+   */
+  request(input: NewApproval, now?: number): Promise<ApprovalRecord>;
+  find(id: string, now?: number): Promise<ApprovalRecord | undefined>;
+  /**
+   * Approves or denies a waiting, unexpired approval, recording who; 'not-waiting' (nothing written) when it was
+   * decided, used or expired already, undefined when unknown. One atomic step: two approvers racing decide once.
+   */
+  decide(id: string, decision: 'approved' | 'denied', by: string, now?: number): Promise<ApprovalRecord | 'not-waiting' | undefined>;
+  /** Uses an approved, unexpired approval for its call: true once; false for any later use or another state. */
+  use(id: string, now?: number): Promise<boolean>;
+  /** Newest first. Waiting ones past expiry are listed as `expired`. */
+  list(filter: ApprovalFilter, now?: number): Promise<ApprovalRecord[]>;
+}
