@@ -1,5 +1,6 @@
 import { GatewayError, type LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
+import { postgresApprovalMigrations } from './approvals/postgres/index.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/index.js';
 import type { Migration } from './store/schema/migration.js';
 import { checkReachable, describeDatabase, openPostgres, parseConnectionString, type PostgresPool } from './store/postgres/database.js';
@@ -14,6 +15,7 @@ import { postgresMigrationState } from './store/postgres/migrate.js';
 /** The gateway's stores and whether each has a PostgreSQL adapter (docs/deployment.md, "PostgreSQL: what works now"). */
 export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: boolean }> = [
   { stores: 'sessions, authorization codes, refresh tokens and registered clients', hasAdapter: true },
+  { stores: 'one-call approvals', hasAdapter: true },
   { stores: 'sign-in and consent state (browser sessions, pending consent requests)', hasAdapter: false },
   { stores: 'throttles (sign-in, /authorize and registration limits)', hasAdapter: false },
   { stores: 'receipts and checkpoints', hasAdapter: false },
@@ -22,7 +24,7 @@ export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: bool
 ];
 
 /** Every PostgreSQL migration of the stores that have an adapter, as one list (each area keeps its own ids). */
-export const postgresMigrations: readonly Migration[] = [...postgresSessionMigrations];
+export const postgresMigrations: readonly Migration[] = [...postgresSessionMigrations, ...postgresApprovalMigrations];
 
 /** The stores `storage.kind: postgres` still lacks, in the order of POSTGRES_ADAPTERS. */
 export function storesWithoutPostgresAdapter(): string[] {

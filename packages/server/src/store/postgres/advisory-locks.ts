@@ -8,4 +8,6 @@ export const ADVISORY_LOCK_CLASS = {
   migrations: 0x4757_0001,
   /** Registering a client from one address: the per-address count and the insert are one step (hashtext(address)). */
   clientRegistrations: 0x4757_0002,
+  /** Asking for a one-call approval: find-or-create per call binding (hashtext of session, tool, fingerprint, digest). */
+  approvalRequests: 0x4757_0003,
 } as const;
