@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { temporaryDirectory } from './cli.js';
-import { postgresBinaries, startPostgres } from './postgres.js';
+import { postgresBinaries, startPostgres, stopWhenGone } from './postgres.js';
 
 const run = promisify(execFile);
 
@@ -47,6 +47,25 @@ describe('the test PostgreSQL', () => {
       expect(() => postgresBinaries(empty.path, {})).toThrow(/PostgreSQL is not installed.*apt-get install -y postgresql/);
     } finally {
       await empty.cleanup();
+    }
+  });
+
+  it('a test process that dies without stopping its cluster still has it stopped and its folder removed', async () => {
+    const scratch = await temporaryDirectory('gateway-pg-watchdog-');
+    try {
+      const folder = join(scratch.path, 'cluster');
+      mkdirSync(folder);
+      const testProcess = spawn('sleep', ['60'], { stdio: 'ignore' });
+      stopWhenGone(testProcess.pid!, ['touch', [join(scratch.path, 'stopped')]], folder);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(existsSync(folder)).toBe(true);
+      testProcess.kill('SIGKILL');
+      const deadline = Date.now() + 10_000;
+      while (existsSync(folder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(existsSync(folder)).toBe(false);
+      expect(existsSync(join(scratch.path, 'stopped'))).toBe(true);
+    } finally {
+      await scratch.cleanup();
     }
   });
 });

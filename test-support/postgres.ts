@@ -8,7 +8,7 @@
  * When the binaries are missing the test FAILS with the command that installs them (no silent skip):
  * `scripts/install-test-prerequisites.sh` installs the `postgresql` package, as `pnpm test` and `.ci/run` do.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -92,6 +92,21 @@ async function clusterAccount(): Promise<Account> {
   };
 }
 
+/**
+ * A detached shell that outlives the test process only to clean up after it: once `watched` is gone without
+ * having stopped its cluster (killed at a timeout, Ctrl-C, a crash), it stops the cluster and removes its folder.
+ * `stop()` kills the watchdog first.
+ */
+export function stopWhenGone(watched: number, [command, args]: [string, string[]], folder: string): { kill(): void } {
+  const quoted = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const script =
+    `while kill -0 ${watched} 2>/dev/null; do sleep 1; done; ` +
+    `${[command, ...args].map(quoted).join(' ')} >/dev/null 2>&1; rm -rf ${quoted(folder)}`;
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  return { kill: () => child.kill('SIGKILL') };
+}
+
 /** Starts a throw-away cluster; retries on another port when the chosen one was taken meanwhile (bounded). */
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBinaries();
@@ -127,8 +142,12 @@ export async function startPostgres(): Promise<PostgresServer> {
     for (let attempt = 1; ; attempt += 1) {
       port = await freeLoopbackPort();
       // Durability is not what these tests prove: no fsync keeps CREATE DATABASE per test cheap.
-      const options =
-        `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 ` + '-c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+      const options = [
+        `-p ${port}`,
+        `-k ${folder}`,
+        '-c listen_addresses=127.0.0.1',
+        '-c fsync=off -c synchronous_commit=off -c full_page_writes=off',
+      ].join(' ');
       try {
         await asOwner('pg_ctl', [
           '--pgdata',
@@ -156,6 +175,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       );
       return stdout.trim();
     };
+    const watchdog = stopWhenGone(process.pid, account.wrap(join(bin, 'pg_ctl'), ['--pgdata', data, '-m', 'immediate', 'stop']), folder);
     const url = (name = 'postgres') => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${name}`;
     return {
       host: '127.0.0.1',
@@ -170,6 +190,7 @@ export async function startPostgres(): Promise<PostgresServer> {
         return url(name);
       },
       async stop() {
+        watchdog.kill();
         await asOwner('pg_ctl', ['--pgdata', data, '-m', 'immediate', '-w', '-t', '30', 'stop'], 40).catch(() => undefined);
         await rm(folder, { recursive: true, force: true });
       },
