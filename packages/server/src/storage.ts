@@ -1,15 +1,16 @@
 import { GatewayError, type LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
-import { postgresApprovalMigrations } from './approvals/postgres/index.js';
-import { postgresSessionMigrations } from './authorization/stores/postgres/index.js';
-import type { Migration } from './store/schema/migration.js';
-import { checkReachable, describeDatabase, openPostgres, parseConnectionString, type PostgresPool } from './store/postgres/database.js';
+import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
+import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
+import type { PostgresPool } from './store/postgres/database.js';
 import { postgresMigrationState } from './store/postgres/migrate.js';
+import type { Migration } from './store/schema/migration.js';
 
 /**
  * Which storage the gateway runs on (`storage` in gateway.yaml): SQLite, the embedded default, or PostgreSQL for
  * several replicas. Every store is a port with a SQLite adapter; this file says which have a PostgreSQL one yet,
  * gathers the PostgreSQL migrations of those that do, and checks a PostgreSQL database for `gateway doctor`.
+ * node-postgres is loaded only when a database is checked: a gateway on SQLite never loads it (about 15 MB).
  */
 
 /** The gateway's stores and whether each has a PostgreSQL adapter (docs/deployment.md, "PostgreSQL: what works now"). */
@@ -70,6 +71,7 @@ export async function storageFindings(loaded: LoadedConfig, vault: Vault): Promi
 }
 
 async function postgresFindings(secretName: string, vault: Vault): Promise<DoctorFinding[]> {
+  const { checkReachable, describeDatabase, openPostgres, parseConnectionString } = await import('./store/postgres/database.js');
   const value = await vault.get(secretName).catch(() => undefined);
   if (value === undefined) {
     return [
@@ -98,16 +100,15 @@ async function postgresFindings(secretName: string, vault: Vault): Promise<Docto
   }
   const pool = openPostgres(connectionString, { max: 1 });
   try {
-    return await databaseFindings(pool, connectionString);
+    return await databaseFindings(pool, describeDatabase(connectionString), () => checkReachable(pool, connectionString));
   } finally {
     await pool.end().catch(() => undefined);
   }
 }
 
-async function databaseFindings(pool: PostgresPool, connectionString: string): Promise<DoctorFinding[]> {
-  const where = describeDatabase(connectionString);
+async function databaseFindings(pool: PostgresPool, where: string, checkReachable: () => Promise<void>): Promise<DoctorFinding[]> {
   try {
-    await checkReachable(pool, connectionString);
+    await checkReachable();
   } catch (error) {
     return [
       {
