@@ -32,7 +32,7 @@ function area(url) {
 const STAGES = [
   ['log line (pino, after the answer)', (frame) => frame.url.includes('/pino/') || frame.url.includes('/sonic-boom/')],
   ['webhook: acknowledgement commit', (frame) => frame.functionName === 'markDelivered'],
-  ['webhook: signed POST to the receiver', (frame) => frame.url.includes('outbox/dispatcher.js')],
+  ['webhook: signed POST to the receiver', (frame) => /outbox\/(dispatcher|delivery|attempt|worker)\.js/.test(frame.url)],
   ['outbox: event rows (CloudEvent, insert)', (frame) => frame.url.includes('outbox/')],
   ['receipt: move into SQLite (after the answer)', (frame) => frame.url.includes('receipts/log.js') && /^move/.test(frame.functionName)],
   [

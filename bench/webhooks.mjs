@@ -7,7 +7,8 @@ import { benchChild, benchDirectory } from './support.mjs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createGuardedAgent } from '../packages/runtime/dist/index.js';
-import { createDispatcher, createOutbox, outboxMigrations } from '../packages/server/dist/outbox/index.js';
+import { createDispatcher, createOutbox } from '../packages/server/dist/outbox/index.js';
+import { outboxMigrations, sqliteOutboxStore } from '../packages/server/dist/outbox/sqlite/index.js';
 import { openDatabase } from '../packages/server/dist/store/sqlite/database.js';
 import { startBackgroundCheckpointer } from '../packages/server/dist/store/sqlite/checkpointer.js';
 
@@ -41,7 +42,7 @@ const checkpointer = startBackgroundCheckpointer(database, join(directory, 'gate
 await new Promise((resolve) => setTimeout(resolve, 200));
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const endpoints = [{ name: 'audit', url, secrets: () => [secret] }];
-const outbox = createOutbox({ database, endpoints });
+const outbox = createOutbox({ store: sqliteOutboxStore(database), endpoints });
 const agent = createGuardedAgent({ allowPrivateNetworks: ['127.0.0.1/32'] });
 const dispatcher = createDispatcher({ store: outbox.store, endpoints, agent });
 outbox.subscribe(() => dispatcher.notify());

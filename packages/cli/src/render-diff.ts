@@ -7,6 +7,7 @@
 import {
   addedNote,
   DOCUMENTATION_ONLY_NOTE,
+  EACH_CALL_NOTE,
   escapeHiddenCharacters,
   operationLabel,
   REMOVED_NOTE,
@@ -46,8 +47,13 @@ export function renderDiffText(diffs: SourceDiff[]): string[] {
         shown(`  ~ ${operation.tool}  ${operationLabel(operation)}${operation.requestChanged ? '' : `  (${DOCUMENTATION_ONLY_NOTE})`}`),
       );
       for (const change of operation.changes) lines.push(shown(`      ${change.message}`));
+      if (operation.approval) lines.push(`      ${EACH_CALL_NOTE}`);
     }
-    for (const operation of diff.removed) lines.push(shown(`  - ${operation.tool}  ${operationLabel(operation)}  (${REMOVED_NOTE})`));
+    for (const operation of diff.removed) {
+      lines.push(
+        shown(`  - ${operation.tool}  ${operationLabel(operation)}  (${REMOVED_NOTE}${operation.approval ? `; ${EACH_CALL_NOTE}` : ''})`),
+      );
+    }
   }
   const changed = diffs.filter((diff) => diff.hasChanges).length;
   lines.push(changed === 0 ? 'no changes' : `${changed} source${changed === 1 ? '' : 's'} changed`);
@@ -65,7 +71,9 @@ function code(text: string): string {
 }
 
 function changeRows(operation: ChangedOperation): string {
-  const details = operation.changes.map((change) => cell(change.message)).join('<br>');
+  const details = [...operation.changes.map((change) => change.message), ...(operation.approval ? [EACH_CALL_NOTE] : [])]
+    .map((message) => cell(message))
+    .join('<br>');
   return `| changed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${details} |`;
 }
 
@@ -95,7 +103,8 @@ export function renderDiffMarkdown(diffs: SourceDiff[]): string[] {
     }
     for (const operation of diff.changed) lines.push(shown(changeRows(operation), flagRow));
     for (const operation of diff.removed) {
-      lines.push(shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(REMOVED_NOTE)} |`, flagRow));
+      const note = operation.approval ? `${REMOVED_NOTE}; ${EACH_CALL_NOTE}` : REMOVED_NOTE;
+      lines.push(shown(`| removed | ${code(operation.tool)} | ${code(operationLabel(operation))} | ${cell(note)} |`, flagRow));
     }
     lines.push('');
   }

@@ -109,4 +109,34 @@ describe('gateway people', () => {
     expect(mismatch.screen).toContain('USAGE_INVALID: the two passwords differ');
     expect((await people.list()).map((person) => person.name)).not.toContain('dave');
   });
+
+  it('roles: --role operator at add, `people roles` sets them exactly (password kept), unknown roles and names refused', async () => {
+    const added = await runGateway(['--json', 'people', 'add', 'olga', '--role', 'operator'], {
+      cwd: directory,
+      input: 'olga has a long phrase\n',
+    });
+    expect(added.exitCode, String(added.stderr)).toBe(0);
+    expect(JSON.parse(String(added.stdout)).person).toMatchObject({ name: 'olga', roles: ['operator'] });
+    const listed = await runGateway(['people', 'list'], { cwd: directory });
+    expect(String(listed.stdout)).toMatch(/^olga {2}\(operator\) {2}added /m);
+
+    const none = await runGateway(['people', 'roles', 'olga'], { cwd: directory });
+    expect(none.exitCode, String(none.stderr)).toBe(0);
+    expect(String(none.stdout)).toContain('olga now has no role');
+    const people = new PeopleDirectory(join(directory, '.gateway', 'people.json'));
+    expect(await people.verify('olga', 'olga has a long phrase')).toMatchObject({ roles: [] });
+    expect((await runGateway(['people', 'roles', 'olga', 'operator'], { cwd: directory })).exitCode).toBe(0);
+    expect(await people.find('olga')).toMatchObject({ roles: ['operator'] });
+
+    const unknownRole = await runGateway(['people', 'roles', 'olga', 'admin'], { cwd: directory });
+    expect(unknownRole.exitCode).toBe(2);
+    expect(String(unknownRole.stderr)).toMatch(/PERSON_ROLE_INVALID: 'admin' is not a role; the roles are: operator/);
+    expect(await people.find('olga')).toMatchObject({ roles: ['operator'] });
+    const badAdd = await runGateway(['people', 'add', 'pete', '--role', 'boss'], { cwd: directory, input: 'pete has a long phrase\n' });
+    expect(badAdd.exitCode).toBe(2);
+    expect(await people.find('pete')).toBeUndefined();
+    const unknownPerson = await runGateway(['people', 'roles', 'nobody', 'operator'], { cwd: directory });
+    expect(unknownPerson.exitCode).toBe(2);
+    expect(String(unknownPerson.stderr)).toContain('PERSON_NOT_FOUND');
+  });
 });

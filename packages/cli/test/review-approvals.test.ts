@@ -5,8 +5,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LockedEntry, Lockfile, Publication } from '@gateway/core';
-import { createPublishingWorkspace, type PublishingWorkspace } from './publishing-workspace.js';
+import { EACH_CALL_NOTE, type LockedEntry, type Lockfile, type Publication } from '@gateway/core';
+import { join } from 'node:path';
+import { createPublishingWorkspace, editOnce, type PublishingWorkspace } from './publishing-workspace.js';
 
 function entries(lock: Lockfile, which: 'proposed' | 'in use'): Map<string, LockedEntry> {
   const source = lock.sources.find((candidate) => candidate.name === 'orders')!;
@@ -68,6 +69,17 @@ describe('gateway review --each-call', () => {
     expect(reimported.exitCode, reimported.stderr).toBe(0);
     expect(entries(await workspace.readLock(), 'proposed').get('create_order')!.approval).toBe('each-call');
     expect((await workspace.gateway('verify')).exitCode).toBe(0);
+
+    // `gateway diff` says of a changed or removed each-call tool that its calls wait for a person.
+    await editOnce(join(workspace.path, 'orders.yaml'), '      summary: Create an order\n', '      summary: Create an order now\n');
+    await editOnce(
+      join(workspace.path, 'orders.yaml'),
+      '      operationId: deleteOrder\n',
+      '      operationId: deleteOrder\n      deprecated: true\n',
+    );
+    const diff = await workspace.gateway('diff', 'orders');
+    expect(diff.stdout).toMatch(new RegExp(`~ create_order .*\\n(?: {6}.*\\n)* {6}${EACH_CALL_NOTE}\\n`));
+    expect(diff.stdout.split(EACH_CALL_NOTE)).toHaveLength(2);
 
     // Someone edits the signed (in-use, listed first) publication to drop the approval: its signature no longer
     // covers what is there.

@@ -75,6 +75,8 @@ export interface OperationSummary {
   status: Operation['status'];
   /** Why it is unsupported (a reason code of docs/lockfile.md); absent when supported. */
   reason?: string;
+  /** `each-call` when the lock's tool was reviewed so (docs/approvals.md): a changed or removed one says so. */
+  approval?: 'each-call';
 }
 
 export interface ChangedOperation extends OperationSummary {
@@ -471,6 +473,14 @@ export function describeToolChanges(before: Operation | McpTool, after: Operatio
   return [{ kind: 'status-changed', message: 'the source kind changed' }];
 }
 
+/** The review choice of a lock entry, for its summary (nothing for a live entry or one without). */
+function approvalOf(entry: Operation | McpTool): Pick<OperationSummary, 'approval'> {
+  return (entry as { approval?: unknown }).approval === 'each-call' ? { approval: 'each-call' } : {};
+}
+
+/** What `gateway diff`, the consent page and the console say of a tool reviewed `approval: each-call`. */
+export const EACH_CALL_NOTE = "reviewed each-call: every call waits for a person's approval";
+
 /** Added, removed and changed operations (or MCP tools), matched by tool name; each list sorted by tool name. */
 export function diffOperations(baseline: readonly (Operation | McpTool)[], live: readonly (Operation | McpTool)[]): OperationsDiff {
   const before = new Map(baseline.map((operation) => [operation.tool, operation]));
@@ -487,6 +497,7 @@ export function diffOperations(baseline: readonly (Operation | McpTool)[], live:
     if (changes.length > 0) {
       changed.push({
         ...summaryOfEntry(operation),
+        ...approvalOf(old),
         fingerprintBefore: old.fingerprint,
         fingerprintAfter: operation.fingerprint,
         requestChanged: old.fingerprint !== operation.fingerprint,
@@ -494,7 +505,9 @@ export function diffOperations(baseline: readonly (Operation | McpTool)[], live:
       });
     }
   }
-  const removed = [...before.values()].filter((operation) => !after.has(operation.tool)).map(summaryOfEntry);
+  const removed = [...before.values()]
+    .filter((operation) => !after.has(operation.tool))
+    .map((operation) => ({ ...summaryOfEntry(operation), ...approvalOf(operation) }));
   const byTool = (a: { tool: string }, b: { tool: string }) => compareText(a.tool, b.tool);
   return { added: added.sort(byTool), removed: removed.sort(byTool), changed: changed.sort(byTool) };
 }

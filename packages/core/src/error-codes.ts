@@ -71,6 +71,11 @@ export const ERRORS = {
   },
   BODY_ENCODING_FAILED: { category: 'usage', area: 'serving', meaning: 'a form-urlencoded body argument that is not an object' },
   BODY_MEDIA_TYPE_UNSUPPORTED: { category: 'refused', area: 'serving', meaning: 'a request body that is not JSON, form or text' },
+  CALL_APPROVAL_DENIED: {
+    category: 'refused',
+    area: 'mcp',
+    meaning: 'a person denied this very call of a tool reviewed `approval: each-call`; it did not run',
+  },
   CALL_APPROVAL_UNAVAILABLE: {
     category: 'refused',
     area: 'mcp',
@@ -429,6 +434,11 @@ export const ERRORS = {
   PERSON_NAME_INVALID: { category: 'usage', area: 'authorization', meaning: 'an invalid name for `gateway people add`' },
   PERSON_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such person' },
   PERSON_PASSWORD_WEAK: { category: 'usage', area: 'authorization', meaning: 'a password shorter than 12 characters' },
+  PERSON_ROLE_INVALID: {
+    category: 'usage',
+    area: 'authorization',
+    meaning: 'a role given to `gateway people` is not one the gateway knows (`operator`)',
+  },
   PROPOSAL_NOT_FOUND: { category: 'lock', area: 'lock', meaning: 'the source has no proposed publication; import first' },
   PUBLISH_NOTHING_SELECTED: { category: 'refused', area: 'lock', meaning: 'the proposal selects no operation' },
   PUBLISH_SIGNATURE_FAILED: { category: 'internal', area: 'lock', meaning: 'the new signature did not verify' },

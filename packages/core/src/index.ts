@@ -98,6 +98,7 @@ export {
   describeOperationChanges,
   describeToolChanges,
   DOCUMENTATION_ONLY_NOTE,
+  EACH_CALL_NOTE,
   operationLabel,
   REMOVED_NOTE,
   diffOperations,

@@ -26,9 +26,12 @@ describe('decideCall', () => {
     expect(reasonOf(eachCall)).toBe('CALL_APPROVAL_UNAVAILABLE');
     const pendingAction = { reason: 'PERSON_ACTION_REQUIRED' as const, message: 'approve this call', url: 'https://gw.example/approve/1' };
     expect(decideCall({ ...eachCall, pendingAction })).toMatchObject({ kind: 'act', action: { kind: 'visit', url: pendingAction.url } });
-    expect(decideCall({ ...eachCall, callApproved: true })).toEqual({ kind: 'allow' });
+    expect(decideCall({ ...eachCall, callApproval: 'approved' })).toEqual({ kind: 'allow' });
+    expect(reasonOf({ ...eachCall, callApproval: 'denied' })).toBe('CALL_APPROVAL_DENIED');
     // The earlier rules still come first: an approval does not reopen an ended session.
-    expect(reasonOf({ ...eachCall, callApproved: true, session: { ...base.session, state: 'revoked' } })).toBe('SESSION_REVOKED');
+    expect(reasonOf({ ...eachCall, callApproval: 'approved', session: { ...base.session, state: 'revoked' } })).toBe('SESSION_REVOKED');
+    // A tool without the review choice ignores approvals altogether.
+    expect(decideCall({ ...base, callApproval: 'denied' })).toEqual({ kind: 'allow' });
   });
 
   it('refuses a tool no in-use publication offers', () => {

@@ -17,7 +17,8 @@ export type CallDenialReason =
   | 'LOGIN_NOT_IN_SESSION'
   | RequestStateRefusal
   | 'REQUEST_STATE_USED'
-  | 'CALL_APPROVAL_UNAVAILABLE';
+  | 'CALL_APPROVAL_UNAVAILABLE'
+  | 'CALL_APPROVAL_DENIED';
 
 /** Why a person must act before the call may run (registered codes; the receipt's reason). */
 export type PersonActionReason = 'TOOL_CHANGED_SINCE_APPROVAL' | 'PERSON_ACTION_REQUIRED';
@@ -68,8 +69,8 @@ export interface CallFacts {
   requestState?: { ok: true } | { ok: false; reason: RequestStateRefusal | 'REQUEST_STATE_USED'; message: string };
   /** What a person must still do for this call with these arguments; undefined when nothing. */
   pendingAction?: PendingPersonAction;
-  /** True when a person approved this very call (an `each-call` tool: the approvals gate found the approval). */
-  callApproved?: boolean;
+  /** What a person decided about this very call (an `each-call` tool: the approvals gate found the decision). */
+  callApproval?: 'approved' | 'denied';
 }
 
 export type CallVerdict =
@@ -189,10 +190,13 @@ export function decideCall(facts: CallFacts): CallVerdict {
   if (facts.requestState && !facts.requestState.ok) {
     return { kind: 'deny', reason: facts.requestState.reason, message: facts.requestState.message };
   }
+  if (facts.tool.approval === 'each-call' && facts.callApproval === 'denied') {
+    return { kind: 'deny', reason: 'CALL_APPROVAL_DENIED', message: `a person denied this call of ${name}; it did not run` };
+  }
   const pending = facts.pendingAction;
   if (pending) return { kind: 'act', reason: pending.reason, message: pending.message, action: { kind: 'visit', url: pending.url } };
   // An each-call tool never runs unapproved: when nothing could ask a person (no approvals gate), it is refused.
-  if (facts.tool.approval === 'each-call' && facts.callApproved !== true) {
+  if (facts.tool.approval === 'each-call' && facts.callApproval !== 'approved') {
     return {
       kind: 'deny',
       reason: 'CALL_APPROVAL_UNAVAILABLE',

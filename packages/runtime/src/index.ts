@@ -47,10 +47,13 @@ export {
   PeopleDirectory,
   checkPasswordStrength,
   checkPersonName,
+  checkRoles,
   hashPassword,
   localSubject,
+  PERSON_ROLES,
   verifyPassword,
   type LocalPerson,
+  type PersonRole,
   type PersonSummary,
 } from './people/directory.js';
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';

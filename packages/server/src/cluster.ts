@@ -10,8 +10,9 @@ import { servingExecArgv } from '@gateway/runtime/node-flags';
  * - Worker 1 starts alone first: it applies migrations and, on a fresh vault, generates the signing keys
  *   (or rotates them when due); the others start once it is listening, so they all load the same keys. A
  *   restarted worker never rotates: the others, which keep their keys in memory, would refuse its tokens.
- * - Drift checks run in worker 1 only (it keeps that role across restarts); the others apply the blocks it
- *   records (drift/follower.ts). The lock watcher runs in every worker: each verifies and swaps its own copy.
+ * - Drift checks run in the worker that holds the `drift-leader` lease (drift/leader.ts); the others apply the
+ *   blocks it records (drift/follower.ts), and one of them takes the lease over when that worker dies. The lock
+ *   watcher runs in every worker: each verifies and swaps its own copy.
  * - Sessions, codes and refresh tokens are in the database; revocation is read from it on every /mcp
  *   request, so a session revoked through any worker (or the CLI) is refused by all of them at once.
  *

@@ -22,7 +22,8 @@ import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
-import { driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './drift/index.js';
+import { startDrift, type DriftWatcher } from './drift/index.js';
+import { driftMigrations, sqliteDriftStore } from './drift/sqlite/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
 import { McpUpstreamPool } from './execute/mcp-upstream.js';
 import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
@@ -41,11 +42,12 @@ import { PublicationRegistry } from './publications/registry.js';
 import { startBackgroundCheckpointer } from './store/sqlite/checkpointer.js';
 import { assertServableStorage } from './storage.js';
 import { openDatabase, type Migration } from './store/sqlite/database.js';
+import { leaseMigrations, sqliteLeases } from './store/sqlite/leases.js';
 import { claimJournals } from './receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
-import { outboxMigrations } from './outbox/migrations.js';
+import { outboxMigrations, sqliteOutboxStore } from './outbox/sqlite/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
@@ -93,12 +95,12 @@ export interface StartGatewayOptions {
   webhookLeaseMs?: number;
   /**
    * This process is worker `id` of `gateway serve --workers N` (cluster.ts): the database is shared with the
-   * other workers, so signing keys must be shared through the vault, and only the worker with
-   * `checksDrift` fetches descriptions; the others follow the drift state it records (drift/follower.ts).
+   * other workers, so signing keys must be shared through the vault (drift checks run in whichever process holds
+   * the `drift-leader` lease: drift/leader.ts).
    * `startsAlone`: no other worker runs yet (worker 1 at the cluster's start), so it takes over the receipt
    * journals of slots that no worker will use.
    */
-  worker?: { id: number; checksDrift: boolean; mayRotateSigningKeys: boolean; startsAlone?: boolean };
+  worker?: { id: number; mayRotateSigningKeys: boolean; startsAlone?: boolean };
 }
 
 export interface RunningGateway {
@@ -181,7 +183,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
+  const migrations: Migration[] = [
+    ...driftMigrations,
+    ...leaseMigrations,
+    ...authorizationMigrations,
+    ...receiptMigrations,
+    ...outboxMigrations,
+  ];
   const databasePath = join(dataDirectory, 'gateway.db');
   const database = openDatabase(databasePath, migrations);
   // WAL checkpoints (the only fsyncs under synchronous = NORMAL) run on a thread of their own, not inside a
@@ -253,7 +261,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       cleanups.push(() => webhookAgent.close());
       webhooks = await createWebhooks({
         loaded,
-        database,
+        store: sqliteOutboxStore(database),
         vault,
         agent: webhookAgent,
         logger,
@@ -318,23 +326,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const override = options.authorizerOverride;
     const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
 
-    // Drift: re-read each live description and block changed operations (docs/drift.md).
+    // Drift: re-read each live description and block changed operations (docs/drift.md). Of the processes sharing the
+    // database, the holder of the `drift-leader` lease checks; the others apply what it records.
     let drift: DriftWatcher | undefined;
     let lastLockReload: LockReloadStatus | undefined;
-    if (config.drift?.enabled !== false && options.worker && !options.worker.checksDrift) {
-      const following = followDrift({ loaded, database, registry });
-      drift = following;
-      cleanups.push(() => following.stop());
-    } else if (config.drift?.enabled !== false) {
-      drift = startDriftWatcher({
+    const driftStore = sqliteDriftStore(database);
+    if (config.drift?.enabled !== false) {
+      const started = await startDrift({
         loaded,
-        database,
+        store: driftStore,
+        leases: sqliteLeases(database),
         registry,
         agent: tokenAgent,
         logger,
         intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
       });
-      const started = drift;
+      drift = started;
       cleanups.push(() => started.stop());
     }
 
@@ -350,7 +357,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     if (mcpUpstreams) {
       const monitor = startMcpDriftMonitor({
         loaded,
-        database,
+        store: driftStore,
         registry,
         pool: mcpUpstreams,
         logger,

@@ -17,7 +17,8 @@ import {
   type HostileUrlCase,
   type RecordingServer,
 } from '../../../test-support/hostile-urls.js';
-import { driftMigrations, startDriftWatcher } from '../src/drift/index.js';
+import { startDriftWatcher } from '../src/drift/index.js';
+import { driftMigrations, sqliteDriftStore } from '../src/drift/sqlite/index.js';
 import { PublicationRegistry } from '../src/publications/registry.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 
@@ -74,9 +75,9 @@ async function serverDecision(directory: string): Promise<Decision> {
   // As startGateway builds the drift watcher's agent.
   const agent = createGuardedAgent({ allowPrivateNetworks: loaded.config.network?.allowPrivateNetworks ?? [] });
   const database = openDatabase(join(directory, 'gateway.db'), driftMigrations);
-  const watcher = startDriftWatcher({
+  const watcher = await startDriftWatcher({
     loaded,
-    database,
+    store: sqliteDriftStore(database),
     registry: new PublicationRegistry(),
     agent,
     logger: silent,

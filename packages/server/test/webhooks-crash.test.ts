@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/sqlite/database.js';
-import { outboxMigrations, SqliteOutboxStore } from '../src/outbox/index.js';
+import { outboxMigrations, SqliteOutboxStore } from '../src/outbox/sqlite/index.js';
 import { newWebhookSecret, startWebhookReceiver } from './support/webhook-receiver.js';
 
 const child = fileURLToPath(new URL('./support/outbox-child.mjs', import.meta.url));
@@ -54,7 +54,7 @@ describe('webhook outbox crash safety', () => {
     const database = openDatabase(databasePath, outboxMigrations);
     cleanups.push(() => database.close());
     expect(database.prepare('SELECT COUNT(*) AS count FROM crash_receipts').get()).toEqual({ count: TOTAL });
-    expect(new SqliteOutboxStore(database).endpoint('audit')!.counts).toEqual({ pending: 0, delivered: TOTAL, failed: 0 });
+    expect((await new SqliteOutboxStore(database).endpoint('audit'))!.counts).toEqual({ pending: 0, delivered: TOTAL, failed: 0 });
 
     const acknowledged = receiver.requests.filter((request) => request.status === 200);
     const sequences = acknowledged.map((request) => Number((JSON.parse(request.body) as { sequence: string }).sequence));

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GatewayError, loadConfig } from '@gateway/core';
-import { PeopleDirectory, peopleFilePath } from '@gateway/runtime';
+import { checkRoles, PeopleDirectory, peopleFilePath } from '@gateway/runtime';
 import { contextFrom, printResult } from '../context.js';
 import { readHiddenLines } from '../terminal.js';
 
@@ -28,14 +28,21 @@ async function readPassword(): Promise<string> {
   return password;
 }
 
+function rolesText(roles: readonly string[]): string {
+  return roles.length === 0 ? '' : `  (${roles.join(', ')})`;
+}
+
 export function registerPeople(program: Command): void {
   const people = program
     .command('people')
     .description('local accounts that can sign in to approve access (a file beside the database, scrypt hashes)')
     .addHelpText(
       'after',
-      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people list\n  gateway ' +
-        'people remove alice',
+      '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n' +
+        '  gateway people add olga --role operator < olga-password.txt    an operator: opens the console\n' +
+        '  gateway people roles alice operator                           give alice the operator role\n' +
+        '  gateway people roles alice                                    take every role away\n' +
+        '  gateway people list\n  gateway people remove alice',
     );
 
   people
@@ -43,21 +50,44 @@ export function registerPeople(program: Command): void {
     .description('add a person; the password is typed twice (not echoed) or piped on stdin, never given on the command line')
     .option('--email <address>', 'shown on the consent page')
     .option('--replace', 'set a new password for an existing person')
+    .option('--role <roles...>', 'roles: operator (opens the operator console at /console)')
     .addHelpText(
       'after',
       '\nExamples:\n  printf "%s" "$PASSWORD" | gateway people add alice --email alice@example.com\n  gateway people add bob < ' +
-        'bob-password.txt',
+        'bob-password.txt\n  gateway people add olga --role operator < olga-password.txt',
     )
-    .action(async (name: string, options: { email?: string; replace?: boolean }, command: Command) => {
+    .action(async (name: string, options: { email?: string; replace?: boolean; role?: string[] }, command: Command) => {
       const context = contextFrom(command);
       const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
+      checkRoles(options.role ?? []);
       const person = await directory.add(name, await readPassword(), {
         ...(options.email ? { email: options.email } : {}),
         ...(options.replace ? { replace: true } : {}),
+        ...(options.role ? { roles: options.role } : {}),
       });
-      printResult(context, `added ${person.name}${person.email ? ` <${person.email}>` : ''} to ${directory.path}`, {
+      printResult(
+        context,
+        `added ${person.name}${person.email ? ` <${person.email}>` : ''}${rolesText(person.roles)} to ${directory.path}`,
+        {
+          person,
+          file: directory.path,
+        },
+      );
+    });
+
+  people
+    .command('roles <name> [roles...]')
+    .description("set a person's roles to exactly those given (none given: no role); the password stays")
+    .addHelpText(
+      'after',
+      '\nRoles: operator (opens the operator console at /console).\n\nExamples:\n  gateway people roles olga operator\n  gateway people roles olga',
+    )
+    .action(async (name: string, roles: string[], _options: unknown, command: Command) => {
+      const context = contextFrom(command);
+      const directory = new PeopleDirectory(peopleFilePath(await loadConfig(context.configPath)));
+      const person = await directory.setRoles(name, roles);
+      printResult(context, `${person.name} now has ${person.roles.length === 0 ? 'no role' : `the role ${person.roles.join(', ')}`}`, {
         person,
-        file: directory.path,
       });
     });
 
@@ -86,7 +116,9 @@ export function registerPeople(program: Command): void {
         context,
         list.length === 0
           ? 'no people yet: add one with `gateway people add <name>`'
-          : list.map((person) => `${person.name}${person.email ? `  <${person.email}>` : ''}  added ${person.createdAt}`),
+          : list.map(
+              (person) => `${person.name}${person.email ? `  <${person.email}>` : ''}${rolesText(person.roles)}  added ${person.createdAt}`,
+            ),
         { people: list },
       );
     });

@@ -75,7 +75,6 @@ export function registerServe(program: Command): void {
             : {
                 worker: {
                   id: workerId,
-                  checksDrift: workerId === 1,
                   // Worker 1 starts alone at the cluster's start (cluster.ts); a restarted one joins running ones.
                   mayRotateSigningKeys: workerId === 1 && !isRestartedWorker(),
                   startsAlone: workerId === 1 && !isRestartedWorker(),

@@ -35,6 +35,16 @@ export const authSchema = {
           items: { type: 'string' },
           description: 'only people whose verified email ends in one of these domains may sign in',
         },
+        operators: {
+          type: 'object',
+          required: ['claim', 'values'],
+          additionalProperties: false,
+          description: 'people signed in through OIDC get the operator role (the console) when this claim holds one of these values',
+          properties: {
+            claim: { type: 'string', minLength: 1, description: 'an ID token or userinfo claim, e.g. groups or roles' },
+            values: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+          },
+        },
       },
     },
     clients: {
@@ -145,6 +155,8 @@ export interface AuthConfig {
     label?: string;
     scopes?: string[];
     allowedDomains?: string[];
+    /** The claim (string or array of strings) whose values make an OIDC-signed-in person an operator. */
+    operators?: { claim: string; values: string[] };
   };
   clients?: Array<{ clientId: string; name: string; redirectUris: string[]; secret?: string }>;
   clientMetadata?: { enabled?: boolean; maxBytes?: number; timeoutMs?: number; maxCacheSeconds?: number; caCertificates?: string[] };

@@ -8,9 +8,15 @@ import { compareText, GatewayError, writeFileAtomically } from '@gateway/core';
  * scrypt password hashes (RFC 7914). It lives in a file rather than the database so an operator can
  * back it up, inspect and manage it apart from the runtime state, and `gateway people` edits it offline.
  */
+/** What a person may do beyond approving their own sessions: `operator` opens the console (docs/console.md). */
+export type PersonRole = 'operator';
+export const PERSON_ROLES: readonly PersonRole[] = ['operator'];
+
 export interface LocalPerson {
   name: string;
   email?: string;
+  /** Absent: none (people files from before roles read the same). */
+  roles?: PersonRole[];
   /** `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>`. */
   passwordHash: string;
   createdAt: string;
@@ -19,6 +25,8 @@ export interface LocalPerson {
 export interface PersonSummary {
   name: string;
   email?: string;
+  /** Sorted; empty when the person has none. */
+  roles: PersonRole[];
   createdAt: string;
   /** The stable subject used in sessions and tokens. */
   subject: string;
@@ -66,6 +74,26 @@ export function checkPersonName(name: string): void {
   }
 }
 
+function summaryOf(person: LocalPerson): PersonSummary {
+  return {
+    name: person.name,
+    ...(person.email ? { email: person.email } : {}),
+    roles: [...(person.roles ?? [])].filter((role) => PERSON_ROLES.includes(role)).sort(compareText),
+    createdAt: person.createdAt,
+    subject: localSubject(person.name),
+  };
+}
+
+/** Known roles, sorted and unique; PERSON_ROLE_INVALID names an unknown one. */
+export function checkRoles(roles: readonly string[]): PersonRole[] {
+  for (const role of roles) {
+    if (!PERSON_ROLES.includes(role as PersonRole)) {
+      throw new GatewayError('PERSON_ROLE_INVALID', `'${role}' is not a role; the roles are: ${PERSON_ROLES.join(', ')}`);
+    }
+  }
+  return [...new Set(roles as PersonRole[])].sort(compareText);
+}
+
 export function checkPasswordStrength(password: string): void {
   if (password.length < MINIMUM_PASSWORD_LENGTH) {
     throw new GatewayError('PERSON_PASSWORD_WEAK', `a password needs at least ${MINIMUM_PASSWORD_LENGTH} characters`);
@@ -101,17 +129,17 @@ export class PeopleDirectory {
 
   async list(): Promise<PersonSummary[]> {
     const file = await this.read();
-    return file.people.map((person) => ({
-      name: person.name,
-      ...(person.email ? { email: person.email } : {}),
-      createdAt: person.createdAt,
-      subject: localSubject(person.name),
-    }));
+    return file.people.map(summaryOf);
   }
 
-  async add(name: string, password: string, options: { email?: string; replace?: boolean } = {}): Promise<PersonSummary> {
+  async add(
+    name: string,
+    password: string,
+    options: { email?: string; replace?: boolean; roles?: readonly string[] } = {},
+  ): Promise<PersonSummary> {
     checkPersonName(name);
     checkPasswordStrength(password);
+    const roles = checkRoles(options.roles ?? []);
     const file = await this.read();
     const existing = file.people.findIndex((person) => person.name === name);
     if (existing >= 0 && !options.replace) {
@@ -120,13 +148,32 @@ export class PeopleDirectory {
     const person: LocalPerson = {
       name,
       ...(options.email ? { email: options.email } : {}),
+      ...(roles.length > 0 ? { roles } : {}),
       passwordHash: await hashPassword(password),
       createdAt: new Date().toISOString(),
     };
     if (existing >= 0) file.people[existing] = person;
     else file.people.push(person);
     await this.write(file);
-    return { name, ...(options.email ? { email: options.email } : {}), createdAt: person.createdAt, subject: localSubject(name) };
+    return summaryOf(person);
+  }
+
+  /** Sets a person's roles to exactly `roles` (none: `[]`); PERSON_NOT_FOUND for an unknown name. */
+  async setRoles(name: string, roles: readonly string[]): Promise<PersonSummary> {
+    const checked = checkRoles(roles);
+    const file = await this.read();
+    const person = file.people.find((candidate) => candidate.name === name);
+    if (!person) throw new GatewayError('PERSON_NOT_FOUND', `no person named '${name}' in ${this.path}`);
+    if (checked.length > 0) person.roles = checked;
+    else delete person.roles;
+    await this.write(file);
+    return summaryOf(person);
+  }
+
+  /** A person's summary by name (the console's role check at sign-in); undefined when unknown. */
+  async find(name: string): Promise<PersonSummary | undefined> {
+    const person = (await this.read()).people.find((candidate) => candidate.name === name);
+    return person ? summaryOf(person) : undefined;
   }
 
   async remove(name: string): Promise<boolean> {
@@ -147,11 +194,6 @@ export class PeopleDirectory {
       return undefined;
     }
     if (!(await verifyPassword(password, person.passwordHash))) return undefined;
-    return {
-      name: person.name,
-      ...(person.email ? { email: person.email } : {}),
-      createdAt: person.createdAt,
-      subject: localSubject(person.name),
-    };
+    return summaryOf(person);
   }
 }

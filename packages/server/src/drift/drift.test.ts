@@ -9,7 +9,8 @@ import { lockWith } from '../../test/support/fixtures.js';
 import { createGuardedAgent } from '@gateway/runtime';
 import { PublicationRegistry } from '../publications/registry.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
-import { compareWithPublication, driftMigrations, followDrift, startDriftWatcher, type DriftWatcher } from './index.js';
+import { compareWithPublication, followDrift, startDriftWatcher, type DriftWatcher } from './index.js';
+import { driftMigrations, sqliteDriftStore } from './sqlite/index.js';
 
 function op(tool: string, fingerprint: string): Pick<Operation, 'tool' | 'fingerprint'> {
   return { tool, fingerprint };
@@ -158,7 +159,15 @@ describe('the drift watcher', () => {
 
   it('a worker that does not check drift applies the blocks the checking worker records in the database, and lifts them', async () => {
     const loaded = config(`${baseUrl}/openapi.yaml`);
-    watcher = startDriftWatcher({ loaded, database, registry, agent, logger, intervalMs: 60_000, schedule: false });
+    watcher = await startDriftWatcher({
+      loaded,
+      store: sqliteDriftStore(database),
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+    });
     // Another worker: its own connection to the same database file, its own registry with the same lock.
     const otherDatabase = openDatabase(join(directory.path, 'gateway.db'), driftMigrations);
     const otherRegistry = new PublicationRegistry();
@@ -168,7 +177,7 @@ describe('the drift watcher', () => {
         { source: 'orders' },
       ),
     );
-    const follower = followDrift({ loaded, database: otherDatabase, registry: otherRegistry, intervalMs: 60_000 });
+    const follower = await followDrift({ loaded, store: sqliteDriftStore(otherDatabase), registry: otherRegistry, intervalMs: 60_000 });
     try {
       served = DRIFTED;
       await watcher.checkNow();
@@ -191,9 +200,9 @@ describe('the drift watcher', () => {
   });
 
   it('a changed or removed operation is blocked, an unchanged one stays callable, restoring unblocks', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -235,9 +244,9 @@ describe('the drift watcher', () => {
   });
 
   it('an unchanged URL document is revalidated with If-None-Match', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -252,9 +261,9 @@ describe('the drift watcher', () => {
   });
 
   it('an unreachable or invalid document changes nothing and is reported', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -281,9 +290,9 @@ describe('the drift watcher', () => {
 
   it('a description on a private address without an allowlist is refused by the SSRF guard', async () => {
     const strict = createGuardedAgent({});
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent: strict,
       logger,
@@ -299,7 +308,14 @@ describe('the drift watcher', () => {
   it('a file document is re-read, and the interval alone finds the drift', async () => {
     const path = join(directory.path, 'openapi.yaml');
     await writeFile(path, ORIGINAL);
-    watcher = startDriftWatcher({ loaded: config('openapi.yaml'), database, registry, agent, logger, intervalMs: 50 });
+    watcher = await startDriftWatcher({
+      loaded: config('openapi.yaml'),
+      store: sqliteDriftStore(database),
+      registry,
+      agent,
+      logger,
+      intervalMs: 50,
+    });
     await writeFile(path, DRIFTED);
     const deadline = Date.now() + 5_000;
     while (callable('get_order') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -308,9 +324,9 @@ describe('the drift watcher', () => {
   });
 
   it('recorded blocks are re-applied at start-up while the same publication is in use', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -329,9 +345,9 @@ describe('the drift watcher', () => {
       ),
     );
     registry = restarted;
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -343,9 +359,9 @@ describe('the drift watcher', () => {
   });
 
   it('tools added upstream are drift: a proposal numbered as import will number it, its change in words', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -372,9 +388,9 @@ describe('the drift watcher', () => {
   });
 
   it('a reload re-reads the live description before judging the new publication (changed, imported, published at once)', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,
@@ -398,9 +414,9 @@ describe('the drift watcher', () => {
   });
 
   it('a new publication matching the live description unblocks at once (hot reload)', async () => {
-    watcher = startDriftWatcher({
+    watcher = await startDriftWatcher({
       loaded: config(`${baseUrl}/openapi.yaml`),
-      database,
+      store: sqliteDriftStore(database),
       registry,
       agent,
       logger,

@@ -1,70 +1,88 @@
-import { sourceLocation, type LoadedConfig } from '@gateway/core';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-import { DriftStore, reportOf } from './store.js';
-import type { DriftRegistry, DriftSourceReport, DriftWatcher } from './watcher.js';
+import type { LoadedConfig } from '@gateway/core';
+import type { DriftStore } from './ports.js';
+import { reportOf } from './report.js';
+import type { DriftRegistry, DriftSourceReport, DriftWatcher } from './types.js';
+import { openApiSourcesOf } from './watcher.js';
 
-/** How often a follower re-reads the drift state the checking worker records. */
+/** How often a follower re-reads the drift state the leader records. */
 export const DRIFT_FOLLOW_INTERVAL_MS = 1_000;
 
 /**
- * Drift for a worker that does not check descriptions itself (`gateway serve --workers N`: only worker 1
- * fetches them, so an upstream sees one reader and one proposal is recorded, not N). It applies the blocks
- * the checking worker recorded in the shared database, read once a second (a few primary-key reads), under
- * the same rule a restart uses: only while the publication in use is the one they were computed against.
- * So a drifted tool is refused by every worker within about a second of the check that found it.
+ * Drift for a process that does not check descriptions itself (it does not hold the `drift-leader` lease:
+ * leader.ts), so an upstream sees one reader and one proposal is recorded, not one per process. It applies the
+ * blocks the leader recorded in the shared store, read once a second (a few key reads), under the same rule a
+ * restart uses: only while the publication in use is the one they were computed against. So a drifted tool is
+ * refused by every process within about a second of the check that found it. Resolves once the recorded blocks
+ * are applied (rejects when the store cannot be read then).
  */
-export function followDrift(options: {
+export async function followDrift(options: {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  store: DriftStore;
   registry: DriftRegistry;
   intervalMs?: number;
-}): DriftWatcher {
-  const { loaded, registry } = options;
-  const store = new DriftStore(options.database);
-  const sourceNames = Object.keys(loaded.config.sources).sort();
+}): Promise<DriftWatcher> {
+  const { registry, store } = options;
+  const sources = openApiSourcesOf(options.loaded);
+  const sourceNames = [...sources.keys()].sort();
   const applied = new Map<string, string>();
+  let reports: DriftSourceReport[] = sourceNames.map((source) => ({
+    source,
+    document: sources.get(source)!.document,
+    checkedAt: null,
+    status: 'pending',
+    publication: null,
+    blockedTools: [],
+  }));
 
-  function apply(): void {
-    const publications = registry.snapshot().publications;
-    for (const source of sourceNames) {
-      const state = store.loadState(source);
-      const isCurrent =
-        state !== undefined &&
-        state.document === sourceLocation(loaded.config.sources[source]!) &&
-        state.publicationId === (publications.get(source) ?? null);
-      const blocked = isCurrent ? state.blocked : [];
-      const key = JSON.stringify([publications.get(source) ?? null, blocked]);
-      if (applied.get(source) === key) continue;
+  async function readReport(source: string): Promise<DriftSourceReport> {
+    const document = sources.get(source)!.document;
+    const state = await store.loadState(source);
+    const publicationId = registry.snapshot().publications.get(source) ?? null;
+    const isCurrent = state !== undefined && state.document === document && state.publicationId === publicationId;
+    const blocked = isCurrent ? state.blocked : [];
+    const key = JSON.stringify([publicationId, blocked]);
+    if (applied.get(source) !== key) {
       applied.set(source, key);
       registry.setBlocked(source, new Map(blocked.map((entry) => [entry.tool, entry.reason])));
     }
+    if (!state) return { source, document, checkedAt: null, status: 'pending', publication: null, blockedTools: [] };
+    const proposal = state.documentDigest && state.status === 'drifted' ? await store.proposal(source, state.documentDigest) : undefined;
+    return reportOf(state, proposal);
   }
 
-  apply();
+  let applying: Promise<void> = Promise.resolve();
+  let pending = 0;
+  function apply(): Promise<void> {
+    // One read after another, each starting after the one before ended: a `checkNow` sees what was recorded before it.
+    pending += 1;
+    applying = applying
+      .catch(() => undefined)
+      .then(async () => {
+        const next: DriftSourceReport[] = [];
+        for (const source of sourceNames) next.push(await readReport(source));
+        reports = next;
+      })
+      .finally(() => {
+        pending -= 1;
+      });
+    return applying;
+  }
+
+  await apply();
   const timer = setInterval(() => {
-    try {
-      apply();
-    } catch {
-      // A busy or briefly unreadable database: keep the last blocks, try again next tick.
-    }
+    // A busy or briefly unreadable store: keep the last blocks, try again next tick (none piles up behind a slow one).
+    if (pending === 0) apply().catch(() => undefined);
   }, options.intervalMs ?? DRIFT_FOLLOW_INTERVAL_MS);
   timer.unref();
 
   return {
     async checkNow() {
-      apply();
+      await apply().catch(() => undefined);
     },
     async stop() {
       clearInterval(timer);
+      await applying.catch(() => undefined);
     },
-    report(): DriftSourceReport[] {
-      return sourceNames.map((source) => {
-        const state = store.loadState(source);
-        const document = sourceLocation(loaded.config.sources[source]!);
-        if (!state) return { source, document, checkedAt: null, status: 'pending', publication: null, blockedTools: [] };
-        const proposal = state.documentDigest && state.status === 'drifted' ? store.proposal(source, state.documentDigest) : undefined;
-        return reportOf(state, proposal);
-      });
-    },
+    report: () => reports,
   };
 }

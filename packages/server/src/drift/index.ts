@@ -1,7 +1,7 @@
 /** Drift: the live descriptions compared with the publications in use (docs/drift.md). */
-export { driftMigrations } from './migrations.js';
 export { compareWithPublication, shortFingerprint, type DriftComparison } from './compare.js';
-export { DriftStore, type DriftProposal, type DriftState, type DriftStatus } from './store.js';
+export type { DriftProposal, DriftState, DriftStatus, DriftStore, NewDriftProposal } from './ports.js';
+export { reportOf, proposalReportOf } from './report.js';
 export {
   startDriftWatcher,
   type DriftLogger,
@@ -11,3 +11,11 @@ export {
   type DriftWatcherOptions,
 } from './watcher.js';
 export { followDrift, DRIFT_FOLLOW_INTERVAL_MS } from './follower.js';
+export {
+  startDrift,
+  processHolder,
+  DRIFT_LEADER_LEASE,
+  DRIFT_LEASE_MS,
+  type DriftLeadership,
+  type DriftLeadershipOptions,
+} from './leader.js';

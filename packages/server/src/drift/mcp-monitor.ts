@@ -7,17 +7,18 @@
  * from lists); unchanged tools keep working; the difference is recorded as a proposal for `gateway status`.
  * Upstream tools are matched by their upstream name, so the gateway's collision prefix does not matter here.
  */
-import { findSource, inUsePublication, normaliseMcpTools, otherSourcesToolNames, type LoadedConfig } from '@gateway/core';
+import { normaliseMcpTools, otherSourcesToolNames, type LoadedConfig } from '@gateway/core';
 import type { McpUpstreamPool } from '../execute/mcp-upstream.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { DriftStore } from './ports.js';
+import { compareMcpTools } from './mcp-compare.js';
 import { describeProposal } from './proposal.js';
-import { DriftStore, proposalReportOf } from './store.js';
-import type { DriftSourceReport } from './watcher.js';
+import { proposalReportOf } from './report.js';
+import type { DriftSourceReport } from './types.js';
 
 export interface McpDriftMonitorOptions {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  store: DriftStore;
   registry: PublicationRegistry;
   pool: McpUpstreamPool;
   logger: { info(object: object, message: string): void; warn(object: object, message: string): void };
@@ -34,7 +35,7 @@ export interface McpDriftMonitor {
 
 export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftMonitor {
   const { loaded, registry, pool, logger } = options;
-  const store = new DriftStore(options.database);
+  const { store } = options;
   const sources = Object.entries(loaded.config.sources).flatMap(([name, source]) =>
     source.kind === 'mcp' ? [[name, source] as const] : [],
   );
@@ -68,56 +69,13 @@ export function startMcpDriftMonitor(options: McpDriftMonitorOptions): McpDriftM
     }
     const snapshot = registry.snapshot();
     const publicationId = snapshot.publications.get(sourceName) ?? null;
-    const liveByName = new Map(live.operations.map((tool) => [tool.name, tool]));
-    const blocked = new Map<string, string>();
-    const changed: string[] = [];
-    const removed: string[] = [];
-    const offeredNames = new Set<string>();
-    for (const tool of snapshot.tools.values()) {
-      if (tool.sourceName !== sourceName || tool.kind !== 'mcp') continue;
-      offeredNames.add(tool.mcpTool.name);
-      const current = liveByName.get(tool.mcpTool.name);
-      if (!current) {
-        removed.push(tool.name);
-        blocked.set(
-          tool.name,
-          `${tool.name} is no longer offered by the upstream MCP server of '${sourceName}'; it is refused until the source is ` +
-            `re-imported, reviewed and published`,
-        );
-      } else if (current.fingerprint !== tool.mcpTool.fingerprint) {
-        changed.push(tool.name);
-        blocked.set(
-          tool.name,
-          `${tool.name} changed on the upstream MCP server of '${sourceName}' since ${publicationId ?? 'its publication'} was approved ` +
-            '(its description, schemas or annotations differ); it is refused until re-imported, reviewed and published',
-        );
-      } else if (current.status === 'unsupported') {
-        // The same tool, but the importer now refuses it (a publication older than the rule, e.g. hidden
-        // characters in its text): treated as import treats it, not served until a reviewed publication drops it.
-        changed.push(tool.name);
-        blocked.set(
-          tool.name,
-          `${tool.name} on the upstream MCP server of '${sourceName}' is unsupported (${current.reason?.code ?? 'unsupported'}); ` +
-            'it is refused until re-imported, reviewed and published',
-        );
-      }
-    }
-    // What the publication records as left out (unsupported or not selected), still the same tool, is not new.
-    const lockSource = snapshot.lock ? findSource(snapshot.lock, sourceName) : undefined;
-    const publication = lockSource?.kind === 'mcp' ? inUsePublication(lockSource) : undefined;
-    const leftOut = new Set((publication?.notOffered ?? []).map((entry) => `${entry.operation}\u0000${entry.fingerprint}`));
-    const added =
-      publication?.documentDigest === live.documentDigest
-        ? []
-        : live.operations
-            .filter((tool) => !offeredNames.has(tool.name) && !leftOut.has(`${tool.name}\u0000${tool.fingerprint}`))
-            .map((tool) => tool.tool);
+    const { blocked, changed, removed, added } = compareMcpTools(snapshot, sourceName, live, publicationId);
     // Blocking first: from here on a changed tool is refused, whatever else happens.
     registry.setBlocked(sourceName, blocked);
     const detectedAt = new Date().toISOString();
     if (publicationId && changed.length + removed.length + added.length > 0) {
       const location = report.document;
-      const proposal = store.recordProposal(
+      const proposal = await store.recordProposal(
         {
           source: sourceName,
           digest: live.documentDigest,

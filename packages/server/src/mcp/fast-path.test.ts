@@ -22,7 +22,8 @@ import {
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createOriginGuard } from './origin.js';
-import { type CallerAuthInfo, createMcpPlugin, mcpServerFactory } from './plugin.js';
+import { createMcpPlugin } from './plugin.js';
+import { type CallerAuthInfo, mcpServerFactory } from './sdk-server.js';
 
 /**
  * The fast path must be invisible on the wire: every request below goes to two gateways over the same

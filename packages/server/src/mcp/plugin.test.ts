@@ -6,7 +6,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseConfig } from '@gateway/core';
 import { buildApp, closeGracefully } from '../app.js';
-import { MAX_MCP_BODY_DEPTH } from './plugin.js';
+import { MAX_MCP_BODY_DEPTH } from './json-rpc.js';
 import { createExecutor, NO_CREDENTIALS } from '../execute/index.js';
 import { PublicationRegistry } from '../publications/index.js';
 import { allowAllAuthorizer, lockWith, lockedOperation, startRecordingUpstream } from '../../test/support/fixtures.js';

@@ -9,19 +9,20 @@ export {
   type AttemptResult,
   type CreateDispatcherOptions,
   type DispatcherEndpoint,
+  type DispatcherLogger,
   type RetrySettings,
   type WebhookDispatcher,
 } from './dispatcher.js';
-export {
-  SqliteOutboxStore,
-  type Delivery,
-  type EndpointState,
-  type NewOutboxEvent,
-  type OutboxEvent,
-  type OutboxStatus,
-  type OutboxStore,
-} from './store.js';
-export { outboxMigrations } from './migrations.js';
+export type {
+  Delivery,
+  EndpointState,
+  NewOutboxEvent,
+  OutboxEvent,
+  OutboxStatus,
+  OutboxStore,
+  ReplaySelection,
+  ResumedEndpoint,
+} from './ports.js';
 export {
   CHECKPOINT_EVENT_TYPE,
   CLOUDEVENTS_CONTENT_TYPE,

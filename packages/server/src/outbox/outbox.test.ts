@@ -10,19 +10,21 @@ import { createGuardedAgent } from '@gateway/runtime';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
+import type { Transaction } from '../store/unit-of-work.js';
+import { sqliteUnitOfWork } from '../../test/support/sqlite-unit-of-work.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import {
   createDispatcher,
   createOutbox,
-  outboxMigrations,
   parseRetryAfter,
   retryDelayMs,
   retrySettings,
-  SqliteOutboxStore,
   type DispatcherEndpoint,
+  type OutboxEndpoint,
   type OutboxEvent,
   type WebhookDispatcher,
 } from './index.js';
+import { outboxMigrations, SqliteOutboxStore } from './sqlite/index.js';
 
 export function makeReceipt(index: number, outcome: ReceiptOutcome = 'allowed', session = 'session-7'): Receipt {
   return {
@@ -69,7 +71,11 @@ describe('webhook outbox and delivery', () => {
     return started;
   }
 
-  function dispatch(db: SqliteDatabase, endpoints: DispatcherEndpoint[], outbox = createOutbox({ database: db, endpoints })) {
+  function dispatch(
+    db: SqliteDatabase,
+    endpoints: DispatcherEndpoint[],
+    outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints }),
+  ) {
     const dispatcher: WebhookDispatcher = createDispatcher({ store: outbox.store, endpoints, agent: loopbackAgent, pollIntervalMs: 50 });
     outbox.subscribe(() => dispatcher.notify());
     dispatcher.start();
@@ -89,7 +95,7 @@ describe('webhook outbox and delivery', () => {
     const target = await receiver();
     const secret = newWebhookSecret();
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [secret], retry: fast }];
-    const outbox = createOutbox({ database: db, endpoints });
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints });
     const sqlite = new SqliteOutboxStore(db);
     const store = Object.assign(Object.create(sqlite) as SqliteOutboxStore, {
       pending: (endpoint: string, limit: number) => readPending(sqlite, endpoint, limit),
@@ -118,7 +124,7 @@ describe('webhook outbox and delivery', () => {
   const delivered = (target: WebhookReceiver) => target.requests.filter((request) => request.status >= 200 && request.status < 300);
   const sequenceOf = (body: string) => Number((JSON.parse(body) as { sequence: string }).sequence);
 
-  it('a call a person must act on first becomes an event by default, and `outcomes` can select it alone', () => {
+  it('a call a person must act on first becomes an event by default, and `outcomes` can select it alone', async () => {
     const db = database();
     const { config } = parseConfig(
       'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n' +
@@ -127,18 +133,21 @@ describe('webhook outbox and delivery', () => {
     );
     const waiting = config.webhooks!.waiting!;
     const outbox = createOutbox({
-      database: db,
+      store: new SqliteOutboxStore(db),
       endpoints: [{ name: 'audit' }, { name: 'waiting', outcomes: waiting.outcomes! }],
     });
     receiptTransaction(db, outbox, [makeReceipt(0, 'allowed'), makeReceipt(1, 'action-required'), makeReceipt(2, 'denied')]);
     const store = new SqliteOutboxStore(db);
-    expect(store.events('audit', { limit: 10 }).map((event) => event.receiptId)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
-    expect(store.events('waiting', { limit: 10 }).map((event) => event.receiptId)).toEqual(['receipt-1']);
+    expect((await store.events('audit', { limit: 10 })).map((event) => event.receiptId)).toEqual(['receipt-0', 'receipt-1', 'receipt-2']);
+    expect((await store.events('waiting', { limit: 10 })).map((event) => event.receiptId)).toEqual(['receipt-1']);
   });
 
-  it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', () => {
+  it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', async () => {
     const db = database();
-    const outbox = createOutbox({ database: db, endpoints: [{ name: 'audit' }, { name: 'denials', outcomes: ['denied'] }] });
+    const outbox = createOutbox({
+      store: new SqliteOutboxStore(db),
+      endpoints: [{ name: 'audit' }, { name: 'denials', outcomes: ['denied'] }],
+    });
     const receipts = [makeReceipt(0, 'allowed'), makeReceipt(1, 'denied'), makeReceipt(2, 'error'), makeReceipt(3, 'denied')];
     receiptTransaction(db, outbox, receipts);
     // A transaction that rolls back takes its events and their sequence numbers with it.
@@ -151,8 +160,8 @@ describe('webhook outbox and delivery', () => {
     receiptTransaction(db, outbox, [makeReceipt(5, 'denied')]);
 
     const store = new SqliteOutboxStore(db);
-    const audit = store.events('audit', { limit: 100 });
-    const denials = store.events('denials', { limit: 100 });
+    const audit = await store.events('audit', { limit: 100 });
+    const denials = await store.events('denials', { limit: 100 });
     expect(audit.map((event) => [event.sequence, event.receiptId])).toEqual([
       [1, 'receipt-0'],
       [2, 'receipt-1'],
@@ -168,23 +177,26 @@ describe('webhook outbox and delivery', () => {
     expect(audit.every((event) => event.status === 'pending')).toBe(true);
   });
 
-  it('sequences continue from the highest stored event when two processes append to one file in turn', () => {
+  it('sequences continue from the highest stored event when two processes append to one file in turn', async () => {
     const first = database();
     const path = first.name;
     const second = openDatabase(path, outboxMigrations);
     cleanups.push(() => second.close());
     const endpoints = [{ name: 'audit' }];
-    const outboxes = [createOutbox({ database: first, endpoints }), createOutbox({ database: second, endpoints })];
+    const outboxes = [
+      createOutbox({ store: new SqliteOutboxStore(first), endpoints }),
+      createOutbox({ store: new SqliteOutboxStore(second), endpoints }),
+    ];
     for (let index = 0; index < 9; index += 1) {
       const which = index % 3 === 0 ? 1 : 0;
       receiptTransaction(which === 0 ? first : second, outboxes[which]!, [makeReceipt(index)]);
     }
     const store = new SqliteOutboxStore(second);
-    expect(store.events('audit', { limit: 100 }).map((event) => [event.sequence, event.receiptId])).toEqual(
+    expect((await store.events('audit', { limit: 100 })).map((event) => [event.sequence, event.receiptId])).toEqual(
       Array.from({ length: 9 }, (_, index) => [index + 1, `receipt-${index}`]),
     );
     // `gateway webhooks list` shows the sequence the next event will get.
-    expect(store.endpoint('audit')?.nextSequence).toBe(10);
+    expect((await store.endpoint('audit'))?.nextSequence).toBe(10);
   });
 
   it('an event arrives with exactly the CloudEvents envelope and a Standard Webhooks signature that verifies', async () => {
@@ -292,9 +304,9 @@ describe('webhook outbox and delivery', () => {
         Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
       );
       const store = outbox.store as SqliteOutboxStore;
-      await waitFor(() => store.endpoint('audit')!.counts.failed === 5, 'five failed events');
+      await waitFor(async () => (await store.endpoint('audit'))!.counts.failed === 5, 'five failed events');
       expect(target.requests).toHaveLength(15); // three attempts each, then given up
-      expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.attempts, event.lastStatus])).toEqual(
+      expect((await store.events('audit', { limit: 10 })).map((event) => [event.status, event.attempts, event.lastStatus])).toEqual(
         Array.from({ length: 5 }, () => ['failed', 3, 503]),
       );
 
@@ -303,16 +315,16 @@ describe('webhook outbox and delivery', () => {
       await waitFor(() => delivered(target).length === 1, 'the next event after the failed ones');
       expect(sequenceOf(delivered(target)[0]!.body)).toBe(6);
 
-      expect(store.replay('audit', { failed: true })).toBe(5);
+      expect(await store.replay('audit', { failed: true })).toBe(5);
       dispatcher.notify();
       await waitFor(() => delivered(target).length === 6, 'the replayed events');
       expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([6, 1, 2, 3, 4, 5]);
       // The receiver has answered the last one; the dispatcher marks it once it has read that answer.
-      await waitFor(() => store.endpoint('audit')!.counts.delivered === 6, 'the last acknowledgement marked');
-      expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 6, failed: 0 });
+      await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 6, 'the last acknowledgement marked');
+      expect((await store.endpoint('audit'))!.counts).toEqual({ pending: 0, delivered: 6, failed: 0 });
 
       // --from replays delivered events too, in order, under their original ids.
-      expect(store.replay('audit', { fromSequence: 4 })).toBe(3);
+      expect(await store.replay('audit', { fromSequence: 4 })).toBe(3);
       dispatcher.notify();
       await waitFor(() => delivered(target).length === 9, 'the events from sequence 4');
       expect(
@@ -340,7 +352,7 @@ describe('webhook outbox and delivery', () => {
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual(Array.from({ length: total }, (_, index) => index + 1));
     // The first event is read (nothing known yet); the others join the queue as they commit.
     expect(reads).toBeLessThanOrEqual(2);
-    await waitFor(() => sqlite.endpoint('audit')!.counts.delivered === total, 'every acknowledgement marked');
+    await waitFor(async () => (await sqlite.endpoint('audit'))!.counts.delivered === total, 'every acknowledgement marked');
   });
 
   it('with a store whose reads take time, an event committed during a read is still delivered at once', async () => {
@@ -368,15 +380,15 @@ describe('webhook outbox and delivery', () => {
     const { outbox, dispatcher } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }]);
     receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1)]);
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.disabledAt !== null, 'the endpoint disabled');
+    await waitFor(async () => (await store.endpoint('audit'))!.disabledAt !== null, 'the endpoint disabled');
     receiptTransaction(db, outbox, [makeReceipt(2)]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(target.requests).toHaveLength(1);
-    expect(store.endpoint('audit')!.disabledReason).toContain('410 Gone');
-    expect(store.endpoint('audit')!.counts).toEqual({ pending: 3, delivered: 0, failed: 0 });
+    expect((await store.endpoint('audit'))!.disabledReason).toContain('410 Gone');
+    expect((await store.endpoint('audit'))!.counts).toEqual({ pending: 3, delivered: 0, failed: 0 });
 
     isGone = false;
-    store.replay('audit', { failed: true });
+    await store.replay('audit', { failed: true });
     dispatcher.notify();
     await waitFor(() => delivered(target).length === 3, 'the held events after re-enabling');
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3]);
@@ -409,8 +421,8 @@ describe('webhook outbox and delivery', () => {
     );
     const target = await receiver(() => ({ status: 200, delayMs: 2 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
-    const outboxA = createOutbox({ database: first, endpoints });
-    const outboxB = createOutbox({ database: second, endpoints });
+    const outboxA = createOutbox({ store: new SqliteOutboxStore(first), endpoints });
+    const outboxB = createOutbox({ store: new SqliteOutboxStore(second), endpoints });
     const a = createDispatcher({
       store: outboxA.store,
       endpoints,
@@ -428,7 +440,10 @@ describe('webhook outbox and delivery', () => {
       leaseMs: 10_000,
     });
     a.start();
-    await waitFor(() => (outboxA.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder === 'process-a', 'the first lease');
+    await waitFor(
+      async () => (await (outboxA.store as SqliteOutboxStore).endpoint('audit'))!.leaseHolder === 'process-a',
+      'the first lease',
+    );
     b.start();
     cleanups.push(() => b.stop());
     // Both processes append; only the lease holder delivers, so the receiver sees one ordered stream.
@@ -438,12 +453,12 @@ describe('webhook outbox and delivery', () => {
     }
     await waitFor(() => delivered(target).length >= 10, 'some deliveries by the first process');
     await a.stop(); // releases the lease: the second process takes over where the first stopped
-    await waitFor(() => (outboxB.store as SqliteOutboxStore).endpoint('audit')!.counts.delivered === 40, 'all forty events');
+    await waitFor(async () => (await (outboxB.store as SqliteOutboxStore).endpoint('audit'))!.counts.delivered === 40, 'all forty events');
     const sequences = delivered(target).map((request) => sequenceOf(request.body));
     // At most the event in flight when `a` stopped is sent again (same id); otherwise one ordered stream.
     expect([...new Set(sequences)]).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
     expect(sequences.every((sequence, index) => index === 0 || sequence >= sequences[index - 1]!)).toBe(true);
-    expect((outboxB.store as SqliteOutboxStore).endpoint('audit')!.leaseHolder).toBe('process-b');
+    expect((await (outboxB.store as SqliteOutboxStore).endpoint('audit'))!.leaseHolder).toBe('process-b');
   });
 
   it('an acknowledgement with a body larger than 64 KiB still counts; the rest of the body is not read', async () => {
@@ -452,8 +467,8 @@ describe('webhook outbox and delivery', () => {
     const { outbox } = dispatch(db, [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }]);
     receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1), makeReceipt(2)]);
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 3, 'three events acknowledged with large bodies');
-    expect(store.events('audit', { limit: 3 }).map((event) => [event.attempts, event.lastStatus])).toEqual([
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 3, 'three events acknowledged with large bodies');
+    expect((await store.events('audit', { limit: 3 })).map((event) => [event.attempts, event.lastStatus])).toEqual([
       [1, 200],
       [1, 200],
       [1, 200],
@@ -470,8 +485,8 @@ describe('webhook outbox and delivery', () => {
     ]);
     receiptTransaction(db, outbox, [makeReceipt(0)]);
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 1, 'the event after a timed-out attempt');
-    const [event] = store.events('audit', { limit: 1 });
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 1, 'the event after a timed-out attempt');
+    const [event] = await store.events('audit', { limit: 1 });
     expect(event!.attempts).toBe(2);
     expect(event!.lastStatus).toBe(200);
     await waitFor(() => target.requests.length === 2, 'the slow answer to be recorded');
@@ -485,7 +500,7 @@ describe('webhook outbox and delivery', () => {
       const db = database();
       const target = await receiver(() => ({ status: 200, delayMs: 1 }));
       const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: fast }];
-      const outbox = createOutbox({ database: db, endpoints });
+      const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints });
       receiptTransaction(
         db,
         outbox,
@@ -498,13 +513,13 @@ describe('webhook outbox and delivery', () => {
       await first.stop();
       const receivedBeforeRestart = new Set(delivered(target).map((request) => request.headers['webhook-id']));
       // Every event the receiver acknowledged before the stop is marked, except at most the one cut in flight.
-      expect(store.endpoint('audit')!.counts.delivered).toBeGreaterThanOrEqual(receivedBeforeRestart.size - 1);
-      expect(store.endpoint('audit')!.counts.delivered).toBeLessThanOrEqual(receivedBeforeRestart.size);
+      expect((await store.endpoint('audit'))!.counts.delivered).toBeGreaterThanOrEqual(receivedBeforeRestart.size - 1);
+      expect((await store.endpoint('audit'))!.counts.delivered).toBeLessThanOrEqual(receivedBeforeRestart.size);
 
       const second = createDispatcher({ store, endpoints, agent: loopbackAgent, pollIntervalMs: 20 });
       second.start();
       cleanups.push(() => second.stop());
-      await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'all 300 events');
+      await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 300, 'all 300 events');
       const sequences = delivered(target).map((request) => sequenceOf(request.body));
       expect([...new Set(sequences)]).toEqual(Array.from({ length: 300 }, (_, index) => index + 1));
       expect(sequences.length - 300).toBeLessThanOrEqual(1);
@@ -512,27 +527,27 @@ describe('webhook outbox and delivery', () => {
     },
   );
 
-  it('a dispatcher without the lease marks nothing delivered: its acknowledged events are sent again by the holder', () => {
+  it('a dispatcher without the lease marks nothing delivered: its acknowledged events are sent again by the holder', async () => {
     const db = database();
-    const outbox = createOutbox({ database: db, endpoints: [{ name: 'audit' }] });
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints: [{ name: 'audit' }] });
     receiptTransaction(db, outbox, [makeReceipt(0), makeReceipt(1)]);
     const store = outbox.store as SqliteOutboxStore;
     const at = new Date().toISOString();
-    expect(store.acquireLease('audit', 'process-a', Date.now(), 10_000)).toBe(true);
-    expect(store.markDelivered('audit', 'process-b', [{ sequence: 1, status: 200, at }])).toBe(0);
-    expect(store.pending('audit', 10).map((event) => event.sequence)).toEqual([1, 2]);
+    expect(await store.acquireLease('audit', 'process-a', Date.now(), 10_000)).toBe(true);
+    expect(await store.markDelivered('audit', 'process-b', [{ sequence: 1, status: 200, at }])).toBe(0);
+    expect((await store.pending('audit', 10)).map((event) => event.sequence)).toEqual([1, 2]);
     expect(
-      store.markDelivered('audit', 'process-a', [
+      await store.markDelivered('audit', 'process-a', [
         { sequence: 1, status: 200, at },
         { sequence: 2, status: 204, at },
       ]),
     ).toBe(2);
-    expect(store.events('audit', { limit: 10 }).map((event) => [event.status, event.lastStatus])).toEqual([
+    expect((await store.events('audit', { limit: 10 })).map((event) => [event.status, event.lastStatus])).toEqual([
       ['delivered', 200],
       ['delivered', 204],
     ]);
     // Marking again changes nothing (only pending events are marked).
-    expect(store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
+    expect(await store.markDelivered('audit', 'process-a', [{ sequence: 1, status: 200, at }])).toBe(0);
   });
 
   it('onExhausted: skip, an acknowledgement is its own row: failures between keep theirs, replay --failed sends only those', async () => {
@@ -556,10 +571,10 @@ describe('webhook outbox and delivery', () => {
       Array.from({ length: 6 }, (_, index) => makeReceipt(index)),
     );
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 4, 'four acknowledged, two given up');
-    const view = () =>
-      store.events('audit', { limit: 10 }).map((event) => [event.sequence, event.status, event.attempts, event.lastStatus]);
-    expect(view()).toEqual([
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 4, 'four acknowledged, two given up');
+    const view = async () =>
+      (await store.events('audit', { limit: 10 })).map((event) => [event.sequence, event.status, event.attempts, event.lastStatus]);
+    expect(await view()).toEqual([
       [1, 'delivered', 1, 200],
       [2, 'failed', 2, 503],
       [3, 'delivered', 1, 200],
@@ -567,16 +582,16 @@ describe('webhook outbox and delivery', () => {
       [5, 'delivered', 1, 200],
       [6, 'delivered', 1, 200],
     ]);
-    expect(store.events('audit', { status: 'delivered', limit: 10 }).map((event) => event.sequence)).toEqual([1, 3, 5, 6]);
-    expect(store.events('audit', { status: 'failed', limit: 10 }).every((event) => event.deliveredAt === null)).toBe(true);
-    expect(store.events('audit', { status: 'delivered', limit: 10 }).every((event) => event.deliveredAt !== null)).toBe(true);
+    expect((await store.events('audit', { status: 'delivered', limit: 10 })).map((event) => event.sequence)).toEqual([1, 3, 5, 6]);
+    expect((await store.events('audit', { status: 'failed', limit: 10 })).every((event) => event.deliveredAt === null)).toBe(true);
+    expect((await store.events('audit', { status: 'delivered', limit: 10 })).every((event) => event.deliveredAt !== null)).toBe(true);
 
     isFixed = true;
-    expect(store.replay('audit', { failed: true })).toBe(2);
+    expect(await store.replay('audit', { failed: true })).toBe(2);
     dispatcher.notify();
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 6, 'the two replayed events');
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 6, 'the two replayed events');
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 3, 5, 6, 2, 4]);
-    expect(view().map(([sequence, status, attempts]) => [sequence, status, attempts])).toEqual([
+    expect((await view()).map(([sequence, status, attempts]) => [sequence, status, attempts])).toEqual([
       [1, 'delivered', 1],
       [2, 'delivered', 1],
       [3, 'delivered', 1],
@@ -598,19 +613,19 @@ describe('webhook outbox and delivery', () => {
       Array.from({ length: 300 }, (_, index) => makeReceipt(index)),
     );
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.counts.delivered === 300, 'three hundred acknowledged events');
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 300, 'three hundred acknowledged events');
     expect(before).toBeLessThanOrEqual(1);
     expect(pendingFrom()).toBe(257); // moved once, at the 256th acknowledgement
-    expect(store.pending('audit', 10)).toEqual([]);
+    expect(await store.pending('audit', 10)).toEqual([]);
 
-    expect(store.replay('audit', { fromSequence: 10 })).toBe(291);
+    expect(await store.replay('audit', { fromSequence: 10 })).toBe(291);
     expect(pendingFrom()).toBe(10);
-    expect(store.pending('audit', 2).map((event) => event.sequence)).toEqual([10, 11]);
+    expect((await store.pending('audit', 2)).map((event) => event.sequence)).toEqual([10, 11]);
     dispatcher.notify({ reread: true });
     await waitFor(() => delivered(target).length === 591, 'the replayed events');
     // The receiver has answered the last one; the dispatcher marks it once it has read that answer.
-    await waitFor(() => store.endpoint('audit')!.counts.pending === 0, 'the last acknowledgement marked');
-    expect(store.endpoint('audit')!.counts).toEqual({ pending: 0, delivered: 300, failed: 0 });
+    await waitFor(async () => (await store.endpoint('audit'))!.counts.pending === 0, 'the last acknowledgement marked');
+    expect((await store.endpoint('audit'))!.counts).toEqual({ pending: 0, delivered: 300, failed: 0 });
   });
 
   it('a database from before acknowledgements had their own table keeps every status and delivers what was pending', async () => {
@@ -644,31 +659,31 @@ describe('webhook outbox and delivery', () => {
     const db = openDatabase(path, outboxMigrations);
     cleanups.push(() => db.close());
     const store = new SqliteOutboxStore(db);
-    expect(store.endpoint('audit')!.counts).toEqual({ pending: 2, delivered: 2, failed: 1 });
+    expect((await store.endpoint('audit'))!.counts).toEqual({ pending: 2, delivered: 2, failed: 1 });
     expect(db.prepare("SELECT pending_from FROM webhook_endpoints WHERE name = 'audit'").pluck().get()).toBe(4);
-    expect(store.pending('audit', 10).map((event) => event.sequence)).toEqual([4, 5]);
+    expect((await store.pending('audit', 10)).map((event) => event.sequence)).toEqual([4, 5]);
     expect(
-      store.events('audit', { status: 'delivered', limit: 10 }).map((event) => [event.sequence, event.attempts, event.lastStatus]),
+      (await store.events('audit', { status: 'delivered', limit: 10 })).map((event) => [event.sequence, event.attempts, event.lastStatus]),
     ).toEqual([
       [1, 1, 200],
       [3, 1, 200],
     ]);
   });
 
-  it('data: detailed adds the whole receipt as details; the three specified keys stay as they are', () => {
+  it('data: detailed adds the whole receipt as details; the three specified keys stay as they are', async () => {
     const db = database();
-    const outbox = createOutbox({ database: db, endpoints: [{ name: 'plain' }, { name: 'rich', data: 'detailed' }] });
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints: [{ name: 'plain' }, { name: 'rich', data: 'detailed' }] });
     const receipt = makeReceipt(7, 'denied');
     receiptTransaction(db, outbox, [receipt]);
     const store = new SqliteOutboxStore(db);
-    const read = (endpoint: string) => {
-      const body = store.events(endpoint, { limit: 1 })[0]!.body;
+    const read = async (endpoint: string) => {
+      const body = (await store.events(endpoint, { limit: 1 }))[0]!.body;
       const event = HTTP.toEvent({ headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' }, body });
       return (event as unknown as { data: Record<string, unknown> }).data;
     };
-    expect(read('plain')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7' });
-    expect(Object.keys(read('rich')).sort()).toEqual(['details', 'outcome', 'receipt', 'tool']);
-    expect(read('rich')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7', details: receipt });
+    expect(await read('plain')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7' });
+    expect(Object.keys(await read('rich')).sort()).toEqual(['details', 'outcome', 'receipt', 'tool']);
+    expect(await read('rich')).toEqual({ tool: 'get_pet', outcome: 'denied', receipt: 'receipt-7', details: receipt });
   });
 
   it(
@@ -686,33 +701,36 @@ describe('webhook outbox and delivery', () => {
         outbox,
         Array.from({ length: 5 }, (_, index) => makeReceipt(index)),
       );
-      await waitFor(() => store.endpoint('audit')!.pausedAt !== null, 'the pause');
-      expect(store.endpoint('audit')).toMatchObject({
+      await waitFor(async () => (await store.endpoint('audit'))!.pausedAt !== null, 'the pause');
+      expect(await store.endpoint('audit')).toMatchObject({
         pausedSequence: 1,
         leaseHolder: null,
         counts: { pending: 5, delivered: 0, failed: 0 },
       });
-      expect(store.endpoint('audit')!.pausedReason).toContain('evt_receipt-0_audit');
+      expect((await store.endpoint('audit'))!.pausedReason).toContain('evt_receipt-0_audit');
       expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 1, 1]);
       // Paused: later events wait, and no process may take the lease.
       receiptTransaction(db, outbox, [makeReceipt(5), makeReceipt(6)]);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(target.requests).toHaveLength(3);
-      expect(store.acquireLease('audit', 'another-process', Date.now(), 10_000)).toBe(false);
+      expect(await store.acquireLease('audit', 'another-process', Date.now(), 10_000)).toBe(false);
 
       // A resume while the receiver is still down: one more bounded cycle (three attempts), then paused again.
-      expect(store.resume('audit')).toEqual({ pausedSequence: 1, wasPaused: true, wasDisabled: false });
+      expect(await store.resume('audit')).toEqual({ pausedSequence: 1, wasPaused: true, wasDisabled: false });
       dispatcher.notify({ reread: true });
-      await waitFor(() => target.requests.length === 6 && store.endpoint('audit')!.pausedAt !== null, 'the second cycle and pause');
+      await waitFor(
+        async () => target.requests.length === 6 && (await store.endpoint('audit'))!.pausedAt !== null,
+        'the second cycle and pause',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(target.requests.map((request) => sequenceOf(request.body))).toEqual([1, 1, 1, 1, 1, 1]);
 
       isUp = true;
-      store.resume('audit');
+      await store.resume('audit');
       dispatcher.notify({ reread: true });
-      await waitFor(() => store.endpoint('audit')!.counts.delivered === 7, 'every event after the resume');
+      await waitFor(async () => (await store.endpoint('audit'))!.counts.delivered === 7, 'every event after the resume');
       expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3, 4, 5, 6, 7]);
-      expect(store.endpoint('audit')).toMatchObject({
+      expect(await store.endpoint('audit')).toMatchObject({
         pausedAt: null,
         pausedSequence: null,
         counts: { pending: 0, delivered: 7, failed: 0 },
@@ -729,7 +747,7 @@ describe('webhook outbox and delivery', () => {
     let isUp = false;
     const target = await receiver(() => ({ status: isUp ? 200 : 503 }));
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 2 } }];
-    const outboxes = handles.map((handle) => createOutbox({ database: handle, endpoints }));
+    const outboxes = handles.map((handle) => createOutbox({ store: new SqliteOutboxStore(handle), endpoints }));
     const dispatchers = outboxes.map((outbox, index) =>
       createDispatcher({ store: outbox.store, endpoints, agent: loopbackAgent, holder: `process-${index}`, pollIntervalMs: 20 }),
     );
@@ -740,7 +758,7 @@ describe('webhook outbox and delivery', () => {
     receiptTransaction(handles[0]!, outboxes[0]!, [makeReceipt(0), makeReceipt(1)]);
     receiptTransaction(handles[1]!, outboxes[1]!, [makeReceipt(2)]);
     const stores = outboxes.map((outbox) => outbox.store as SqliteOutboxStore);
-    await waitFor(() => stores[1]!.endpoint('audit')!.pausedAt !== null, 'the pause, seen from the other handle');
+    await waitFor(async () => (await stores[1]!.endpoint('audit'))!.pausedAt !== null, 'the pause, seen from the other handle');
     isUp = true;
     // Both processes poll for the lease every 20 ms: neither delivers while the pause is stored.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -749,18 +767,18 @@ describe('webhook outbox and delivery', () => {
       [1, 503],
     ]);
     // Resumed through the first handle, without waking the second process: whichever takes the lease delivers.
-    stores[0]!.resume('audit');
-    await waitFor(() => stores[1]!.endpoint('audit')!.counts.delivered === 3, 'all three events');
+    await stores[0]!.resume('audit');
+    await waitFor(async () => (await stores[1]!.endpoint('audit'))!.counts.delivered === 3, 'all three events');
     expect(delivered(target).map((request) => sequenceOf(request.body))).toEqual([1, 2, 3]);
   });
 
   it(
     'a signed checkpoint becomes an event in the same per-endpoint stream as receipts, only where types subscribe, ' +
       'in the checkpoint row’s transaction',
-    () => {
+    async () => {
       const db = database([...receiptMigrations, ...outboxMigrations]);
       const outbox = createOutbox({
-        database: db,
+        store: new SqliteOutboxStore(db),
         endpoints: [
           { name: 'audit' },
           { name: 'anchor', types: ['io.service.call.receipted', 'io.service.receipts.checkpoint'] },
@@ -802,20 +820,21 @@ describe('webhook outbox and delivery', () => {
       receipts.addCheckpoint(third, [outbox]);
 
       const store = new SqliteOutboxStore(db);
-      const stream = (endpoint: string) => store.events(endpoint, { limit: 100 }).map((event) => [event.sequence, event.eventId]);
-      expect(stream('anchor')).toEqual([
+      const stream = async (endpoint: string) =>
+        (await store.events(endpoint, { limit: 100 })).map((event) => [event.sequence, event.eventId]);
+      expect(await stream('anchor')).toEqual([
         [1, 'evt_receipt-0_anchor'],
         [2, 'evt_receipt-1_anchor'],
         [3, 'evt_checkpoint-2_anchor'],
         [4, 'evt_receipt-2_anchor'],
         [5, 'evt_checkpoint-3_anchor'],
       ]);
-      expect(stream('audit').map(([, id]) => id)).toEqual(['evt_receipt-0_audit', 'evt_receipt-1_audit', 'evt_receipt-2_audit']);
-      expect(stream('checkpoints')).toEqual([
+      expect((await stream('audit')).map(([, id]) => id)).toEqual(['evt_receipt-0_audit', 'evt_receipt-1_audit', 'evt_receipt-2_audit']);
+      expect(await stream('checkpoints')).toEqual([
         [1, 'evt_checkpoint-2_checkpoints'],
         [2, 'evt_checkpoint-3_checkpoints'],
       ]);
-      const body = store.events('checkpoints', { limit: 1 })[0]!.body;
+      const body = (await store.events('checkpoints', { limit: 1 }))[0]!.body;
       const event = HTTP.toEvent({ headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' }, body }) as unknown as {
         type: string;
         data: Record<string, unknown>;
@@ -835,16 +854,120 @@ describe('webhook outbox and delivery', () => {
     const db = database();
     const target = await receiver();
     const endpoints = [{ name: 'audit', url: target.url, secrets: () => [newWebhookSecret()], retry: { ...fast, attempts: 1 } }];
-    const outbox = createOutbox({ database: db, endpoints });
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints });
     const dispatcher = createDispatcher({ store: outbox.store, endpoints, agent: createGuardedAgent({}), pollIntervalMs: 20 });
     outbox.subscribe(() => dispatcher.notify());
     dispatcher.start();
     cleanups.push(() => dispatcher.stop());
     receiptTransaction(db, outbox, [makeReceipt(0)]);
     const store = outbox.store as SqliteOutboxStore;
-    await waitFor(() => store.endpoint('audit')!.pausedAt !== null, 'the endpoint paused at the refused event');
-    expect(store.events('audit', { limit: 1 })[0]!.lastError).toContain('SSRF_ADDRESS_REFUSED');
+    await waitFor(async () => (await store.endpoint('audit'))!.pausedAt !== null, 'the endpoint paused at the refused event');
+    expect((await store.events('audit', { limit: 1 }))[0]!.lastError).toContain('SSRF_ADDRESS_REFUSED');
     expect(target.requests).toHaveLength(0);
+  });
+});
+
+describe('events staged per transaction', () => {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function outboxOnNewDatabase(endpoints: OutboxEndpoint[]) {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-outbox-'));
+    const db = openDatabase(join(directory, 'gateway.db'), outboxMigrations);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    cleanups.push(() => db.close());
+    const outbox = createOutbox({ store: new SqliteOutboxStore(db), endpoints });
+    // What each wake handed over: the events' ids (an empty list: read the store).
+    const heard: string[][] = [];
+    outbox.subscribe((committed) => heard.push(committed.map((event) => event.eventId)));
+    return { db, outbox, heard, unitOfWork: sqliteUnitOfWork(db) };
+  }
+
+  const turns = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('in a unit of work, events are handed over only after its commit; a rolled-back one hands over nothing', async () => {
+    const { outbox, heard, unitOfWork } = outboxOnNewDatabase([{ name: 'audit' }]);
+    const receipts = [makeReceipt(0), makeReceipt(1), makeReceipt(2)];
+    const transactions: Transaction[] = [];
+    await unitOfWork.run(async (tx) => {
+      transactions.push(tx);
+      expect((await outbox.enqueue(receipts[0]!, tx)).map((event) => event.sequence)).toEqual([1]);
+      // The transaction stays open across several turns of the event loop: nothing is announced meanwhile.
+      await turns(30);
+      expect(heard).toEqual([]);
+    });
+    outbox.afterCommit([receipts[0]!], transactions[0]);
+    await waitFor(() => heard.length === 1, 'the hand-over after the commit');
+    expect(heard).toEqual([['evt_receipt-0_audit']]);
+
+    await expect(
+      unitOfWork.run(async (tx) => {
+        await outbox.onReceipt(receipts[1]!, tx);
+        throw new Error('the receipt could not be stored');
+      }),
+    ).rejects.toThrow('the receipt could not be stored');
+    await unitOfWork.run(async (tx) => {
+      transactions.push(tx);
+      await outbox.onReceipt(receipts[2]!, tx);
+    });
+    outbox.afterCommit([receipts[2]!], transactions[1]);
+    await waitFor(() => heard.length === 2, 'the second hand-over');
+    await turns(30);
+    expect(heard).toEqual([['evt_receipt-0_audit'], ['evt_receipt-2_audit']]);
+    expect((await outbox.store.events('audit', { limit: 10 })).map((event) => [event.sequence, event.receiptId])).toEqual([
+      [1, 'receipt-0'],
+      [2, 'receipt-2'],
+    ]);
+  });
+
+  it('units of work open at once: each hands over its own events when it commits, in commit order; a rollback never', async () => {
+    // As on PostgreSQL, where several transactions are open at once (here three transaction objects share one
+    // SQLite transaction: the staging, not the store, is what this proves).
+    const { db, outbox, heard } = outboxOnNewDatabase([{ name: 'audit' }, { name: 'denied', outcomes: ['denied'] }]);
+    const [first, second, rolledBack] = [
+      { adapter: 'sqlite' },
+      { adapter: 'sqlite' },
+      { adapter: 'sqlite' },
+    ] as const satisfies readonly Transaction[];
+    const receipts = [makeReceipt(0), makeReceipt(1, 'denied'), makeReceipt(2)];
+    db.transaction(() => {
+      void outbox.onReceipt(receipts[0]!, first);
+      void outbox.onReceipt(receipts[1]!, second);
+      void outbox.onReceipt(receipts[2]!, rolledBack);
+    })();
+    await turns(30);
+    expect(heard).toEqual([]);
+    // The second commits first.
+    outbox.afterCommit([receipts[1]!], second);
+    await waitFor(() => heard.length === 1, 'the second transaction’s events');
+    expect(heard).toEqual([['evt_receipt-1_audit', 'evt_receipt-1_denied']]);
+    outbox.afterCommit([receipts[0]!], first);
+    await waitFor(() => heard.length === 2, 'the first transaction’s events');
+    await turns(30);
+    expect(heard).toEqual([['evt_receipt-1_audit', 'evt_receipt-1_denied'], ['evt_receipt-0_audit']]);
+  });
+
+  it('a checkpoint appended in a unit of work wakes the dispatcher to read the store after its commit', async () => {
+    const { outbox, heard, unitOfWork } = outboxOnNewDatabase([{ name: 'anchor', types: ['io.service.receipts.checkpoint'] }]);
+    const checkpoint = {
+      treeSize: 4,
+      rootHash: Buffer.alloc(32, 7),
+      note: 'gateway.test/receipts\n4\n',
+      createdAt: new Date().toISOString(),
+    };
+    let transaction: Transaction | undefined;
+    await unitOfWork.run(async (tx) => {
+      transaction = tx;
+      await outbox.onCheckpoint(checkpoint, tx);
+      await turns(30);
+      expect(heard).toEqual([]);
+    });
+    outbox.afterCommit([], transaction);
+    await waitFor(() => heard.length === 1, 'the wake after the checkpoint’s commit');
+    expect(heard).toEqual([[]]);
+    expect((await outbox.store.events('anchor', { limit: 10 })).map((event) => event.eventId)).toEqual(['evt_checkpoint-4_anchor']);
   });
 });
 

@@ -7,10 +7,10 @@ import {
   type WebhookDataMode,
   type WebhookEventType,
 } from '@gateway/core';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Transaction } from '../store/unit-of-work.js';
 import { checkpointEventBody, checkpointEventId, receiptEventBody, receiptEventId, type CheckpointEventSource } from './event.js';
-import { SqliteOutboxStore, type OutboxEvent, type OutboxStore } from './store.js';
-import { runInBackground } from '../scheduling/background-lane.js';
+import { createHandover } from './handover.js';
+import type { OutboxEvent, OutboxStore } from './ports.js';
 
 export interface OutboxEndpoint {
   name: string;
@@ -22,41 +22,52 @@ export interface OutboxEndpoint {
   data?: WebhookDataMode;
 }
 
+/**
+ * The receipt log's hook. Each method that writes takes the unit of work's transaction (`tx`) of the receipt or
+ * checkpoint it reports, so they commit together, and resolves once its events are appended in it. Without a
+ * `tx` (a caller that runs the hook synchronously inside its SQLite transaction), the appends join the caller's
+ * current transaction, at call time.
+ */
 export interface Outbox {
+  /** Appends one event per subscribed endpoint, with that endpoint's next sequence, in `tx`. */
+  enqueue(receipt: Receipt, tx?: Transaction): Promise<OutboxEvent[]>;
+  /** The same under the hook's name (`{ onReceipt }`). */
+  onReceipt(receipt: Receipt, tx?: Transaction): Promise<void>;
   /**
-   * The receipt log's hook: called synchronously inside the receipt's transaction, it appends one event per
-   * subscribed endpoint with that endpoint's next sequence, so the receipt and its events commit together.
+   * Appends one checkpoint event per endpoint subscribed to its type, in `tx` (the transaction that stores the
+   * newly signed checkpoint), in the same per-endpoint sequence as receipt events.
    */
-  enqueue(receipt: Receipt): OutboxEvent[];
-  /** The same function under the hook's name (`{ onReceipt }`). */
-  onReceipt(receipt: Receipt): void;
+  onCheckpoint(checkpoint: CheckpointEventSource, tx?: Transaction): Promise<void>;
   /**
-   * The receipt log's checkpoint hook: called synchronously inside the transaction that stores a newly signed
-   * checkpoint, it appends one checkpoint event per endpoint subscribed to its type, in the same per-endpoint
-   * sequence as receipt events, so the checkpoint row and its events commit together.
+   * `tx` committed (these receipts, or a checkpoint: no receipts): the events it appended are now stored for
+   * good and go to the subscribers. A transaction that rolls back is never named here; its events are dropped.
    */
-  onCheckpoint(checkpoint: CheckpointEventSource): void;
-  /** The receipt log's after-commit hook: these receipts' events are now stored for good. */
-  afterCommit(receipts: readonly Receipt[]): void;
+  afterCommit(receipts: readonly Receipt[], tx?: Transaction): void;
   readonly store: OutboxStore;
+  /** Resolves when every configured endpoint has its row in the store. */
+  readonly ready: Promise<void>;
   /**
-   * Called (after the current transaction, on a later tick) whenever events were appended, with the events
+   * Called (after the transaction committed, on a later tick) whenever events were appended, with the events
    * known to be committed since the last call (empty when only a wake is known: read the store).
    */
   subscribe(listener: (committed: readonly OutboxEvent[]) => void): () => void;
 }
 
 export interface CreateOutboxOptions {
-  /** The database the receipt log writes to: the same handle, so the hook joins its transaction. */
-  database: SqliteDatabase;
+  /** The outbox's storage: the adapter of the database the receipt log writes to (its units of work). */
+  store: OutboxStore;
   endpoints: readonly OutboxEndpoint[];
-  /** Another store (a PostgreSQL one later); default: SQLite on `database`. */
-  store?: OutboxStore;
 }
 
+const NO_EVENTS: Promise<OutboxEvent[]> = Promise.resolve([]);
+const DONE: Promise<void> = Promise.resolve();
+const nothing = (): void => undefined;
+
 export function createOutbox(options: CreateOutboxOptions): Outbox {
-  const store = options.store ?? new SqliteOutboxStore(options.database);
-  void store.ensureEndpoints(options.endpoints.map((endpoint) => endpoint.name));
+  const store = options.store;
+  const ready = store.ensureEndpoints(options.endpoints.map((endpoint) => endpoint.name));
+  // Awaited by whoever needs the rows; not an unhandled rejection for those that do not.
+  ready.catch(nothing);
   const subscriptions = options.endpoints.map((endpoint) => {
     const types = new Set<WebhookEventType>(endpoint.types ?? DEFAULT_WEBHOOK_EVENT_TYPES);
     return {
@@ -67,80 +78,58 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
       checkpoints: types.has(CHECKPOINT_EVENT_TYPE),
     };
   });
-  const listeners = new Set<(committed: readonly OutboxEvent[]) => void>();
-  let isWakeScheduled = false;
-  // Appended in the current transaction; published by afterCommit, forgotten if it rolls back (appends are
-  // synchronous and serialised, so whatever is staged when receipts commit belongs to them or to a rollback).
-  let staged: OutboxEvent[] = [];
-  let committed: OutboxEvent[] = [];
-  // Checkpoint events are not handed over (they commit outside the receipts' transactions): when some were
-  // appended, the next wake names no events, and the dispatcher reads the store.
-  let isReadNeeded = false;
-  // A later tick: by then the receipt's transaction has committed (or rolled back, and there is nothing to find).
-  const wake = () => {
-    if (isWakeScheduled) return;
-    isWakeScheduled = true;
-    runInBackground(() => {
-      isWakeScheduled = false;
-      const events = isReadNeeded ? [] : committed;
-      committed = [];
-      isReadNeeded = false;
-      for (const listener of listeners) listener(events);
-    });
-  };
+  const handover = createHandover();
 
-  const enqueue = (receipt: Receipt): OutboxEvent[] => {
-    const appended: OutboxEvent[] = [];
+  // Every append is started at call time, before any await: a caller without `tx` is inside a synchronous
+  // transaction that commits as soon as the hook returns.
+  const enqueue = (receipt: Receipt, tx?: Transaction): Promise<OutboxEvent[]> => {
+    const appended: Array<Promise<OutboxEvent>> = [];
     for (const subscription of subscriptions) {
       if (!subscription.receipts) continue;
       if (subscription.outcomes && !subscription.outcomes.has(receipt.outcome)) continue;
       const eventId = receiptEventId(receipt.id, subscription.name);
       appended.push(
-        store.append(subscription.name, (sequence) => ({
+        store.append(tx, subscription.name, (sequence) => ({
           eventId,
           receiptId: receipt.id,
           body: receiptEventBody(receipt, eventId, sequence, subscription.data),
         })),
       );
     }
-    if (appended.length > 0) {
-      staged.push(...appended);
-      wake();
+    if (appended.length === 0) return NO_EVENTS;
+    handover.stage(tx, appended, false);
+    // A synchronous transaction has committed (or rolled back) by the next tick: wake then, as not every such
+    // caller reports its commit. A unit of work's events wait for `afterCommit`.
+    if (tx === undefined) handover.wake();
+    return Promise.all(appended);
+  };
+
+  const onCheckpoint = (checkpoint: CheckpointEventSource, tx?: Transaction): Promise<void> => {
+    const appended: Array<Promise<OutboxEvent>> = [];
+    for (const subscription of subscriptions) {
+      if (!subscription.checkpoints) continue;
+      const eventId = checkpointEventId(checkpoint.treeSize, subscription.name);
+      appended.push(
+        store.append(tx, subscription.name, (sequence) => ({
+          eventId,
+          receiptId: null,
+          body: checkpointEventBody(checkpoint, eventId, sequence),
+        })),
+      );
     }
-    return appended;
+    if (appended.length === 0) return DONE;
+    if (tx === undefined) handover.wake({ isReadNeeded: true });
+    else handover.stage(tx, appended, true);
+    return Promise.all(appended).then(nothing);
   };
 
   return {
     enqueue,
-    onReceipt: (receipt) => {
-      enqueue(receipt);
-    },
-    onCheckpoint: (checkpoint) => {
-      let isAppended = false;
-      for (const subscription of subscriptions) {
-        if (!subscription.checkpoints) continue;
-        const eventId = checkpointEventId(checkpoint.treeSize, subscription.name);
-        store.append(subscription.name, (sequence) => ({
-          eventId,
-          receiptId: null,
-          body: checkpointEventBody(checkpoint, eventId, sequence),
-        }));
-        isAppended = true;
-      }
-      if (isAppended) {
-        isReadNeeded = true;
-        wake();
-      }
-    },
-    afterCommit: (receipts) => {
-      const ids = new Set(receipts.map((receipt) => receipt.id));
-      for (const event of staged) if (event.receiptId !== null && ids.has(event.receiptId)) committed.push(event);
-      staged = [];
-    },
+    onReceipt: (receipt, tx) => enqueue(receipt, tx).then(nothing),
+    onCheckpoint,
+    afterCommit: (receipts, tx) => handover.committed(tx, new Set(receipts.map((receipt) => receipt.id))),
     store,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    ready,
+    subscribe: (listener) => handover.subscribe(listener),
   };
 }

@@ -1,5 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import type { Migration, SqliteDatabase } from './sqlite/database.js';
+// Named without ./sqlite/: the adapters there import this folder's ports, so this file must not import them back.
+import type Database from 'better-sqlite3';
+
+interface Migration {
+  id: string;
+  sql: string;
+}
 
 /**
  * Short-lived state of the sign-in and consent pages (pending authorizations, browser sessions) shared by
@@ -27,7 +33,7 @@ export class SharedEphemeralStore {
   private writes = 0;
 
   constructor(
-    database: SqliteDatabase,
+    database: Database.Database,
     private readonly kind: string,
   ) {
     this.transaction = database.transaction((work: () => unknown) => work());

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { GatewayError, type LoadedConfig, type WebhookEndpointConfig } from '@gateway/core';
 import type { Dispatcher } from 'undici';
 import type { Vault } from '@gateway/runtime';
 import { createDispatcher, type DispatcherEndpoint, type DispatcherLogger, type WebhookDispatcher } from '../outbox/dispatcher.js';
 import { testEventBody } from '../outbox/event.js';
-import { createOutbox, type Outbox } from '../outbox/outbox.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import { createOutbox, type Outbox, type OutboxEndpoint } from '../outbox/outbox.js';
+import type { OutboxStore, ResumedEndpoint } from '../outbox/ports.js';
+import { cachedEndpointSecrets } from './secrets.js';
 
-/** How long a secret read from the vault is reused before it is read again (rotation takes effect within). */
-const SECRET_CACHE_MS = 30_000;
+export { endpointSecrets } from './secrets.js';
 
 export interface Webhooks {
   readonly outbox: Outbox;
@@ -19,7 +18,7 @@ export interface Webhooks {
    * Ends an endpoint's pause (or 410 Gone disable): delivery goes on from the event it stopped at, with a
    * fresh cycle of attempts. Every process sees it through the database; this one is woken at once.
    */
-  resume(endpoint: string): Promise<{ pausedSequence: number | null; wasPaused: boolean; wasDisabled: boolean }>;
+  resume(endpoint: string): Promise<ResumedEndpoint>;
   /** Sends a signed test event to one endpoint now, outside the ordered stream. */
   sendTest(endpoint: string): Promise<{ eventId: string; status: number | null; error: string | null }>;
   start(): void;
@@ -28,7 +27,8 @@ export interface Webhooks {
 
 export interface CreateWebhooksOptions {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  /** The outbox's storage, on the database the receipt log writes to (so receipts and events commit together). */
+  store: OutboxStore;
   vault: Vault;
   /** The SSRF-guarded agent (network.allowPrivateNetworks applies). */
   agent: Dispatcher;
@@ -37,32 +37,29 @@ export interface CreateWebhooksOptions {
   leaseMs?: number;
 }
 
-async function readSecret(vault: Vault, endpoint: string, name: string, key: string): Promise<string> {
-  const value = await vault.get(name);
-  if (value === undefined) {
-    throw new GatewayError('WEBHOOK_SECRET_MISSING', `webhooks.${endpoint}.${key}: the vault has no secret named '${name}'`);
+/** What the dispatcher delivers to, from `webhooks:`; each endpoint's secrets are read once here. */
+async function dispatcherEndpoints(vault: Vault, configured: ReadonlyMap<string, WebhookEndpointConfig>): Promise<DispatcherEndpoint[]> {
+  const endpoints: DispatcherEndpoint[] = [];
+  for (const [name, config] of configured) {
+    endpoints.push({
+      name,
+      url: config.url,
+      ...(config.retry ? { retry: config.retry } : {}),
+      onExhausted: config.onExhausted ?? 'pause',
+      secrets: await cachedEndpointSecrets(vault, name, config),
+    });
   }
-  try {
-    new Webhook(value);
-  } catch {
-    // Never echo the value: it is a secret even when malformed.
-    throw new GatewayError(
-      'WEBHOOK_SECRET_INVALID',
-      `webhooks.${endpoint}.${key}: the vault secret '${name}' is not a Standard Webhooks secret (whsec_ followed by base64)`,
-    );
-  }
-  return value;
+  return endpoints;
 }
 
-/**
- * The signing secrets of an endpoint, current first, then the previous one while a rotation overlaps
- * (`previousSecret` listed and `previousSecretUntil`, when given, not yet passed).
- */
-export async function endpointSecrets(vault: Vault, name: string, config: WebhookEndpointConfig, now = Date.now()): Promise<string[]> {
-  const secrets = [await readSecret(vault, name, config.secret, 'secret')];
-  const until = config.previousSecretUntil ? Date.parse(config.previousSecretUntil) : Number.POSITIVE_INFINITY;
-  if (config.previousSecret && now < until) secrets.push(await readSecret(vault, name, config.previousSecret, 'previousSecret'));
-  return secrets;
+/** What the outbox appends for, from `webhooks:`: each endpoint's outcomes, event types and data shape. */
+function outboxEndpoints(configured: ReadonlyMap<string, WebhookEndpointConfig>): OutboxEndpoint[] {
+  return [...configured].map(([name, config]) => ({
+    name,
+    ...(config.outcomes ? { outcomes: config.outcomes } : {}),
+    ...(config.types ? { types: config.types } : {}),
+    ...(config.data ? { data: config.data } : {}),
+  }));
 }
 
 /**
@@ -72,33 +69,9 @@ export async function endpointSecrets(vault: Vault, name: string, config: Webhoo
  */
 export async function createWebhooks(options: CreateWebhooksOptions): Promise<Webhooks> {
   const configured = new Map(Object.entries(options.loaded.config.webhooks ?? {}));
-  const cache = new Map<string, { secrets: string[]; readAt: number }>();
-  const endpoints: DispatcherEndpoint[] = [];
-  for (const [name, config] of configured) {
-    cache.set(name, { secrets: await endpointSecrets(options.vault, name, config), readAt: Date.now() });
-    endpoints.push({
-      name,
-      url: config.url,
-      ...(config.retry ? { retry: config.retry } : {}),
-      onExhausted: config.onExhausted ?? 'pause',
-      secrets: async () => {
-        const cached = cache.get(name);
-        if (cached && Date.now() - cached.readAt < SECRET_CACHE_MS) return cached.secrets;
-        const secrets = await endpointSecrets(options.vault, name, config);
-        cache.set(name, { secrets, readAt: Date.now() });
-        return secrets;
-      },
-    });
-  }
-  const outbox = createOutbox({
-    database: options.database,
-    endpoints: [...configured].map(([name, config]) => ({
-      name,
-      ...(config.outcomes ? { outcomes: config.outcomes } : {}),
-      ...(config.types ? { types: config.types } : {}),
-      ...(config.data ? { data: config.data } : {}),
-    })),
-  });
+  const endpoints = await dispatcherEndpoints(options.vault, configured);
+  const outbox = createOutbox({ store: options.store, endpoints: outboxEndpoints(configured) });
+  await outbox.ready;
   const dispatcher = createDispatcher({
     store: outbox.store,
     endpoints,

@@ -2,7 +2,8 @@
 // log) with the outbox hook in the same transaction, and delivers with the dispatcher, against one SQLite
 // file. Killed with SIGKILL at any point, then started again. Runs the built code (packages/server/dist).
 import { createGuardedAgent } from '@gateway/runtime';
-import { createDispatcher, createOutbox, outboxMigrations } from '../../dist/outbox/index.js';
+import { createDispatcher, createOutbox } from '../../dist/outbox/index.js';
+import { outboxMigrations, sqliteOutboxStore } from '../../dist/outbox/sqlite/index.js';
 import { openDatabase } from '../../dist/store/sqlite/database.js';
 
 const [databasePath, url, totalText, secret] = process.argv.slice(2);
@@ -12,7 +13,7 @@ database.exec('CREATE TABLE IF NOT EXISTS crash_receipts (n INTEGER PRIMARY KEY)
 const endpoints = [
   { name: 'audit', url, secrets: () => [secret], retry: { attempts: 1000, initialDelayMs: 5, maxDelayMs: 50, timeoutMs: 5000 } },
 ];
-const outbox = createOutbox({ database, endpoints });
+const outbox = createOutbox({ store: sqliteOutboxStore(database), endpoints });
 const dispatcher = createDispatcher({
   store: outbox.store,
   endpoints,
@@ -53,7 +54,7 @@ while (next < total) {
   for (let index = 0; index < 2 && next < total; index += 1) write(next++);
   await sleep(1);
 }
-while (outbox.store.endpoint('audit').counts.pending > 0) await sleep(20);
+while ((await outbox.store.endpoint('audit')).counts.pending > 0) await sleep(20);
 process.stdout.write('done\n');
 await dispatcher.stop();
 database.close();

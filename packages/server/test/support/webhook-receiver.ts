@@ -73,9 +73,9 @@ export function newWebhookSecret(): string {
 }
 
 /** Waits until `condition` holds (polling), or fails after `timeoutMs` naming what it waited for. */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

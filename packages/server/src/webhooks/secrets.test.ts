@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
-import { endpointSecrets } from './service.js';
+import { endpointSecrets } from './secrets.js';
 
 const current = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 const previous = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;

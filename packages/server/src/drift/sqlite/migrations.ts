@@ -1,4 +1,4 @@
-import type { Migration } from '../store/sqlite/database.js';
+import type { Migration } from '../../store/sqlite/database.js';
 
 /**
  * Drift tables. Proposals hold the normalised operations of a live description that differs from the

@@ -1,67 +1,6 @@
-import type { DriftSourceReport, DriftStatus, McpTool, Operation } from '@gateway/core';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-
-export type { DriftStatus } from '@gateway/core';
-
-/** The persisted state of one source's drift checks. */
-export interface DriftState {
-  source: string;
-  document: string;
-  etag: string | null;
-  lastModified: string | null;
-  documentDigest: string | null;
-  checkedAt: string | null;
-  status: DriftStatus;
-  error: { code: string; message: string } | null;
-  publicationId: string | null;
-  blocked: Array<{ tool: string; reason: string }>;
-}
-
-/** A proposed publication recorded from a live description (one row per source and distinct digest). */
-export interface DriftProposal {
-  source: string;
-  digest: string;
-  publicationId: string | null;
-  detectedAt: string;
-  lastSeenAt: string;
-  added: string[];
-  changed: string[];
-  removed: string[];
-  /** `publication-<n>`: the number `gateway import` gives this proposal in the lock served (null for rows from before it was recorded). */
-  proposalId: string | null;
-  /** Tools the proposal selects (carried forward as import does). */
-  toolCount: number | null;
-  /** The change versus the publication in use, one sentence per operation. */
-  summary: string[];
-}
-
-/** One source's recorded state (and the proposal it shows) as `GET /admin/status` reports it. */
-export function reportOf(state: DriftState, proposal: DriftProposal | undefined): DriftSourceReport {
-  return {
-    source: state.source,
-    document: state.document,
-    checkedAt: state.checkedAt,
-    status: state.status,
-    ...(state.error ? { error: state.error } : {}),
-    publication: state.publicationId,
-    blockedTools: state.blocked,
-    ...(proposal ? { proposal: proposalReportOf(proposal) } : {}),
-  };
-}
-
-/** A recorded proposal as the admin API shows it. */
-export function proposalReportOf(proposal: DriftProposal): NonNullable<DriftSourceReport['proposal']> {
-  return {
-    ...(proposal.proposalId ? { id: proposal.proposalId } : {}),
-    digest: proposal.digest,
-    detectedAt: proposal.detectedAt,
-    changed: proposal.changed,
-    removed: proposal.removed,
-    added: proposal.added,
-    summary: proposal.summary,
-    ...(proposal.toolCount === null ? {} : { toolCount: proposal.toolCount }),
-  };
-}
+import type { McpTool, Operation } from '@gateway/core';
+import { writeTransaction, type SqliteDatabase } from '../../store/sqlite/database.js';
+import type { DriftProposal, DriftState, DriftStatus, DriftStore, NewDriftProposal } from '../ports.js';
 
 interface StateRow {
   source: string;
@@ -91,14 +30,15 @@ interface ProposalRow {
   summary_json: string;
 }
 
-/** SQLite access for the drift watcher (tables from `driftMigrations`). */
-export class DriftStore {
+/** The drift store port (../ports.ts) over tables `drift_state` and `drift_proposals` (from `driftMigrations`). */
+export class SqliteDriftStore implements DriftStore {
   private readonly upsertState;
   private readonly selectState;
   private readonly insertProposal;
   private readonly touchProposal;
   private readonly selectLatestProposal;
   private readonly selectProposalOperations;
+  private readonly recordAtomically;
 
   constructor(database: SqliteDatabase) {
     this.upsertState = database.prepare(`
@@ -127,9 +67,13 @@ export class DriftStore {
     this.selectProposalOperations = database.prepare(
       'SELECT operations_json FROM drift_proposals WHERE source = ? AND document_digest = ?',
     );
+    this.recordAtomically = writeTransaction(
+      database,
+      (proposal: NewDriftProposal, operations: readonly Operation[] | readonly McpTool[]) => this.recordRow(proposal, operations),
+    );
   }
 
-  saveState(state: DriftState): void {
+  async saveState(state: DriftState): Promise<void> {
     this.upsertState.run({
       source: state.source,
       document: state.document,
@@ -145,7 +89,7 @@ export class DriftStore {
     });
   }
 
-  loadState(source: string): DriftState | undefined {
+  async loadState(source: string): Promise<DriftState | undefined> {
     const row = this.selectState.get(source) as StateRow | undefined;
     if (!row) return undefined;
     return {
@@ -162,8 +106,11 @@ export class DriftStore {
     };
   }
 
-  /** Records a proposal the first time a digest is seen; later sightings only refresh `lastSeenAt` and the comparison. */
-  recordProposal(proposal: Omit<DriftProposal, 'lastSeenAt'>, operations: readonly Operation[] | readonly McpTool[]): DriftProposal {
+  async recordProposal(proposal: NewDriftProposal, operations: readonly Operation[] | readonly McpTool[]): Promise<DriftProposal> {
+    return this.recordAtomically(proposal, operations);
+  }
+
+  private recordRow(proposal: NewDriftProposal, operations: readonly Operation[] | readonly McpTool[]): DriftProposal {
     const row = {
       source: proposal.source,
       document_digest: proposal.digest,
@@ -179,10 +126,14 @@ export class DriftStore {
     const result = this.insertProposal.run({ ...row, operations_json: JSON.stringify(operations) });
     // A later sighting refreshes the comparison and the number (a reload of the lock may have moved it).
     if (result.changes === 0) this.touchProposal.run(row);
-    return this.proposal(proposal.source, proposal.digest)!;
+    return this.proposalRow(proposal.source, proposal.digest)!;
   }
 
-  proposal(source: string, digest: string): DriftProposal | undefined {
+  async proposal(source: string, digest: string): Promise<DriftProposal | undefined> {
+    return this.proposalRow(source, digest);
+  }
+
+  private proposalRow(source: string, digest: string): DriftProposal | undefined {
     const row = this.selectLatestProposal.get(source, digest) as ProposalRow | undefined;
     if (!row) return undefined;
     return {
@@ -201,8 +152,8 @@ export class DriftStore {
   }
 
   /** The normalised operations of a recorded proposal. */
-  proposalOperations(source: string, digest: string): Operation[] | undefined {
+  async proposalOperations(source: string, digest: string): Promise<Operation[] | McpTool[] | undefined> {
     const row = this.selectProposalOperations.get(source, digest) as { operations_json: string } | undefined;
-    return row ? (JSON.parse(row.operations_json) as Operation[]) : undefined;
+    return row ? (JSON.parse(row.operations_json) as Operation[] | McpTool[]) : undefined;
   }
 }

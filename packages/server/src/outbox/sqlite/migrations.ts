@@ -1,4 +1,4 @@
-import type { Migration } from '../store/sqlite/database.js';
+import type { Migration } from '../../store/sqlite/database.js';
 
 /**
  * Outbox tables. `webhook_endpoints` holds, per endpoint, the first sequence number (events take the highest
