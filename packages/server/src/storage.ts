@@ -3,6 +3,7 @@ import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
 import type { PostgresPool } from './store/postgres/database.js';
+import { postgresLeaseMigrations } from './store/postgres/leases.js';
 import { postgresMigrationState } from './store/postgres/migrate.js';
 import type { Migration } from './store/schema/migration.js';
 
@@ -17,6 +18,7 @@ import type { Migration } from './store/schema/migration.js';
 export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: boolean }> = [
   { stores: 'sessions, authorization codes, refresh tokens and registered clients', hasAdapter: true },
   { stores: 'one-call approvals', hasAdapter: true },
+  { stores: 'leases (the drift leader)', hasAdapter: true },
   { stores: 'sign-in and consent state (browser sessions, pending consent requests)', hasAdapter: false },
   { stores: 'throttles (sign-in, /authorize and registration limits)', hasAdapter: false },
   { stores: 'receipts and checkpoints', hasAdapter: false },
@@ -25,7 +27,11 @@ export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: bool
 ];
 
 /** Every PostgreSQL migration of the stores that have an adapter, as one list (each area keeps its own ids). */
-export const postgresMigrations: readonly Migration[] = [...postgresSessionMigrations, ...postgresApprovalMigrations];
+export const postgresMigrations: readonly Migration[] = [
+  ...postgresSessionMigrations,
+  ...postgresApprovalMigrations,
+  ...postgresLeaseMigrations,
+];
 
 /** The stores `storage.kind: postgres` still lacks, in the order of POSTGRES_ADAPTERS. */
 export function storesWithoutPostgresAdapter(): string[] {
