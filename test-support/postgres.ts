@@ -111,7 +111,8 @@ export function stopWhenGone(watched: number, [command, args]: [string, string[]
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBinaries();
   const account = await clusterAccount();
-  const folder = await mkdtemp(join(tmpdir(), 'gateway-pg-'));
+  // Under root the cluster's owner must reach the folder: /tmp is open to every user, a TMPDIR may not be.
+  const folder = await mkdtemp(join(account.uid === undefined ? tmpdir() : '/tmp', 'gateway-pg-'));
   const data = join(folder, 'data');
   const password = `pw-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
   const asOwner = async (command: string, args: string[], timeoutSeconds = START_TIMEOUT_SECONDS) => {
