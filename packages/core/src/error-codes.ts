@@ -10,6 +10,7 @@ export const ERRORS = {
     category: 'auth',
     area: 'admin',
     meaning: "the admin request's `Host` (or `Origin`) does not name this gateway (DNS-rebinding protection, as on `/mcp`); 403",
+    status: 403,
   },
   ADMIN_REQUEST_FAILED: {
     category: 'network',
@@ -28,25 +29,43 @@ export const ERRORS = {
     area: 'admin',
     meaning: 'CLI: the admin API refused the token (401/403) without one of our codes',
   },
-  ADMIN_ROUTE_NOT_FOUND: { category: 'usage', area: 'admin', meaning: 'an unknown `/admin/*` route' },
+  ADMIN_ROUTE_NOT_FOUND: {
+    category: 'usage',
+    area: 'admin',
+    meaning: 'an unknown `/admin/*` route',
+    status: 404,
+  },
   ADMIN_SESSIONS_UNAVAILABLE: {
     category: 'usage',
     area: 'admin',
     meaning: '`/admin/sessions*` on a gateway that runs without its authorization server',
+    status: 404,
   },
-  ADMIN_TOKEN_INVALID: { category: 'auth', area: 'admin', meaning: 'missing or wrong admin bearer token' },
+  ADMIN_TOKEN_INVALID: {
+    category: 'auth',
+    area: 'admin',
+    meaning: 'missing or wrong admin bearer token',
+    status: 401,
+  },
   ADMIN_TOKEN_MISSING: { category: 'auth', area: 'admin', meaning: 'CLI: no token in `GATEWAY_ADMIN_TOKEN` or the vault' },
   ADMIN_TOKEN_NOT_CONFIGURED: {
     category: 'auth',
     area: 'admin',
     meaning: 'no admin token in the vault: the admin API answers 401 to everything',
+    status: 401,
   },
   ADMIN_TOKEN_THROTTLED: {
     category: 'auth',
     area: 'admin',
     meaning: 'too many wrong admin tokens from this client address (20 in 15 minutes); 429 with `Retry-After`',
+    status: 429,
   },
-  ADMIN_TOKEN_UNAVAILABLE: { category: 'internal', area: 'admin', meaning: 'the vault failed while reading the admin token' },
+  ADMIN_TOKEN_UNAVAILABLE: {
+    category: 'internal',
+    area: 'admin',
+    meaning: 'the vault failed while reading the admin token',
+    status: 503,
+  },
   APPROVER_INVALID: {
     category: 'usage',
     area: 'lock',
@@ -131,6 +150,7 @@ export const ERRORS = {
     meaning:
       'another connection held the SQLite lock past the wait bound (5 s): 503 with `Retry-After` on every HTTP surface ' +
       '(an OAuth `temporarily_unavailable` body, a JSON-RPC error on `/mcp`, problem+json elsewhere)',
+    status: 503,
   },
   DATABASE_MIGRATIONS_PENDING: {
     category: 'config',
@@ -158,7 +178,12 @@ export const ERRORS = {
     meaning: 'the vault has no secret of the name `storage.url` gives (the PostgreSQL connection string)',
   },
   DRIFT_CHECK_FAILED: { category: 'internal', area: 'serving', meaning: '(drift report) an unexpected failure during a check' },
-  DRIFT_DISABLED: { category: 'refused', area: 'admin', meaning: '`POST /admin/drift/check` while `drift.enabled` is false' },
+  DRIFT_DISABLED: {
+    category: 'refused',
+    area: 'admin',
+    meaning: '`POST /admin/drift/check` while `drift.enabled` is false',
+    status: 409,
+  },
   DRIFT_DOCUMENT_UNAVAILABLE: {
     category: 'network',
     area: 'serving',
@@ -177,7 +202,12 @@ export const ERRORS = {
   GATEWAY_UNREACHABLE: { category: 'network', area: 'admin', meaning: 'CLI: cannot connect to the gateway' },
   GATEWAY_URL_INVALID: { category: 'usage', area: 'serving', meaning: '`--url` is not https (http only for loopback hosts)' },
   HEADER_VALUE_INVALID: { category: 'usage', area: 'serving', meaning: 'a header parameter value holds control or non-ASCII characters' },
-  INTERNAL_ERROR: { category: 'internal', area: 'config', meaning: 'an unexpected failure; a bug' },
+  INTERNAL_ERROR: {
+    category: 'internal',
+    area: 'config',
+    meaning: 'an unexpected failure; a bug',
+    status: 500,
+  },
   KEY_EXISTS: { category: 'refused', area: 'lock', meaning: '`gateway keys generate` would overwrite a key; pass `--force`' },
   KEY_INVALID: {
     category: 'usage',
@@ -491,7 +521,12 @@ export const ERRORS = {
       '`receipts verify --file`/`--checkpoints` found no checkpoint key to trust: pass `--key`, or run it where gateway.yaml ' +
       'and its vault are',
   },
-  RECEIPT_FILTER_INVALID: { category: 'usage', area: 'receipts', meaning: 'a `receipts list` filter is malformed' },
+  RECEIPT_FILTER_INVALID: {
+    category: 'usage',
+    area: 'receipts',
+    meaning: 'a `receipts list` filter is malformed',
+    status: 400,
+  },
   RECEIPT_JOURNAL_IN_USE: {
     category: 'config',
     area: 'receipts',
@@ -504,11 +539,24 @@ export const ERRORS = {
       '(server log) a receipt journal held lines without a valid MAC, or a copy of an entry already read: not moved in, kept in ' +
       '`receipts-journal-<slot>.quarantine.jsonl`',
   },
-  RECEIPT_NOT_FOUND: { category: 'usage', area: 'receipts', meaning: 'no such receipt (or no checkpoint covers it yet)' },
+  RECEIPT_NOT_FOUND: {
+    category: 'usage',
+    area: 'receipts',
+    meaning: 'no such receipt (or no checkpoint covers it yet)',
+    status: 404,
+  },
   RECEIPT_WRITE_FAILED: {
     category: 'internal',
     area: 'receipts',
     meaning: '(server log) a call was answered but its receipt could not be written',
+  },
+  REQUEST_INVALID: {
+    category: 'usage',
+    area: 'serving',
+    meaning:
+      "an HTTP request outside `/mcp`, OAuth and `/admin` whose parameters, query, headers or body do not match the route's schema; " +
+      'problem+json naming what does not match',
+    status: 400,
   },
   REQUEST_STATE_EXPIRED: {
     category: 'refused',
@@ -544,13 +592,19 @@ export const ERRORS = {
     category: 'refused',
     area: 'authorization',
     meaning: '`gateway sessions revoke`: the session had already been revoked or had expired; nothing changed',
+    status: 409,
   },
   SESSION_EXPIRED: {
     category: 'auth',
     area: 'receipts',
     meaning: "the session's time limit had passed: a call on it is refused (401 on /mcp, or an `isError` result) and receipted as denied",
   },
-  SESSION_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such session' },
+  SESSION_NOT_FOUND: {
+    category: 'usage',
+    area: 'authorization',
+    meaning: 'no such session',
+    status: 404,
+  },
   SESSION_REVOKED: {
     category: 'auth',
     area: 'receipts',
@@ -644,11 +698,17 @@ export const ERRORS = {
   VAULT_SECRET_NAME_INVALID: { category: 'usage', area: 'credentials', meaning: 'a secret name outside `[A-Za-z0-9._-]`' },
   VAULT_SECRET_NOT_FOUND: { category: 'usage', area: 'credentials', meaning: '`rotate`/`delete` of an unknown secret' },
   WEBHOOKS_REQUIRE_RECEIPTS: { category: 'config', area: 'webhooks', meaning: 'a `webhooks` section with `receipts.enabled: false`' },
-  WEBHOOK_ENDPOINT_UNKNOWN: { category: 'usage', area: 'webhooks', meaning: 'no endpoint of that name in `gateway.yaml`' },
+  WEBHOOK_ENDPOINT_UNKNOWN: {
+    category: 'usage',
+    area: 'webhooks',
+    meaning: 'no endpoint of that name in `gateway.yaml`',
+    status: 404,
+  },
   WEBHOOK_REQUEST_INVALID: {
     category: 'usage',
     area: 'webhooks',
     meaning: '`webhooks replay` without exactly one of `--failed` / `--from`, a bad sequence, status or limit',
+    status: 400,
   },
   WEBHOOK_SECRET_INVALID: {
     category: 'config',

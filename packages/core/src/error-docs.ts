@@ -42,7 +42,9 @@ export function renderErrorDocs(): string {
   for (const [area, title] of Object.entries(ERROR_AREAS) as Array<[ErrorArea, string]>) {
     lines.push('', `## ${title}`, '', '| code | category | exit | meaning |', '|---|---|---|---|');
     for (const [code, spec] of entries) {
-      if (spec.area === area) lines.push(`| \`${code}\` | ${spec.category} | ${EXIT_CODES[spec.category]} | ${spec.meaning} |`);
+      if (spec.area !== area) continue;
+      const status = spec.status === undefined ? '' : ` (HTTP ${spec.status})`;
+      lines.push(`| \`${code}\` | ${spec.category} | ${EXIT_CODES[spec.category]} | ${spec.meaning}${status} |`);
     }
     const note = AREA_NOTES[area];
     if (note) lines.push('', note);

@@ -37,4 +37,9 @@ export interface ErrorSpec {
   readonly area: ErrorArea;
   /** One line for docs/errors.md (Markdown). */
   readonly meaning: string;
+  /**
+   * The HTTP status a server answer with this code has (problem+json), when it is always the same; absent when the
+   * code is not answered over HTTP or its status depends on the case (the handler then names it).
+   */
+  readonly status?: number;
 }

@@ -14,7 +14,9 @@ import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
-import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/sqlite/database.js';
+import { answerRequestErrors } from './http/errors.js';
+import { addProblemReplies } from './http/problem.js';
+import { recordRoutes } from './http/route-inventory.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import type { RequestStates } from './calls/request-states.js';
 
@@ -50,6 +52,34 @@ export interface BuildAppOptions {
   /** TEST HARNESS ONLY: extra sources of "a person must act first" (McpPluginOptions.personActionGates). */
   personActionGates?: readonly PersonActionGate[];
 }
+
+/**
+ * `/mcp` takes JSON-RPC (POST), opens a notification stream (GET) and ends a session (DELETE). Its bodies are
+ * checked by the MCP layer, which answers in JSON-RPC (a parse error, an invalid request), and its headers by the
+ * authorizer and the SDK: the schema declares only that the route takes no query parameters (Fastify allows no
+ * body schema on a route that also answers GET), so Fastify never refuses a JSON-RPC shape first and the hot path
+ * validates nothing twice.
+ */
+const MCP_ROUTE_SCHEMA = {
+  querystring: { type: 'object', description: 'no parameters; the JSON-RPC body and the headers are checked by the MCP layer' },
+};
+
+const HEALTH_SCHEMA = {
+  querystring: { type: 'object' },
+  response: { 200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'] } },
+} as const;
+
+const READY_SCHEMA = {
+  querystring: { type: 'object' },
+  response: {
+    200: {
+      type: 'object',
+      properties: { status: { type: 'string' }, generation: { type: 'integer' }, tools: { type: 'integer' } },
+      required: ['status', 'generation', 'tools'],
+    },
+    503: { type: 'object', properties: { status: { type: 'string' }, reason: { type: 'string' } }, required: ['status', 'reason'] },
+  },
+} as const;
 
 function isMcpPath(url: string | undefined): boolean {
   return url === '/mcp' || url?.startsWith('/mcp?') === true;
@@ -100,25 +130,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? Fastify({ ...base, https: { cert: options.https.cert, key: options.https.key } })
     : Fastify(base)) as unknown as FastifyInstance;
 
-  // Before any plugin is registered, so every area inherits it: a database still busy after the wait bound is a
-  // 503 with Retry-After (problem+json), never a 500. The areas with a protocol of their own (OAuth, /mcp, admin)
-  // answer it in their own shape first; every other error keeps Fastify's own handling.
-  app.setErrorHandler((error, request, reply) => {
-    if (!isDatabaseBusy(error)) throw error;
-    const busy = databaseBusyError(error);
-    request.log.warn({ code: busy.code, error: (error as Error).message }, 'database busy; answered 503');
-    return reply
-      .code(503)
-      .headers({
-        'content-type': 'application/problem+json; charset=utf-8',
-        'cache-control': 'no-store',
-        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
-      })
-      .send(JSON.stringify({ title: 'Service unavailable', status: 503, detail: busy.message, code: busy.code }));
+  // Before any plugin is registered, so every area inherits them: the problem+json reply, the record of every
+  // route and its schema (a test fails on a route without one), and the error handler (http/errors.ts). The areas
+  // with a protocol of their own (OAuth, /mcp, admin) answer their errors in their own shape first.
+  addProblemReplies(app);
+  // /mcp validates its JSON-RPC bodies itself (the MCP layer answers -32700/-32600): its schema refuses nothing.
+  app.addHook('onRoute', (route) => {
+    if (route.url === '/mcp' && route.schema === undefined) route.schema = MCP_ROUTE_SCHEMA;
   });
+  recordRoutes(app);
+  answerRequestErrors(app);
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: READY_SCHEMA }, async (_request, reply) => {
     const snapshot = options.registry.snapshot();
     if (!options.registry.isReady) return reply.code(503).send({ status: 'not ready', reason: 'no verified tools.lock is loaded' });
     return { status: 'ready', generation: snapshot.generation, tools: snapshot.names.length };

@@ -20,7 +20,7 @@ import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
-import { authorizationMigrations, createAuthorization, type ConsentTool } from './authorization/index.js';
+import { authorizationMigrations, createAuthorization, openSqliteAuthorizationStores, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
 import { startDrift, type DriftWatcher } from './drift/index.js';
 import { driftMigrations, sqliteDriftStore } from './drift/sqlite/index.js';
@@ -309,9 +309,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
     const stoppingWebhooks = webhooks;
     if (stoppingWebhooks) cleanups.push(() => stoppingWebhooks.stop());
+    // With workers, a browser's next page (or a client's retry) may reach another process: their state is shared.
+    const authorizationStores = openSqliteAuthorizationStores(database, { sharedByWorkers: options.worker !== undefined });
     const authorization = await createAuthorization({
       loaded,
-      database,
+      stores: authorizationStores,
       vault,
       logger: fastifyLogger,
       mcpUrl,
@@ -384,15 +386,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
-      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message))),
+      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
       ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
       authPlugin: authorization.plugin,
       adminPlugin: createAdminPlugin({
         vault,
         loaded,
-        database,
         // Wrong admin tokens are counted like failed sign-ins: across workers when they serve together.
-        throttleStore: authorization.throttleStore('admin-token'),
+        throttles: authorization.throttles,
         registry,
         guard,
         ...(driftReports ? { drift: driftReports } : {}),

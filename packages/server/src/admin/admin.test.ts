@@ -173,7 +173,7 @@ describe('admin API', () => {
     });
     const busyApp = Fastify({ logger: false });
     const guard = createOriginGuard({ mcpUrl: 'http://127.0.0.1:8080/mcp', isLoopbackListener: true, listenPort: 8080 });
-    await busyApp.register(createAdminPlugin({ vault, loaded, registry, guard, database, sessions }));
+    await busyApp.register(createAdminPlugin({ vault, loaded, registry, guard, sessions }));
     const holder = new Database(path);
     holder.exec('BEGIN IMMEDIATE');
     try {

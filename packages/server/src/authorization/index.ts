@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { GatewayError } from '@gateway/core';
 import { createClientMetadataFetcher } from './oauth/client-metadata-document.js';
 import { createClientRegistry } from './oauth/clients.js';
-import { MemoryThrottleStore, SharedThrottleStore, type ThrottleStore } from './oauth/rate-limit.js';
 import { authSettings } from './oauth/settings.js';
 import { loadSigningKeys } from './oauth/signing-keys.js';
 import { AccessTokens } from './oauth/tokens.js';
@@ -11,9 +10,7 @@ import { BrowserSessions } from './signin/browser-sessions.js';
 import { createOidcSignIn } from './signin/oidc.js';
 import { createMcpAuthorizer } from './mcp-authorizer.js';
 import { authorizationServerPlugin } from './plugin.js';
-import { sessionMigrations, sqliteSessionStore } from './stores/sqlite/index.js';
-import { SharedEphemeralStore, sharedStateMigrations } from '../store/shared-state.js';
-import type { Migration } from '../store/sqlite/database.js';
+import { SessionStore } from './stores/session-store.js';
 import type { AuthorizationComponents, AuthorizationContext } from './types.js';
 
 export type { AuthorizationComponents, AuthorizationContext } from './types.js';
@@ -24,9 +21,8 @@ export { markStaleTools, publishedFingerprints, toolScope, TOOL_SCOPE_PREFIX, ty
 
 export { authSettings, type AuthSettings } from './oauth/settings.js';
 export { SIGNING_KEYS_SECRET } from './oauth/signing-keys.js';
-
-/** Tables the authorization area needs (sessions, codes, refresh tokens, registered clients). */
-export const authorizationMigrations: Migration[] = [...sessionMigrations, ...sharedStateMigrations];
+export type { AuthorizationPorts, Throttles } from './stores/ports.js';
+export { authorizationMigrations, openSqliteAuthorizationStores } from './stores/sqlite/index.js';
 
 const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -37,7 +33,7 @@ const PURGE_INTERVAL_MS = 15 * 60 * 1000;
  */
 export async function createAuthorization(context: AuthorizationContext): Promise<AuthorizationComponents> {
   const settings = authSettings(context.loaded, context.mcpUrl);
-  const store = sqliteSessionStore(context.database);
+  const store = new SessionStore(context.stores);
   const keys = await loadSigningKeys(context.vault, {
     maxAgeDays: context.rotateSigningKeys === false ? Number.POSITIVE_INFINITY : settings.signingKeyMaxAgeDays,
     warn: (message) => context.logger.warn(message),
@@ -69,17 +65,8 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     resourceMetadataUrl: settings.endpoints.protectedResourceMetadata,
   });
   const people = new PeopleDirectory(settings.peopleFile);
-  // With workers, a browser's next page may reach another process: page state goes through the database.
-  const isShared = context.requireSharedSigningKeys === true;
-  const browserSessions = new BrowserSessions(
-    { isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds },
-    undefined,
-    isShared ? new SharedEphemeralStore(context.database, 'browser-session') : undefined,
-  );
-  const sharedPending = isShared ? new SharedEphemeralStore(context.database, 'pending-authorization') : undefined;
-  // Throttles count across workers, so N workers allow what one process allows (not N times the attempts).
-  const throttleStore = (kind: string): ThrottleStore =>
-    isShared ? new SharedThrottleStore(context.database, kind) : new MemoryThrottleStore();
+  const { throttles, ephemeral } = context.stores;
+  const browserSessions = new BrowserSessions({ isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds }, ephemeral);
   const oidc = settings.oidc ? createOidcSignIn(settings.oidc, context.vault) : undefined;
 
   await store.purge();
@@ -103,15 +90,15 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     people,
     browserSessions,
     ...(oidc ? { oidc } : {}),
-    ...(sharedPending ? { sharedPending } : {}),
-    throttleStore,
+    ephemeral,
+    throttles,
   });
 
   return {
     plugin,
     authorizer,
     sessions: store,
-    throttleStore,
+    throttles,
     async close() {
       clearInterval(purgeTimer);
       await metadataDocuments.close();

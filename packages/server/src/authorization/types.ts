@@ -2,16 +2,19 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
-import type { McpRefusalCounts } from './mcp-authorizer.js';
-import type { ThrottleStore } from './oauth/rate-limit.js';
+import type { McpRefusalCounts } from './mcp-refusals.js';
+import type { AuthorizationPorts, Throttles } from './stores/ports.js';
 import type { SessionStore } from './stores/session-store.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
 import type { Vault } from '@gateway/runtime';
 
 /** What the composition root gives the authorization area (with the tools and logins the consent page offers). */
 export interface AuthorizationContext extends ConsentOffer {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  /**
+   * The area's stores (./stores/ports.ts), built by an adapter's factory (`openSqliteAuthorizationStores`): with
+   * workers, the throttles and the pages' ephemeral state are the database's too, so any worker continues a flow.
+   */
+  stores: AuthorizationPorts;
   vault: Vault;
   logger: FastifyBaseLogger;
   /** The canonical `/mcp` URL (the token audience and the RFC 8707 resource). */
@@ -23,7 +26,7 @@ export interface AuthorizationContext extends ConsentOffer {
   clientMetadataCaCertificates?: string[];
   /**
    * Several worker processes share this database (`gateway serve --workers N`): signing keys must come from
-   * (or go to) the vault, and the sign-in and consent pages keep their state in the database.
+   * (or go to) the vault.
    */
   requireSharedSigningKeys?: boolean;
   /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
@@ -38,9 +41,9 @@ export interface AuthorizationComponents {
   /** The approved sessions (the admin API lists and revokes them through this same store). */
   sessions: SessionStore;
   /**
-   * Where a throttle keeps its counts (`kind` names its rows): this process's memory, or the database when
-   * workers serve together. The admin API counts wrong tokens in one too.
+   * Where the throttles keep their counts: this process's memory, or the database when workers serve together.
+   * The admin API counts wrong tokens there too.
    */
-  throttleStore(kind: string): ThrottleStore;
+  throttles: Throttles;
   close(): Promise<void>;
 }

@@ -22,7 +22,7 @@ import {
   type RequestStateClaims,
 } from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { createRequestStates, type RequestStates } from './request-states.js';
+import { createRequestStates, REQUEST_STATE_USED_MESSAGE, type RequestStates } from './request-states.js';
 import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
@@ -326,8 +326,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const decision = given ?? decide(caller, name, argumentsObject, requestState);
     // Single use: a retry's state is spent as the call goes on; a second retry racing with it is refused.
     const claims = decision.requestStateClaims;
-    if (claims && decision.verdict.kind !== 'deny' && !requestStates.spend(claims, Date.now())) {
-      decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: 'the requestState of this retry was already used' };
+    if (claims && decision.verdict.kind !== 'deny' && !(await requestStates.spend(claims, Date.now()))) {
+      decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: REQUEST_STATE_USED_MESSAGE };
     }
     const { verdict, tool } = decision;
     if (verdict.kind === 'act') {

@@ -1,64 +1,61 @@
 /**
  * The `requestState`s of "a person must act first" answers (core/request-state.ts seals and opens them): issued
- * with a nonce and an expiry, and good for one retry. Spent nonces are remembered in this process until they
- * expire. With several replicas a retry may reach another one, so a shared store port (like the throttles')
- * must take this set's place before replicas serve "a person must act first" flows.
+ * with a nonce and an expiry, and good for one retry. A spent nonce is claimed in the ephemeral state port
+ * (store/ephemeral-state.ts) until its state expires: this process's memory, or, with workers, the database they
+ * share, so a retry replayed to another worker is refused too.
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { Vault } from '@gateway/runtime';
 import { keyedDigest, openRequestState, sealRequestState, type RequestStateClaims } from '@gateway/core';
+import type { EphemeralState } from '../store/ephemeral-state.js';
+import { MemoryEphemeralState } from '../store/memory/ephemeral-state.js';
 
 /** How long a person has to act before the retry's state expires. */
 export const REQUEST_STATE_TTL_MS = 10 * 60_000;
 
+/** The ephemeral state kind of spent nonces. */
+const SPENT = 'request-state-spent';
+
+/** Why a spent state is refused (REQUEST_STATE_USED). */
+export const REQUEST_STATE_USED_MESSAGE =
+  'the requestState of this retry was already used (each is good for one retry); call the tool again without it';
+
 export type RequestStateCheck =
   | { ok: true; claims: RequestStateClaims }
-  | { ok: false; reason: 'REQUEST_STATE_INVALID' | 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_USED'; message: string };
+  | { ok: false; reason: 'REQUEST_STATE_INVALID' | 'REQUEST_STATE_EXPIRED'; message: string };
 
 export interface RequestStates {
   issue(claims: Omit<RequestStateClaims, 'expiresAt' | 'nonce'>, now: number): { requestState: string; nonce: string };
-  /** Opens and checks a retry's state (binding, expiry, not spent yet); spends nothing. */
+  /**
+   * Opens and checks a retry's state (integrity, binding, expiry); spends nothing. Synchronous, on the decision's
+   * path: whether it was spent already is `spend`'s answer.
+   */
   check(text: string, expected: Omit<RequestStateClaims, 'expiresAt' | 'nonce'>, now: number): RequestStateCheck;
-  /** Spends a state: false when it was spent meanwhile (two retries racing with the same state). */
-  spend(claims: RequestStateClaims, now: number): boolean;
+  /**
+   * Spends a state, once across every process sharing the store: false when it was spent before (a replay, or
+   * two retries racing with the same state).
+   */
+  spend(claims: RequestStateClaims, now: number): Promise<boolean>;
   /** A keyed digest of the arguments, for when there is no receipt log (whose digest is used otherwise). */
   argumentsDigest(argumentsValue: unknown): string;
 }
 
-/** `key`: at least 32 bytes from the vault; without one (tests, buildApp alone) a key for this process. */
-export function createRequestStates(key?: Uint8Array): RequestStates {
+/**
+ * `key`: at least 32 bytes from the vault; without one (tests, buildApp alone) a key for this process. `state`:
+ * where spent nonces are claimed (the workers' shared store with `serve --workers`); this process's memory if none.
+ */
+export function createRequestStates(key?: Uint8Array, state: EphemeralState = new MemoryEphemeralState()): RequestStates {
   const secret: KeyObject = createSecretKey(key ?? randomBytes(32));
-  /** Spent nonce → when its state expires (after that it would be refused as expired anyway). */
-  const spent = new Map<string, number>();
-
-  function forgetExpired(now: number): void {
-    for (const [nonce, expiresAt] of spent) if (expiresAt <= now) spent.delete(nonce);
-  }
 
   return {
     issue(claims, now) {
       const nonce = randomBytes(16).toString('base64url');
       return { requestState: sealRequestState({ ...claims, expiresAt: now + REQUEST_STATE_TTL_MS, nonce }, secret), nonce };
     },
-    check(text, expected, now) {
-      const opened = openRequestState(text, secret, expected, now);
-      if (!opened.ok) return opened;
-      if (spent.has(opened.claims.nonce)) {
-        return {
-          ok: false,
-          reason: 'REQUEST_STATE_USED',
-          message: 'the requestState of this retry was already used (each is good for one retry); call the tool again without it',
-        };
-      }
-      return opened;
-    },
+    check: (text, expected, now) => openRequestState(text, secret, expected, now),
     argumentsDigest: (argumentsValue) => keyedDigest(secret, argumentsValue),
-    spend(claims, now) {
-      if (spent.has(claims.nonce)) return false;
-      if (spent.size >= 1024) forgetExpired(now);
-      spent.set(claims.nonce, claims.expiresAt);
-      return true;
-    },
+    // Kept until the state expires: after that it is refused as expired anyway.
+    spend: (claims, now) => state.claimOnce(SPENT, claims.nonce, claims.expiresAt, now),
   };
 }
 

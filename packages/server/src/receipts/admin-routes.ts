@@ -3,7 +3,6 @@
  * bearer token: list, show, export (JSON lines), prove (inclusion proof against the latest checkpoint),
  * verify (the database, server side). docs/receipts.md documents the answers.
  */
-import type { ErrorCode } from '@gateway/core';
 import {
   inclusionProof,
   verifyCheckpointNote,
@@ -15,15 +14,9 @@ import {
   type ReceiptOutcome,
 } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { BEARER_HEADERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import type { ReceiptLog } from './log.js';
 import type { StoredCheckpoint } from './store.js';
-
-export interface ReceiptRoutesProblem {
-  status: number;
-  code: ErrorCode;
-  title: string;
-  detail: string;
-}
 
 const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-required', 'error'];
 const DEFAULT_LIST_LIMIT = 100;
@@ -142,23 +135,23 @@ function receiptIndexOf(id: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-export function registerReceiptRoutes(
-  app: FastifyInstance,
-  log: ReceiptLog,
-  sendProblem: (reply: FastifyReply, problem: ReceiptRoutesProblem) => FastifyReply,
-): void {
-  const notFound = (reply: FastifyReply, id: string) =>
-    sendProblem(reply, {
-      status: 404,
-      code: 'RECEIPT_NOT_FOUND',
-      title: 'No such receipt',
-      detail: `no receipt ${id} (ids are receipt-<n>)`,
-    });
+/** The filters of `GET /admin/receipts`, each one value; the handler checks what each must be (RECEIPT_FILTER_INVALID). */
+const LIST_QUERY = {
+  type: 'object',
+  properties: Object.fromEntries(
+    ['session', 'tool', 'person', 'outcome', 'since', 'until', 'limit', 'after'].map((name) => [name, QUERY_TEXT]),
+  ),
+} as const;
+const NO_INPUT = { headers: BEARER_HEADERS } as const;
+const ONE_RECEIPT = { headers: BEARER_HEADERS, params: pathParameters('id') } as const;
 
-  app.get('/receipts', async (request, reply) => {
+export function registerReceiptRoutes(app: FastifyInstance, log: ReceiptLog): void {
+  const notFound = (reply: FastifyReply, id: string) =>
+    reply.problem('RECEIPT_NOT_FOUND', `no receipt ${id} (ids are receipt-<n>)`, { title: 'No such receipt' });
+
+  app.get('/receipts', { schema: { headers: BEARER_HEADERS, querystring: LIST_QUERY } }, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
-    const invalid = (detail: string) =>
-      sendProblem(reply, { status: 400, code: 'RECEIPT_FILTER_INVALID', title: 'Invalid filter', detail });
+    const invalid = (detail: string) => reply.problem('RECEIPT_FILTER_INVALID', detail, { title: 'Invalid filter' });
     if (query.outcome !== undefined && !OUTCOMES.includes(query.outcome as ReceiptOutcome)) {
       return invalid(`outcome must be one of ${OUTCOMES.join(', ')}`);
     }
@@ -185,7 +178,7 @@ export function registerReceiptRoutes(
     return page;
   });
 
-  app.get('/receipts/export', async (request, reply) => {
+  app.get('/receipts/export', { schema: NO_INPUT }, async (request, reply) => {
     // A checkpoint first, so the export is covered by a signature up to its last receipt. A database that is not
     // consistent with the anchor is exported all the same, unsigned, with the anchor: verifying it names why.
     try {
@@ -198,12 +191,12 @@ export function registerReceiptRoutes(
     return reply.send(`${lines.join('\n')}\n`);
   });
 
-  app.get('/receipts/verify', async (_request, reply) => {
+  app.get('/receipts/verify', { schema: NO_INPUT }, async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     return verifyStoredLog(log);
   });
 
-  app.get('/receipts/:id', async (request, reply) => {
+  app.get('/receipts/:id', { schema: ONE_RECEIPT }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const index = receiptIndexOf(id);
     const receipt = index === undefined ? undefined : log.store.get(index);
@@ -212,7 +205,7 @@ export function registerReceiptRoutes(
     return receipt;
   });
 
-  app.get('/receipts/:id/proof', async (request, reply) => {
+  app.get('/receipts/:id/proof', { schema: ONE_RECEIPT }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const index = receiptIndexOf(id);
     const receipt = index === undefined ? undefined : log.store.get(index);

@@ -15,6 +15,7 @@ import { temporaryDirectory } from '../../../../test-support/cli.js';
 import {
   authorizationMigrations,
   createAuthorization,
+  openSqliteAuthorizationStores,
   type AuthorizationComponents,
   type AuthorizationContext,
   type ConsentTool,
@@ -141,7 +142,7 @@ export async function startAuthorizationServer(
     : Fastify({ logger: false });
   const authorization = await createAuthorization({
     loaded,
-    database,
+    stores: openSqliteAuthorizationStores(database),
     vault,
     logger: app.log,
     mcpUrl: `${issuer}/mcp`,

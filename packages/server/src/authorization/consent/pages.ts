@@ -1,201 +1,40 @@
-import { randomBytes } from 'node:crypto';
-import type { ConsentTool } from './consent-tool.js';
-import type { LoginSummary } from '../../credentials/index.js';
-import { compareText, escapeHiddenCharacters, hasHiddenCharacters } from '@gateway/core';
-
 /**
- * Server-rendered pages of the sign-in and consent flow. No external assets (fonts, scripts, images):
- * the page works offline, leaks nothing to third parties, and a strict CSP can forbid everything else.
+ * The consent page: what the application asks for, each tool with what it reaches and what changed, the logins
+ * and the time limit to choose. Built on the shared views (../../views/): escaping, layout, CSP, form helpers.
  */
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
-}
+import { compareText, escapeHiddenCharacters, hasHiddenCharacters } from '@gateway/core';
+import type { LoginSummary } from '../../credentials/index.js';
+import {
+  csrfField,
+  escapeHtml,
+  hiddenField,
+  html,
+  joinHtml,
+  raw,
+  renderPage,
+  type RenderedPage,
+  type SafeHtml,
+} from '../../views/index.js';
+import type { ConsentTool } from './consent-tool.js';
 
 /**
  * Tool text (a name, title or description from a lock) for the page: hidden characters (invisible, tag,
  * bidirectional controls; core's tool-text) shown as `\u{E0049}`, never raw, then escaped for HTML. Import makes
  * a tool holding any unsupported, so only a lock written before that rule can bring one here: the page shows it
- * escaped and flags it (`hiddenTextMark`). Form values (the checkbox's tool name) stay exact: use escapeHtml there.
+ * escaped and flags it (`hiddenTextMark`). Form values (the checkbox's tool name) stay exact: plain interpolation there.
  */
 export function escapeToolText(text: string, options: { singleLine?: boolean } = {}): string {
   return escapeHtml(escapeHiddenCharacters(text, options));
 }
 
+function toolText(text: string, options: { singleLine?: boolean } = {}): SafeHtml {
+  return raw(escapeToolText(text, options));
+}
+
 /** The flag beside a tool whose name, title or description holds hidden characters; '' when none does. */
-function hiddenTextMark(tool: ConsentTool): string {
+function hiddenTextMark(tool: ConsentTool): SafeHtml | '' {
   const texts = [tool.name, tool.title ?? '', tool.description];
-  return texts.some(hasHiddenCharacters) ? '<span class="mark hidden-text">Hidden characters</span>' : '';
-}
-
-export interface RenderedPage {
-  status: number;
-  html: string;
-  headers: Record<string, string>;
-}
-
-/**
- * `default-src 'none'` with nonce'd inline style and script; `frame-ancestors 'none'` forbids framing
- * (clickjacking the Allow button; MCP Security Best Practices › Confused Deputy). `form-action` lists
- * this gateway and, on the consent page, where the decision redirects (browsers check redirects of a
- * form submission against it).
- */
-function securityHeaders(nonce: string, formTargets: string[]): Record<string, string> {
-  const csp = [
-    "default-src 'none'",
-    `style-src 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
-    "img-src 'self' data:",
-    `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ');
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': csp,
-    'x-frame-options': 'DENY',
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'no-store',
-  };
-}
-
-const STYLE =
-  `
-:root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9ced6; --accent: #0b4f8a; --accent-ink: #ffffff;
-  --warn-bg: #fff4d6; --warn-ink: #5c3d00; --ro-bg: #e2f3e7; --ro-ink: #0b5126; --de-bg: #fbe6e6; --de-ink: #8a1414;
-  --wr-bg: #e6ecfa; --wr-ink: #1d3a7a; --error: #a01010; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f4f6f8; }
-main { max-width: 46rem; margin: 2rem auto; padding: 1.5rem 2rem; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
-h1 { font-size: 1.5rem; line-height: 1.3; margin: 0 0 1rem; }
-h2 { font-size: 1.1rem; margin: 0; }
-p { margin: 0.5rem 0; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
-dt { font-weight: 600; color: var(--muted); }
-dd { margin: 0; overflow-wrap: anywhere; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
-fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem 1rem; }
-legend { font-weight: 700; padding: 0 0.25rem; }
-fieldset fieldset { margin: 0.75rem 0 0; }
-.hint { color: var(--muted); font-size: 0.9rem; }
-.option { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 0.6rem; align-items: start; padding: 0.5rem 0; ` +
-  `border-top: 1px solid #e6e9ee; }
-.option:first-of-type { border-top: 0; }
-.option input { margin-top: 0.3rem; width: 1.15rem; height: 1.15rem; }
-.option label { font-weight: 600; }
-.option .details { grid-column: 2; }
-.tool-title { font-weight: 700; }
-.tool-description { margin: 0.35rem 0 0.25rem; padding-left: 0.6rem; border-left: 3px solid #e0e4ea; font-weight: 400; ` +
-  `color: var(--ink); white-space: pre-line; }
-.tool-description p { margin: 0 0 0.35rem; }
-.mark.changed { background: var(--warn-bg); color: var(--warn-ink); }
-.notice { background: #e8f0fb; color: #0d2f57; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem; border-radius: 4px; ` +
-  `margin: 1rem 0; }
-.mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
-.mark.read-only { background: var(--ro-bg); color: var(--ro-ink); }
-.mark.writes { background: var(--wr-bg); color: var(--wr-ink); }
-.changes { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.4rem 0.75rem; ` +
-  `border-radius: 4px; margin: 0.35rem 0; }
-.changes ul { margin: 0.25rem 0 0; padding-left: 1.25rem; }
-.changes li { overflow-wrap: anywhere; }
-details summary { cursor: pointer; }
-.mark.destructive { background: var(--de-bg); color: var(--de-ink); }
-.mark.blocked, .blocked-reason { background: var(--de-bg); color: var(--de-ink); }
-.blocked-reason { margin: 0.25rem 0; padding: 0.2rem 0.5rem; border-radius: 4px; }
-.mark.hidden-text { background: var(--de-bg); color: var(--de-ink); }
-.warning { background: var(--warn-bg); color: var(--warn-ink); border-left: 4px solid #b07800; padding: 0.6rem 0.9rem; ` +
-  `border-radius: 4px; margin: 1rem 0; }
-.error { color: var(--error); font-weight: 600; }
-.actions { display: flex; gap: 1rem; flex-wrap: wrap; margin-top: 1.25rem; }
-button, .button { font: inherit; font-weight: 700; min-width: 9rem; padding: 0.65rem 1.4rem; border-radius: 6px; cursor: pointer; ` +
-  `border: 2px solid var(--accent); text-align: center; text-decoration: none; }
-button.allow, .button.primary { background: var(--accent); color: var(--accent-ink); }
-button.deny, .button.secondary { background: #fff; color: var(--accent); }
-input[type=text], input[type=password] { font: inherit; width: 100%; max-width: 22rem; padding: 0.5rem; border: 1px solid #6b7380; ` +
-  `border-radius: 4px; }
-.field { margin: 0.75rem 0; }
-.field label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
-:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
-@media (max-width: 34rem) {
-  main { margin: 0; border: 0; border-radius: 0; padding: 1rem; }
-  dl { grid-template-columns: 1fr; }
-  dt { margin-top: 0.5rem; }
-  .actions { flex-direction: column; }
-  button, .button { width: 100%; }
-}
-`;
-
-function page(title: string, body: string, options: { status?: number; formTargets?: string[]; script?: string } = {}): RenderedPage {
-  const nonce = randomBytes(16).toString('base64');
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-${options.script ? `<script nonce="${nonce}">${options.script}</script>` : ''}
-</body>
-</html>
-`;
-  return { status: options.status ?? 200, html, headers: securityHeaders(nonce, options.formTargets ?? []) };
-}
-
-/** The gateway's own error page: used when redirecting back would be unsafe (unknown client or redirect URI). */
-export function errorPage(title: string, message: string, status = 400): RenderedPage {
-  return page(
-    title,
-    `<h1>${escapeHtml(title)}</h1>
-<p role="alert">${escapeHtml(message)}</p>
-<p class="hint">Nothing was shared with the application. You can close this window.</p>`,
-    { status },
-  );
-}
-
-export interface SignInPageInput {
-  requestId: string;
-  csrfToken: string;
-  gateway: string;
-  clientName: string;
-  localAccounts: boolean;
-  oidc?: { label: string; href: string };
-  error?: string;
-  name?: string;
-  status?: number;
-}
-
-export function signInPage(input: SignInPageInput): RenderedPage {
-  const local = input.localAccounts
-    ? `<form method="post" action="signin" novalidate>
-<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
-<input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
-<div class="field"><label for="name">Name</label><input type="text" id="name" name="name" autocomplete="username" autocapitalize="none" ` +
-      `spellcheck="false" value="${escapeHtml(input.name ?? '')}" required></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" ` +
-      `autocomplete="current-password" required></div>
-<div class="actions"><button type="submit" class="allow">Sign in</button></div>
-</form>`
-    : '';
-  const oidc = input.oidc
-    ? `<div class="actions"><a class="button ${input.localAccounts ? 'secondary' : 'primary'}" href="${escapeHtml(input.oidc.href)}">` +
-      `${escapeHtml(input.oidc.label)}</a></div>`
-    : '';
-  return page(
-    'Sign in',
-    `<h1>Sign in to ${escapeHtml(input.gateway)}</h1>
-<p><strong>${escapeHtml(input.clientName)}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>
-${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
-${local}
-${oidc}`,
-    { status: input.status ?? 200 },
-  );
+  return texts.some(hasHiddenCharacters) ? raw('<span class="mark hidden-text">Hidden characters</span>') : '';
 }
 
 /**
@@ -247,16 +86,13 @@ function descriptionParagraphs(tool: ConsentTool): string[] {
 const oneLine = { singleLine: true };
 
 /** What calling the tool reaches, as one line. */
-function toolTarget(tool: ConsentTool): string {
+function toolTarget(tool: ConsentTool): SafeHtml {
   const target = tool.target;
   switch (target.kind) {
     case 'http':
-      return `Calls <code>${escapeHtml(target.method)} ${escapeToolText(target.path, oneLine)}</code>`;
+      return html`Calls <code>${target.method} ${toolText(target.path, oneLine)}</code>`;
     case 'mcp':
-      return (
-        `Calls the tool <code>${escapeToolText(target.tool, oneLine)}</code> ` +
-        `of the MCP server <code>${escapeHtml(target.server)}</code>`
-      );
+      return html`Calls the tool <code>${toolText(target.tool, oneLine)}</code> of the MCP server <code>${target.server}</code>`;
     default: {
       const unreachable: never = target;
       return unreachable;
@@ -265,156 +101,182 @@ function toolTarget(tool: ConsentTool): string {
 }
 
 /** What changed since the person approved the tool; shown beside it, never hidden behind a toggle. */
-function changeNote(note: ReapprovalNote): string {
+function changeNote(note: ReapprovalNote): SafeHtml {
   if (note.changes === null) {
-    return '<div class="changes"><p><strong>Changed since you approved it</strong> (the earlier version is no longer published).</p></div>';
+    return raw(
+      '<div class="changes"><p><strong>Changed since you approved it</strong> (the earlier version is no longer published).</p></div>',
+    );
   }
-  const items = note.changes.map((change) => `<li>${escapeToolText(change, oneLine)}</li>`).join('');
-  return `<div class="changes"><p><strong>Changed since you approved it:</strong></p><ul>${items}</ul></div>`;
+  const items = note.changes.map((change) => html`<li>${toolText(change, oneLine)}</li>`);
+  return html`<div class="changes"><p><strong>Changed since you approved it:</strong></p><ul>${items}</ul></div>`;
 }
 
-function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change: ReapprovalNote | undefined): string {
+const HIDDEN_TEXT_HINT = raw(
+  '<p class="hint">This tool\'s text holds characters a screen does not show (shown here as <code>\\u{…}</code>) ' +
+    'but an AI model reads.</p>',
+);
+
+/** The marks beside a tool's title: what it does to data, whether it changed, is blocked, or hides characters. */
+function toolMarks(tool: ConsentTool, change: ReapprovalNote | undefined): SafeHtml {
+  return html`${[
+    tool.readOnly ? raw('<span class="mark read-only">Read-only</span>') : '',
+    tool.destructive ? raw('<span class="mark destructive">Destructive</span>') : '',
+    // Neither read-only nor destructive: it changes something (MCP Tools › ToolAnnotations).
+    !tool.readOnly && !tool.destructive ? raw('<span class="mark writes">Writes</span>') : '',
+    change ? raw('<span class="mark changed">Changed</span>') : '',
+    tool.blocked !== undefined ? raw('<span class="mark blocked">Unavailable</span>') : '',
+    hiddenTextMark(tool),
+  ]}`;
+}
+
+function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change: ReapprovalNote | undefined): SafeHtml {
   const id = `tool-${index}`;
   // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
   const isBlocked = tool.blocked !== undefined;
-  const marks = [
-    tool.readOnly ? '<span class="mark read-only">Read-only</span>' : '',
-    tool.destructive ? '<span class="mark destructive">Destructive</span>' : '',
-    // Neither read-only nor destructive: it changes something (MCP Tools › ToolAnnotations).
-    !tool.readOnly && !tool.destructive ? '<span class="mark writes">Writes</span>' : '',
-    change ? '<span class="mark changed">Changed</span>' : '',
-    isBlocked ? '<span class="mark blocked">Unavailable</span>' : '',
-    hiddenTextMark(tool),
-  ].join('');
   const hasTitle = tool.title !== null && tool.title !== '' && tool.title !== tool.name;
   const paragraphs = descriptionParagraphs(tool);
+  const state = isBlocked ? ' disabled' : isChecked ? ' checked' : '';
   // data-logins: the logins this tool can use, for the inline script that ticks them with the tool.
-  return (
-    `<div class="option">
-<input type="checkbox" name="tool" value="${escapeHtml(tool.name)}" id="${id}" aria-describedby="${id}-details" ` +
-    `data-logins="${escapeHtml(tool.logins.join(' '))}"${isBlocked ? ' disabled' : isChecked ? ' checked' : ''}>
-<label for="${id}"><span class="tool-title">${escapeToolText(hasTitle ? tool.title! : tool.name, oneLine)}</span>${marks}</label>
+  const box = html`<input type="checkbox" name="tool" value="${tool.name}" id="${id}" aria-describedby="${id}-details" `;
+  const title = toolText(hasTitle ? tool.title! : tool.name, oneLine);
+  const description = paragraphs.map((paragraph) => html`<p>${toolText(paragraph)}</p>`);
+  return html`<div class="option">
+${box}data-logins="${tool.logins.join(' ')}"${raw(state)}>
+<label for="${id}"><span class="tool-title">${title}</span>${toolMarks(tool, change)}</label>
 <div class="details" id="${id}-details">
-${hasTitle ? `<p class="hint">Tool name <code>${escapeToolText(tool.name, oneLine)}</code></p>` : ''}
+${hasTitle ? html`<p class="hint">Tool name <code>${toolText(tool.name, oneLine)}</code></p>` : ''}
 <p class="hint target">${toolTarget(tool)}</p>
-${
-  paragraphs.length
-    ? `<div class="tool-description">${paragraphs.map((paragraph) => `<p>${escapeToolText(paragraph)}</p>`).join('')}</div>`
-    : ''
-}
-${
-  hiddenTextMark(tool)
-    ? '<p class="hint">This tool\'s text holds characters a screen does not show (shown here as <code>\\u{…}</code>) ' +
-      'but an AI model reads.</p>'
-    : ''
-}
+${paragraphs.length ? html`<div class="tool-description">${description}</div>` : ''}
+${hiddenTextMark(tool) ? HIDDEN_TEXT_HINT : ''}
 ${change ? changeNote(change) : ''}
-${isBlocked ? `<p class="blocked-reason">Cannot be approved now: ${escapeHtml(tool.blocked!)}.</p>` : ''}
-<details class="hint"><summary>Fingerprint</summary><code>${escapeHtml(tool.fingerprint)}</code></details>
+${isBlocked ? html`<p class="blocked-reason">Cannot be approved now: ${tool.blocked!}.</p>` : ''}
+<details class="hint"><summary>Fingerprint</summary><code>${tool.fingerprint}</code></details>
 </div>
-</div>`
-  );
+</div>`;
 }
 
-export function consentPage(input: ConsentPageInput): RenderedPage {
+/** The tools, one fieldset per source (sources in the one string order). */
+function toolGroups(input: ConsentPageInput, reapproval: ReadonlyMap<string, ReapprovalNote>): SafeHtml {
   const bySource = new Map<string, ConsentTool[]>();
   for (const tool of input.tools) bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool]);
   const selectedTools = new Set(input.selected?.tools ?? []);
-  const selectedLogins = new Set(input.selected?.logins ?? []);
-  const reapproval = new Map((input.reapproval ?? []).map((note) => [note.name, note] as const));
   let index = 0;
-  const toolGroups = [...bySource.entries()]
+  const groups = [...bySource.entries()]
     .sort(([a], [b]) => compareText(a, b))
     .map(
-      ([source, tools]) => `<fieldset>
-<legend>Source <code>${escapeHtml(source)}</code></legend>
-${tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name))).join('\n')}
+      ([source, tools]) => html`<fieldset>
+<legend>Source <code>${source}</code></legend>
+${joinHtml(
+  tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name))),
+  '\n',
+)}
 </fieldset>`,
-    )
-    .join('\n');
+    );
+  return joinHtml(groups, '\n');
+}
+
+function loginOptions(input: ConsentPageInput): SafeHtml {
+  if (input.logins.length === 0) return raw('<p class="hint">None of these tools needs a login.</p>');
+  const selectedLogins = new Set(input.selected?.logins ?? []);
   const usedBy = (login: LoginSummary): string[] => input.tools.filter((tool) => tool.logins.includes(login.id)).map((tool) => tool.name);
-  const logins = input.logins.length
-    ? input.logins
-        .map((login, position) => {
-          const id = `login-${position}`;
-          return (
-            `<div class="option">
-<input type="checkbox" name="login" value="${escapeHtml(login.id)}" id="${id}" ` +
-            `aria-describedby="${id}-details"${selectedLogins.has(login.id) ? ' checked' : ''}>
-<label for="${id}"><code>${escapeHtml(login.id)}</code></label>
-<div class="details hint" id="${id}-details">${escapeHtml(login.type)} credential of <code>${escapeHtml(login.source)}</code>; ` +
-            `used by ${escapeHtml(usedBy(login).join(', ') || 'no listed tool')}</div>
-</div>`
-          );
-        })
-        .join('\n')
-    : '<p class="hint">None of these tools needs a login.</p>';
+  const options = input.logins.map((login, position) => {
+    const id = `login-${position}`;
+    const checked = selectedLogins.has(login.id) ? raw(' checked') : '';
+    const users = usedBy(login).join(', ') || 'no listed tool';
+    return html`<div class="option">
+<input type="checkbox" name="login" value="${login.id}" id="${id}" aria-describedby="${id}-details"${checked}>
+<label for="${id}"><code>${login.id}</code></label>
+<div class="details hint" id="${id}-details">${login.type} credential of <code>${login.source}</code>; used by ${users}</div>
+</div>`;
+  });
+  return joinHtml(options, '\n');
+}
+
+const CHECKED = raw(' checked');
+
+function lifetimeOptions(input: ConsentPageInput): SafeHtml {
   const chosenLifetime = input.lifetimes.some((lifetime) => lifetime.seconds === input.selected?.lifetime)
     ? input.selected!.lifetime
     : input.lifetimes[0]?.seconds;
-  const lifetimes = input.lifetimes
-    .map(
-      (lifetime, position) =>
-        `<div class="option">
-<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"` +
-        `${lifetime.seconds === chosenLifetime ? ' checked' : ''}>
-<label for="lifetime-${position}">${escapeHtml(lifetime.label)}</label>
+  const options = input.lifetimes.map(
+    (lifetime, position) => html`<div class="option">
+<input type="radio" name="lifetime" value="${lifetime.seconds}" id="lifetime-${position}"${lifetime.seconds === chosenLifetime && CHECKED}>
+<label for="lifetime-${position}">${lifetime.label}</label>
 </div>`,
-    )
-    .join('\n');
-  const body =
-    `<h1>Allow ${escapeHtml(input.client.name)} to use tools?</h1>
+  );
+  return joinHtml(options, '\n');
+}
+
+const LOCALHOST_WARNING = raw(
+  '<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer ' +
+    '(localhost). Approve only if you started it yourself from a program on this device.</p>',
+);
+
+/** The note above the form when the application asks to have changed tools approved again. */
+function reapprovalNotice(reapproval: ReadonlyMap<string, ReapprovalNote>): SafeHtml | '' {
+  if (reapproval.size === 0) return '';
+  const one = reapproval.size === 1;
+  const names = joinHtml(
+    [...reapproval.keys()].map((name) => html`<code>${toolText(name, oneLine)}</code>`),
+    ', ',
+  );
+  const they = one ? 'it is' : 'they are';
+  return html`${[
+    html`<p class="notice" role="note"><strong>Approve again.</strong> ${one ? 'A tool' : 'Tools'} this application uses `,
+    html`changed since you approved ${one ? 'it' : 'them'}: ${names}. Read what changed below and tick each one you approve; `,
+    html`${they} not ticked for you. The other choices of your earlier approval, its time limit included, are kept.</p>`,
+  ]}`;
+}
+
+export function consentPage(input: ConsentPageInput): RenderedPage {
+  const reapproval = new Map((input.reapproval ?? []).map((note) => [note.name, note] as const));
+  const groups = toolGroups(input, reapproval);
+  const person = input.person;
+  const body = html`<h1>Allow ${input.client.name} to use tools?</h1>
 <dl>
-<dt>Application</dt><dd>${escapeHtml(input.client.name)}</dd>
-<dt>Client identifier</dt><dd><code>${escapeHtml(input.client.clientId)}</code>` +
-    ` <span class="hint">(${escapeHtml(input.client.registration)})</span></dd>
-<dt>Sends you back to</dt><dd><code>${escapeHtml(input.redirectHost)}</code></dd>
-<dt>Gateway</dt><dd><code>${escapeHtml(input.gateway)}</code></dd>
-<dt>Signed in as</dt><dd>${escapeHtml(input.person.name)}${input.person.email ? ` (${escapeHtml(input.person.email)})` : ''}</dd>
+<dt>Application</dt><dd>${input.client.name}</dd>
+<dt>Client identifier</dt><dd><code>${input.client.clientId}</code> <span class="hint">(${input.client.registration})</span></dd>
+<dt>Sends you back to</dt><dd><code>${input.redirectHost}</code></dd>
+<dt>Gateway</dt><dd><code>${input.gateway}</code></dd>
+<dt>Signed in as</dt><dd>${person.name}${person.email ? html` (${person.email})` : ''}</dd>
 </dl>
-${
-  input.isLocalhostOnly
-    ? `<p class="warning" role="note"><strong>Check this request.</strong> This application only returns to addresses on this computer ` +
-      `(localhost). Approve only if you started it yourself from a program on this device.</p>`
-    : ''
-}
-${
-  reapproval.size
-    ? `<p class="notice" role="note"><strong>Approve again.</strong> ${reapproval.size === 1 ? 'A tool' : 'Tools'} this application uses ` +
-      `changed since you approved ${reapproval.size === 1 ? 'it' : 'them'}: ` +
-      `${[...reapproval.keys()].map((name) => `<code>${escapeToolText(name, oneLine)}</code>`).join(', ')}. ` +
-      `Read what changed below and tick each one you approve; ${reapproval.size === 1 ? 'it is' : 'they are'} not ticked for you. ` +
-      `The other choices of your earlier approval, its time limit included, are kept.</p>`
-    : ''
-}
-${input.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(input.error)}</p>` : ''}
+${input.isLocalhostOnly ? LOCALHOST_WARNING : ''}
+${reapprovalNotice(reapproval)}
+${input.error ? html`<p class="error" role="alert" id="form-error">${input.error}</p>` : ''}
 <form method="post" action="consent">
-<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
-<input type="hidden" name="request" value="${escapeHtml(input.requestId)}">
+${csrfField(input.csrfToken)}
+${hiddenField('request', input.requestId)}
 <fieldset>
 <legend>Tools this application may call</legend>
 <p class="hint">Choose only what this application needs. The logins a chosen tool needs are ticked with it.</p>
 <div class="option"><input type="checkbox" id="select-all"><label for="select-all">Select all tools</label></div>
-${toolGroups || '<p>No tools are published on this gateway yet.</p>'}
+${groups.text ? groups : raw('<p>No tools are published on this gateway yet.</p>')}
 </fieldset>
 <fieldset>
 <legend>Logins the chosen tools may use</legend>
-${logins}
+${loginOptions(input)}
 </fieldset>
 <fieldset>
 <legend>Time limit</legend>
-${lifetimes}
+${lifetimeOptions(input)}
 </fieldset>
 <div class="actions">
 <button type="submit" name="decision" value="allow" class="allow">Allow</button>
 <button type="submit" name="decision" value="deny" class="deny">Deny</button>
 </div>
 </form>`;
-  // Ticking a tool ticks the login it needs (its only one, or the first of its alternatives when none of
-  // them is ticked yet); a login no ticked tool can use is unticked. The server applies the same rule
-  // (handlers/consent.ts), so the page also works without this script.
-  const script =
-    `(() => {
+  return renderPage(`Allow ${input.client.name}?`, body, {
+    status: input.status ?? 200,
+    formTargets: [input.redirectFormTarget],
+    script: CONSENT_SCRIPT,
+  });
+}
+
+// Ticking a tool ticks the login it needs (its only one, or the first of its alternatives when none of
+// them is ticked yet); a login no ticked tool can use is unticked. The server applies the same rule
+// (handlers/consent.ts), so the page also works without this script.
+const CONSENT_SCRIPT =
+  `(() => {
   const all = document.getElementById('select-all');
   const boxes = () => Array.from(document.querySelectorAll('input[name="tool"]'));
   const loginBox = (id) => Array.from(document.querySelectorAll('input[name="login"]')).find((box) => box.value === id);
@@ -430,11 +292,9 @@ ${lifetimes}
   };
   all.addEventListener('change', () => { for (const box of boxes()) box.checked = all.checked; syncLogins(boxes()); });
   for (const box of boxes()) box.addEventListener('change', () => { all.checked = boxes().every((item) => item.checked); ` +
-    `syncLogins([box]); });
+  `syncLogins([box]); });
   all.checked = boxes().length > 0 && boxes().every((item) => item.checked);
 })();`;
-  return page(`Allow ${input.client.name}?`, body, { status: input.status ?? 200, formTargets: [input.redirectFormTarget], script });
-}
 
 export function lifetimeLabel(seconds: number): string {
   const units: Array<[number, string]> = [

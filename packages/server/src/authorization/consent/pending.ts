@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ConsentTool } from './consent-tool.js';
 import type { OAuthClient } from '../oauth/clients.js';
-import type { SharedEphemeralStore } from '../../store/shared-state.js';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
+
+/** The ephemeral state kind of pending authorizations. */
+const KIND = 'pending-authorization';
 
 /** A validated /authorize request waiting for sign-in and a decision. */
 export interface PendingAuthorization {
@@ -40,40 +43,44 @@ export interface PendingLimits {
 export type PendingRefusal = 'client-full' | 'full';
 
 /**
- * Pending requests live in memory for a few minutes: their id is a random, single-use name (MCP
- * Security Best Practices: handles are names, not credentials) and they carry nothing secret.
- * When full, the oldest request nobody came back for is dropped; a request whose browser reached sign-in
- * or consent is never dropped to make room (a flood of /authorize cannot end a person's approval).
+ * Pending requests live for a few minutes in the ephemeral state port (store/ephemeral-state.ts): this process's
+ * memory, or, with several worker processes (`gateway serve --workers N`), the database, so the sign-in and consent
+ * steps may reach any worker. Their id is a random, single-use name (MCP Security Best Practices: handles are
+ * names, not credentials) and they carry nothing secret.
+ * The limits hold per process, over the requests it added: when full, the oldest request nobody came back for is
+ * dropped (from the store too); a request whose browser reached sign-in or consent is never dropped to make room
+ * (a flood of /authorize cannot end a person's approval).
  */
 export class PendingAuthorizations {
+  /** The requests this process added (and still holds), oldest first: what the limits count. */
   private readonly requests = new Map<string, PendingAuthorization>();
   private readonly perClient = new Map<string, number>();
 
   constructor(
     private readonly lifetimeSeconds: number,
+    private readonly state: EphemeralState,
     private readonly limits: PendingLimits = { maxRequests: 10_000, maxPerClient: 1_000 },
-    /**
-     * Several worker processes (`gateway serve --workers N`): requests are also written to the database and
-     * read from there, so the sign-in and consent steps may reach any worker. They carry nothing secret (see
-     * above). The limits above then hold per worker.
-     */
-    private readonly shared?: SharedEphemeralStore,
   ) {}
 
-  /** Writes a changed request through to the shared store (no-op for a single process). */
-  save(pending: PendingAuthorization): void {
-    this.shared?.put(pending.id, JSON.stringify(pending), pending.expiresAt);
+  /** Writes a changed request to the store. */
+  async save(pending: PendingAuthorization): Promise<void> {
+    await this.state.put(KIND, pending.id, JSON.stringify(pending), pending.expiresAt);
   }
 
-  add(request: Omit<PendingAuthorization, 'id' | 'expiresAt' | 'isEngaged'>, now = Date.now()): PendingAuthorization | PendingRefusal {
+  async add(
+    request: Omit<PendingAuthorization, 'id' | 'expiresAt' | 'isEngaged'>,
+    now = Date.now(),
+  ): Promise<PendingAuthorization | PendingRefusal> {
     const clientId = request.client.clientId;
     if ((this.perClient.get(clientId) ?? 0) >= this.limits.maxPerClient) {
       this.dropExpired(now);
-      if ((this.perClient.get(clientId) ?? 0) >= this.limits.maxPerClient && !this.dropOldestUnengaged(clientId)) return 'client-full';
+      if ((this.perClient.get(clientId) ?? 0) >= this.limits.maxPerClient && !(await this.dropOldestUnengaged(clientId))) {
+        return 'client-full';
+      }
     }
     if (this.requests.size >= this.limits.maxRequests) {
       this.dropExpired(now);
-      if (this.requests.size >= this.limits.maxRequests && !this.dropOldestUnengaged()) return 'full';
+      if (this.requests.size >= this.limits.maxRequests && !(await this.dropOldestUnengaged())) return 'full';
     }
     const pending: PendingAuthorization = {
       ...request,
@@ -83,40 +90,32 @@ export class PendingAuthorizations {
     };
     this.requests.set(pending.id, pending);
     this.perClient.set(clientId, (this.perClient.get(clientId) ?? 0) + 1);
-    this.save(pending);
+    await this.save(pending);
     return pending;
   }
 
-  find(id: string | null | undefined, now = Date.now()): PendingAuthorization | undefined {
+  async find(id: string | null | undefined, now = Date.now()): Promise<PendingAuthorization | undefined> {
     if (!id) return undefined;
-    let pending = this.requests.get(id);
-    if (this.shared) {
-      // The database is the truth: another worker may have changed or decided this request.
-      const text = this.shared.get(id, now);
-      if (text === undefined) {
-        this.remove(id);
-        return undefined;
-      }
-      const stored = JSON.parse(text) as PendingAuthorization;
-      if (pending) Object.assign(pending, stored);
-      else pending = stored;
-    }
-    if (!pending) return undefined;
-    if (pending.expiresAt <= now) {
+    // The store is the truth: another worker may have changed or decided this request.
+    const text = await this.state.get(KIND, id, now);
+    if (text === undefined) {
       this.remove(id);
       return undefined;
     }
+    const stored = JSON.parse(text) as PendingAuthorization;
+    const pending = this.requests.get(id);
+    if (!pending) return stored;
+    Object.assign(pending, stored);
     return pending;
   }
 
   /**
-   * Single use: a decision removes the request. False when it was already gone (with workers: another
-   * worker decided it first), so a request is decided once.
+   * Single use: a decision takes the request out of the store. False when it was already gone (another
+   * submission, or another worker, decided it first), so a request is decided once.
    */
-  take(id: string): boolean {
-    const wasHere = this.requests.has(id);
+  async take(id: string, now = Date.now()): Promise<boolean> {
     this.remove(id);
-    return this.shared ? this.shared.delete(id) : wasHere;
+    return (await this.state.take(KIND, id, now)) !== undefined;
   }
 
   get size(): number {
@@ -138,10 +137,11 @@ export class PendingAuthorizations {
   }
 
   /** Drops the oldest (Map order) request nobody came back for, of one client or of any; false if none. */
-  private dropOldestUnengaged(clientId?: string): boolean {
+  private async dropOldestUnengaged(clientId?: string): Promise<boolean> {
     for (const [id, pending] of this.requests) {
       if (pending.isEngaged || (clientId !== undefined && pending.client.clientId !== clientId)) continue;
       this.remove(id);
+      await this.state.delete(KIND, id);
       return true;
     }
     return false;

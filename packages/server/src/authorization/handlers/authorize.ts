@@ -1,12 +1,24 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
 import { toolsInScope } from '../consent/choices.js';
-import { errorPage } from '../consent/pages.js';
+import { errorPage } from '../signin/pages.js';
 import { findRedirectUri, OAuthProblem, type OAuthClient } from '../oauth/clients.js';
-import { queryOf, repeatedParameter } from '../oauth/http.js';
+import { oauthQuery, queryOf, repeatedParameter } from '../oauth/http.js';
 import { RateLimiter } from '../oauth/rate-limit.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/** OAuth 2.1 §4.1.1 with RFC 8707 `resource`; other parameters are ignored (RFC 6749 §3.1). */
+const AUTHORIZE_QUERY = oauthQuery(
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+);
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
@@ -14,17 +26,17 @@ const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
 /** The authorization endpoint (OAuth 2.1 §4.1.1): validates the request, holds it, and sends the browser to consent. */
 export function registerAuthorizationEndpoint(
   instance: FastifyInstance,
-  { settings, clients, throttleStore }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'throttleStore'>,
+  { settings, clients, throttles }: Pick<AuthorizationDependencies, 'settings' | 'clients' | 'throttles'>,
   flow: BrowserFlow,
 ): void {
   const { pending, send, redirectBack, ensureSession, tooManyRequests, consentUrl } = flow;
   const limits = settings.authorize;
   // /authorize is unauthenticated and each request holds memory for minutes: both limits apply.
-  const perAddress = new RateLimiter(limits.perAddressPerMinute, throttleStore('authorize-address'));
-  const perClient = new RateLimiter(limits.perClientPerMinute, throttleStore('authorize-client'));
+  const perAddress = new RateLimiter('authorize-address', limits.perAddressPerMinute, throttles);
+  const perClient = new RateLimiter('authorize-client', limits.perClientPerMinute, throttles);
 
-  instance.get(`${settings.basePath}/authorize`, async (request, reply) => {
-    const addressWait = perAddress.take(addressBucket(request.ip));
+  instance.get(`${settings.basePath}/authorize`, { schema: { querystring: AUTHORIZE_QUERY } }, async (request, reply) => {
+    const addressWait = await perAddress.take(addressBucket(request.ip));
     if (addressWait > 0) return tooManyRequests(reply, addressWait, 'This address has started too many sign-in requests.');
     const query = queryOf(request);
     // Until client and redirect URI are verified, problems are shown here and never redirected (RFC 9700 §4.11).
@@ -72,10 +84,10 @@ export function registerAuthorizationEndpoint(
     const resource = query.get('resource');
     if (resource === null) return fail('invalid_target', `resource is required and must be ${settings.mcpUrl}`);
     if (resource !== settings.mcpUrl) return fail('invalid_target', `resource must be ${settings.mcpUrl}`);
-    const clientWait = perClient.take(client.clientId);
+    const clientWait = await perClient.take(client.clientId);
     if (clientWait > 0) return tooManyRequests(reply, clientWait, 'This application has started too many sign-in requests.');
-    const browser = ensureSession(request, reply);
-    const added = pending.add({
+    const browser = await ensureSession(request, reply);
+    const added = await pending.add({
       client,
       redirectUri,
       redirectUriParameter: requestedRedirect ?? '',

@@ -1,8 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorPage, type RenderedPage } from '../consent/pages.js';
+import { sendPage, type RenderedPage } from '../../views/index.js';
+import { errorPage } from '../signin/pages.js';
 import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
+import { oauthQuery } from '../oauth/http.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/** The pages of the browser flow name the pending request they continue (`?request=`). */
+export const PENDING_REQUEST_QUERY = oauthQuery('request');
 
 /**
  * What the browser-facing endpoints (/authorize, sign-in, consent) share: the pending requests a person
@@ -18,8 +23,8 @@ export interface BrowserFlow {
     request: PendingAuthorization | { redirectUri: string; state: string | null },
     parameters: Record<string, string>,
   ): FastifyReply;
-  session(request: FastifyRequest): BrowserSession | undefined;
-  ensureSession(request: FastifyRequest, reply: FastifyReply): BrowserSession;
+  session(request: FastifyRequest): Promise<BrowserSession | undefined>;
+  ensureSession(request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession>;
   tooManyRequests(reply: FastifyReply, seconds: number, why: string): FastifyReply;
   /**
    * The pending request named by `id`, continued by the browser that started it; a page to show when it
@@ -28,7 +33,7 @@ export interface BrowserFlow {
   ownRequest(
     request: FastifyRequest,
     id: string | null | undefined,
-  ): { pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage };
+  ): Promise<{ pendingRequest: PendingAuthorization; browser: BrowserSession } | { page: RenderedPage }>;
   expiredPage(): RenderedPage;
   consentUrl(id: string): string;
   signInUrl(id: string): string;
@@ -37,21 +42,16 @@ export interface BrowserFlow {
 export function createBrowserFlow({
   settings,
   browserSessions,
-  sharedPending,
-}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'sharedPending'>): BrowserFlow {
+  ephemeral,
+}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'ephemeral'>): BrowserFlow {
   const base = settings.basePath;
   const limits = settings.authorize;
-  const pending = new PendingAuthorizations(
-    settings.pendingRequestSeconds,
-    { maxRequests: limits.maxPending, maxPerClient: limits.maxPendingPerClient },
-    sharedPending,
-  );
+  const pending = new PendingAuthorizations(settings.pendingRequestSeconds, ephemeral, {
+    maxRequests: limits.maxPending,
+    maxPerClient: limits.maxPendingPerClient,
+  });
 
-  function send(reply: FastifyReply, page: RenderedPage): FastifyReply {
-    return reply.status(page.status).headers(page.headers).send(page.html);
-  }
-
-  function session(request: FastifyRequest): BrowserSession | undefined {
+  function session(request: FastifyRequest): Promise<BrowserSession | undefined> {
     return browserSessions.find(request.headers.cookie);
   }
 
@@ -61,7 +61,7 @@ export function createBrowserFlow({
 
   return {
     pending,
-    send,
+    send: sendPage,
     session,
     expiredPage,
     redirectBack(reply, request, parameters) {
@@ -72,21 +72,21 @@ export function createBrowserFlow({
       // RFC 9700 §4.12: 303 after a POST, so the browser does not re-send the form to the client.
       return reply.status(303).header('cache-control', 'no-store').header('location', target.href).send();
     },
-    ensureSession(request, reply) {
-      const existing = session(request);
+    async ensureSession(request, reply) {
+      const existing = await session(request);
       if (existing) return existing;
-      const created = browserSessions.create();
+      const created = await browserSessions.create();
       reply.header('set-cookie', browserSessions.setCookieHeader(created));
       return created;
     },
     tooManyRequests(reply, seconds, why) {
       reply.header('retry-after', String(seconds));
-      return send(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
+      return sendPage(reply, errorPage('Too many sign-in requests', `${why} Try again in ${seconds} second(s).`, 429));
     },
-    ownRequest(request, id) {
-      const pendingRequest = pending.find(id);
+    async ownRequest(request, id) {
+      const pendingRequest = await pending.find(id);
       if (!pendingRequest) return { page: expiredPage() };
-      const browser = session(request);
+      const browser = await session(request);
       if (!browser || browser.browserId !== pendingRequest.browserId) {
         return {
           page: errorPage(

@@ -1,15 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PeopleDirectory } from '@gateway/runtime';
-import type { SharedEphemeralStore } from '../../store/shared-state.js';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
 import type { ConsentOffer } from '../consent/consent-tool.js';
 import type { ClientRegistry } from '../oauth/clients.js';
-import type { ThrottleStore } from '../oauth/rate-limit.js';
 import type { AuthSettings } from '../oauth/settings.js';
 import type { SigningKeySet } from '../oauth/signing-keys.js';
 import type { AccessTokens } from '../oauth/tokens.js';
 import type { BrowserSessions } from '../signin/browser-sessions.js';
 import type { OidcSignIn } from '../signin/oidc.js';
-import type { AuthorizationCodes, RefreshTokens, Sessions } from '../stores/ports.js';
+import type { AuthorizationCodes, RefreshTokens, Sessions, Throttles } from '../stores/ports.js';
 
 /**
  * Everything the authorization server's endpoints use, built once by the composition root (../index.ts).
@@ -29,8 +28,8 @@ export interface AuthorizationDependencies {
   people: PeopleDirectory;
   browserSessions: BrowserSessions;
   oidc?: OidcSignIn;
-  /** Workers share pending requests through the database (`gateway serve --workers N`). */
-  sharedPending?: SharedEphemeralStore;
-  /** Where a throttle (sign-in failures, /authorize rate limits) keeps its counts: memory, or the database with workers. */
-  throttleStore(kind: string): ThrottleStore;
+  /** Where the pending requests are kept: memory, or the database the workers share (`gateway serve --workers N`). */
+  ephemeral: EphemeralState;
+  /** Where the throttles (sign-in failures, /authorize rate limits) keep their counts: memory, or the database with workers. */
+  throttles: Throttles;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/clients.js';
+import { NO_PARAMETERS } from '../../http/route-schemas.js';
 import { allowCors, registerPreflight } from '../oauth/http.js';
 import type { AuthSettings } from '../oauth/settings.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -51,7 +52,7 @@ export function registerMetadataEndpoints(
   // RFC 9728 §3.1: path-inserted well-known URL for /mcp, and the root one for clients that try it.
   const resourcePath = new URL(settings.endpoints.protectedResourceMetadata).pathname;
   for (const path of new Set([resourcePath, '/.well-known/oauth-protected-resource'])) {
-    instance.get(path, async (_request, reply) => sendDocument(reply, protectedResourceMetadata(settings)));
+    instance.get(path, { schema: NO_PARAMETERS }, async (_request, reply) => sendDocument(reply, protectedResourceMetadata(settings)));
     registerPreflight(instance, path, 'GET');
   }
   // RFC 8414 §3.1 inserts the issuer path after the well-known prefix; OIDC Discovery §4 appends it.
@@ -61,9 +62,9 @@ export function registerMetadataEndpoints(
     `${base}/.well-known/openid-configuration`,
   ]);
   for (const path of metadataPaths) {
-    instance.get(path, async (_request, reply) => sendDocument(reply, authorizationServerMetadata(settings)));
+    instance.get(path, { schema: NO_PARAMETERS }, async (_request, reply) => sendDocument(reply, authorizationServerMetadata(settings)));
     registerPreflight(instance, path, 'GET');
   }
-  instance.get(`${base}/oauth/jwks.json`, async (_request, reply) => sendDocument(reply, keys.jwks()));
+  instance.get(`${base}/oauth/jwks.json`, { schema: NO_PARAMETERS }, async (_request, reply) => sendDocument(reply, keys.jwks()));
   registerPreflight(instance, `${base}/oauth/jwks.json`, 'GET');
 }

@@ -1,6 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { OAuthProblem, type OAuthClient } from '../oauth/clients.js';
-import { allowCors, formOf, registerPreflight, sendOAuthJson, sendOAuthProblem } from '../oauth/http.js';
+import {
+  allowCors,
+  CLIENT_AUTHENTICATION_HEADERS,
+  FORM_BODY,
+  formOf,
+  registerPreflight,
+  sendOAuthJson,
+  sendOAuthProblem,
+} from '../oauth/http.js';
 import { TokenRejected } from '../oauth/tokens.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
@@ -10,7 +18,7 @@ type RevocationDependencies = Pick<AuthorizationDependencies, 'settings' | 'clie
 export function registerRevocationEndpoint(instance: FastifyInstance, dependencies: RevocationDependencies): void {
   const { settings, clients } = dependencies;
   const path = `${settings.basePath}/oauth/revoke`;
-  instance.post(path, async (request, reply) => {
+  instance.post(path, { schema: { headers: CLIENT_AUTHENTICATION_HEADERS, body: FORM_BODY } }, async (request, reply) => {
     allowCors(reply);
     const form = formOf(request);
     const authorization = request.headers.authorization;

@@ -1,24 +1,24 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
-import { errorPage, signInPage } from '../consent/pages.js';
+import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
-import { formOf, queryOf } from '../oauth/http.js';
+import { FORM_BODY, formOf, queryOf } from '../oauth/http.js';
 import { AttemptThrottle } from '../oauth/rate-limit.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
-import type { BrowserFlow } from './browser-flow.js';
+import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttleStore'>;
+type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttles'>;
 
 /** Sign-in with a local account (the people file): the page, and the form it posts. */
 export function registerSignInEndpoint(
   instance: FastifyInstance,
-  { settings, people, browserSessions, oidc, throttleStore }: SignInDependencies,
+  { settings, people, browserSessions, oidc, throttles }: SignInDependencies,
   flow: BrowserFlow,
 ): void {
   const { pending, send, session, ownRequest, consentUrl } = flow;
   const base = settings.basePath;
-  const throttle = new AttemptThrottle(settings.maxFailedAttempts, settings.lockoutSeconds, throttleStore('signin'));
+  const throttle = new AttemptThrottle('signin', settings.maxFailedAttempts, settings.lockoutSeconds, throttles);
 
   function signInFor(
     browser: BrowserSession,
@@ -40,26 +40,26 @@ export function registerSignInEndpoint(
     );
   }
 
-  instance.get(`${base}/signin`, async (request, reply) => {
-    const own = ownRequest(request, queryOf(request).get('request'));
+  instance.get(`${base}/signin`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
+    const own = await ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
     pendingRequest.isEngaged = true;
-    pending.save(pendingRequest);
+    await pending.save(pendingRequest);
     if (browser.person) return reply.status(303).header('location', consentUrl(pendingRequest.id)).send();
     return signInFor(browser, reply, pendingRequest);
   });
 
-  instance.post(`${base}/signin`, async (request, reply) => {
+  instance.post(`${base}/signin`, { schema: { body: FORM_BODY } }, async (request, reply) => {
     const form = formOf(request);
-    const browser = session(request);
+    const browser = await session(request);
     if (!browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
       return send(
         reply,
         errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403),
       );
     }
-    const own = ownRequest(request, form.get('request'));
+    const own = await ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
     if (!settings.localAccountsEnabled)
@@ -68,7 +68,7 @@ export function registerSignInEndpoint(
     const password = form.get('password') ?? '';
     const keys = [`name:${name.toLowerCase()}`, `address:${addressBucket(request.ip)}`];
     // Holds a place before the password is checked: parallel guesses cannot all pass before one failure is recorded.
-    const wait = throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
+    const wait = await throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInFor(own.browser, reply, pendingRequest, {
@@ -82,15 +82,15 @@ export function registerSignInEndpoint(
       person = name && password ? await people.verify(name, password) : undefined;
     } catch (error) {
       // Not a wrong password (the people file could not be read): the attempt gives its place back.
-      throttle.succeeded(keys);
+      await throttle.succeeded(keys);
       throw error;
     }
     if (!person) {
-      throttle.failed(keys);
+      await throttle.failed(keys);
       return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
     }
-    throttle.succeeded(keys, { clear: [keys[0]!] });
-    const signedIn = browserSessions.signIn(browser, {
+    await throttle.succeeded(keys, { clear: [keys[0]!] });
+    const signedIn = await browserSessions.signIn(browser, {
       subject: person.subject,
       name: person.name,
       ...(person.email ? { email: person.email } : {}),

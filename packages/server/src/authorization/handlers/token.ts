@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { OAuthProblem, type OAuthClient } from '../oauth/clients.js';
-import { allowCors, formOf, registerPreflight, repeatedParameter, sendOAuthJson, sendOAuthProblem } from '../oauth/http.js';
+import {
+  allowCors,
+  CLIENT_AUTHENTICATION_HEADERS,
+  FORM_BODY,
+  formOf,
+  registerPreflight,
+  repeatedParameter,
+  sendOAuthJson,
+  sendOAuthProblem,
+} from '../oauth/http.js';
 import { sessionState, type SessionRecord } from '../stores/sessions.js';
 import { randomToken } from '../stores/tokens.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -22,7 +31,7 @@ function s256(verifier: string): string {
 export function registerTokenEndpoint(instance: FastifyInstance, dependencies: TokenDependencies): void {
   const { settings, clients } = dependencies;
   const path = `${settings.basePath}/oauth/token`;
-  instance.post(path, async (request, reply) => {
+  instance.post(path, { schema: { headers: CLIENT_AUTHENTICATION_HEADERS, body: FORM_BODY } }, async (request, reply) => {
     allowCors(reply);
     const form = formOf(request);
     const authorization = request.headers.authorization;

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../../store/sqlite/database.js';
+import { PREFLIGHT_HEADERS } from '../../http/route-schemas.js';
 import type { OAuthProblem } from './clients.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -12,6 +13,31 @@ export function addFormParser(instance: FastifyInstance): void {
   if (instance.hasContentTypeParser(FORM)) return;
   instance.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 65_536 }, (_request, body, done) => done(null, body));
 }
+
+/**
+ * One OAuth request parameter in a route schema: text, or a list when it was sent more than once (RFC 6749 §3.1
+ * forbids that; the endpoint answers it in OAuth's own way, so the schema lets it through). Endpoints read their
+ * parameters from the raw query or form (queryOf, formOf), never from Fastify's parsed copy.
+ */
+const OAUTH_PARAMETER = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } as const;
+
+/** The querystring schema of an endpoint that reads these parameters. */
+export function oauthQuery(...names: readonly string[]) {
+  return { type: 'object', properties: Object.fromEntries(names.map((name) => [name, OAUTH_PARAMETER])) } as const;
+}
+
+/**
+ * The body of a form endpoint (RFC 6749 §3.2): `application/x-www-form-urlencoded`, kept as text by the form
+ * parser and read by formOf, which also reads what another parser produced; each parameter is checked by the
+ * endpoint, which answers in OAuth's shape (or on the page), never with a schema failure.
+ */
+export const FORM_BODY = { description: 'application/x-www-form-urlencoded parameters, checked by the endpoint' } as const;
+
+/** HTTP Basic client authentication (RFC 6749 §2.3.1), when the client uses it. */
+export const CLIENT_AUTHENTICATION_HEADERS = {
+  type: 'object',
+  properties: { authorization: { type: 'string', description: 'Basic client_id:client_secret, when the client authenticates so' } },
+} as const;
 
 /** The request body as URLSearchParams, whichever parser produced it. */
 export function formOf(request: FastifyRequest): URLSearchParams {
@@ -77,7 +103,7 @@ export function allowCors(reply: FastifyReply): void {
 }
 
 export function registerPreflight(instance: FastifyInstance, path: string, methods: string): void {
-  instance.options(path, async (_request, reply) => {
+  instance.options(path, { schema: { headers: PREFLIGHT_HEADERS } }, async (_request, reply) => {
     allowCors(reply);
     return reply
       .header('access-control-allow-methods', methods)

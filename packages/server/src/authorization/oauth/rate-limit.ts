@@ -1,122 +1,31 @@
-import { createHash } from 'node:crypto';
-import type { SqliteDatabase } from '../../store/sqlite/database.js';
-import { SharedEphemeralStore } from '../../store/shared-state.js';
+import type { ThrottleEntries, ThrottleEntry, Throttles } from '../stores/ports.js';
+import { MemoryThrottles } from '../stores/memory/throttles.js';
 
 /**
  * The gateway's throttles: a token bucket per key (`RateLimiter`, for /authorize) and failed attempts at a
- * secret per key (`AttemptThrottle`: sign-in passwords, the admin token). Both keep their per-key state in a `ThrottleStore`: this
- * process's memory, or, for `gateway serve --workers N`, the database the workers share (`SharedThrottleStore`),
- * so N workers allow what one process allows, not N times as much.
+ * secret per key (`AttemptThrottle`: sign-in passwords, the admin token). Both keep their per-key counts in the
+ * throttles port (../stores/ports.ts) under a kind of their own: this process's memory, or, for `gateway serve
+ * --workers N`, the database the workers share, so N workers allow what one process allows, not N times as much.
+ * Each check-and-count is one `Throttles.update`: the policy is here, the adapter makes the step atomic.
  */
-
-/** One key's state: a count (tokens, failures) and the time it refers to (ms since the epoch). */
-export interface ThrottleEntry {
-  count: number;
-  at: number;
-  /** Attempts started and not yet finished (the sign-in throttle). */
-  pending?: number;
-}
-
-/** The entries of one store, as seen inside `ThrottleStore.atomically`. Expired entries are never returned. */
-export interface ThrottleEntries {
-  get(key: string): ThrottleEntry | undefined;
-  /** Kept until `expiresAt` (ms since the epoch): past it the entry carries no information. */
-  set(key: string, entry: ThrottleEntry, expiresAt: number): void;
-  delete(key: string): void;
-}
-
-export interface ThrottleStore {
-  /** Runs `work` with no other change to the store in between (across workers: one write transaction). */
-  atomically<R>(now: number, work: (entries: ThrottleEntries) => R): R;
-}
-
-/** A throttle store in this process's memory, bounded in keys (a flood of new keys forgets old ones first). */
-export class MemoryThrottleStore implements ThrottleStore {
-  private readonly entries = new Map<string, { entry: ThrottleEntry; expiresAt: number }>();
-
-  constructor(private readonly maxKeys = 100_000) {}
-
-  atomically<R>(now: number, work: (entries: ThrottleEntries) => R): R {
-    const { entries } = this;
-    return work({
-      get(key) {
-        const stored = entries.get(key);
-        if (!stored) return undefined;
-        if (stored.expiresAt <= now) {
-          entries.delete(key);
-          return undefined;
-        }
-        return { ...stored.entry };
-      },
-      set: (key, entry, expiresAt) => {
-        if (!entries.has(key) && entries.size >= this.maxKeys) this.forget(now);
-        entries.set(key, { entry: { ...entry }, expiresAt });
-      },
-      delete(key) {
-        entries.delete(key);
-      },
-    });
-  }
-
-  /** Expired keys go; if none has, the oldest half (insertion order) goes. */
-  private forget(now: number): void {
-    for (const [key, stored] of this.entries) if (stored.expiresAt <= now) this.entries.delete(key);
-    if (this.entries.size < this.maxKeys) return;
-    let excess = Math.ceil(this.entries.size / 2);
-    for (const key of this.entries.keys()) {
-      if (excess-- <= 0) break;
-      this.entries.delete(key);
-    }
-  }
-}
-
-/**
- * The throttles' state shared by the workers through `shared_ephemeral`, one kind per throttle. Keys
- * (account names, client addresses) are stored as their SHA-256, and every change runs in one write
- * transaction (`BEGIN IMMEDIATE`), so attempts counted by different workers at once add up instead of
- * overwriting each other.
- */
-export class SharedThrottleStore implements ThrottleStore {
-  private readonly rows: SharedEphemeralStore;
-
-  constructor(database: SqliteDatabase, kind: string) {
-    this.rows = new SharedEphemeralStore(database, `throttle:${kind}`);
-  }
-
-  atomically<R>(now: number, work: (entries: ThrottleEntries) => R): R {
-    const { rows } = this;
-    const name = (key: string) => createHash('sha256').update(key).digest('base64url');
-    const entries: ThrottleEntries = {
-      get(key) {
-        const value = rows.get(name(key), now);
-        return value === undefined ? undefined : (JSON.parse(value) as ThrottleEntry);
-      },
-      set(key, entry, expiresAt) {
-        rows.put(name(key), JSON.stringify({ count: entry.count, at: entry.at, pending: entry.pending ?? 0 }), expiresAt);
-      },
-      delete(key) {
-        rows.delete(name(key));
-      },
-    };
-    return rows.atomically(() => work(entries));
-  }
-}
 
 /** A token bucket per key (a client address, a client id): `perMinute` actions at once, refilled evenly over a minute. */
 export class RateLimiter {
   private readonly perMillisecond: number;
 
   constructor(
+    /** Names this limiter's counts in the store (`authorize-address`). */
+    private readonly kind: string,
     private readonly perMinute: number,
-    private readonly store: ThrottleStore = new MemoryThrottleStore(),
+    private readonly throttles: Throttles = new MemoryThrottles(),
   ) {
     this.perMillisecond = perMinute / 60_000;
   }
 
   /** 0 when the key may act now (and the action is counted), else the whole seconds until it may. */
-  take(key: string, now = Date.now()): number {
+  take(key: string, now = Date.now()): Promise<number> {
     const { perMinute, perMillisecond } = this;
-    return this.store.atomically(now, (entries) => {
+    return this.throttles.update(this.kind, [key], now, (entries) => {
       const bucket = entries.get(key);
       const tokens = bucket ? Math.min(perMinute, bucket.count + (now - bucket.at) * perMillisecond) : perMinute;
       const left = tokens >= 1 ? tokens - 1 : tokens;
@@ -144,9 +53,11 @@ export class AttemptThrottle {
   private readonly windowMs: number;
 
   constructor(
+    /** Names this throttle's counts in the store (`signin`, `admin-token`). */
+    private readonly kind: string,
     private readonly maxFailures: number,
     windowSeconds: number,
-    private readonly store: ThrottleStore = new MemoryThrottleStore(),
+    private readonly throttles: Throttles = new MemoryThrottles(),
   ) {
     this.windowMs = windowSeconds * 1000;
   }
@@ -155,8 +66,8 @@ export class AttemptThrottle {
    * Seconds until another attempt may start for any of the keys (nothing held), or 0: the attempt may go on
    * and holds a place under every key until `failed` or `succeeded`. `limits` overrides maxFailures per key.
    */
-  attempt(keys: readonly string[], now = Date.now(), limits: Record<string, number> = {}): number {
-    return this.store.atomically(now, (entries) => {
+  attempt(keys: readonly string[], now = Date.now(), limits: Record<string, number> = {}): Promise<number> {
+    return this.throttles.update(this.kind, keys, now, (entries) => {
       let wait = 0;
       for (const key of keys) {
         const entry = entries.get(key);
@@ -176,8 +87,8 @@ export class AttemptThrottle {
   }
 
   /** The attempt's password was wrong: its place under each key becomes a failure. */
-  failed(keys: readonly string[], now = Date.now()): void {
-    this.store.atomically(now, (entries) => {
+  async failed(keys: readonly string[], now = Date.now()): Promise<void> {
+    await this.throttles.update(this.kind, keys, now, (entries) => {
       for (const key of keys) {
         const entry = entries.get(key) ?? { count: 0, at: now };
         // The window runs from the first failure.
@@ -190,8 +101,8 @@ export class AttemptThrottle {
    * The attempt ended without a failure (a right password, or no check at all): it gives its place under each
    * key back, and the `clear` keys (the account that signed in) forget their failures.
    */
-  succeeded(keys: readonly string[], { clear = [] }: { clear?: readonly string[] } = {}, now = Date.now()): void {
-    this.store.atomically(now, (entries) => {
+  async succeeded(keys: readonly string[], { clear = [] }: { clear?: readonly string[] } = {}, now = Date.now()): Promise<void> {
+    await this.throttles.update(this.kind, keys, now, (entries) => {
       for (const key of keys) {
         const entry = entries.get(key);
         if (!entry) continue;

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { secretsEqual } from '@gateway/runtime';
-import { seal, sealedKey, unseal, type SharedEphemeralStore } from '../../store/shared-state.js';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
+import { seal, sealedKey, unseal } from './sealed.js';
+
+/** The ephemeral state kind of browser sessions. */
+const KIND = 'browser-session';
 
 /** Who signed in to the gateway's pages, and how. */
 export interface SignedInPerson {
@@ -46,36 +50,43 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 /**
- * Browser sessions of the sign-in and consent pages, in memory: a gateway restart signs people out,
- * which costs them one sign-in and keeps no long-lived secrets on disk. Bounded in size and time.
+ * Browser sessions of the sign-in and consent pages, kept in the ephemeral state port (store/ephemeral-state.ts):
+ * this process's memory, so a gateway restart signs people out, which costs them one sign-in and keeps no
+ * long-lived secrets on disk; or, with several worker processes (`gateway serve --workers N`), the database, so
+ * any worker can continue them. In a shared store each is sealed with its cookie (./sealed.ts): the database never
+ * holds a session id or CSRF token it could be used with. Bounded in size (per process) and time.
  */
 export class BrowserSessions {
   readonly cookieName: string;
+  /** The sessions this process created or read, oldest first: what eviction looks at. */
   private readonly sessions = new Map<string, BrowserSession>();
 
   constructor(
     private readonly options: CookieOptions,
+    private readonly state: EphemeralState,
     private readonly maxSessions = 10_000,
-    /**
-     * Several worker processes (`gateway serve --workers N`): sessions also live in the database, sealed
-     * with the cookie (store/shared-state.ts), and are read from there, so any worker can continue them.
-     */
-    private readonly shared?: SharedEphemeralStore,
   ) {
     this.cookieName = options.isHttps ? '__Host-gateway-session' : 'gateway-session';
   }
 
-  /** Writes a changed session through to the shared store (no-op for a single process). */
-  save(session: BrowserSession): void {
-    if (!this.shared) return;
-    const { id, ...rest } = session;
-    this.shared.put(sealedKey(id), seal(id, JSON.stringify(rest)), session.expiresAt);
+  /**
+   * Where a session is kept: in a shared store, under the hash of its id and sealed with it; in this process's
+   * memory, as it is (nothing to protect there, and the sign-in pages do not pay for the hashing).
+   */
+  private keyOf(id: string): string {
+    return this.state.isShared ? sealedKey(id) : id;
   }
 
-  private load(id: string, now: number): BrowserSession | undefined {
-    if (!this.shared) return this.sessions.get(id);
-    const sealed = this.shared.get(sealedKey(id), now);
-    const text = sealed === undefined ? undefined : unseal(id, sealed);
+  /** Writes a changed session to the store. */
+  async save(session: BrowserSession): Promise<void> {
+    const { id, ...rest } = session;
+    const text = JSON.stringify(rest);
+    await this.state.put(KIND, this.keyOf(id), this.state.isShared ? seal(id, text) : text, session.expiresAt);
+  }
+
+  private async load(id: string, now: number): Promise<BrowserSession | undefined> {
+    const stored = await this.state.get(KIND, this.keyOf(id), now);
+    const text = stored === undefined || !this.state.isShared ? stored : unseal(id, stored);
     if (text === undefined) {
       this.sessions.delete(id);
       return undefined;
@@ -85,10 +96,10 @@ export class BrowserSessions {
     return session;
   }
 
-  find(cookieHeader: string | undefined, now = Date.now()): BrowserSession | undefined {
+  async find(cookieHeader: string | undefined, now = Date.now()): Promise<BrowserSession | undefined> {
     const id = readCookie(cookieHeader, this.cookieName);
     if (!id) return undefined;
-    const session = this.load(id, now);
+    const session = await this.load(id, now);
     if (!session) return undefined;
     if (session.expiresAt <= now) {
       this.sessions.delete(id);
@@ -96,14 +107,14 @@ export class BrowserSessions {
     }
     if (!session.isSeen) {
       session.isSeen = true;
-      this.save(session);
+      await this.save(session);
     }
     return session;
   }
 
   /** A fresh anonymous (or signed-in, after rotation) session; the caller sets its cookie. */
-  create(person?: SignedInPerson, now = Date.now(), browserId = randomBytes(24).toString('base64url')): BrowserSession {
-    this.evict(now);
+  async create(person?: SignedInPerson, now = Date.now(), browserId = randomBytes(24).toString('base64url')): Promise<BrowserSession> {
+    await this.evict(now);
     const session: BrowserSession = {
       id: randomBytes(32).toString('base64url'),
       browserId,
@@ -113,7 +124,7 @@ export class BrowserSessions {
       ...(person ? { person } : {}),
     };
     this.sessions.set(session.id, session);
-    this.save(session);
+    await this.save(session);
     return session;
   }
 
@@ -121,17 +132,17 @@ export class BrowserSessions {
    * Signing in replaces the session id and CSRF token (no session fixation, OWASP); only the internal
    * browser id is kept, so the requests this browser started stay its own.
    */
-  signIn(previous: BrowserSession | undefined, person: SignedInPerson): BrowserSession {
-    if (previous) this.signOut(previous);
-    const session = this.create(person, Date.now(), previous?.browserId);
+  async signIn(previous: BrowserSession | undefined, person: SignedInPerson): Promise<BrowserSession> {
+    if (previous) await this.signOut(previous);
+    const session = await this.create(person, Date.now(), previous?.browserId);
     session.isSeen = true;
-    this.save(session);
+    await this.save(session);
     return session;
   }
 
-  signOut(session: BrowserSession): void {
+  async signOut(session: BrowserSession): Promise<void> {
     this.sessions.delete(session.id);
-    this.shared?.delete(sealedKey(session.id));
+    await this.state.delete(KIND, this.keyOf(session.id));
   }
 
   isCsrfTokenValid(session: BrowserSession | undefined, token: string | undefined): boolean {
@@ -156,10 +167,16 @@ export class BrowserSessions {
 
   /**
    * When full: expired sessions go first, then (oldest first, Map order) sessions whose browser never came
-   * back with the cookie (what a flood of /authorize leaves), then anonymous ones, then the oldest.
+   * back with the cookie (what a flood of /authorize leaves), then anonymous ones, then the oldest. An evicted
+   * session is deleted from the store too.
    */
-  private evict(now: number): void {
+  private async evict(now: number): Promise<void> {
     if (this.sessions.size < this.maxSessions) return;
+    const evicted: string[] = [];
+    const drop = (id: string) => {
+      this.sessions.delete(id);
+      evicted.push(id);
+    };
     for (const [id, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(id);
     for (const isCandidate of [
       (session: BrowserSession) => !session.isSeen && !session.person,
@@ -167,9 +184,10 @@ export class BrowserSessions {
       () => true,
     ]) {
       for (const [id, session] of this.sessions) {
-        if (this.sessions.size < this.maxSessions) return;
-        if (isCandidate(session)) this.sessions.delete(id);
+        if (this.sessions.size < this.maxSessions) break;
+        if (isCandidate(session)) drop(id);
       }
     }
+    for (const id of evicted) await this.state.delete(KIND, this.keyOf(id));
   }
 }

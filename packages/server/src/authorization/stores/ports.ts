@@ -1,4 +1,5 @@
 import type { SessionState } from '@gateway/core';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
 
 /**
  * The authorization area's storage ports: what its handlers, consent pages, /mcp authorizer and the admin API
@@ -164,4 +165,46 @@ export interface AuthorizationStores {
   codes: AuthorizationCodes;
   refreshTokens: RefreshTokens;
   clients: RegisteredClients;
+}
+
+/** One throttle key's state: a count (tokens, failures) and the time it refers to (ms since the epoch). */
+export interface ThrottleEntry {
+  count: number;
+  at: number;
+  /** Attempts started and not yet finished (the sign-in throttle). */
+  pending?: number;
+}
+
+/** The entries of the keys one `Throttles.update` named. Expired entries are never returned. */
+export interface ThrottleEntries {
+  /** The entry of a named key; asking for a key the update did not name throws. */
+  get(key: string): ThrottleEntry | undefined;
+  /** Kept until `expiresAt` (ms since the epoch): past it the entry carries no information. */
+  set(key: string, entry: ThrottleEntry, expiresAt: number): void;
+  delete(key: string): void;
+}
+
+/**
+ * The throttles' counts (authorization/oauth/rate-limit.ts: /authorize rate limits, failed sign-ins, wrong admin
+ * tokens), by throttle kind and key. Keys may name people (account names) or addresses: an adapter that writes
+ * them anywhere lasting stores a digest of each, never the key itself.
+ */
+export interface Throttles {
+  /**
+   * Check-and-count as one atomic step: reads the entries of `keys` under `kind`, runs `decide` over them (it
+   * reads and changes entries of those keys only), writes its changes and returns its result, with no other
+   * change to those keys in between (across workers too). `decide` is synchronous and depends only on the entries
+   * and its own arguments: an adapter may run it again when it retries the step.
+   */
+  update<R>(kind: string, keys: readonly string[], now: number, decide: (entries: ThrottleEntries) => R): Promise<R>;
+}
+
+/**
+ * Everything the authorization area keeps, as the composition root builds it: the four stores of the database,
+ * the throttles' counts and the sign-in and consent pages' ephemeral state (with workers, both in the database
+ * the workers share; in one process, in its memory).
+ */
+export interface AuthorizationPorts extends AuthorizationStores {
+  throttles: Throttles;
+  ephemeral: EphemeralState;
 }

@@ -1,14 +1,21 @@
 import type { AdminWebhookDelivery, AdminWebhookDeliveryList } from '@gateway/core';
 import type { FastifyInstance } from 'fastify';
 import type { OutboxStatus } from '../../outbox/ports.js';
-import type { WebhookRouteContext } from './problems.js';
+import { QUERY_TEXT } from '../../http/route-schemas.js';
+import { ENDPOINT_ROUTE, type WebhookRouteContext } from './problems.js';
+
+/** The filters of a delivery list, each one value; the handler checks what each must be (WEBHOOK_REQUEST_INVALID). */
+const DELIVERIES_QUERY = {
+  type: 'object',
+  properties: { status: QUERY_TEXT, from: QUERY_TEXT, limit: QUERY_TEXT },
+} as const;
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'failed'];
 const MAX_LIMIT = 1000;
 
 /** `GET /admin/webhooks/:endpoint/deliveries` (`gateway webhooks deliveries`): events from a sequence on. */
 export function registerDeliveriesRoute(app: FastifyInstance, { webhooks, unknown, invalid }: WebhookRouteContext): void {
-  app.get('/webhooks/:endpoint/deliveries', async (request, reply) => {
+  app.get('/webhooks/:endpoint/deliveries', { schema: { ...ENDPOINT_ROUTE, querystring: DELIVERIES_QUERY } }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const query = request.query as Record<string, string | undefined>;

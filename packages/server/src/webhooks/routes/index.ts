@@ -5,16 +5,14 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDeliveriesRoute } from './deliveries.js';
 import { registerListRoute } from './list.js';
-import { webhookRouteContext, type SendProblem } from './problems.js';
+import { webhookRouteContext } from './problems.js';
 import { registerReplayRoute } from './replay.js';
 import { registerResumeRoute } from './resume.js';
 import { registerTestEventRoute } from './test-event.js';
 import type { Webhooks } from '../service.js';
 
-export type { WebhookRoutesProblem } from './problems.js';
-
-export function registerWebhookRoutes(app: FastifyInstance, webhooks: Webhooks, sendProblem: SendProblem): void {
-  const context = webhookRouteContext(webhooks, sendProblem);
+export function registerWebhookRoutes(app: FastifyInstance, webhooks: Webhooks): void {
+  const context = webhookRouteContext(webhooks);
   registerListRoute(app, context);
   registerDeliveriesRoute(app, context);
   registerReplayRoute(app, context);

@@ -1,15 +1,6 @@
-import type { ErrorCode } from '@gateway/core';
 import type { FastifyReply } from 'fastify';
+import { BEARER_HEADERS, pathParameters } from '../../http/route-schemas.js';
 import type { Webhooks } from '../service.js';
-
-export interface WebhookRoutesProblem {
-  status: number;
-  code: ErrorCode;
-  title: string;
-  detail: string;
-}
-
-export type SendProblem = (reply: FastifyReply, problem: WebhookRoutesProblem) => FastifyReply;
 
 /** What every `/admin/webhooks…` route needs: the area, and its two refusals (unknown endpoint, invalid request). */
 export interface WebhookRouteContext {
@@ -18,16 +9,17 @@ export interface WebhookRouteContext {
   invalid(reply: FastifyReply, detail: string): FastifyReply;
 }
 
-export function webhookRouteContext(webhooks: Webhooks, sendProblem: SendProblem): WebhookRouteContext {
+/** The schema parts of a route on one endpoint: the bearer header and the `:endpoint` parameter. */
+export const ENDPOINT_ROUTE = { headers: BEARER_HEADERS, params: pathParameters('endpoint') } as const;
+
+export function webhookRouteContext(webhooks: Webhooks): WebhookRouteContext {
+  const known = () => [...webhooks.endpoints.keys()].join(', ') || 'none';
   return {
     webhooks,
     unknown: (reply, name) =>
-      sendProblem(reply, {
-        status: 404,
-        code: 'WEBHOOK_ENDPOINT_UNKNOWN',
+      reply.problem('WEBHOOK_ENDPOINT_UNKNOWN', `no webhook endpoint named '${name}' in gateway.yaml (known: ${known()})`, {
         title: 'No such webhook endpoint',
-        detail: `no webhook endpoint named '${name}' in gateway.yaml (known: ${[...webhooks.endpoints.keys()].join(', ') || 'none'})`,
       }),
-    invalid: (reply, detail) => sendProblem(reply, { status: 400, code: 'WEBHOOK_REQUEST_INVALID', title: 'Invalid request', detail }),
+    invalid: (reply, detail) => reply.problem('WEBHOOK_REQUEST_INVALID', detail, { title: 'Invalid request' }),
   };
 }

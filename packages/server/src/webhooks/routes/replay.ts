@@ -1,10 +1,16 @@
 import type { AdminWebhookReplay } from '@gateway/core';
 import type { FastifyInstance } from 'fastify';
-import type { WebhookRouteContext } from './problems.js';
+import { ENDPOINT_ROUTE, type WebhookRouteContext } from './problems.js';
+
+/** `{"failed": true}` or `{"from": <sequence>}`: which one, and its value, the handler checks. */
+const REPLAY_BODY = {
+  type: ['object', 'null'],
+  properties: { failed: { description: 'true: every failed event' }, from: { description: 'a sequence number, 1 or more' } },
+} as const;
 
 /** `POST /admin/webhooks/:endpoint/replay` (`gateway webhooks replay`): failed events, or every one from a sequence. */
 export function registerReplayRoute(app: FastifyInstance, { webhooks, unknown, invalid }: WebhookRouteContext): void {
-  app.post('/webhooks/:endpoint/replay', async (request, reply) => {
+  app.post('/webhooks/:endpoint/replay', { schema: { ...ENDPOINT_ROUTE, body: REPLAY_BODY } }, async (request, reply) => {
     const { endpoint } = request.params as { endpoint: string };
     if (!webhooks.endpoints.has(endpoint)) return unknown(reply, endpoint);
     const body = (request.body ?? {}) as { failed?: unknown; from?: unknown };

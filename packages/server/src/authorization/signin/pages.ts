@@ -1,0 +1,60 @@
+/**
+ * The pages a person sees before consent: sign-in (a local account, the company's identity provider, or both) and
+ * the gateway's own error page. Built on the shared views (../../views/): escaping, layout, CSP, form helpers.
+ */
+import { csrfField, hiddenField, html, raw, renderPage, type RenderedPage } from '../../views/index.js';
+
+/** The gateway's own error page: used when redirecting back would be unsafe (unknown client or redirect URI). */
+export function errorPage(title: string, message: string, status = 400): RenderedPage {
+  return renderPage(
+    title,
+    html`<h1>${title}</h1>
+<p role="alert">${message}</p>
+<p class="hint">Nothing was shared with the application. You can close this window.</p>`,
+    { status },
+  );
+}
+
+export interface SignInPageInput {
+  requestId: string;
+  csrfToken: string;
+  gateway: string;
+  clientName: string;
+  localAccounts: boolean;
+  oidc?: { label: string; href: string };
+  error?: string;
+  name?: string;
+  status?: number;
+}
+
+/** The name field's fixed attributes and the password field (no value is ever written back into a password field). */
+const NAME_ATTRIBUTES = raw('type="text" id="name" name="name" autocomplete="username" autocapitalize="none" spellcheck="false"');
+const PASSWORD_FIELD = raw(
+  '<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" ' +
+    'autocomplete="current-password" required></div>',
+);
+
+export function signInPage(input: SignInPageInput): RenderedPage {
+  const local = input.localAccounts
+    ? html`<form method="post" action="signin" novalidate>
+${csrfField(input.csrfToken)}
+${hiddenField('request', input.requestId)}
+<div class="field"><label for="name">Name</label><input ${NAME_ATTRIBUTES} value="${input.name ?? ''}" required></div>
+${PASSWORD_FIELD}
+<div class="actions"><button type="submit" class="allow">Sign in</button></div>
+</form>`
+    : '';
+  const oidcButton = input.localAccounts ? 'button secondary' : 'button primary';
+  const oidc = input.oidc
+    ? html`<div class="actions"><a class="${oidcButton}" href="${input.oidc.href}">${input.oidc.label}</a></div>`
+    : '';
+  return renderPage(
+    'Sign in',
+    html`<h1>Sign in to ${input.gateway}</h1>
+<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+${local}
+${oidc}`,
+    { status: input.status ?? 200 },
+  );
+}
