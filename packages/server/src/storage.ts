@@ -2,6 +2,7 @@ import { GatewayError, type LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
+import { postgresEphemeralStateMigrations } from './store/postgres/ephemeral-state.js';
 import type { PostgresPool } from './store/postgres/database.js';
 import { postgresLeaseMigrations } from './store/postgres/leases.js';
 import { postgresMigrationState } from './store/postgres/migrate.js';
@@ -19,8 +20,8 @@ export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: bool
   { stores: 'sessions, authorization codes, refresh tokens and registered clients', hasAdapter: true },
   { stores: 'one-call approvals', hasAdapter: true },
   { stores: 'leases (the drift leader)', hasAdapter: true },
-  { stores: 'sign-in and consent state (browser sessions, pending consent requests)', hasAdapter: false },
-  { stores: 'throttles (sign-in, /authorize and registration limits)', hasAdapter: false },
+  { stores: "sign-in and consent state (browser sessions, pending consent requests, retries' spent requestStates)", hasAdapter: true },
+  { stores: 'throttles (sign-in, /authorize and admin-token limits)', hasAdapter: true },
   { stores: 'receipts and checkpoints', hasAdapter: false },
   { stores: 'outbox and delivery marks', hasAdapter: false },
   { stores: 'drift state and proposals', hasAdapter: false },
@@ -29,6 +30,7 @@ export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: bool
 /** Every PostgreSQL migration of the stores that have an adapter, as one list (each area keeps its own ids). */
 export const postgresMigrations: readonly Migration[] = [
   ...postgresSessionMigrations,
+  ...postgresEphemeralStateMigrations,
   ...postgresApprovalMigrations,
   ...postgresLeaseMigrations,
 ];

@@ -10,4 +10,6 @@ export const ADVISORY_LOCK_CLASS = {
   clientRegistrations: 0x4757_0002,
   /** Asking for a one-call approval: find-or-create per call binding (hashtext of session, tool, fingerprint, digest). */
   approvalRequests: 0x4757_0003,
+  /** A throttle update: one lock per key it names (hashtext of `throttle:<kind>` and the key's digest). */
+  throttles: 0x4757_0004,
 } as const;

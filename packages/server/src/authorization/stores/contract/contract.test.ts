@@ -3,13 +3,16 @@ import { temporaryDirectory } from '../../../../../../test-support/cli.js';
 import { postgresForThisFile } from '../../../../../../test-support/postgres.js';
 import { freshPostgresDatabase } from '../../../../test/support/databases.js';
 import { openDatabase } from '../../../store/sqlite/database.js';
-import { postgresAuthorizationStores, postgresSessionMigrations } from '../postgres/index.js';
+import { openPostgres } from '../../../store/postgres/database.js';
+import { postgresEphemeralStateMigrations } from '../../../store/postgres/ephemeral-state.js';
+import { PostgresThrottles, postgresAuthorizationStores, postgresSessionMigrations } from '../postgres/index.js';
 import { sessionMigrations, sqliteAuthorizationStores } from '../sqlite/index.js';
 import { authorizationCodesContract } from './authorization-codes.contract.js';
 import { registeredClientsContract } from './clients.contract.js';
 import type { AuthorizationStoresFactory } from './harness.js';
 import { refreshTokensContract } from './refresh-tokens.contract.js';
 import { sessionsContract } from './sessions.contract.js';
+import { throttlesContract, type ThrottlesFactory } from './throttles.contract.js';
 
 /** Each test: a fresh SQLite file in a temporary directory, migrated as the gateway migrates it. */
 const sqlite: AuthorizationStoresFactory = async () => {
@@ -42,3 +45,21 @@ for (const [name, factory] of adapters) {
   refreshTokensContract(name, factory);
   registeredClientsContract(name, factory);
 }
+
+/**
+ * The throttles on PostgreSQL: two pools on one fresh database (two replicas). Their SQLite and memory adapters run
+ * the same suite from ../sqlite/sqlite.test.ts and ../memory/memory.test.ts.
+ */
+const postgresThrottles: ThrottlesFactory = async () => {
+  const database = await freshPostgresDatabase(postgres.server, postgresEphemeralStateMigrations);
+  const replica = openPostgres(database.url, { max: 5 });
+  return {
+    first: new PostgresThrottles(database.pool),
+    second: new PostgresThrottles(replica),
+    async close() {
+      await replica.end();
+      await database.close();
+    },
+  };
+};
+throttlesContract('PostgreSQL', postgresThrottles);
