@@ -22,6 +22,8 @@ import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { authorizationMigrations, createAuthorization, openSqliteAuthorizationStores, type ConsentTool } from './authorization/index.js';
 import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
+import { startPersonLogins } from './credentials/person/index.js';
+import { linkedAccountMigrations, sqliteLinkedAccounts } from './credentials/person/sqlite/index.js';
 import { startDrift, type DriftWatcher } from './drift/index.js';
 import { driftMigrations, sqliteDriftStore } from './drift/sqlite/index.js';
 import { createExecutor, sourceLimits } from './execute/executor.js';
@@ -88,7 +90,7 @@ export interface StartGatewayOptions {
   authorizerOverride?: AuthorizerOverride;
   /**
    * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts). Not
-   * reachable from gateway.yaml or any CLI flag; production has none until OAuth per person and approvals.
+   * reachable from gateway.yaml or any CLI flag; they come after the per-person logins' own gate.
    */
   personActionGates?: readonly PersonActionGate[];
   /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
@@ -189,6 +191,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...authorizationMigrations,
     ...receiptMigrations,
     ...outboxMigrations,
+    ...linkedAccountMigrations,
   ];
   const databasePath = join(dataDirectory, 'gateway.db');
   const database = openDatabase(databasePath, migrations);
@@ -225,7 +228,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await Promise.all([...agents.values(), tokenAgent].map((agent) => agent.close().catch(() => undefined)));
     });
 
-    const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
+    // OAuth per person (credentials/person/): links in the database, each person's tokens in the vault.
+    const personLogins = await startPersonLogins({
+      loaded,
+      vault,
+      accounts: sqliteLinkedAccounts(database),
+      dispatcher: tokenAgent,
+      warn: (details, message) => logger.warn(details, message),
+    });
+    const credentials = createCredentialResolver({
+      loaded,
+      vault,
+      fetchDispatcher: tokenAgent,
+      ...(personLogins ? { personLogins } : {}),
+    });
     // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
     const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
     // The rug-pull defence is wired below, once the database and registry exist; the pool reports to it.
@@ -320,6 +336,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
       changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
+      ...(personLogins ? { personLogins } : {}),
       ...(options.worker
         ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
         : {}),
@@ -387,7 +404,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
-      ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
+      personActionGates: [...(personLogins ? [personLogins.gate] : []), ...(options.personActionGates ?? [])],
       authPlugin: authorization.plugin,
       adminPlugin: createAdminPlugin({
         vault,
@@ -401,6 +418,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(webhooks ? { webhooks } : {}),
         lastLockReload: () => lastLockReload,
         sessions: authorization.sessions,
+        ...(personLogins ? { personLogins } : {}),
         mcpRefusals: () => authorization.authorizer.refusals(),
       }),
       guard,

@@ -107,7 +107,7 @@ export interface CallPipelineOptions {
   logger: FastifyBaseLogger;
   /** Seals and checks `requestState`s (default: a key of this process; the gateway passes the vault's). */
   requestStates?: RequestStates;
-  /** Sources of "a person must act first" besides the core rules (none in production yet). */
+  /** Sources of "a person must act first" besides the core rules (the per-person logins' gate; tests add theirs). */
   gates?: readonly PersonActionGate[];
 }
 
@@ -349,6 +349,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
+        person: caller.subject,
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
         ...(onSent ? { onSent } : {}),
