@@ -2,6 +2,7 @@ import { GatewayError, type LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
+import { postgresLinkedAccountMigrations } from './credentials/person/postgres/migrations.js';
 import { postgresEphemeralStateMigrations } from './store/postgres/ephemeral-state.js';
 import type { PostgresPool } from './store/postgres/database.js';
 import { postgresLeaseMigrations } from './store/postgres/leases.js';
@@ -19,6 +20,7 @@ import type { Migration } from './store/schema/migration.js';
 export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: boolean }> = [
   { stores: 'sessions, authorization codes, refresh tokens and registered clients', hasAdapter: true },
   { stores: 'one-call approvals', hasAdapter: true },
+  { stores: 'linked accounts of per-person logins (metadata; the tokens are in the vault)', hasAdapter: true },
   { stores: 'leases (the drift leader)', hasAdapter: true },
   { stores: "sign-in and consent state (browser sessions, pending consent requests, retries' spent requestStates)", hasAdapter: true },
   { stores: 'throttles (sign-in, /authorize and admin-token limits)', hasAdapter: true },
@@ -32,6 +34,7 @@ export const postgresMigrations: readonly Migration[] = [
   ...postgresSessionMigrations,
   ...postgresEphemeralStateMigrations,
   ...postgresApprovalMigrations,
+  ...postgresLinkedAccountMigrations,
   ...postgresLeaseMigrations,
 ];
 
