@@ -4,15 +4,22 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runGateway } from '../../../test-support/cli.js';
+import { postgresForThisFile } from '../../../test-support/postgres.js';
+import { postgresMigrations } from '../../server/src/storage.js';
+import { openPostgres } from '../../server/src/store/postgres/database.js';
+import { migratePostgres } from '../../server/src/store/postgres/migrate.js';
 import { ordersDocument } from './publishing-workspace.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
 interface Finding {
   check: string;
   level: 'ok' | 'warning' | 'error';
+  code?: string;
   message: string;
   fix?: string;
 }
+
+const postgres = postgresForThisFile();
 
 describe('gateway doctor', () => {
   let workspace: Workspace | undefined;
@@ -160,4 +167,71 @@ describe('gateway doctor', () => {
     expect(report.findings.filter((each) => each.check === 'network')).toEqual([]);
     expect(finding('secret', "'everything-token'")).toMatchObject({ level: 'ok' });
   });
+
+  it('with storage.kind postgres: the connection string in the vault, the connection, the migrations, never the password', {
+    timeout: 240_000,
+  }, async () => {
+    workspace = await createWorkspace();
+    const useSecret = (name: string) =>
+      workspace!.write(
+        'gateway.yaml',
+        stringify({ gateway: { url: 'http://127.0.0.1:8080' }, sources: {}, storage: { kind: 'postgres', url: name } }),
+      );
+    const storage = async () => {
+      const result = await workspace!.gateway('doctor', '--json');
+      for (const output of [result.stdout, result.stderr]) {
+        expect(output).not.toContain(postgres.server.password);
+        expect(output).not.toContain('hunter2');
+      }
+      const report = JSON.parse(result.stdout) as { ok: boolean; findings: Finding[] };
+      return report.findings.filter((finding) => finding.check === 'storage');
+    };
+    const set = async (name: string, value: string) =>
+      expect((await runGateway(['secrets', 'set', name], { cwd: workspace!.path, input: `${value}\n` })).exitCode).toBe(0);
+    const codes = (findings: Finding[]) => findings.map((finding) => `${finding.level} ${finding.code ?? ''}`.trim());
+
+    // No connection string in the vault yet; serve would refuse PostgreSQL anyway (stores without an adapter).
+    await useSecret('database-url');
+    expect(codes(await storage())).toEqual(['error DATABASE_URL_MISSING', 'error STORAGE_POSTGRES_INCOMPLETE']);
+
+    await set('database-url', 'host=db user=gateway password=hunter2');
+    expect(codes(await storage())).toEqual(['error DATABASE_URL_INVALID', 'error STORAGE_POSTGRES_INCOMPLETE']);
+
+    await useSecret('closed-url');
+    await set('closed-url', `postgres://gateway_test:hunter2@127.0.0.1:${await closedPortNumber()}/gateway`);
+    const closed = await storage();
+    expect(codes(closed)).toEqual(['error DATABASE_UNREACHABLE', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(closed[0]!.message).toMatch(/127\.0\.0\.1:\d+\/gateway/);
+    const human = await workspace.gateway('doctor');
+    expect(human.stdout).toMatch(/FAIL\s+storage\s+cannot reach the PostgreSQL database 127\.0\.0\.1:\d+\/gateway/);
+    expect(`${human.stdout}${human.stderr}`).not.toContain('hunter2');
+
+    // A real database, not migrated yet: it answers, and every migration is pending.
+    const url = await postgres.server.createDatabase();
+    await useSecret('real-url');
+    await set('real-url', url);
+    const fresh = await storage();
+    expect(codes(fresh)).toEqual(['ok', 'warning DATABASE_MIGRATIONS_PENDING', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(fresh[1]!.message).toContain('oauth-001, oauth-002, oauth-003');
+    expect(fresh[2]!.message).toContain('receipts and checkpoints');
+
+    const pool = openPostgres(url);
+    try {
+      await migratePostgres(pool, postgresMigrations);
+      expect(codes(await storage())).toEqual(['ok', 'ok', 'error STORAGE_POSTGRES_INCOMPLETE']);
+      // A newer gateway migrated it further: this version says so.
+      await pool.query("INSERT INTO schema_migrations (id) VALUES ('oauth-999')");
+      expect(codes(await storage())).toEqual(['ok', 'error DATABASE_MIGRATIONS_UNKNOWN', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    } finally {
+      await pool.end();
+    }
+  });
 });
+
+async function closedPortNumber(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

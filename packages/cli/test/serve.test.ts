@@ -118,4 +118,22 @@ describe('gateway serve', () => {
     const after = await serveOnce(workspace.path);
     expect(after.stderr).not.toContain('nobody can sign in');
   });
+
+  it('refuses storage.kind postgres while some stores have no PostgreSQL adapter, naming them, before opening any database', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const config = await workspace.read('gateway.yaml');
+    await workspace.write('gateway.yaml', `${config}storage:\n  kind: postgres\n  url: database-url\n`);
+    const port = await closedPort();
+    const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], {
+      cwd: workspace.path,
+      timeout: 20_000,
+    });
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain('STORAGE_POSTGRES_INCOMPLETE');
+    expect(result.stderr).toContain('receipts and checkpoints');
+    expect(result.stderr).toContain('PostgreSQL: what works now');
+    // Nothing half-started: no SQLite file standing in for the missing stores.
+    await expect(workspace.read('.gateway/gateway.db')).rejects.toThrow(/ENOENT/);
+  });
 });

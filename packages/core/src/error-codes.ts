@@ -152,6 +152,31 @@ export const ERRORS = {
       '(an OAuth `temporarily_unavailable` body, a JSON-RPC error on `/mcp`, problem+json elsewhere)',
     status: 503,
   },
+  DATABASE_MIGRATIONS_PENDING: {
+    category: 'config',
+    area: 'serving',
+    meaning: 'the PostgreSQL database lacks schema migrations this gateway version applies (`gateway doctor`; docs/deployment.md)',
+  },
+  DATABASE_MIGRATIONS_UNKNOWN: {
+    category: 'config',
+    area: 'serving',
+    meaning: 'the PostgreSQL database holds migrations this gateway version does not know: a newer version migrated it',
+  },
+  DATABASE_UNREACHABLE: {
+    category: 'network',
+    area: 'serving',
+    meaning: 'the PostgreSQL database of `storage.url` refused or did not answer the connection (the message never shows the password)',
+  },
+  DATABASE_URL_INVALID: {
+    category: 'config',
+    area: 'serving',
+    meaning: 'the vault secret `storage.url` names is not a `postgres://` connection string',
+  },
+  DATABASE_URL_MISSING: {
+    category: 'config',
+    area: 'serving',
+    meaning: 'the vault has no secret of the name `storage.url` gives (the PostgreSQL connection string)',
+  },
   DRIFT_CHECK_FAILED: { category: 'internal', area: 'serving', meaning: '(drift report) an unexpected failure during a check' },
   DRIFT_DISABLED: {
     category: 'refused',
@@ -618,6 +643,13 @@ export const ERRORS = {
     category: 'refused',
     area: 'serving',
     meaning: 'a connection to a loopback, private, link-local, CGNAT or metadata address outside `network.allowPrivateNetworks`',
+  },
+  STORAGE_POSTGRES_INCOMPLETE: {
+    category: 'config',
+    area: 'serving',
+    meaning:
+      '`gateway serve` with `storage.kind: postgres` while some stores have no PostgreSQL adapter yet (the message names them; ' +
+      'docs/deployment.md, "PostgreSQL: what works now")',
   },
   TLS_FILES_UNREADABLE: { category: 'config', area: 'serving', meaning: 'the `gateway.tls` certificate or key cannot be read' },
   TOOL_ARGUMENTS_INVALID: {

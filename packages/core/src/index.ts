@@ -56,6 +56,8 @@ export {
   type CredentialConfig,
   type OAuthPersonCredentialConfig,
   type LoadedConfig,
+  type StorageConfig,
+  type StorageKind,
 } from './config/index.js';
 export {
   applyImport,

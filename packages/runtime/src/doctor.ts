@@ -10,6 +10,7 @@ import {
   loadTrustedKeys,
   verifyLockFile,
   type LoadedConfig,
+  type ErrorCode,
   type Lockfile,
   type TrustedKey,
   type VerificationReport,
@@ -35,10 +36,12 @@ export type FindingLevel = 'ok' | 'warning' | 'error';
 export interface DoctorFinding {
   /**
    * A stable name of the check: `url`, `listen`, `lock`, `trust`, `publications`, `vault`, `secret`, `admin-token`,
-   * `sign-in`, `network`, `mcp`.
+   * `sign-in`, `network`, `mcp`, `storage`.
    */
   check: string;
   level: FindingLevel;
+  /** The registered error code of what was found, where one names it (`DATABASE_UNREACHABLE`, …). */
+  code?: ErrorCode;
   /** What was found, one sentence. */
   message: string;
   /** The command (or edit) that fixes it, when something is missing. */
@@ -57,6 +60,12 @@ export interface DiagnoseOptions {
   env?: NodeJS.ProcessEnv;
   /** Resolves an upstream host name to addresses (default: the system resolver); tests pass their own. */
   resolveHost?: (hostname: string) => Promise<string[]>;
+  /**
+   * Checks the storage `gateway serve` would use (`storage.kind: postgres`: the connection string in the vault, the
+   * connection, the migrations), given the opened vault. The server package owns storage, so the CLI passes its
+   * check in; without one, `storage` is not checked.
+   */
+  checkStorage?: (loaded: LoadedConfig, vault: Vault) => Promise<DoctorFinding[]>;
 }
 
 async function systemResolve(hostname: string): Promise<string[]> {
@@ -166,7 +175,9 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
   } else {
     add({ check: 'vault', level: 'ok', message: `vault provider ${loaded.config.vault?.provider ?? 'file'}` });
     const adminName = loaded.config.admin?.tokenSecret ?? 'admin-token';
-    for (const name of referencedSecretNames(loaded)) {
+    const storageUrlName = loaded.config.storage?.kind === 'postgres' ? loaded.config.storage.url : undefined;
+    // The storage check reports the connection string's secret itself, with what it means for serve.
+    for (const name of referencedSecretNames(loaded).filter((name) => name !== storageUrlName || !options.checkStorage)) {
       const value = await vault.get(name).catch(() => undefined);
       const isAdmin = name === adminName;
       if (value === undefined) {
@@ -183,6 +194,8 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
         add({ check: isAdmin ? 'admin-token' : 'secret', level: 'ok', message: `secret '${name}' is in the vault` });
       }
     }
+    // 3b. The storage serve would use (PostgreSQL: reachable, migrated).
+    if (options.checkStorage) for (const finding of await options.checkStorage(loaded, vault)) add(finding);
   }
 
   // 4. Somebody must be able to sign in to approve access.

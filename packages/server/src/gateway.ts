@@ -17,6 +17,7 @@ import { watchServedLock, type ServedLock } from './composition/lock.js';
 import { startRecords } from './composition/records.js';
 import { readSettings } from './composition/settings.js';
 import { openSqliteStorage } from './composition/storage.js';
+import { assertServableStorage } from './storage.js';
 import { listLogins } from './credentials/index.js';
 import type { DriftWatcher } from './drift/index.js';
 import { createOriginGuard } from './mcp/origin.js';
@@ -97,6 +98,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const settings = await readSettings(options);
   const { loaded, logger, mcpUrl, listen } = settings;
   const config = loaded.config;
+  // PostgreSQL only once every store has its adapter: never half the state in a file other replicas cannot see.
+  assertServableStorage(config);
   const registry = new PublicationRegistry();
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
   const closers = new Closers();

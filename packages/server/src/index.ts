@@ -1,9 +1,11 @@
 /**
  * @gateway/server's public surface: what `gateway serve` (and the benchmarks) need to start a gateway. Nothing
- * else leaves the package; the CLI reaches a running server through its admin API (admin/index.ts).
+ * else leaves the package; the CLI reaches a running server through its admin API (admin/index.ts). `gateway
+ * doctor` asks it how the storage stands (`storageFindings`): the server owns the stores and their migrations.
  */
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './gateway.js';
 export { createGatewayLogger } from './logger.js';
+export { storageFindings } from './storage.js';
 export {
   currentWorkerId,
   isRestartedWorker,

@@ -19,10 +19,12 @@ export function registerDoctor(program: Command): void {
         '(gateway.listen, else where gateway.url points on loopback, else 127.0.0.1:8080), trust.keys, tools.lock\n' +
         'verifies and every source has a publication in use, the vault opens and holds every secret gateway.yaml\n' +
         'names (credentials, the admin token), somebody can sign in (a local person or OIDC), and every upstream\n' +
-        'server on a loopback or private address is allowed under network.allowPrivateNetworks. When a gateway\n' +
+        'server on a loopback or private address is allowed under network.allowPrivateNetworks. With\n' +
+        'storage.kind postgres: the connection string is in the vault, the database answers, its migrations are\n' +
+        'applied (DATABASE_UNREACHABLE, DATABASE_MIGRATIONS_PENDING, …). When a gateway\n' +
         'is running (its admin API answers), a paused or disabled webhook endpoint is a warning.\n' +
         '\nExit codes: 0 ready to serve (warnings allowed), 1 something is missing (each FAIL line says how to fix\n' +
-        'it), 3 gateway.yaml unreadable. --json gives {ok, findings:[{check, level, message, fix}]}.\n' +
+        'it), 3 gateway.yaml unreadable. --json gives {ok, findings:[{check, level, code?, message, fix}]}.\n' +
         '\nExamples:\n' +
         '  gateway doctor\n' +
         '  gateway doctor --json | jq \'.findings[] | select(.level != "ok")\'',
@@ -30,7 +32,9 @@ export function registerDoctor(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const context = contextFrom(command);
       const loaded = await loadConfig(context.configPath);
-      const report = await diagnose(loaded, { lockPath: context.lockPath });
+      // The server package owns storage and its migrations; it is loaded only when there is a database to check.
+      const checkStorage = loaded.config.storage?.kind === 'postgres' ? (await import('@gateway/server')).storageFindings : undefined;
+      const report = await diagnose(loaded, { lockPath: context.lockPath, ...(checkStorage ? { checkStorage } : {}) });
       report.findings.push(...(await runningWebhookFindings(context, loaded)));
       const lines: string[] = [];
       for (const finding of report.findings) {

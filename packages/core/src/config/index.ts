@@ -35,6 +35,7 @@ export {
   receiptsSchema,
   type ReceiptsConfig,
 } from './receipts-schema.js';
+export { storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
 export {
   CHECKPOINT_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,

@@ -112,3 +112,32 @@ describe('receipts.journal', () => {
     }
   });
 });
+
+describe('storage', () => {
+  const withStorage = (yaml: string) => `gateway:\n  url: https://gateway.example.com\nsources: {}\nstorage:\n${yaml}`;
+  const problem = (yaml: string) => {
+    try {
+      parseConfig(withStorage(yaml), 'gateway.yaml');
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+
+  it('is sqlite by default, or postgres with the vault name of its connection string', () => {
+    expect(parseConfig('gateway:\n  url: https://gateway.example.com\nsources: {}\n', 'gateway.yaml').config.storage).toBeUndefined();
+    expect(parseConfig(withStorage('  kind: sqlite\n'), 'gateway.yaml').config.storage).toEqual({ kind: 'sqlite' });
+    expect(parseConfig(withStorage('  kind: postgres\n  url: database-url\n'), 'gateway.yaml').config.storage).toEqual({
+      kind: 'postgres',
+      url: 'database-url',
+    });
+    expect(problem('  kind: postgres\n')).toMatch(/storage: missing required key 'url'/);
+    expect(problem('  kind: mysql\n')).toMatch(/storage\.kind: must be one of \["sqlite","postgres"\]/);
+  });
+
+  it('refuses a connection string written where the vault name goes (it would put the password in gateway.yaml)', () => {
+    const message = problem('  kind: postgres\n  url: postgres://gateway:hunter2@db:5432/gateway\n');
+    expect(message).toMatch(/^gateway\.yaml:6: storage\.url/);
+    expect(message).not.toContain('hunter2');
+  });
+});

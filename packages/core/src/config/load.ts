@@ -87,6 +87,7 @@ export interface GatewayConfig {
     env?: { prefix?: string };
     exec?: { command: string[]; timeoutMs?: number };
   };
+  storage?: import('./storage-schema.js').StorageConfig;
   admin?: { tokenSecret?: string };
   drift?: { intervalSeconds?: number; enabled?: boolean };
   auth?: import('./auth-schema.js').AuthConfig;

@@ -5,6 +5,7 @@
 
 import { authSchema } from './auth-schema.js';
 import { receiptsSchema } from './receipts-schema.js';
+import { storageSchema } from './storage-schema.js';
 import { webhooksSchema } from './webhooks-schema.js';
 
 const duration = { type: 'integer', minimum: 1 } as const;
@@ -307,6 +308,7 @@ export const configSchema = {
       },
     },
     vault: vaultSchema,
+    storage: storageSchema,
     admin: {
       type: 'object',
       additionalProperties: false,

@@ -30,6 +30,8 @@ export function fileVaultPaths(loaded: LoadedConfig): { path: string; keyFile: s
 /** Every vault name the config refers to: credential secrets and the admin token. */
 export function referencedSecretNames(loaded: LoadedConfig): string[] {
   const names = new Set<string>([loaded.config.admin?.tokenSecret ?? 'admin-token']);
+  // The PostgreSQL connection string holds the database password.
+  if (loaded.config.storage?.kind === 'postgres' && loaded.config.storage.url) names.add(loaded.config.storage.url);
   for (const source of Object.values(loaded.config.sources)) {
     switch (source.kind) {
       case 'openapi':

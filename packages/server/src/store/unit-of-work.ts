@@ -2,7 +2,7 @@
  * The unit-of-work seam: several ports' writes that must commit together (a receipt and its outbox rows, a
  * checkpoint and its events) run inside one `run`, each port method given the same `tx`. Callers never see a
  * database connection: `tx` is opaque, and only the adapter that opened it can use it (an adapter given another
- * adapter's transaction throws). The SQLite adapter (./sqlite/) and a PostgreSQL adapter implement it.
+ * adapter's transaction throws). The SQLite adapter (./sqlite/) and the PostgreSQL adapter (./postgres/) implement it.
  */
 export interface Transaction {
   /** Which adapter opened it (`sqlite`, `postgres`): a port's adapter checks it owns the transaction. */
@@ -12,8 +12,10 @@ export interface Transaction {
 export interface UnitOfWork {
   /**
    * Runs `work` in one write transaction and commits when it resolves; rolls back and rethrows when it rejects.
-   * Units of work are serialised with each other within the process and, by the adapter's locks, across
-   * processes sharing the database. `work` must not start another unit of work (that would wait on itself).
+   * On SQLite, units of work are serialised with each other within the process and, by the database's write lock,
+   * across processes sharing the file. On PostgreSQL they run concurrently, each on its own connection: the row
+   * and advisory locks a port's adapter takes inside the unit keep them apart, across replicas as within one.
+   * `work` must not start another unit of work (on SQLite that would wait on itself).
    */
   run<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { compareText, GatewayError } from '@gateway/core';
+import type { Migration } from '../schema/migration.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -50,11 +51,7 @@ export function writeTransaction<A extends unknown[], R>(database: SqliteDatabas
  */
 export const PAGE_CACHE_KIB = 2000;
 
-/** One schema change. Ids sort in application order; each area owns its own prefix (`drift-001`, `oauth-001`). */
-export interface Migration {
-  id: string;
-  sql: string;
-}
+export type { Migration };
 
 /**
  * Opens (creating if needed) the gateway's SQLite database in WAL mode and applies pending migrations,

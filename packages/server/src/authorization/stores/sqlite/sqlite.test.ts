@@ -5,31 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../../../../../../test-support/cli.js';
 import { openDatabase } from '../../../store/sqlite/database.js';
 import { ephemeralStateMigrations } from '../../../store/sqlite/ephemeral-state.js';
-import { authorizationCodesContract } from '../contract/authorization-codes.contract.js';
-import { registeredClientsContract } from '../contract/clients.contract.js';
-import type { AuthorizationStoresFactory } from '../contract/harness.js';
-import { refreshTokensContract } from '../contract/refresh-tokens.contract.js';
-import { sessionsContract } from '../contract/sessions.contract.js';
 import { throttlesContract, type ThrottlesFactory } from '../contract/throttles.contract.js';
-import { sessionMigrations, sqliteAuthorizationStores, SqliteThrottles } from './index.js';
-
-/** Each test: a fresh SQLite file in a temporary directory, migrated as the gateway migrates it. */
-const sqlite: AuthorizationStoresFactory = async () => {
-  const directory = await temporaryDirectory('gateway-authorization-stores-');
-  const database = openDatabase(join(directory.path, 'gateway.db'), sessionMigrations);
-  return {
-    stores: sqliteAuthorizationStores(database),
-    async close() {
-      database.close();
-      await directory.cleanup();
-    },
-  };
-};
-
-sessionsContract('SQLite', sqlite);
-authorizationCodesContract('SQLite', sqlite);
-refreshTokensContract('SQLite', sqlite);
-registeredClientsContract('SQLite', sqlite);
+import { SqliteThrottles } from './index.js';
 
 /** Each test: a fresh SQLite file opened twice (two workers' connections). */
 const sqliteThrottles: ThrottlesFactory = async () => {
@@ -48,6 +25,7 @@ const sqliteThrottles: ThrottlesFactory = async () => {
 
 throttlesContract('SQLite', sqliteThrottles);
 
+// Sessions, codes, refresh tokens and clients: their suites run on SQLite and PostgreSQL from ../contract/contract.test.ts.
 describe('the SQLite adapters', () => {
   it('are the only files of the authorization area that name better-sqlite3, SqliteDatabase or prepare()', () => {
     const area = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

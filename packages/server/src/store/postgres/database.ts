@@ -1,0 +1,115 @@
+import pg from 'pg';
+import { GatewayError } from '@gateway/core';
+
+/**
+ * The gateway's PostgreSQL connection: a pool of node-postgres clients over one connection string (a vault
+ * secret, never logged: errors name the host, port and database only). Adapters of the ports query the pool
+ * for one-statement steps and take one client for a transaction (`inTransaction`).
+ */
+export type PostgresPool = pg.Pool;
+export type PostgresClient = pg.PoolClient;
+/** What a query runs on: the pool (one statement) or the client of a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+/** How long opening a connection may take before the attempt fails (DATABASE_UNREACHABLE). */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+const INT8_OID = 20;
+/**
+ * int8 (BIGINT columns: epoch milliseconds, `session-<n>` numbers; COUNT(*)) read as JavaScript numbers instead of
+ * node-postgres's strings: every such value the gateway stores is far below 2^53. Per pool, not pg's global table.
+ */
+const gatewayTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** `host:port/database` of a connection string: what messages and logs may show (never the user's password). */
+export function describeDatabase(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
+  } catch {
+    return 'the configured database';
+  }
+}
+
+/** Checks a connection string's shape, naming only the vault secret it came from (the value is a secret). */
+export function parseConnectionString(value: string, secretName: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+    throw new GatewayError(
+      'DATABASE_URL_INVALID',
+      `the vault secret '${secretName}' (storage.url) is not a connection string of the form postgres://user:password@host:port/database`,
+    );
+  }
+  return value.trim();
+}
+
+export interface OpenPostgresOptions {
+  /** Clients in the pool (default 10). */
+  max?: number;
+  connectTimeoutMs?: number;
+  /** An idle client lost its connection (a server restart): the next query opens a new one; this only reports it. */
+  onIdleError?: (error: Error) => void;
+}
+
+/** A pool over `connectionString`; it connects lazily (`checkReachable` tries at once). */
+export function openPostgres(connectionString: string, options: OpenPostgresOptions = {}): PostgresPool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    application_name: 'gateway',
+    types: gatewayTypes,
+  });
+  // Without a listener an idle client's error (the server restarted) would crash the process.
+  pool.on('error', (error) => options.onIdleError?.(error));
+  return pool;
+}
+
+/** The registered error for a database that refused or did not answer; the driver's reason, never the password. */
+export function databaseUnreachableError(connectionString: string, cause: unknown): GatewayError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new GatewayError('DATABASE_UNREACHABLE', `cannot reach the PostgreSQL database ${describeDatabase(connectionString)}: ${reason}`, {
+    cause,
+  });
+}
+
+/** One round trip (`SELECT 1`), as DATABASE_UNREACHABLE when it fails. */
+export async function checkReachable(pool: PostgresPool, connectionString: string): Promise<void> {
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    throw databaseUnreachableError(connectionString, error);
+  }
+}
+
+/**
+ * `work` on one client of the pool inside BEGIN … COMMIT; ROLLBACK and rethrow when it rejects. A client whose
+ * ROLLBACK failed (its connection broke) is discarded, not returned to the pool.
+ */
+export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * A real PostgreSQL for tests: Debian's server binaries (`postgresql`, 15), a throw-away cluster in a temporary
+ * folder, started on a free loopback port with its unix socket in that folder, and removed when stopped. Hosts
+ * (127.0.0.1) authenticate with a password (SCRAM), so tests use connection strings as an operator would; the
+ * socket trusts the harness itself, which creates a fresh database per test through `psql`.
+ *
+ * PostgreSQL refuses to run as root (CI runs as root): then the cluster runs as `nobody`, which owns the folder.
+ * When the binaries are missing the test FAILS with the command that installs them (no silent skip):
+ * `scripts/install-test-prerequisites.sh` installs the `postgresql` package, as `pnpm test` and `.ci/run` do.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
+
+const run = promisify(execFile);
+
+/** The bound on a cluster's start (initdb and pg_ctl each): a slow shared machine, never a hang. */
+const START_TIMEOUT_SECONDS = 60;
+/** The superuser the harness creates; its password is per cluster, random. */
+const SUPERUSER = 'gateway_test';
+/** The unprivileged account a root test run starts PostgreSQL as (it exists on every Debian system). */
+const UNPRIVILEGED_USER = 'nobody';
+
+export interface PostgresServer {
+  /** 127.0.0.1 and the port the cluster listens on. */
+  host: string;
+  port: number;
+  /** The superuser's password (SCRAM over TCP). */
+  password: string;
+  /** A connection string to database `name` (default `postgres`) as the superuser, over TCP with the password. */
+  url(name?: string): string;
+  /** Creates a fresh, empty database and returns its connection string. */
+  createDatabase(): Promise<string>;
+  /** Runs SQL through the unix socket as the superuser (setup only: what a test asserts goes through `pg`). */
+  psql(sql: string, database?: string): Promise<string>;
+  /** Stops the cluster (immediate shutdown) and removes its folder. */
+  stop(): Promise<void>;
+}
+
+/** The folder of Debian's PostgreSQL binaries: PG_BIN, else <root>/15/bin, else the newest version under <root>. */
+export function postgresBinaries(root = '/usr/lib/postgresql', env: NodeJS.ProcessEnv = process.env): string {
+  const candidates = [env.PG_BIN, join(root, '15', 'bin')];
+  if (existsSync(root)) {
+    const versions = readdirSync(root)
+      .filter((entry) => /^\d+$/.test(entry))
+      .sort((a, b) => Number(b) - Number(a));
+    candidates.push(...versions.map((version) => join(root, version, 'bin')));
+  }
+  const found = candidates.find((folder): folder is string => folder !== undefined && existsSync(join(folder, 'initdb')));
+  if (!found) {
+    throw new Error(
+      "PostgreSQL is not installed: these tests need Debian's PostgreSQL server binaries (initdb, pg_ctl in /usr/lib/postgresql/15/bin). " +
+        'Install them with `apt-get install -y postgresql` (scripts/install-test-prerequisites.sh does it for `pnpm test` and .ci/run), ' +
+        'or point PG_BIN at the folder holding initdb.',
+    );
+  }
+  return found;
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Account {
+  /** Prefix that runs a command as the cluster's owner (`runuser -u nobody --` under root, nothing otherwise). */
+  wrap(command: string, args: string[]): [string, string[]];
+  uid: number | undefined;
+  gid: number | undefined;
+}
+
+async function clusterAccount(): Promise<Account> {
+  if (process.getuid?.() !== 0) return { wrap: (command, args) => [command, args], uid: undefined, gid: undefined };
+  const { stdout: uid } = await run('id', ['-u', UNPRIVILEGED_USER]);
+  const { stdout: gid } = await run('id', ['-g', UNPRIVILEGED_USER]);
+  return {
+    wrap: (command, args) => ['runuser', ['-u', UNPRIVILEGED_USER, '--', command, ...args]],
+    uid: Number(uid.trim()),
+    gid: Number(gid.trim()),
+  };
+}
+
+/**
+ * A detached shell that outlives the test process only to clean up after it: once `watched` is gone without
+ * having stopped its cluster (killed at a timeout, Ctrl-C, a crash), it stops the cluster and removes its folder.
+ * `stop()` kills the watchdog first.
+ */
+export function stopWhenGone(watched: number, [command, args]: [string, string[]], folder: string): { kill(): void } {
+  const quoted = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const script =
+    `while kill -0 ${watched} 2>/dev/null; do sleep 1; done; ` +
+    `${[command, ...args].map(quoted).join(' ')} >/dev/null 2>&1; rm -rf ${quoted(folder)}`;
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  return { kill: () => child.kill('SIGKILL') };
+}
+
+/** Starts a throw-away cluster; retries on another port when the chosen one was taken meanwhile (bounded). */
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = postgresBinaries();
+  const account = await clusterAccount();
+  // Under root the cluster's owner must reach the folder: /tmp is open to every user, a TMPDIR may not be.
+  const folder = await mkdtemp(join(account.uid === undefined ? tmpdir() : '/tmp', 'gateway-pg-'));
+  const data = join(folder, 'data');
+  const password = `pw-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
+  const asOwner = async (command: string, args: string[], timeoutSeconds = START_TIMEOUT_SECONDS) => {
+    const [file, argv] = account.wrap(join(bin, command), args);
+    return run(file, argv, { cwd: folder, timeout: timeoutSeconds * 1000, env: { ...process.env, LC_ALL: 'C' } });
+  };
+  try {
+    await writeFile(join(folder, 'password'), password, { mode: 0o600 });
+    if (account.uid !== undefined && account.gid !== undefined) {
+      await chown(folder, account.uid, account.gid);
+      await chown(join(folder, 'password'), account.uid, account.gid);
+    }
+    await chmod(folder, 0o700);
+    await asOwner('initdb', [
+      '--pgdata',
+      data,
+      '--username',
+      SUPERUSER,
+      '--pwfile',
+      join(folder, 'password'),
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '--encoding=UTF8',
+      '--no-instructions',
+      '--no-sync',
+    ]);
+    let port = 0;
+    for (let attempt = 1; ; attempt += 1) {
+      port = await freeLoopbackPort();
+      // Durability is not what these tests prove: no fsync keeps CREATE DATABASE per test cheap.
+      const options = [
+        `-p ${port}`,
+        `-k ${folder}`,
+        '-c listen_addresses=127.0.0.1',
+        '-c fsync=off -c synchronous_commit=off -c full_page_writes=off',
+      ].join(' ');
+      try {
+        await asOwner('pg_ctl', [
+          '--pgdata',
+          data,
+          '--log',
+          join(folder, 'server.log'),
+          '-o',
+          options,
+          '-w',
+          '-t',
+          String(START_TIMEOUT_SECONDS),
+          'start',
+        ]);
+        break;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+    let databases = 0;
+    const psql = async (sql: string, database = 'postgres') => {
+      const { stdout } = await asOwner(
+        'psql',
+        ['-h', folder, '-p', String(port), '-U', SUPERUSER, '-d', database, '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+        30,
+      );
+      return stdout.trim();
+    };
+    const watchdog = stopWhenGone(process.pid, account.wrap(join(bin, 'pg_ctl'), ['--pgdata', data, '-m', 'immediate', 'stop']), folder);
+    const url = (name = 'postgres') => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${name}`;
+    return {
+      host: '127.0.0.1',
+      port,
+      password,
+      url,
+      psql,
+      async createDatabase() {
+        databases += 1;
+        const name = `test_${process.pid}_${databases}`;
+        await psql(`CREATE DATABASE ${name}`);
+        return url(name);
+      },
+      async stop() {
+        watchdog.kill();
+        await asOwner('pg_ctl', ['--pgdata', data, '-m', 'immediate', '-w', '-t', '30', 'stop'], 40).catch(() => undefined);
+        await rm(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    const { stderr } = (error ?? {}) as { stderr?: string };
+    await asOwner('pg_ctl', ['--pgdata', data, '-m', 'immediate', 'stop'], 20).catch(() => undefined);
+    await rm(folder, { recursive: true, force: true });
+    throw new Error(`could not start a test PostgreSQL from ${bin}: ${(error as Error).message}${stderr ? `\n${stderr}` : ''}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * One PostgreSQL for the calling test file: started before its first test, stopped and removed after its last.
+ * Read `server` inside a test or hook (it is set once the cluster is up).
+ */
+export function postgresForThisFile(): { server: PostgresServer } {
+  const holder = {} as { server: PostgresServer };
+  beforeAll(
+    async () => {
+      holder.server = await startPostgres();
+    },
+    (START_TIMEOUT_SECONDS * 2 + 30) * 1000,
+  );
+  afterAll(async () => {
+    await holder.server?.stop();
+  });
+  return holder;
+}
