@@ -198,9 +198,9 @@ describe('the call pipeline', () => {
     for (const line of lines) expect(line).not.toHaveProperty('arguments');
   });
 
-  it('decide has no side effects: no receipt until the call is made', () => {
+  it('decide has no side effects: no receipt until the call is made', async () => {
     const size = log.store.head().size;
-    expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
+    expect((await pipeline.decide(caller(), 'outside')).verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
     expect(log.store.head().size).toBe(size);
   });
 });
