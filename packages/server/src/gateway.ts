@@ -47,6 +47,9 @@ import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
 import { receiptMigrations } from './receipts/migrations.js';
 import { createSqliteReceiptStore } from './receipts/store.js';
 import { outboxMigrations, sqliteOutboxStore } from './outbox/sqlite/index.js';
+import { approvalMigrations, sqliteApprovals } from './approvals/sqlite/index.js';
+import { createApprovalsGate } from './approvals/gate.js';
+import { approvalRoutes } from './approvals/routes.js';
 import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
 
@@ -186,6 +189,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...authorizationMigrations,
     ...receiptMigrations,
     ...outboxMigrations,
+    ...approvalMigrations,
   ];
   const databasePath = join(dataDirectory, 'gateway.db');
   const database = openDatabase(databasePath, migrations);
@@ -379,13 +383,24 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           }
         : undefined;
 
+    const approvals = sqliteApprovals(database);
+    const approvalsGate = createApprovalsGate({
+      approvals,
+      gatewayUrl: config.gateway.url,
+      ...(config.approvals?.expirySeconds ? { expirySeconds: config.approvals.expirySeconds } : {}),
+      describeSession: (sessionId) => authorizationStores.sessions.find(sessionId),
+    });
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
-      ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
-      authPlugin: authorization.plugin,
+      // One-call approvals (docs/approvals.md): the gate asks for them, the approval page answers them.
+      personActionGates: [...(options.personActionGates ?? []), approvalsGate],
+      authPlugin: async (instance) => {
+        await instance.register(authorization.plugin);
+        await instance.register(approvalRoutes({ approvals, browserSessions: authorization.browser.sessions, basePath: authorization.browser.basePath }));
+      },
       adminPlugin: createAdminPlugin({
         vault,
         loaded,

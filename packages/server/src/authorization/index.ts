@@ -99,6 +99,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     authorizer,
     sessions: store,
     throttles,
+    browser: { sessions: browserSessions, basePath: settings.basePath },
     async close() {
       clearInterval(purgeTimer);
       await metadataDocuments.close();

@@ -1,3 +1,4 @@
+import type { BrowserSessions } from './signin/browser-sessions.js';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
@@ -45,5 +46,7 @@ export interface AuthorizationComponents {
    * The admin API counts wrong tokens there too.
    */
   throttles: Throttles;
+  /** The sign-in pages' browser sessions, and the gateway URL's path: other pages for signed-in people use them. */
+  browser: { sessions: BrowserSessions; basePath: string };
   close(): Promise<void>;
 }

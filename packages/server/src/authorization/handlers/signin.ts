@@ -2,11 +2,23 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressBucket } from '@gateway/runtime';
 import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
-import { FORM_BODY, formOf, queryOf } from '../oauth/http.js';
+import { FORM_BODY, formOf, oauthQuery, queryOf } from '../oauth/http.js';
 import { AttemptThrottle } from '../oauth/rate-limit.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
-import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
+import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
+
+/**
+ * Where a sign-in not started by /authorize goes back to: a page of the gateway's own that asks for it (the
+ * approval page). Only those paths: anything else would make the sign-in an open redirect.
+ */
+export function signInReturnPath(base: string, value: string | null | undefined): string | undefined {
+  if (!value || !value.startsWith(`${base}/approvals/`)) return undefined;
+  return /^\/[A-Za-z0-9._~/-]+$/.test(value) && !value.includes('//') && !value.includes('..') ? value : undefined;
+}
+
+/** `request`: the pending authorization the sign-in continues; or `return`: the gateway page that sent the visitor. */
+const SIGNIN_QUERY = oauthQuery('request', 'return');
 
 type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttles'>;
 
@@ -40,7 +52,30 @@ export function registerSignInEndpoint(
     );
   }
 
-  instance.get(`${base}/signin`, { schema: { querystring: PENDING_REQUEST_QUERY } }, async (request, reply) => {
+  /** The sign-in page of a visitor sent from a gateway page (`?return=`), not from /authorize. */
+  function signInToReturn(browser: BrowserSession, reply: FastifyReply, returnTo: string, extra: { error?: string; name?: string; status?: number } = {}) {
+    return send(
+      reply,
+      signInPage({
+        requestId: '',
+        returnTo,
+        csrfToken: browser.csrfToken,
+        gateway: settings.issuer,
+        clientName: '',
+        localAccounts: settings.localAccountsEnabled,
+        ...extra,
+      }),
+    );
+  }
+
+  instance.get(`${base}/signin`, { schema: { querystring: SIGNIN_QUERY } }, async (request, reply) => {
+    const query = queryOf(request);
+    const returnTo = query.get('request') ? undefined : signInReturnPath(base, query.get('return'));
+    if (returnTo) {
+      const browser = await flow.ensureSession(request, reply);
+      if (browser.person) return reply.status(303).header('location', returnTo).send();
+      return signInToReturn(browser, reply, returnTo);
+    }
     const own = await ownRequest(request, queryOf(request).get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest, browser } = own;
@@ -59,9 +94,12 @@ export function registerSignInEndpoint(
         errorPage('The form has expired', 'The sign-in form was not sent from this page or has expired. Go back and try again.', 403),
       );
     }
-    const own = await ownRequest(request, form.get('request'));
+    const returnTo = form.get('request') ? undefined : signInReturnPath(base, form.get('return'));
+    const own = returnTo && browser ? { browser, pendingRequest: undefined } : await ownRequest(request, form.get('request'));
     if ('page' in own) return send(reply, own.page);
     const { pendingRequest } = own;
+    const again = (extra: { error: string; name: string; status: number }) =>
+      pendingRequest ? signInFor(own.browser, reply, pendingRequest, extra) : signInToReturn(own.browser, reply, returnTo!, extra);
     if (!settings.localAccountsEnabled)
       return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
     const name = (form.get('name') ?? '').trim();
@@ -71,7 +109,7 @@ export function registerSignInEndpoint(
     const wait = await throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return signInFor(own.browser, reply, pendingRequest, {
+      return again({
         error: `Too many failed attempts. Try again in ${wait < 60 ? `${wait} second(s)` : `${Math.ceil(wait / 60)} minute(s)`}.`,
         name,
         status: 429,
@@ -87,7 +125,7 @@ export function registerSignInEndpoint(
     }
     if (!person) {
       await throttle.failed(keys);
-      return signInFor(own.browser, reply, pendingRequest, { error: 'That name and password do not match an account.', name, status: 401 });
+      return again({ error: 'That name and password do not match an account.', name, status: 401 });
     }
     await throttle.succeeded(keys, { clear: [keys[0]!] });
     const signedIn = await browserSessions.signIn(browser, {
@@ -95,11 +133,12 @@ export function registerSignInEndpoint(
       name: person.name,
       ...(person.email ? { email: person.email } : {}),
       via: 'local',
+      roles: [...person.roles],
     });
     return reply
       .status(303)
       .header('set-cookie', browserSessions.setCookieHeader(signedIn))
-      .header('location', consentUrl(pendingRequest.id))
+      .header('location', pendingRequest ? consentUrl(pendingRequest.id) : returnTo!)
       .send();
   });
 }

@@ -13,6 +13,8 @@ export interface SignedInPerson {
   name: string;
   email?: string;
   via: 'local' | 'oidc';
+  /** The people file's roles of a local person (`operator`…): who may decide approvals (docs/approvals.md). */
+  roles?: string[];
 }
 
 export interface BrowserSession {

@@ -17,6 +17,8 @@ export function errorPage(title: string, message: string, status = 400): Rendere
 
 export interface SignInPageInput {
   requestId: string;
+  /** Instead of a pending authorization: the gateway page to go back to once signed in (an approval page). */
+  returnTo?: string;
   csrfToken: string;
   gateway: string;
   clientName: string;
@@ -38,7 +40,7 @@ export function signInPage(input: SignInPageInput): RenderedPage {
   const local = input.localAccounts
     ? html`<form method="post" action="signin" novalidate>
 ${csrfField(input.csrfToken)}
-${hiddenField('request', input.requestId)}
+${input.returnTo ? hiddenField('return', input.returnTo) : hiddenField('request', input.requestId)}
 <div class="field"><label for="name">Name</label><input ${NAME_ATTRIBUTES} value="${input.name ?? ''}" required></div>
 ${PASSWORD_FIELD}
 <div class="actions"><button type="submit" class="allow">Sign in</button></div>
@@ -51,7 +53,11 @@ ${PASSWORD_FIELD}
   return renderPage(
     'Sign in',
     html`<h1>Sign in to ${input.gateway}</h1>
-<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>
+${
+      input.returnTo
+        ? html`<p>Sign in to answer the approval request.</p>`
+        : html`<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
+    }
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${local}
 ${oidc}`,
