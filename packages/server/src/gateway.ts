@@ -399,7 +399,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       personActionGates: [...(options.personActionGates ?? []), approvalsGate],
       authPlugin: async (instance) => {
         await instance.register(authorization.plugin);
-        await instance.register(approvalRoutes({ approvals, browserSessions: authorization.browser.sessions, basePath: authorization.browser.basePath }));
+        await instance.register(
+          approvalRoutes({ approvals, browserSessions: authorization.browser.sessions, basePath: authorization.browser.basePath }),
+        );
       },
       adminPlugin: createAdminPlugin({
         vault,

@@ -36,7 +36,9 @@ export function targetOf(tool: IndexedTool): string {
 /** The arguments as the approver reads them: secrets redacted, pretty JSON, bounded. */
 export function argumentsPreview(argumentsValue: unknown, secrets: SecretForms): string {
   const text = JSON.stringify(redactJsonValue(argumentsValue ?? {}, secrets), null, 2) ?? '{}';
-  return text.length <= ARGUMENTS_PREVIEW_MAX_CHARS ? text : `${text.slice(0, ARGUMENTS_PREVIEW_MAX_CHARS)}\n… (cut: ${text.length} characters)`;
+  return text.length <= ARGUMENTS_PREVIEW_MAX_CHARS
+    ? text
+    : `${text.slice(0, ARGUMENTS_PREVIEW_MAX_CHARS)}\n… (cut: ${text.length} characters)`;
 }
 
 export function createApprovalsGate(options: ApprovalsGateOptions): PersonActionGate {
@@ -46,7 +48,12 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
   const pageUrl = (id: string) => `${base}/approvals/${encodeURIComponent(id)}`;
 
   return {
-    async pendingAction(caller: McpCaller, tool: IndexedTool, argumentsValue: unknown, argumentsDigest: string): Promise<GateFinding | undefined> {
+    async pendingAction(
+      caller: McpCaller,
+      tool: IndexedTool,
+      argumentsValue: unknown,
+      argumentsDigest: string,
+    ): Promise<GateFinding | undefined> {
       if (tool.entry.approval !== 'each-call') return undefined;
       const name = tool.listed.name;
       const binding = { sessionId: caller.sessionId, tool: name, fingerprint: tool.entry.fingerprint, argumentsDigest };
@@ -57,7 +64,11 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
       }
       if (found?.status === 'denied') return { callApproval: 'denied', approvalId: found.id, use: async () => false };
       if (found?.status === 'waiting') {
-        return { reason: 'PERSON_ACTION_REQUIRED', message: `still waiting for a person to approve this call of ${name}`, url: pageUrl(found.id) };
+        return {
+          reason: 'PERSON_ACTION_REQUIRED',
+          message: `still waiting for a person to approve this call of ${name}`,
+          url: pageUrl(found.id),
+        };
       }
       const described = await options.describeSession?.(caller.sessionId);
       const requested = await approvals.request(

@@ -43,7 +43,10 @@ export function approvalRoutes(options: ApprovalRoutesOptions): FastifyPluginAsy
       const browser = await browserSessions.find(request.headers.cookie);
       if (!browser?.person) {
         const back = `${basePath}/approvals/${encodeURIComponent(id)}`;
-        return reply.status(303).header('location', `${basePath}/signin?return=${encodeURIComponent(back)}`).send();
+        return reply
+          .status(303)
+          .header('location', `${basePath}/signin?return=${encodeURIComponent(back)}`)
+          .send();
       }
       const record = await approvals.find(id);
       if (!record) return sendPage(reply, notFound());
@@ -56,19 +59,26 @@ export function approvalRoutes(options: ApprovalRoutesOptions): FastifyPluginAsy
       const form = formOf(request);
       const browser = await browserSessions.find(request.headers.cookie);
       if (!browser?.person || !browserSessions.isCsrfTokenValid(browser, form.get('csrf_token') ?? undefined)) {
-        return sendPage(reply, errorPage('The form has expired', 'The form was not sent from this page or has expired. Open the page again.', 403));
+        return sendPage(
+          reply,
+          errorPage('The form has expired', 'The form was not sent from this page or has expired. Open the page again.', 403),
+        );
       }
       const record = await approvals.find(id);
       if (!record) return sendPage(reply, notFound());
       if (!mayDecide(record, browser.person)) return sendPage(reply, forbidden());
       const choice = form.get('decision');
-      if (choice !== 'approve' && choice !== 'deny') return sendPage(reply, errorPage('Choose approve or deny', 'The form sent no decision.', 400));
+      if (choice !== 'approve' && choice !== 'deny')
+        return sendPage(reply, errorPage('Choose approve or deny', 'The form sent no decision.', 400));
       const decided = await approvals.decide(id, choice === 'approve' ? 'approved' : 'denied', browser.person.name);
       if (decided === 'not-waiting') {
         return sendPage(reply, errorPage('Already decided', 'This approval was decided, used or has expired: nothing changed.', 409));
       }
       // After a POST, 303 back to the page, which now shows the decision.
-      return reply.status(303).header('location', `${basePath}/approvals/${encodeURIComponent(id)}`).send();
+      return reply
+        .status(303)
+        .header('location', `${basePath}/approvals/${encodeURIComponent(id)}`)
+        .send();
     });
   };
 }

@@ -1,5 +1,13 @@
 /** The call pipeline's types (./pipeline.ts): its answers, decisions, options and the person-action gates. */
-import type { CallVerdict, LoadedConfig, PendingPersonAction, PersonAction, PersonActionReason, Receipt, RequestStateClaims } from '@gateway/core';
+import type {
+  CallVerdict,
+  LoadedConfig,
+  PendingPersonAction,
+  PersonAction,
+  PersonActionReason,
+  Receipt,
+  RequestStateClaims,
+} from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RequestStates } from './request-states.js';
 import type { Executor, ToolCallContext, ToolResult } from '../execute/executor.js';

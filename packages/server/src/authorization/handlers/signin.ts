@@ -13,7 +13,7 @@ import type { AuthorizationDependencies } from './dependencies.js';
  * approval page). Only those paths: anything else would make the sign-in an open redirect.
  */
 export function signInReturnPath(base: string, value: string | null | undefined): string | undefined {
-  if (!value || !value.startsWith(`${base}/approvals/`)) return undefined;
+  if (!value?.startsWith(`${base}/approvals/`)) return undefined;
   return /^\/[A-Za-z0-9._~/-]+$/.test(value) && !value.includes('//') && !value.includes('..') ? value : undefined;
 }
 
@@ -53,7 +53,12 @@ export function registerSignInEndpoint(
   }
 
   /** The sign-in page of a visitor sent from a gateway page (`?return=`), not from /authorize. */
-  function signInToReturn(browser: BrowserSession, reply: FastifyReply, returnTo: string, extra: { error?: string; name?: string; status?: number } = {}) {
+  function signInToReturn(
+    browser: BrowserSession,
+    reply: FastifyReply,
+    returnTo: string,
+    extra: { error?: string; name?: string; status?: number } = {},
+  ) {
     return send(
       reply,
       signInPage({

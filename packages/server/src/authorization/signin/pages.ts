@@ -54,10 +54,10 @@ ${PASSWORD_FIELD}
     'Sign in',
     html`<h1>Sign in to ${input.gateway}</h1>
 ${
-      input.returnTo
-        ? html`<p>Sign in to answer the approval request.</p>`
-        : html`<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
-    }
+  input.returnTo
+    ? html`<p>Sign in to answer the approval request.</p>`
+    : html`<p><strong>${input.clientName}</strong> is asking to use tools on your behalf. Sign in to review the request.</p>`
+}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${local}
 ${oidc}`,
