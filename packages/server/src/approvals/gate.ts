@@ -48,6 +48,7 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
   const pageUrl = (id: string) => `${base}/approvals/${encodeURIComponent(id)}`;
 
   return {
+    appliesTo: (tool) => tool.entry.approval === 'each-call',
     async pendingAction(
       caller: McpCaller,
       tool: IndexedTool,

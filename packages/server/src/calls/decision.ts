@@ -19,6 +19,7 @@ export interface DeciderOptions {
 }
 
 const ALLOW: CallVerdict = Object.freeze({ kind: 'allow' });
+const NO_GATES: readonly PersonActionGate[] = [];
 
 /** Whether the gates may change the verdict: the core rules allow the call, or refuse it only for want of an approval. */
 function gatesMatter(verdict: CallVerdict): boolean {
@@ -47,13 +48,14 @@ export function createDecider(options: DeciderOptions) {
 
   /** Asks the gates in order; the first that finds something decides what the facts say. */
   async function askGates(
+    asked: readonly PersonActionGate[],
     facts: CallFacts,
     decision: CallDecision,
     caller: McpCaller,
     tool: IndexedTool,
     argumentsObject: unknown,
   ): Promise<void> {
-    for (const gate of gates) {
+    for (const gate of asked) {
       const found = await gate.pendingAction(caller, tool, argumentsObject, decision.argumentsDigest!);
       if (!found) continue;
       if ('callApproval' in found) {
@@ -90,7 +92,8 @@ export function createDecider(options: DeciderOptions) {
     };
     const decision: CallDecision = { name, tool, verdict: ALLOW, receivedAt, startedMark };
     // The arguments matter only to a retry's state and to the gates: the plain allowed call reads none of this.
-    if (tool && (requestState !== undefined || gates.length > 0)) {
+    const asked = tool && gates.length > 0 ? gates.filter((gate) => !gate.appliesTo || gate.appliesTo(tool)) : NO_GATES;
+    if (tool && (requestState !== undefined || asked.length > 0)) {
       const argumentsObject = argumentsValue ?? {};
       const argumentsDigest = argumentsDigestOf(argumentsObject);
       decision.argumentsDigest = argumentsDigest;
@@ -111,7 +114,7 @@ export function createDecider(options: DeciderOptions) {
         }
       }
       // The gates are asked only when they could change the answer: a refused call asks no person for anything.
-      if (gates.length > 0 && gatesMatter(decideCall(facts))) await askGates(facts, decision, caller, tool, argumentsObject);
+      if (asked.length > 0 && gatesMatter(decideCall(facts))) await askGates(asked, facts, decision, caller, tool, argumentsObject);
     }
     decision.verdict = decideCall(facts);
     return decision;

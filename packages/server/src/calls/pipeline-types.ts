@@ -43,6 +43,11 @@ export interface PersonActionGate {
    * person's decision about this very call (an `each-call` tool). `argumentsDigest`: the keyed digest of the
    * arguments (the receipt log's, or the requestStates' when receipts are off).
    */
+  /**
+   * Whether the gate has anything to say about calls of this tool (cheap, no I/O). Without it, every call is asked.
+   * A call no gate applies to reads no arguments at decision time: its digest is made while the upstream works.
+   */
+  appliesTo?(tool: IndexedTool): boolean;
   pendingAction(
     caller: McpCaller,
     tool: IndexedTool,
