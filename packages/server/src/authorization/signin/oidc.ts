@@ -115,9 +115,27 @@ export function createOidcSignIn(config: NonNullable<AuthConfig['oidc']>, vault:
         (typeof claims.preferred_username === 'string' && claims.preferred_username) ||
         email ||
         claims.sub;
-      return { subject: oidcSubject(claims.iss, claims.sub), name, ...(email ? { email } : {}), via: 'oidc' };
+      const roles = oidcRoles(claims, config.operators);
+      return {
+        subject: oidcSubject(claims.iss, claims.sub),
+        name,
+        ...(email ? { email } : {}),
+        via: 'oidc',
+        ...(roles.length > 0 ? { roles } : {}),
+      };
     },
   };
+}
+
+/**
+ * The roles an OIDC-signed-in person has (`auth.oidc.operators`): `operator` when the mapped claim (a string, or an
+ * array of strings) holds one of the configured values.
+ */
+export function oidcRoles(claims: Record<string, unknown>, operators: { claim: string; values: string[] } | undefined): string[] {
+  if (!operators) return [];
+  const value = claims[operators.claim];
+  const held = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : [];
+  return held.some((item) => operators.values.includes(item)) ? ['operator'] : [];
 }
 
 function failure(message: string, cause?: unknown): GatewayError {
