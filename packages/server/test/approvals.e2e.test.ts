@@ -6,8 +6,10 @@
  * upstream exactly once; the next call asks again; other arguments are another approval; a denied one answers
  * CALL_APPROVAL_DENIED; someone else gets 403. Every answer is receipted.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,6 +18,7 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { repositoryRoot } from '../../../test-support/cli.js';
 
 let workspace: Workspace;
 let gateway: RunningGateway;
@@ -219,4 +222,50 @@ describe('one-call approvals', () => {
       ['get_order', 'denied', 'CALL_APPROVAL_DENIED'],
     ]);
   });
+
+  it('in a browser (Chromium): the page sends a visitor to sign in and back, is accessible (axe) at 390 px too, and approves', async () => {
+    session = 'session-browser';
+    const client = new LegacyClient({ name: 'v1-browser', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers } }));
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    try {
+      const refused = (await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1003' } }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      )) as { data: { elicitations: Array<{ url: string }> } };
+      const url = refused.data.elicitations[0]!.url;
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(url);
+      expect(new URL(page.url()).pathname).toBe('/signin');
+      await page.fill('#name', 'alice');
+      await page.fill('#password', PASSWORD);
+      await Promise.all([page.waitForURL(url), page.click('button[type="submit"]')]);
+      expect(await page.locator('h1').innerText()).toBe('Approve a call of get_order?');
+      expect(await page.locator('pre').innerText()).toContain('"orderId": "ord_1003"');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      expect(await axeViolations(page)).toEqual([]);
+      await Promise.all([page.waitForURL(url), page.click('button[value="approve"]')]);
+      expect(await page.locator('.badge').innerText()).toContain('approved');
+      expect(await page.locator('form').count()).toBe(0);
+      expect((await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1003' } })).isError).toBeFalsy();
+    } finally {
+      await browser.close();
+      await client.close();
+    }
+  });
 });
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+
+/** Serious and critical axe-core violations of the page (injected through DevTools, so the page's CSP holds). */
+async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string }>> {
+  await page.evaluate(await readFile(join(repositoryRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: Array<{ id: string; impact: string }>;
+  };
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(({ id, impact }) => ({ id, impact }));
+}
