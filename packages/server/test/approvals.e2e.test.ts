@@ -178,7 +178,7 @@ describe('one-call approvals', () => {
     ]);
   });
 
-  it('2025-11-25 (SDK v1): -32042 names the approval page; other arguments are another approval; denied is CALL_APPROVAL_DENIED', async () => {
+  it('2025-11-25 (SDK v1): -32042 names the page; other arguments are another approval; denied: CALL_APPROVAL_DENIED', async () => {
     session = 'session-legacy';
     const before = gateway.receipts!.store.head().size;
     const client = new LegacyClient({ name: 'v1-approvals', version: '1.0.0' });

@@ -207,7 +207,7 @@ describe('the call pipeline', () => {
     expect(log.store.head().size).toBe(size);
   });
 
-  it('an asynchronous gate reports an approval: the call runs on it once, a second use is refused; gates not applying read nothing', async () => {
+  it('an asynchronous gate reports an approval: the call runs on it once, a second use is refused', async () => {
     let uses = 0;
     const asked: string[] = [];
     const gate: PersonActionGate = {
