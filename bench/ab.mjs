@@ -152,7 +152,8 @@ if (process.argv[2] === 'child') {
     const WARMUP = 300;
     const what = options.hooks ? 'calls and their events' : 'calls';
     console.log(
-      `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY} per mode, receipts on${options.hooks ? ', events on' : ''}`,
+      `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY} per mode, ` +
+        `receipts on${options.hooks ? ', events on' : ''}`,
     );
     for (const mode of MODES) {
       const calls = await callers(mode);

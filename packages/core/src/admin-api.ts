@@ -116,6 +116,30 @@ export interface AdminSessionAnswer {
   session: AdminSession;
 }
 
+/** One person's linked account of a per-person login (`oauthPerson`): metadata only, never a token (times ISO 8601). */
+export interface AdminLinkedAccount {
+  /** The gateway's person (`local:<name>`, `oidc:<issuer>#<sub>`). */
+  person: string;
+  /** `<source>/<scheme>`. */
+  login: string;
+  /** The person's `sub` at the provider; null when the provider did not tell it. */
+  subject: string | null;
+  scopes: string[];
+  linkedAt: string;
+  /** When the current access token expires (it is refreshed shortly before). */
+  expiresAt: string;
+}
+
+/** `GET /admin/logins` (`?person=<subject>` for one person's): ordered by person, then login. */
+export interface AdminLinkedAccountList {
+  logins: AdminLinkedAccount[];
+}
+
+/** `POST /admin/logins/unlink` (body `{ "person": "…", "login": "…" }`): the link removed, with its tokens. */
+export interface AdminUnlinkAnswer {
+  unlinked: AdminLinkedAccount;
+}
+
 /** `POST /admin/drift/check` (body `{ "source": "…" }` or `{}`): the report after checking now. */
 export interface AdminDriftCheck {
   drift: DriftSourceReport[];

@@ -436,6 +436,30 @@ export const ERRORS = {
       'URL elicitation and a `requestState`, 2025-11-25 the error -32042; the client retries',
   },
   PERSON_EXISTS: { category: 'refused', area: 'authorization', meaning: 'the person already exists (use `--replace`)' },
+  PERSON_LOGIN_FAILED: {
+    category: 'network',
+    area: 'credentials',
+    meaning:
+      'a per-person login (`oauthPerson`) could not talk to its provider: discovery, the code exchange or a refresh failed ' +
+      '(not a revoked grant)',
+  },
+  PERSON_LOGIN_NOT_FOUND: {
+    category: 'usage',
+    area: 'credentials',
+    meaning: '`gateway logins unlink`: that person has no link for that login',
+  },
+  PERSON_LOGIN_NOT_LINKED: {
+    category: 'auth',
+    area: 'credentials',
+    meaning:
+      "the session's person has not linked their account for a per-person login (`oauthPerson`), or the provider revoked the " +
+      'grant (`invalid_grant` removes the link); the next call asks the person to link it',
+  },
+  PERSON_LOGIN_VAULT_READ_ONLY: {
+    category: 'config',
+    area: 'config',
+    meaning: 'a per-person login (`oauthPerson`) with the read-only `env` or `exec` vault: tokens need the writable `file` vault',
+  },
   PERSON_NAME_INVALID: { category: 'usage', area: 'authorization', meaning: 'an invalid name for `gateway people add`' },
   PERSON_NOT_FOUND: { category: 'usage', area: 'authorization', meaning: 'no such person' },
   PERSON_PASSWORD_WEAK: { category: 'usage', area: 'authorization', meaning: 'a password shorter than 12 characters' },

@@ -54,6 +54,7 @@ export {
   sourceConfig,
   type AuthConfig,
   type CredentialConfig,
+  type OAuthPersonCredentialConfig,
   type LoadedConfig,
 } from './config/index.js';
 export {
@@ -115,6 +116,9 @@ export type {
   AdminReceiptProof,
   AdminSession,
   AdminSessionAnswer,
+  AdminLinkedAccount,
+  AdminLinkedAccountList,
+  AdminUnlinkAnswer,
   AdminSessionList,
   AdminStatus,
   AdminWebhookDelivery,

@@ -24,6 +24,13 @@ export {
   type ClientCredentialsRequest,
   type ClientCredentialsToken,
 } from './oauth/client-credentials.js';
+export {
+  createAuthorizationCodeClient,
+  type AuthorizationCodeClient,
+  type AuthorizationCodeClientOptions,
+  type AuthorizationCodeProvider,
+  type PersonTokenSet,
+} from './oauth/authorization-code.js';
 export { DOCUMENT_MAX_REDIRECTS, guardedDocumentFetcher, type DocumentFetcher } from './network/document-fetcher.js';
 export {
   DEFAULT_LISTEN,

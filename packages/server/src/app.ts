@@ -49,7 +49,7 @@ export interface BuildAppOptions {
   toolsListTtlMs?: number;
   /** Seals the `requestState` of "a person must act first" answers (calls/request-states.ts). */
   requestStates?: RequestStates;
-  /** TEST HARNESS ONLY: extra sources of "a person must act first" (McpPluginOptions.personActionGates). */
+  /** Sources of "a person must act first" (McpPluginOptions.personActionGates). */
   personActionGates?: readonly PersonActionGate[];
 }
 

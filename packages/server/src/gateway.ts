@@ -1,67 +1,33 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Dispatcher } from 'undici';
-import {
-  canonicalMcpUrl,
-  describeToolChanges,
-  GatewayError,
-  isLoopbackHostname,
-  loadConfig,
-  loadVerifiedLock,
-  verifiedLockFrom,
-  resolveConfigPath,
-  type LoadedConfig,
-  type LockReloadStatus,
-} from '@gateway/core';
+import { GatewayError, loadVerifiedLock, type LoadedConfig, type Lockfile } from '@gateway/core';
+import { createVault, LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressText } from '@gateway/runtime';
 import { createAdminPlugin } from './admin/index.js';
-import { createOriginGuard } from './mcp/origin.js';
 import { buildApp, closeGracefully } from './app.js';
+import { createAuthorization, openSqliteAuthorizationStores } from './authorization/index.js';
+import type { McpAuthorizer } from './calls/caller.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
-import { authorizationMigrations, createAuthorization, openSqliteAuthorizationStores, type ConsentTool } from './authorization/index.js';
-import { createCredentialResolver, listLogins, operationLogins } from './credentials/index.js';
-import { startDrift, type DriftWatcher } from './drift/index.js';
-import { driftMigrations, sqliteDriftStore } from './drift/sqlite/index.js';
-import { createExecutor, sourceLimits } from './execute/executor.js';
-import { McpUpstreamPool } from './execute/mcp-upstream.js';
-import { startMcpDriftMonitor, type McpDriftMonitor } from './drift/mcp-monitor.js';
-import { createGatewayLogger } from './logger.js';
-import type { McpAuthorizer } from './calls/caller.js';
-import {
-  createGuardedAgent,
-  defaultListen,
-  LISTEN_ADDRESS_FIX,
-  listenAddressProblem,
-  listenAddressText,
-  parseListen,
-} from '@gateway/runtime';
-import { watchLock, type LockReloadOutcome, type LockWatcher } from './publications/lock-watcher.js';
+import { startApprovals } from './composition/approvals.js';
+import { startCallArea } from './composition/calls.js';
+import { Closers } from './composition/closers.js';
+import { changesSince, consentTools } from './composition/consent-offer.js';
+import { startDriftChecks } from './composition/drift.js';
+import { watchServedLock, type ServedLock } from './composition/lock.js';
+import { startRecords } from './composition/records.js';
+import { readSettings } from './composition/settings.js';
+import { openSqliteStorage } from './composition/storage.js';
+import { listLogins } from './credentials/index.js';
+import type { DriftWatcher } from './drift/index.js';
+import { createOriginGuard } from './mcp/origin.js';
+import type { LockReloadOutcome, LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
-import { startBackgroundCheckpointer } from './store/sqlite/checkpointer.js';
-import { openDatabase, type Migration } from './store/sqlite/database.js';
-import { leaseMigrations, sqliteLeases } from './store/sqlite/leases.js';
-import { claimJournals } from './receipts/journal.js';
-import { createReceiptLog, type ReceiptLog } from './receipts/log.js';
-import { receiptMigrations } from './receipts/migrations.js';
-import { createSqliteReceiptStore } from './receipts/store.js';
-import { outboxMigrations, sqliteOutboxStore } from './outbox/sqlite/index.js';
-import { approvalMigrations, sqliteApprovals } from './approvals/sqlite/index.js';
-import { createApprovalsGate } from './approvals/gate.js';
-import { approvalRoutes } from './approvals/routes.js';
-import { createWebhooks, type Webhooks } from './webhooks/service.js';
-import { createVault } from '@gateway/runtime';
+import type { ReceiptLog } from './receipts/log.js';
 
-/** Default listen address: loopback only, so a fresh install is never reachable from the network. */
+export { DEFAULT_DRIFT_INTERVAL_SECONDS } from './composition/drift.js';
+
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-/**
- * Time between drift rounds. Conditional requests (ETag / If-Modified-Since) make an unchanged URL document a
- * 304 without a body, and an unchanged file is not normalised again, so polling every minute is cheap; the
- * push trigger (`gateway drift check`) closes the window entirely for owners who deploy the API.
- */
-export const DEFAULT_DRIFT_INTERVAL_SECONDS = 60;
 
 export type AuthorizerOverride = McpAuthorizer | ((context: { registry: PublicationRegistry; loaded: LoadedConfig }) => McpAuthorizer);
 
@@ -90,7 +56,7 @@ export interface StartGatewayOptions {
   authorizerOverride?: AuthorizerOverride;
   /**
    * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts). Not
-   * reachable from gateway.yaml or any CLI flag; production has none until OAuth per person and approvals.
+   * reachable from gateway.yaml or any CLI flag; they come after the per-person logins' own gate.
    */
   personActionGates?: readonly PersonActionGate[];
   /** TEST HARNESS ONLY: the webhook delivery lease (default 15 s), shortened by crash tests that restart at once. */
@@ -122,194 +88,37 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-function withUrl(loaded: LoadedConfig, url: string | undefined): LoadedConfig {
-  if (!url) return loaded;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url is not an absolute URL: ${url}`);
-  }
-  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname))) {
-    throw new GatewayError('GATEWAY_URL_INVALID', `--url must be https (plain http only for loopback hosts): ${url}`);
-  }
-  return { ...loaded, config: { ...loaded.config, gateway: { ...loaded.config.gateway, url: url.replace(/\/+$/, '') } } };
-}
-
 /**
- * The composition root: config → vault → database → verified lock → executor → authorization → app →
- * listen. Anything that fails stops start-up with an error naming what failed.
+ * The composition root, in the order the areas depend on each other: settings → vault → storage → the verified
+ * lock → what executes calls → what records them → authorization → drift → the HTTP app → the lock watcher →
+ * listen. Anything that fails stops start-up with an error naming what failed, and closes what was opened.
  */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
-  const configPath = resolve(options.configPath);
-  const lockPath = options.lockPath ? resolve(options.lockPath) : join(dirname(configPath), 'tools.lock');
-  const loaded = withUrl(await loadConfig(configPath), options.url);
+  const settings = await readSettings(options);
+  const { loaded, logger, mcpUrl, listen } = settings;
   const config = loaded.config;
-  const listen = parseListen(options.listen ?? config.gateway.listen ?? defaultListen(config.gateway.url));
-  const isLoopbackListener = isLoopbackHostname(listen.host);
-
-  // Plain HTTP carries bearer tokens in the clear: only on loopback (MCP Authorization › Communication Security).
-  let https: { cert: Buffer; key: Buffer } | undefined;
-  if (config.gateway.tls) {
-    try {
-      https = {
-        cert: await readFile(resolveConfigPath(loaded, config.gateway.tls.cert)),
-        key: await readFile(resolveConfigPath(loaded, config.gateway.tls.key)),
-      };
-    } catch (error) {
-      throw new GatewayError('TLS_FILES_UNREADABLE', `cannot read gateway.tls cert/key: ${(error as Error).message}`);
-    }
-  } else if (!isLoopbackListener) {
-    throw new GatewayError(
-      'LISTEN_INSECURE_REFUSED',
-      `refusing to serve plain HTTP on ${listen.host}: set gateway.tls (cert and key) or listen on a loopback address such as 127.0.0.1`,
-    );
-  }
-
-  const logger = options.logger ?? createGatewayLogger({ level: options.logLevel });
-  // Clients reach a gateway.url that is not this loopback listener: a reverse proxy stands between. Unless it is
-  // listed, every request comes from its address, and all people share one per-address allowance.
-  const isBehindProxy = isLoopbackListener && !https && !isLoopbackHostname(new URL(config.gateway.url).hostname);
-  if (isBehindProxy && (config.gateway.trustedProxies ?? []).length === 0) {
-    logger.warn(
-      { url: config.gateway.url, listen: `${listen.host}:${listen.port}` },
-      'gateway.url is reached through a reverse proxy, which gateway.trustedProxies does not list: every client is counted ' +
-        "under the proxy's address by the sign-in, /authorize and registration limits (docs/config.md)",
-    );
-  }
-
-  const mcpUrl = canonicalMcpUrl(config);
   const registry = new PublicationRegistry();
-  const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
-
   const vault = await createVault(loaded, options.env ? { env: options.env } : {});
-  const migrations: Migration[] = [
-    ...driftMigrations,
-    ...leaseMigrations,
-    ...authorizationMigrations,
-    ...receiptMigrations,
-    ...outboxMigrations,
-    ...approvalMigrations,
-  ];
-  const databasePath = join(dataDirectory, 'gateway.db');
-  const database = openDatabase(databasePath, migrations);
-  // WAL checkpoints (the only fsyncs under synchronous = NORMAL) run on a thread of their own, not inside a
-  // tool call's receipt commit (docs/receipts.md#cost-per-call).
-  const checkpointer = startBackgroundCheckpointer(database, databasePath, (message) => logger.warn(message));
-  const cleanups: Array<() => Promise<void> | void> = [
-    () => {
-      database.close();
-    },
-    () => checkpointer.stop(),
-  ];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
-  };
-
+  const closers = new Closers();
   try {
+    const database = openSqliteStorage(settings.dataDirectory, logger, closers);
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
-    const initial = await loadVerifiedLock(lockPath, loaded);
+    const initial = await loadVerifiedLock(settings.lockPath, loaded);
     registry.replace(initial.lock);
-
-    const agents = new Map<string, Dispatcher>();
-    const allowPrivateNetworks = config.network?.allowPrivateNetworks ?? [];
-    const dispatcherFor = (sourceName: string): Dispatcher => {
-      let agent = agents.get(sourceName);
-      if (!agent) {
-        agent = createGuardedAgent({ allowPrivateNetworks, connectTimeoutMs: sourceLimits(loaded, sourceName).connectMs });
-        agents.set(sourceName, agent);
-      }
-      return agent;
-    };
-    const tokenAgent = createGuardedAgent({ allowPrivateNetworks });
-    cleanups.push(async () => {
-      await Promise.all([...agents.values(), tokenAgent].map((agent) => agent.close().catch(() => undefined)));
-    });
-
-    const credentials = createCredentialResolver({ loaded, vault, fetchDispatcher: tokenAgent });
-    // MCP sources: each upstream is started or connected on its first call (docs/sources-mcp.md).
-    const hasMcpSources = Object.values(config.sources).some((source) => source.kind === 'mcp');
-    // The rug-pull defence is wired below, once the database and registry exist; the pool reports to it.
-    let onMcpToolsChanged: (sourceName: string) => void = () => undefined;
-    const mcpUpstreams = hasMcpSources
-      ? new McpUpstreamPool({
-          loaded,
-          vault,
-          agent: createGuardedAgent({ allowPrivateNetworks }),
-          logger,
-          onToolListChanged: (sourceName) => onMcpToolsChanged(sourceName),
-        })
-      : undefined;
-    if (mcpUpstreams) cleanups.push(() => mcpUpstreams.close());
-    const executor = createExecutor({
-      credentials,
-      dispatcherFor,
-      limitsFor: (sourceName) => sourceLimits(loaded, sourceName),
-      ...(mcpUpstreams ? { mcpUpstreams } : {}),
-    });
-
-    const fastifyLogger = logger as unknown as FastifyBaseLogger;
-    // Webhooks (docs/webhooks.md): the outbox is a receipt hook, so a receipt and its events commit together.
-    let webhooks: Webhooks | undefined;
-    if (Object.keys(config.webhooks ?? {}).length > 0) {
-      if (config.receipts?.enabled === false) {
-        throw new GatewayError(
-          'WEBHOOKS_REQUIRE_RECEIPTS',
-          'webhooks report receipts: remove `receipts.enabled: false` or the `webhooks` section',
-        );
-      }
-      const webhookAgent = createGuardedAgent({ allowPrivateNetworks });
-      cleanups.push(() => webhookAgent.close());
-      webhooks = await createWebhooks({
+    const calls = await startCallArea({ loaded, vault, database, logger }, closers);
+    const { receipts, webhooks } = await startRecords(
+      {
         loaded,
-        store: sqliteOutboxStore(database),
         vault,
-        agent: webhookAgent,
+        database,
         logger,
-        ...(options.webhookLeaseMs ? { leaseMs: options.webhookLeaseMs } : {}),
-      });
-    }
-    // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close. Each
-    // process journals its receipts in a slot of its own; the log first moves what an earlier process of the
-    // slot left there (with the outbox hook, so those receipts get their events too).
-    let receiptLog: ReceiptLog | undefined;
-    if (config.receipts?.enabled !== false) {
-      // `receipts.journal: false`: no journal (each call waits for its receipt's commit). The process that starts
-      // first (alone, or worker 1 before the others) also takes over the journals of slots nobody serves from now.
-      const claimed = claimJournals({
-        directory: dataDirectory,
-        slot: options.worker ? `worker-${options.worker.id}` : 'main',
-        usesJournal: config.receipts?.journal !== false,
-        adoptsOthers: !options.worker || options.worker.startsAlone === true,
-        warn: (message) => logger.warn(message),
-      });
-      try {
-        receiptLog = await createReceiptLog({
-          store: createSqliteReceiptStore(database),
-          vault,
-          loaded,
-          dataDirectory,
-          requiresSharedSigningKey: options.worker !== undefined,
-          ...(claimed.journal ? { journal: claimed.journal } : {}),
-          adopt: claimed.adopt,
-          ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
-          warn: (message) => logger.warn(message),
-          alert: (details, message) => logger.error(details, message),
-        });
-      } catch (error) {
-        claimed.release();
-        throw error;
-      }
-      const log = receiptLog;
-      cleanups.push(async () => {
-        log.close();
-        // The vault's copy of the final checkpoint (the data directory's file is written already).
-        await log.anchor.settled();
-      });
-    }
-    // Registered after the receipt log's cleanup, so it runs before it: delivery stops, then the log closes.
-    const stoppingWebhooks = webhooks;
-    if (stoppingWebhooks) cleanups.push(() => stoppingWebhooks.stop());
+        dataDirectory: settings.dataDirectory,
+        ...(options.worker ? { worker: options.worker } : {}),
+        ...(options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {}),
+      },
+      closers,
+    );
+    const fastifyLogger = logger as unknown as FastifyBaseLogger;
     // With workers, a browser's next page (or a client's retry) may reach another process: their state is shared.
     const authorizationStores = openSqliteAuthorizationStores(database, { sharedByWorkers: options.worker !== undefined });
     const authorization = await createAuthorization({
@@ -321,88 +130,39 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listTools: () => consentTools(registry, loaded),
       listLogins: () => listLogins(loaded),
       changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
+      ...(calls.personLogins ? { personLogins: calls.personLogins } : {}),
       ...(options.worker
         ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
         : {}),
     });
-    cleanups.push(() => authorization.close());
+    closers.add(() => authorization.close());
     const override = options.authorizerOverride;
     const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
-
-    // Drift: re-read each live description and block changed operations (docs/drift.md). Of the processes sharing the
-    // database, the holder of the `drift-leader` lease checks; the others apply what it records.
-    let drift: DriftWatcher | undefined;
-    let lastLockReload: LockReloadStatus | undefined;
-    const driftStore = sqliteDriftStore(database);
-    if (config.drift?.enabled !== false) {
-      const started = await startDrift({
-        loaded,
-        store: driftStore,
-        leases: sqliteLeases(database),
-        registry,
-        agent: tokenAgent,
-        logger,
-        intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
-      });
-      drift = started;
-      cleanups.push(() => started.stop());
-    }
-
+    const { drift, reports: driftReports } = await startDriftChecks(
+      { loaded, database, registry, agent: calls.tokenAgent, logger, calls },
+      closers,
+    );
     // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
     const guard = createOriginGuard({
       mcpUrl,
-      isLoopbackListener,
+      isLoopbackListener: settings.isLoopbackListener,
       listenPort: listen.port,
       allowedOrigins: config.gateway.allowedOrigins ?? [],
     });
-    // MCP sources: re-list on the upstream's list_changed and periodically while connected (docs/sources-mcp.md).
-    let mcpDrift: McpDriftMonitor | undefined;
-    if (mcpUpstreams) {
-      const monitor = startMcpDriftMonitor({
-        loaded,
-        store: driftStore,
-        registry,
-        pool: mcpUpstreams,
-        logger,
-        intervalMs: Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000),
-      });
-      mcpDrift = monitor;
-      onMcpToolsChanged = (sourceName) => void monitor.check(sourceName);
-      cleanups.push(() => monitor.stop());
-    }
-    // What the admin API shows and re-checks on push (`gateway drift check`): OpenAPI and MCP sources alike.
-    const driftReports =
-      drift || mcpDrift
-        ? {
-            report: () => [...(drift?.report() ?? []), ...(mcpDrift?.report() ?? [])],
-            checkNow: async (sources?: readonly string[]) => {
-              await drift?.checkNow(sources);
-              const mcpSources = sources ?? Object.keys(config.sources).filter((name) => config.sources[name]!.kind === 'mcp');
-              for (const name of mcpSources) await mcpDrift?.check(name);
-            },
-          }
-        : undefined;
-
-    const approvals = sqliteApprovals(database);
-    const approvalsGate = createApprovalsGate({
-      approvals,
-      gatewayUrl: config.gateway.url,
-      ...(config.approvals?.expirySeconds ? { expirySeconds: config.approvals.expirySeconds } : {}),
-      describeSession: (sessionId) => authorizationStores.sessions.find(sessionId),
+    const approvals = startApprovals({
+      loaded,
+      database,
+      findSession: (id) => authorizationStores.sessions.find(id),
+      authorization,
     });
+    let served: ServedLock | undefined;
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
-      // One-call approvals (docs/approvals.md): the gate asks for them, the approval page answers them.
-      personActionGates: [...(options.personActionGates ?? []), approvalsGate],
-      authPlugin: async (instance) => {
-        await instance.register(authorization.plugin);
-        await instance.register(
-          approvalRoutes({ approvals, browserSessions: authorization.browser.sessions, basePath: authorization.browser.basePath }),
-        );
-      },
+      personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
+      authPlugin: approvals.withPages(authorization.plugin),
       adminPlugin: createAdminPlugin({
         vault,
         loaded,
@@ -411,142 +171,101 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         registry,
         guard,
         ...(driftReports ? { drift: driftReports } : {}),
-        ...(receiptLog ? { receipts: receiptLog } : {}),
+        ...(receipts ? { receipts } : {}),
         ...(webhooks ? { webhooks } : {}),
-        lastLockReload: () => lastLockReload,
+        lastLockReload: () => served?.lastReload(),
         sessions: authorization.sessions,
+        ...(calls.personLogins ? { personLogins: calls.personLogins } : {}),
         mcpRefusals: () => authorization.authorizer.refusals(),
       }),
       guard,
       registry,
-      executor,
-      ...(receiptLog ? { receipts: receiptLog } : {}),
+      executor: calls.executor,
+      ...(receipts ? { receipts } : {}),
       logger: fastifyLogger,
-      ...(https ? { https } : {}),
-      isLoopbackListener,
+      ...(settings.https ? { https: settings.https } : {}),
+      isLoopbackListener: settings.isLoopbackListener,
       listenPort: listen.port,
     });
-
-    const watcher: LockWatcher = watchLock({
-      lockPath,
-      registry,
-      onReload: (outcome) => {
-        if (outcome.status === 'unchanged') return;
-        const at = new Date().toISOString();
-        lastLockReload =
-          outcome.status === 'refused'
-            ? { status: 'refused', at, code: outcome.code, message: outcome.message }
-            : { status: outcome.status, at };
+    served = watchServedLock(
+      {
+        lockPath: settings.lockPath,
+        loaded,
+        registry,
+        logger,
+        initialDigest: initial.digest,
+        ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
+        ...(drift?.prepareFor ? { prepareFor: (lock: Lockfile) => drift.prepareFor!(lock) } : {}),
       },
-      load: async (bytes) => {
-        const { lock } = await verifiedLockFrom(bytes, lockPath, loaded);
-        // Before the swap: the drift verdict on a new publication compares it with each description as it is now,
-        // not as the last interval check read it (a description changed, imported and published within one).
-        await drift?.prepareFor?.(lock);
-        return lock;
-      },
-      logger,
-      ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
-      initialDigest: initial.digest,
-    });
-    cleanups.push(() => watcher.close());
-
-    try {
-      await app.listen({ host: listen.host, port: listen.port });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const problem = listenAddressProblem(code);
-      if (problem) {
-        const address = listenAddressText(listen);
-        throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${address}: ${problem}; ${LISTEN_ADDRESS_FIX}`, {
-          details: { address, reason: code },
-        });
-      }
-      throw error;
-    }
+      closers,
+    );
+    await listenOn(app, listen);
     webhooks?.start();
     logger.info(
       {
         mcpUrl,
         listen: `${listen.host}:${listen.port}`,
-        tls: Boolean(https),
+        tls: Boolean(settings.https),
         tools: registry.snapshot().names.length,
         ...(options.worker ? { worker: options.worker.id, pid: process.pid } : {}),
       },
       'gateway listening',
     );
-
-    const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
-    let closing: Promise<void> | undefined;
-    const close = (): Promise<void> => {
-      closing ??= (async () => {
-        watcher.close();
-        // Stop accepting; requests in flight finish, up to the grace period, then their sockets are cut.
-        await closeGracefully(app, graceMs).catch((error: Error) => logger.error({ error: error.message }, 'error while closing'));
-        await cleanUp();
-        logger.info('gateway stopped');
-      })();
-      return closing;
-    };
-
-    if (options.handleSignals) {
-      const onSignal = (signal: NodeJS.Signals) => {
-        logger.info({ signal }, 'shutting down');
-        void close().then(() => process.exit(0));
-      };
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-    }
-
+    const watcher = served.watcher;
+    const close = closeOnce(app, watcher, closers, logger, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+    if (options.handleSignals) closeOnSignals(close, logger);
     return {
       url: config.gateway.url.replace(/\/+$/, ''),
       mcpUrl,
       app,
       registry,
       drift,
-      receipts: receiptLog,
+      receipts,
       reloadLock: () => watcher.reload(),
       close,
     };
   } catch (error) {
-    await cleanUp();
+    await closers.closeAll();
     throw error;
   }
 }
 
-/**
- * The tools of the in-use publications, as the consent page shows them: a tool blocked by drift is listed too, with
- * its reason, and cannot be chosen (never silently left out).
- */
-function consentTools(registry: PublicationRegistry, loaded: LoadedConfig): ConsentTool[] {
-  const snapshot = registry.snapshot();
-  const tools: ConsentTool[] = [];
-  for (const name of snapshot.names) {
-    const tool = snapshot.tools.get(name)!;
-    const blocked = registry.blockedReason(tool.sourceName, name);
-    tools.push({
-      ...(blocked === undefined ? {} : { blocked }),
-      name,
-      title: tool.entry.title,
-      description: tool.entry.description,
-      source: tool.sourceName,
-      readOnly: tool.annotations.readOnlyHint,
-      destructive: tool.annotations.destructiveHint === true,
-      fingerprint: tool.entry.fingerprint,
-      target:
-        tool.kind === 'openapi'
-          ? { kind: 'http', method: tool.operation.method, path: tool.operation.path }
-          : { kind: 'mcp', server: tool.sourceName, tool: tool.mcpTool.name },
-      logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : [],
-    });
+async function listenOn(app: FastifyInstance, listen: { host: string; port: number }): Promise<void> {
+  try {
+    await app.listen({ host: listen.host, port: listen.port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const problem = listenAddressProblem(code);
+    if (problem) {
+      const address = listenAddressText(listen);
+      throw new GatewayError('LISTEN_ADDRESS_UNAVAILABLE', `cannot listen on ${address}: ${problem}; ${LISTEN_ADDRESS_FIX}`, {
+        details: { address, reason: code },
+      });
+    }
+    throw error;
   }
-  return tools;
 }
 
-/** What changed in a tool since the approved version, in the words of `gateway diff` (core's describeToolChanges). */
-function changesSince(registry: PublicationRegistry, toolName: string, approvedFingerprint: string): string[] | undefined {
-  const current = registry.snapshot().tools.get(toolName);
-  const approved = registry.servedEntry(toolName, approvedFingerprint);
-  if (!current || !approved) return undefined;
-  return describeToolChanges(approved, current.entry).map((change) => change.message);
+/** Graceful shutdown, once: stop accepting, let requests in flight finish up to the grace period, then close the rest. */
+function closeOnce(app: FastifyInstance, watcher: LockWatcher, closers: Closers, logger: Logger, graceMs: number): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= (async () => {
+      watcher.close();
+      // Requests in flight finish, up to the grace period, then their sockets are cut.
+      await closeGracefully(app, graceMs).catch((error: Error) => logger.error({ error: error.message }, 'error while closing'));
+      await closers.closeAll();
+      logger.info('gateway stopped');
+    })();
+    return closing;
+  };
+}
+
+function closeOnSignals(close: () => Promise<void>, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'shutting down');
+    void close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createGatewayLogger, REDACTED_LOG_PATHS } from './logger.js';
+import { createGatewayLogger, REDACTED_LOG_PATHS, urlForLog } from './logger.js';
 
 /** Lines of the gateway's logger and of pino redacting every REDACTED_LOG_PATHS path itself, side by side. */
 function bothLoggers(): {
@@ -77,5 +77,15 @@ describe('the gateway logger redacts exactly what the REDACTED_LOG_PATHS redacti
     expect(logged.err.stack).toContain('upstream failed');
     expect(logged.err.token).toBe('[redacted]');
     expect(error.token).toBe('tok-999'); // the logged object itself is not changed
+  });
+});
+
+describe('request URLs as logged', () => {
+  it("hide the handles on someone else's flow: a pending request, a connect ticket, a code and its state", () => {
+    expect(urlForLog('/connect?ticket=c1.abc.def')).toBe('/connect?ticket=[redacted]');
+    expect(urlForLog('/connect/callback?code=xyz&state=s1&iss=https%3A%2F%2Fid.example.com')).toBe(
+      '/connect/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fid.example.com',
+    );
+    expect(urlForLog('/consent?request=r1')).toBe('/consent?request=[redacted]');
   });
 });

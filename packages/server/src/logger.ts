@@ -68,10 +68,12 @@ export function redactNestedSecrets(object: Record<string, unknown>): Record<str
 
 /**
  * Query parameters whose values never reach a log line: the id of a pending authorization (a handle on
- * someone's approval in progress), authorization codes, `state`, PKCE values and tokens.
+ * someone's approval in progress), a connect page's ticket (a handle on someone's linking), authorization codes,
+ * `state`, PKCE values and tokens.
  */
 const UNLOGGED_QUERY_PARAMETERS = new Set([
   'request',
+  'ticket',
   'code',
   'state',
   'code_challenge',

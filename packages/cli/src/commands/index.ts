@@ -11,6 +11,7 @@ import { registerSecrets } from './secrets.js';
 import { registerStatus } from './status.js';
 import { registerPeople } from './people.js';
 import { registerSessions } from './sessions.js';
+import { registerLogins } from './logins.js';
 import { registerReceipts } from './receipts.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerDoctor } from './doctor.js';
@@ -30,6 +31,7 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerPeople(program);
   registerSessions(program);
+  registerLogins(program);
   registerReceipts(program);
   registerWebhooks(program);
   registerDoctor(program);

@@ -80,7 +80,8 @@ export function registerPeople(program: Command): void {
     .description("set a person's roles to exactly those given (none given: no role); the password stays")
     .addHelpText(
       'after',
-      '\nRoles: operator (opens the operator console at /console).\n\nExamples:\n  gateway people roles olga operator\n  gateway people roles olga',
+      '\nRoles: operator (opens the operator console at /console).\n\nExamples:\n' +
+        '  gateway people roles olga operator\n  gateway people roles olga',
     )
     .action(async (name: string, roles: string[], _options: unknown, command: Command) => {
       const context = contextFrom(command);

@@ -225,6 +225,12 @@ export function registerReceipts(program: Command): void {
     }
   });
 
+  registerProve(receipts);
+  registerVerify(receipts);
+}
+
+/** `gateway receipts prove <id>`: the inclusion proof, checked here against the signed checkpoint. */
+function registerProve(receipts: Command): void {
   withAdminOptions(
     receipts
       .command('prove <id>')
@@ -263,7 +269,10 @@ export function registerReceipts(program: Command): void {
     printResult(context, lines, { ...proof, verified: isIncluded });
     if (!isIncluded) process.exitCode = EXIT_CODES.verification;
   });
+}
 
+/** `gateway receipts verify`: the running gateway's log, an export, or either against collected checkpoints. */
+function registerVerify(receipts: Command): void {
   withAdminOptions(
     receipts
       .command('verify')

@@ -116,6 +116,18 @@ export function registerWebhooks(program: Command): void {
     printResult(context, lines, result);
   });
 
+  registerChanges(webhooks);
+}
+
+/** An endpoint's state in one cell of `webhooks list`. */
+function describeState(endpoint: AdminWebhookEndpoint): string {
+  if (endpoint.paused) return `PAUSED at ${endpoint.paused.sequence ?? '?'} (gateway webhooks resume ${endpoint.name})`;
+  if (endpoint.disabled) return 'disabled (410 Gone)';
+  return endpoint.rotating ? 'active, rotating secret' : 'active';
+}
+
+/** `replay`, `resume` and `test`: what changes delivery (or sends a test event) on one endpoint. */
+function registerChanges(webhooks: Command): void {
   withAdminOptions(
     webhooks
       .command('replay <endpoint>')
@@ -183,11 +195,4 @@ export function registerWebhooks(program: Command): void {
     }
     printResult(context, `${endpoint} acknowledged test event ${result.eventId} (HTTP ${result.status})`, result);
   });
-}
-
-/** An endpoint's state in one cell of `webhooks list`. */
-function describeState(endpoint: AdminWebhookEndpoint): string {
-  if (endpoint.paused) return `PAUSED at ${endpoint.paused.sequence ?? '?'} (gateway webhooks resume ${endpoint.name})`;
-  if (endpoint.disabled) return 'disabled (410 Gone)';
-  return endpoint.rotating ? 'active, rotating secret' : 'active';
 }

@@ -20,6 +20,7 @@ export {
   type GatewayConfig,
   type LoadedConfig,
   type McpCredentialConfig,
+  type OAuthPersonCredentialConfig,
   type McpSourceConfig,
   type OpenApiSourceConfig,
   type SourceConfig,

@@ -10,7 +10,28 @@ export type CredentialConfig =
   | { type: 'none' }
   | { type: 'apiKey' | 'bearer'; secret: string }
   | { type: 'basic'; username: string; secret: string }
-  | { type: 'oauthClientCredentials'; clientId: string; secret: string; tokenUrl?: string; scopes?: string[] };
+  | { type: 'oauthClientCredentials'; clientId: string; secret: string; tokenUrl?: string; scopes?: string[] }
+  | OAuthPersonCredentialConfig;
+
+/**
+ * OAuth per person (docs/config.md › Credentials): each person links their own account at the provider (the
+ * authorization code flow with PKCE); calls carry that person's access token. The provider comes from
+ * `issuer` (RFC 8414 / OpenID discovery), or from `authorizationUrl` and `tokenUrl` when it publishes no metadata.
+ */
+export interface OAuthPersonCredentialConfig {
+  type: 'oauthPerson';
+  issuer?: string;
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  clientId: string;
+  /** Vault name of the client secret. */
+  secret: string;
+  scopes?: string[];
+  /** RFC 8707 resource indicator sent in the authorization and token requests. */
+  resource?: string;
+  /** What the consent page names the provider ("Connect <label>"); default the issuer's host. */
+  label?: string;
+}
 
 export interface OpenApiSourceConfig {
   kind: 'openapi';
@@ -191,6 +212,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   const config = value as unknown as GatewayConfig;
   checkGatewayUrl(config.gateway.url, path);
   for (const [name, source] of Object.entries(config.sources)) if (source.kind === 'mcp') checkMcpSource(name, source, path);
+  checkPersonLogins(config, path);
   return { path, directory: dirname(path), config };
 }
 
@@ -244,6 +266,38 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
         'CONFIG_INVALID',
         `${where}.url: must be https (plain http is allowed only for loopback hosts): ${source.url}`,
       );
+    }
+  }
+}
+
+/**
+ * A per-person login names its provider by `issuer` or by both endpoint URLs, and keeps each person's tokens in
+ * the vault, so it needs a vault that can store them (`file`; `env` and `exec` only read).
+ */
+function checkPersonLogins(config: GatewayConfig, path: string): void {
+  const provider = config.vault?.provider ?? 'file';
+  for (const [sourceName, source] of Object.entries(config.sources)) {
+    if (source.kind !== 'openapi') continue;
+    for (const [scheme, credential] of Object.entries(source.credentials ?? {})) {
+      if (credential.type !== 'oauthPerson') continue;
+      const where = `${path}: sources.${sourceName}.credentials.${scheme}`;
+      const hasEndpoints = credential.authorizationUrl !== undefined && credential.tokenUrl !== undefined;
+      if ((credential.issuer === undefined) === !hasEndpoints) {
+        throw new GatewayError(
+          'CONFIG_INVALID',
+          `${where}: an oauthPerson login needs either 'issuer' (discovery) or both 'authorizationUrl' and 'tokenUrl'`,
+          { details: { source: sourceName, scheme } },
+        );
+      }
+      if (provider !== 'file') {
+        throw new GatewayError(
+          'PERSON_LOGIN_VAULT_READ_ONLY',
+          `${where}: an oauthPerson login keeps each person's tokens in the vault, and the '${provider}' vault is read-only; ` +
+            "set vault.provider to 'file' (the default), or give this scheme a credential of the gateway's own " +
+            '(oauthClientCredentials, bearer)',
+          { details: { source: sourceName, scheme, vault: provider } },
+        );
+      }
     }
   }
 }

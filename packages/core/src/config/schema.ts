@@ -42,6 +42,23 @@ export const credentialSchema = {
         scopes: { type: 'array', items: { type: 'string' } },
       },
     },
+    {
+      type: 'object',
+      description: "OAuth per person: each person links their own account; calls carry that person's token",
+      required: ['type', 'clientId', 'secret'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'oauthPerson' },
+        issuer: { type: 'string', format: 'uri', description: 'the provider, found by RFC 8414 / OpenID discovery' },
+        authorizationUrl: { type: 'string', format: 'uri', description: 'without issuer: the authorization endpoint' },
+        tokenUrl: { type: 'string', format: 'uri', description: 'without issuer: the token endpoint' },
+        clientId: { type: 'string', minLength: 1 },
+        secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        resource: { type: 'string', format: 'uri', description: 'RFC 8707 resource indicator sent to the provider' },
+        label: { type: 'string', minLength: 1, description: 'the provider as the consent page names it' },
+      },
+    },
   ],
 } as const;
 

@@ -308,7 +308,8 @@ describe('normalising operations', () => {
     expect(list.map((operation) => [operation.path, operation.status, operation.reason?.code ?? null])).toEqual([
       ['/either', 'supported', null],
       ['/mtls', 'unsupported', 'SECURITY_SCHEME_UNSUPPORTED'],
-      ['/oidc', 'unsupported', 'SECURITY_SCHEME_UNSUPPORTED'],
+      // A person's own token (oauthPerson) or one of the gateway's satisfies an OpenID Connect scheme.
+      ['/oidc', 'supported', null],
     ]);
   });
 

@@ -13,7 +13,10 @@ export interface SecurityResolution {
   unsupported: string | null;
 }
 
-/** OAuth 2 flows the gateway can obtain tokens for: per person (authorization code) or as a service account. */
+/**
+ * OAuth 2 flows the gateway can obtain tokens for: per person (authorization code) or as a service account.
+ * An `openIdConnect` scheme is satisfiable too: its credential names the provider (docs/credentials.md).
+ */
 const SUPPORTED_OAUTH_FLOWS = new Set(['clientCredentials', 'authorizationCode']);
 const SUPPORTED_HTTP_SCHEMES = new Set(['basic', 'bearer']);
 
@@ -57,7 +60,9 @@ export function schemeProblem(name: string, summary: SecuritySchemeSummary): str
         : `the oauth2 scheme "${name}" offers only ${(summary.flows ?? []).join(', ') || 'no'} flows; ` +
             'clientCredentials or authorizationCode is needed';
     case 'openIdConnect':
-      return `the openIdConnect scheme "${name}" is not supported (its flows are only known from discovery)`;
+      // A bearer token from the provider: a person's own (`oauthPerson`, which finds the provider by discovery), or
+      // one of the gateway's (`bearer`, `oauthClientCredentials` with its tokenUrl).
+      return null;
     case 'mutualTLS':
       return `the mutualTLS scheme "${name}" is not supported (client certificates)`;
     default:

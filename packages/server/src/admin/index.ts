@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { addProblemReplies } from '../http/problem.js';
+import { registerLoginRoutes } from '../credentials/person/admin-routes.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes/index.js';
 import { adminGate } from './authentication.js';
@@ -33,6 +34,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     if (options.receipts) registerReceiptRoutes(app, options.receipts);
     if (options.webhooks) registerWebhookRoutes(app, options.webhooks);
     registerSessionRoutes(app, options);
+    registerLoginRoutes(app, options.personLogins);
     answerAdminErrors(app);
   };
   // Encapsulated under /admin: the hook, 404 and error handlers touch no other area's routes.

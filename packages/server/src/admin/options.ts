@@ -5,6 +5,7 @@
 import type { DriftSourceReport, LoadedConfig, Lockfile, LockReloadStatus } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
 import type { Throttles } from '../authorization/stores/ports.js';
+import type { PersonLogins } from '../credentials/person/index.js';
 import type { SessionStore } from '../authorization/stores/session-store.js';
 import type { OriginGuard } from '../mcp/origin.js';
 import type { ReceiptLog } from '../receipts/log.js';
@@ -46,6 +47,8 @@ export interface AdminPluginOptions {
   sessions?: SessionStore;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
   throttles?: Throttles;
+  /** Per-person logins (`/admin/logins…`); absent when none is configured (the list is then empty). */
+  personLogins?: Pick<PersonLogins, 'list' | 'unlink'>;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
   mcpRefusals?: () => Record<string, number>;
 }

@@ -92,6 +92,7 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     ...(oidc ? { oidc } : {}),
     ephemeral,
     throttles,
+    ...(context.personLogins ? { personLogins: context.personLogins } : {}),
   });
 
   return {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { registerAuthorizationEndpoint } from './handlers/authorize.js';
 import { createBrowserFlow } from './handlers/browser-flow.js';
+import { registerConnectEndpoints } from './handlers/connect.js';
 import { registerConsentEndpoint } from './handlers/consent.js';
 import type { AuthorizationDependencies } from './handlers/dependencies.js';
 import { registerMetadataEndpoints } from './handlers/metadata.js';
@@ -27,5 +28,6 @@ export function authorizationServerPlugin(dependencies: AuthorizationDependencie
     registerSignInEndpoint(instance, dependencies, flow);
     if (dependencies.oidc) registerOidcSignInEndpoints(instance, dependencies, dependencies.oidc, flow);
     registerConsentEndpoint(instance, dependencies, flow);
+    registerConnectEndpoints(instance, dependencies, flow);
   };
 }

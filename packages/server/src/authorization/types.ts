@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { McpAuthorizer } from '../calls/caller.js';
 import type { ConsentOffer } from './consent/consent-tool.js';
+import type { AuthorizationDependencies } from './handlers/dependencies.js';
 import type { McpRefusalCounts } from './mcp-refusals.js';
 import type { AuthorizationPorts, Throttles } from './stores/ports.js';
 import type { SessionStore } from './stores/session-store.js';
@@ -30,6 +31,8 @@ export interface AuthorizationContext extends ConsentOffer {
    * (or go to) the vault.
    */
   requireSharedSigningKeys?: boolean;
+  /** Per-person logins (`oauthPerson`): the connect page and "Connect" on the consent page; absent when none. */
+  personLogins?: AuthorizationDependencies['personLogins'];
   /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
   rotateSigningKeys?: boolean;
 }

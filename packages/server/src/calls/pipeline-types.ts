@@ -119,6 +119,7 @@ export interface CallPipelineOptions {
   logger: FastifyBaseLogger;
   /** Seals and checks `requestState`s (default: a key of this process; the gateway passes the vault's). */
   requestStates?: RequestStates;
-  /** Sources of "a person must act first" besides the core rules (the approvals gate in production: approvals/gate.ts). */
+  /** Sources of "a person must act first" besides the core rules (the per-person logins' gate and the approvals
+   * gate, approvals/gate.ts; tests add theirs). */
   gates?: readonly PersonActionGate[];
 }

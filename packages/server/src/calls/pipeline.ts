@@ -130,6 +130,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
+        person: caller.subject,
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
         ...(onSent ? { onSent } : {}),

@@ -20,14 +20,21 @@ import {
 } from '@gateway/core';
 import { createClientCredentialsGrant, type Vault } from '@gateway/runtime';
 import type { ExecutorCredentials } from '../execute/request.js';
+import type { PersonLogins } from './person/index.js';
 
 export interface CredentialResolver {
   /**
    * Credentials for one call: the first alternative of `operation.security` whose every scheme has a
    * configured credential and whose logins are all in `allowedLogins`.
-   * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth).
+   * Throws CREDENTIAL_NOT_AVAILABLE or LOGIN_NOT_IN_SESSION (category auth). `person`: the session's person,
+   * whose own token a per-person login carries (PERSON_LOGIN_NOT_LINKED without one).
    */
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
+  resolve(
+    sourceName: string,
+    operation: LockedOperation,
+    allowedLogins: ReadonlySet<string>,
+    person?: string,
+  ): Promise<ExecutorCredentials>;
   /** Drops cached OAuth tokens of a login (e.g. after the upstream answered 401). */
   forgetTokens(loginId: string): void;
 }
@@ -39,6 +46,8 @@ export interface CredentialResolverOptions {
   fetchDispatcher?: Dispatcher;
   /** Clock (ms), for tests of token expiry. */
   now?: () => number;
+  /** Each person's tokens of per-person logins (./person/); absent when none is configured. */
+  personLogins?: Pick<PersonLogins, 'accessToken'>;
 }
 
 /** A login (a configured credential) as the consent page lists it, for a person to allow a session to use. */
@@ -80,6 +89,108 @@ export function operationLogins(loaded: LoadedConfig, sourceName: string, operat
   return [...ids].sort();
 }
 
+/** What applying one credential needs: the resolver's options, its client-credentials grant, the vault lookup. */
+interface CredentialContext {
+  options: CredentialResolverOptions;
+  grant: ReturnType<typeof createClientCredentialsGrant>;
+  secretOf(loginId: string, name: string): Promise<string>;
+}
+
+/** Puts one scheme's credential on the request (`target`), after checking it fits the scheme. */
+async function applyCredential(
+  context: CredentialContext,
+  target: ExecutorCredentials & { personSubjects: Record<string, string | null> },
+  sourceName: string,
+  operation: LockedOperation,
+  schemeName: string,
+  requiredScopes: string[],
+  credential: CredentialConfig,
+  person: string | undefined,
+): Promise<void> {
+  const loginId = loginIdOf(sourceName, schemeName);
+  const scheme = operation.securitySchemes[schemeName];
+  const mismatch = (expected: string): GatewayError =>
+    new GatewayError(
+      'CREDENTIAL_SCHEME_MISMATCH',
+      `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
+        `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
+      { details: { login: loginId } },
+    );
+  switch (credential.type) {
+    case 'none':
+      return;
+    case 'apiKey': {
+      if (scheme?.type !== 'apiKey' || !scheme.name || !scheme.in) throw mismatch('a scheme of type apiKey');
+      const value = await context.secretOf(loginId, credential.secret);
+      if (scheme.in === 'header') target.headers[scheme.name.toLowerCase()] = value;
+      else if (scheme.in === 'query') target.query[scheme.name] = value;
+      else target.cookies[scheme.name] = value;
+      return;
+    }
+    case 'bearer': {
+      if (!isBearerScheme(scheme)) throw mismatch('an http bearer, oauth2 or openIdConnect scheme');
+      target.headers.authorization = `Bearer ${await context.secretOf(loginId, credential.secret)}`;
+      return;
+    }
+    case 'basic': {
+      if (scheme?.type !== 'http' || scheme.scheme?.toLowerCase() !== 'basic') throw mismatch('an http basic scheme');
+      // RFC 7617 §2: the user-id cannot contain a colon; the password may.
+      if (credential.username.includes(':')) {
+        throw new GatewayError(
+          'CREDENTIAL_INVALID',
+          `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
+          { details: { login: loginId } },
+        );
+      }
+      const password = await context.secretOf(loginId, credential.secret);
+      target.headers.authorization = `Basic ${Buffer.from(`${credential.username}:${password}`, 'utf8').toString('base64')}`;
+      return;
+    }
+    case 'oauthClientCredentials': {
+      if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+      const tokenUrl = credential.tokenUrl ?? scheme?.tokenUrl;
+      if (!tokenUrl) {
+        throw new GatewayError(
+          'CREDENTIAL_TOKEN_URL_MISSING',
+          `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
+          { details: { login: loginId } },
+        );
+      }
+      const scopes = credential.scopes ?? requiredScopes;
+      const token = await context.grant.token({
+        requester: loginId,
+        tokenUrl,
+        clientId: credential.clientId,
+        clientSecret: () => context.secretOf(loginId, credential.secret),
+        scopes,
+        ...(context.options.fetchDispatcher ? { dispatcher: context.options.fetchDispatcher } : {}),
+      });
+      target.headers.authorization = `Bearer ${token}`;
+      return;
+    }
+    case 'oauthPerson': {
+      if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
+      // Only the session's person's own token: never another person's, never one of the gateway's.
+      if (person === undefined || !context.options.personLogins) {
+        throw new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${loginId} is per person, and this call has no person`, {
+          details: { login: loginId },
+        });
+      }
+      const { token, subject } = await context.options.personLogins.accessToken(person, loginId);
+      target.headers.authorization = `Bearer ${token}`;
+      // Receipts record the login used as that person's account at the provider (docs/receipts.md).
+      target.personSubjects[loginId] = subject;
+      return;
+    }
+    default: {
+      // A credential type added to the config schema must be applied here before it compiles; without this,
+      // requests would silently go out without credentials.
+      const unreachable: never = credential;
+      throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
+    }
+  }
+}
+
 export function createCredentialResolver(options: CredentialResolverOptions): CredentialResolver {
   const { loaded, vault } = options;
   const grant = createClientCredentialsGrant(options.now ? { now: options.now } : {});
@@ -96,96 +207,26 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
     return value;
   }
 
-  async function apply(
-    target: ExecutorCredentials,
-    sourceName: string,
-    operation: LockedOperation,
-    schemeName: string,
-    requiredScopes: string[],
-    credential: CredentialConfig,
-  ): Promise<void> {
-    const loginId = loginIdOf(sourceName, schemeName);
-    const scheme = operation.securitySchemes[schemeName];
-    const mismatch = (expected: string): GatewayError =>
-      new GatewayError(
-        'CREDENTIAL_SCHEME_MISMATCH',
-        `sources.${sourceName}.credentials.${schemeName}: a ${credential.type} credential cannot satisfy ` +
-          `the security scheme '${schemeName}' (${scheme ? describeScheme(scheme) : 'not in the lock'}); it needs ${expected}`,
-        { details: { login: loginId } },
-      );
-    switch (credential.type) {
-      case 'none':
-        return;
-      case 'apiKey': {
-        if (scheme?.type !== 'apiKey' || !scheme.name || !scheme.in) throw mismatch('a scheme of type apiKey');
-        const value = await secretOf(loginId, credential.secret);
-        if (scheme.in === 'header') target.headers[scheme.name.toLowerCase()] = value;
-        else if (scheme.in === 'query') target.query[scheme.name] = value;
-        else target.cookies[scheme.name] = value;
-        return;
-      }
-      case 'bearer': {
-        if (!isBearerScheme(scheme)) throw mismatch('an http bearer, oauth2 or openIdConnect scheme');
-        target.headers.authorization = `Bearer ${await secretOf(loginId, credential.secret)}`;
-        return;
-      }
-      case 'basic': {
-        if (scheme?.type !== 'http' || scheme.scheme?.toLowerCase() !== 'basic') throw mismatch('an http basic scheme');
-        // RFC 7617 §2: the user-id cannot contain a colon; the password may.
-        if (credential.username.includes(':')) {
-          throw new GatewayError(
-            'CREDENTIAL_INVALID',
-            `sources.${sourceName}.credentials.${schemeName}.username must not contain ':' (RFC 7617)`,
-            { details: { login: loginId } },
-          );
-        }
-        const password = await secretOf(loginId, credential.secret);
-        target.headers.authorization = `Basic ${Buffer.from(`${credential.username}:${password}`, 'utf8').toString('base64')}`;
-        return;
-      }
-      case 'oauthClientCredentials': {
-        if (!isBearerScheme(scheme)) throw mismatch('an oauth2, openIdConnect or http bearer scheme');
-        const tokenUrl = credential.tokenUrl ?? scheme?.tokenUrl;
-        if (!tokenUrl) {
-          throw new GatewayError(
-            'CREDENTIAL_TOKEN_URL_MISSING',
-            `sources.${sourceName}.credentials.${schemeName}: no token URL: the scheme has no client credentials flow; set tokenUrl`,
-            { details: { login: loginId } },
-          );
-        }
-        const scopes = credential.scopes ?? requiredScopes;
-        const token = await grant.token({
-          requester: loginId,
-          tokenUrl,
-          clientId: credential.clientId,
-          clientSecret: () => secretOf(loginId, credential.secret),
-          scopes,
-          ...(options.fetchDispatcher ? { dispatcher: options.fetchDispatcher } : {}),
-        });
-        target.headers.authorization = `Bearer ${token}`;
-        return;
-      }
-      default: {
-        // A credential type added to the config schema must be applied here before it compiles; without this,
-        // requests would silently go out without credentials.
-        const unreachable: never = credential;
-        throw new GatewayError('INTERNAL_ERROR', `unhandled credential type ${JSON.stringify((unreachable as { type?: unknown }).type)}`);
-      }
-    }
-  }
-
+  const context: CredentialContext = { options, grant, secretOf };
   return {
-    async resolve(sourceName, operation, allowedLogins) {
+    async resolve(sourceName, operation, allowedLogins, person) {
       const credentials = openApiCredentials(loaded, sourceName);
       // The one login-choice rule (core's chooseLoginAlternative), the one the call decision applied.
       const choice = chooseLoginAlternative(loginAlternativesOf(sourceName, operation.security, credentials), allowedLogins);
       if (choice.chosen) {
         const { schemes, logins, requirement } = choice.chosen;
-        const resolved: ExecutorCredentials = { headers: {}, query: {}, cookies: {}, loginId: logins.length > 0 ? logins.join('+') : null };
+        const resolved: ExecutorCredentials & { personSubjects: Record<string, string | null> } = {
+          headers: {},
+          query: {},
+          cookies: {},
+          loginId: null,
+          personSubjects: {},
+        };
         for (const scheme of schemes) {
-          await apply(resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!);
+          await applyCredential(context, resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!, person);
         }
-        return resolved;
+        const { personSubjects, ...applied } = resolved;
+        return { ...applied, loginId: loginIdText(logins, personSubjects) };
       }
       if (choice.missing.length > 0) {
         const notInSession = choice.missing;
@@ -209,6 +250,15 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
       grant.forget(loginId);
     },
   };
+}
+
+/**
+ * The login a receipt records: the login ids joined by `+`, a per-person login followed by ` sub=<subject>`, the
+ * person's subject at the provider (`?` when the provider did not tell it); null when none was needed.
+ */
+function loginIdText(logins: readonly string[], personSubjects: Readonly<Record<string, string | null>>): string | null {
+  if (logins.length === 0) return null;
+  return logins.map((login) => (Object.hasOwn(personSubjects, login) ? `${login} sub=${personSubjects[login] ?? '?'}` : login)).join('+');
 }
 
 /** Schemes whose requests carry `Authorization: Bearer` (RFC 6750 §2.1). */

@@ -22,7 +22,12 @@ export type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from '
  * does not depend on how credentials are found (credentials/index.ts's resolver fits this shape).
  */
 export interface CredentialSource {
-  resolve(sourceName: string, operation: LockedOperation, allowedLogins: ReadonlySet<string>): Promise<ExecutorCredentials>;
+  resolve(
+    sourceName: string,
+    operation: LockedOperation,
+    allowedLogins: ReadonlySet<string>,
+    person?: string,
+  ): Promise<ExecutorCredentials>;
   /** Drops cached tokens of a login after the upstream refused them (401), so the next call fetches new ones. */
   forgetTokens?(loginId: string): void;
 }
@@ -118,7 +123,7 @@ function createOpenApiExecutor(
     const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
     let credentials: ExecutorCredentials;
     try {
-      credentials = await options.credentials.resolve(tool.sourceName, tool.operation, context.logins);
+      credentials = await options.credentials.resolve(tool.sourceName, tool.operation, context.logins, context.person);
     } catch (error) {
       return finish(errorResult(`cannot call ${tool.name}: ${describe(error)}`), 'credentials');
     }

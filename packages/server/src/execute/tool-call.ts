@@ -45,6 +45,8 @@ export interface ToolCallOutcome {
 export interface ToolCallContext {
   /** Logins the caller's session allows (`<source>/<scheme>`). */
   logins: ReadonlySet<string>;
+  /** The session's person: a per-person login carries this person's own token. */
+  person?: string;
   /** Aborted when the MCP client goes away (2026-07-28: closing the stream cancels the request). */
   signal?: AbortSignal;
   /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */

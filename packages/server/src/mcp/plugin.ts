@@ -56,8 +56,8 @@ export interface McpPluginOptions {
   /** Seals and checks the `requestState` of "a person must act first" answers (the gateway's key from the vault). */
   requestStates?: RequestStates;
   /**
-   * TEST HARNESS ONLY: extra sources of "a person must act first" (test/support/person-action-gate.ts), so both
-   * eras' encodings are exercised end to end until OAuth per person and one-call approvals supply real ones.
+   * Sources of "a person must act first" besides the core rules: the per-person logins' gate
+   * (credentials/person/gate.ts), and in tests test/support/person-action-gate.ts.
    */
   personActionGates?: readonly PersonActionGate[];
 }

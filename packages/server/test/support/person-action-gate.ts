@@ -1,5 +1,7 @@
 /**
- * TEST HARNESS ONLY: a "a person must act first" source for end-to-end tests. Calls of the listed tools need a
+ * TEST HARNESS ONLY: a "a person must act first" source for end-to-end tests of the seam itself (both eras'
+ * encodings, the requestState); linking an account uses the real gate of per-person logins
+ * (src/credentials/person/gate.ts, proven by oauth-person.e2e.test.ts). Calls of the listed tools need a
  * person to act until `complete(url)` is called with the URL the answer named (a test's elicitation handler
  * does that, as a person would by opening the page); then that session may call them. It reaches the gateway
  * only through `startGateway({ personActionGates })`, which neither gateway.yaml nor the CLI can set.

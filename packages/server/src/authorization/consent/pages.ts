@@ -65,6 +65,8 @@ export interface ConsentPageInput {
   selected?: { tools: readonly string[]; logins: readonly string[]; lifetime?: number };
   /** Tools the application asks to have approved again because they changed since the person approved them. */
   reapproval?: readonly ReapprovalNote[];
+  /** Per tool name: the per-person logins it uses that the person has not connected yet. */
+  connect?: ReadonlyMap<string, readonly ConnectLink[]>;
   error?: string;
   status?: number;
 }
@@ -129,7 +131,32 @@ function toolMarks(tool: ConsentTool, change: ReapprovalNote | undefined): SafeH
   ]}`;
 }
 
-function toolOption(tool: ConsentTool, index: number, isChecked: boolean, change: ReapprovalNote | undefined): SafeHtml {
+/** A link that connects the person's account for a per-person login the tool uses (it opens in a new tab). */
+export interface ConnectLink {
+  label: string;
+  href: string;
+}
+
+/**
+ * "Connect <provider>" beside a tool: the linking happens in another tab, so this page, with every choice made
+ * on it, stays as it is; an unlinked tool can still be chosen (its calls then ask for linking).
+ */
+function connectLinks(links: readonly ConnectLink[]): SafeHtml | '' {
+  if (links.length === 0) return '';
+  const anchors = links.map(
+    (link) => html`<a class="connect" href="${link.href}" target="_blank" rel="noopener">Connect ${link.label}</a>`,
+  );
+  const note = '(your own account; you can also connect it when a call first needs it)';
+  return html`<p class="hint connect-links">${joinHtml(anchors, ' ')} <span>${note}</span></p>`;
+}
+
+function toolOption(
+  tool: ConsentTool,
+  index: number,
+  isChecked: boolean,
+  change: ReapprovalNote | undefined,
+  connect: readonly ConnectLink[] = [],
+): SafeHtml {
   const id = `tool-${index}`;
   // A tool blocked by drift is shown, with why, but cannot be ticked (and a disabled box is never submitted).
   const isBlocked = tool.blocked !== undefined;
@@ -146,6 +173,7 @@ ${box}data-logins="${tool.logins.join(' ')}"${raw(state)}>
 <div class="details" id="${id}-details">
 ${hasTitle ? html`<p class="hint">Tool name <code>${toolText(tool.name, oneLine)}</code></p>` : ''}
 <p class="hint target">${toolTarget(tool)}</p>
+${connectLinks(connect)}
 ${paragraphs.length ? html`<div class="tool-description">${description}</div>` : ''}
 ${hiddenTextMark(tool) ? HIDDEN_TEXT_HINT : ''}
 ${change ? changeNote(change) : ''}
@@ -167,7 +195,7 @@ function toolGroups(input: ConsentPageInput, reapproval: ReadonlyMap<string, Rea
       ([source, tools]) => html`<fieldset>
 <legend>Source <code>${source}</code></legend>
 ${joinHtml(
-  tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name))),
+  tools.map((tool) => toolOption(tool, index++, selectedTools.has(tool.name), reapproval.get(tool.name), input.connect?.get(tool.name))),
   '\n',
 )}
 </fieldset>`,

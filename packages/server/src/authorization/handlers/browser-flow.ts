@@ -4,6 +4,7 @@ import { errorPage } from '../signin/pages.js';
 import { PendingAuthorizations, type PendingAuthorization } from '../consent/pending.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
 import { oauthQuery } from '../oauth/http.js';
+import { createLocalSignIn, type LocalSignIn } from '../signin/local-signin.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
 /** The pages of the browser flow name the pending request they continue (`?request=`). */
@@ -37,13 +38,17 @@ export interface BrowserFlow {
   expiredPage(): RenderedPage;
   consentUrl(id: string): string;
   signInUrl(id: string): string;
+  /** A local account's name and password, checked under one throttle for every page that signs people in. */
+  localSignIn: LocalSignIn;
 }
 
 export function createBrowserFlow({
   settings,
   browserSessions,
   ephemeral,
-}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'ephemeral'>): BrowserFlow {
+  people,
+  throttles,
+}: Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'ephemeral' | 'people' | 'throttles'>): BrowserFlow {
   const base = settings.basePath;
   const limits = settings.authorize;
   const pending = new PendingAuthorizations(settings.pendingRequestSeconds, ephemeral, {
@@ -99,6 +104,7 @@ export function createBrowserFlow({
       }
       return { pendingRequest, browser };
     },
+    localSignIn: createLocalSignIn(settings, people, throttles),
     consentUrl: (id) => `${base}/consent?request=${encodeURIComponent(id)}`,
     signInUrl: (id) => `${base}/signin?request=${encodeURIComponent(id)}`,
   };

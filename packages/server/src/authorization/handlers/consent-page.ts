@@ -5,10 +5,11 @@ import type { PendingAuthorization } from '../consent/pending.js';
 import { isLocalhostOnly, redirectDisplayHost } from '../oauth/redirect-uris.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
 import type { SessionRecord } from '../stores/ports.js';
+import { connectLinksFor } from '../consent/connect-links.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-export type ConsentPageDependencies = Pick<AuthorizationDependencies, 'settings' | 'offer'>;
+export type ConsentPageDependencies = Pick<AuthorizationDependencies, 'settings' | 'offer' | 'personLogins'>;
 
 /** What the page draws besides the request: a refusal and its status, the person's own choices, their earlier session. */
 export interface ConsentPageExtra {
@@ -35,7 +36,7 @@ function registrationText(registration: PendingAuthorization['client']['registra
  * checked against what the person saw, with the fingerprints shown).
  */
 export async function renderConsent(
-  { settings, offer }: ConsentPageDependencies,
+  { settings, offer, personLogins }: ConsentPageDependencies,
   pending: BrowserFlow['pending'],
   browser: BrowserSession,
   pendingRequest: PendingAuthorization,
@@ -66,6 +67,7 @@ export async function renderConsent(
     lifetimes: settings.lifetimeChoicesSeconds.map((seconds) => ({ seconds, label: lifetimeLabel(seconds) })),
     selected: extra.choices ?? initial.choices,
     ...(initial.reapproval.length ? { reapproval: initial.reapproval } : {}),
+    connect: connectLinksFor(personLogins, tools, browser.person!.subject),
     ...(extra.error ? { error: extra.error } : {}),
     ...(extra.status ? { status: extra.status } : {}),
   });

@@ -10,7 +10,10 @@ import { PENDING_REQUEST_QUERY, type BrowserFlow } from './browser-flow.js';
 import { renderConsent } from './consent-page.js';
 import type { AuthorizationDependencies } from './dependencies.js';
 
-type ConsentDependencies = Pick<AuthorizationDependencies, 'settings' | 'offer' | 'sessions' | 'codes' | 'browserSessions' | 'logger'>;
+type ConsentDependencies = Pick<
+  AuthorizationDependencies,
+  'settings' | 'offer' | 'sessions' | 'codes' | 'browserSessions' | 'logger' | 'personLogins'
+>;
 
 /** What the person submitted, kept whole so a refused form is drawn again with exactly their choices. */
 function submittedChoices(form: URLSearchParams): ConsentChoices {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PeopleDirectory } from '@gateway/runtime';
 import type { EphemeralState } from '../../store/ephemeral-state.js';
+import type { PersonLogins } from '../../credentials/person/index.js';
 import type { ConsentOffer } from '../consent/consent-tool.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { AuthSettings } from '../oauth/settings.js';
@@ -32,4 +33,6 @@ export interface AuthorizationDependencies {
   ephemeral: EphemeralState;
   /** Where the throttles (sign-in failures, /authorize rate limits) keep their counts: memory, or the database with workers. */
   throttles: Throttles;
+  /** Per-person logins (`oauthPerson`): the connect page, and "Connect" on the consent page; absent when none. */
+  personLogins?: Pick<PersonLogins, 'settings' | 'isLinked' | 'connectUrl' | 'linking'>;
 }

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { addressBucket } from '@gateway/runtime';
 import { errorPage, signInPage } from '../signin/pages.js';
 import type { PendingAuthorization } from '../consent/pending.js';
 import { FORM_BODY, formOf, oauthQuery, queryOf } from '../oauth/http.js';
-import { AttemptThrottle } from '../oauth/rate-limit.js';
 import type { BrowserSession } from '../signin/browser-sessions.js';
 import type { BrowserFlow } from './browser-flow.js';
 import type { AuthorizationDependencies } from './dependencies.js';
@@ -20,17 +18,16 @@ export function signInReturnPath(base: string, value: string | null | undefined)
 /** `request`: the pending authorization the sign-in continues; or `return`: the gateway page that sent the visitor. */
 const SIGNIN_QUERY = oauthQuery('request', 'return');
 
-type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'people' | 'browserSessions' | 'oidc' | 'throttles'>;
+type SignInDependencies = Pick<AuthorizationDependencies, 'settings' | 'browserSessions' | 'oidc'>;
 
 /** Sign-in with a local account (the people file): the page, and the form it posts. */
 export function registerSignInEndpoint(
   instance: FastifyInstance,
-  { settings, people, browserSessions, oidc, throttles }: SignInDependencies,
+  { settings, browserSessions, oidc }: SignInDependencies,
   flow: BrowserFlow,
 ): void {
   const { pending, send, session, ownRequest, consentUrl } = flow;
   const base = settings.basePath;
-  const throttle = new AttemptThrottle('signin', settings.maxFailedAttempts, settings.lockoutSeconds, throttles);
 
   function signInFor(
     browser: BrowserSession,
@@ -108,38 +105,12 @@ export function registerSignInEndpoint(
     if (!settings.localAccountsEnabled)
       return send(reply, errorPage('Local accounts are off', 'Use the identity provider to sign in.', 403));
     const name = (form.get('name') ?? '').trim();
-    const password = form.get('password') ?? '';
-    const keys = [`name:${name.toLowerCase()}`, `address:${addressBucket(request.ip)}`];
-    // Holds a place before the password is checked: parallel guesses cannot all pass before one failure is recorded.
-    const wait = await throttle.attempt(keys, Date.now(), { [keys[1]!]: settings.maxFailedAttempts * 10 });
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      return again({
-        error: `Too many failed attempts. Try again in ${wait < 60 ? `${wait} second(s)` : `${Math.ceil(wait / 60)} minute(s)`}.`,
-        name,
-        status: 429,
-      });
+    const checked = await flow.localSignIn.verify(name, form.get('password') ?? '', request.ip);
+    if (!checked.ok) {
+      if (checked.retryAfterSeconds !== undefined) reply.header('retry-after', String(checked.retryAfterSeconds));
+      return again({ error: checked.error, name, status: checked.status });
     }
-    let person: Awaited<ReturnType<typeof people.verify>>;
-    try {
-      person = name && password ? await people.verify(name, password) : undefined;
-    } catch (error) {
-      // Not a wrong password (the people file could not be read): the attempt gives its place back.
-      await throttle.succeeded(keys);
-      throw error;
-    }
-    if (!person) {
-      await throttle.failed(keys);
-      return again({ error: 'That name and password do not match an account.', name, status: 401 });
-    }
-    await throttle.succeeded(keys, { clear: [keys[0]!] });
-    const signedIn = await browserSessions.signIn(browser, {
-      subject: person.subject,
-      name: person.name,
-      ...(person.email ? { email: person.email } : {}),
-      via: 'local',
-      roles: [...person.roles],
-    });
+    const signedIn = await browserSessions.signIn(browser, checked.person);
     return reply
       .status(303)
       .header('set-cookie', browserSessions.setCookieHeader(signedIn))

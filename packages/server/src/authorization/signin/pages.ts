@@ -64,3 +64,42 @@ ${oidc}`,
     { status: input.status ?? 200 },
   );
 }
+
+/** A page that tells the person something went as asked (a linked account). */
+export function noticePage(title: string, message: string, status = 200): RenderedPage {
+  return renderPage(title, html`<h1>${title}</h1>\n<p role="status">${message}</p>`, { status });
+}
+
+export interface ConnectSignInPageInput {
+  /** Where the form posts (`<base>/connect/signin`: absolute, as the page is drawn at two paths). */
+  action: string;
+  csrfToken: string;
+  /** The connect page's ticket, carried through the sign-in. */
+  ticket: string;
+  gateway: string;
+  /** The provider whose account is to be linked, and the origin its authorization endpoint is at. */
+  label: string;
+  providerOrigin: string;
+  error?: string;
+  name?: string;
+  status?: number;
+}
+
+/** Sign-in with a local account on the connect page of a per-person login: the person then goes on to link. */
+export function connectSignInPage(input: ConnectSignInPageInput): RenderedPage {
+  return renderPage(
+    'Sign in',
+    html`<h1>Sign in to ${input.gateway}</h1>
+<p>Sign in to connect your <strong>${input.label}</strong> account. Only you can link it, as yourself.</p>
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+<form method="post" action="${input.action}" novalidate>
+${csrfField(input.csrfToken)}
+${hiddenField('ticket', input.ticket)}
+<div class="field"><label for="name">Name</label><input ${NAME_ATTRIBUTES} value="${input.name ?? ''}" required></div>
+${PASSWORD_FIELD}
+<div class="actions"><button type="submit" class="allow">Sign in</button></div>
+</form>`,
+    // The sign-in redirects on to the provider: a form's redirects must be allowed by form-action too.
+    { status: input.status ?? 200, formTargets: [input.providerOrigin] },
+  );
+}

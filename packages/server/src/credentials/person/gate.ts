@@ -1,0 +1,58 @@
+/**
+ * The per-person logins' part of the call decision: a call whose chosen login (core's one login-choice rule) is
+ * a per-person login the session's person has not linked, or whose link was removed (revoked at the provider,
+ * unlinked), is not sent upstream. The decision answers "a person must act first" with the connect page, bound
+ * to that person, session and login.
+ */
+import { chooseLoginAlternative, loginAlternativesOf, type LoadedConfig, type PendingPersonAction } from '@gateway/core';
+import type { PersonActionGate } from '../../calls/pipeline.js';
+import type { IndexedTool } from '../../publications/registry.js';
+import type { ConnectTicketClaims } from './connect-tickets.js';
+import type { PersonLoginSettings } from './settings.js';
+
+export interface PersonLoginGateOptions {
+  loaded: LoadedConfig;
+  settings: ReadonlyMap<string, PersonLoginSettings>;
+  isLinked(person: string, login: string): boolean;
+  connectUrl(claims: Omit<ConnectTicketClaims, 'expiresAt' | 'nonce'>): string;
+}
+
+export function createPersonLoginGate(options: PersonLoginGateOptions): PersonActionGate {
+  const { loaded, settings } = options;
+  // Per tool object (a snapshot's tools never change): its alternatives, or null when none uses a per-person login.
+  const alternativesOf = new WeakMap<IndexedTool, ReturnType<typeof loginAlternativesOf> | null>();
+
+  function alternatives(tool: IndexedTool): ReturnType<typeof loginAlternativesOf> | null {
+    let known = alternativesOf.get(tool);
+    if (known === undefined) {
+      const source = loaded.config.sources[tool.sourceName];
+      if (tool.kind !== 'openapi' || source?.kind !== 'openapi') known = null;
+      else {
+        const found = loginAlternativesOf(tool.sourceName, tool.operation.security, source.credentials ?? {});
+        known = found.some((alternative) => alternative.logins.some((login) => settings.has(login))) ? found : null;
+      }
+      alternativesOf.set(tool, known);
+    }
+    return known;
+  }
+
+  return {
+    pendingAction(caller, tool): PendingPersonAction | undefined {
+      const found = alternatives(tool);
+      if (!found) return undefined;
+      // The same choice the executor's credentials make; a login outside the session is the core rules' refusal.
+      const choice = chooseLoginAlternative(found, caller.logins);
+      if (!choice.chosen) return undefined;
+      for (const login of choice.chosen.logins) {
+        const person = settings.get(login);
+        if (!person || options.isLinked(caller.subject, login)) continue;
+        return {
+          reason: 'PERSON_ACTION_REQUIRED',
+          message: `calling ${tool.name} needs your ${person.label} account: open the link to connect it, then call again`,
+          url: options.connectUrl({ person: caller.subject, login, session: caller.sessionId }),
+        };
+      }
+      return undefined;
+    },
+  };
+}

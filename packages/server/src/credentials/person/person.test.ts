@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '@gateway/core';
+import { createVault } from '@gateway/runtime';
+import { temporaryDirectory } from '../../../../../test-support/cli.js';
+import { openDatabase } from '../../store/sqlite/database.js';
+import { createPersonLogins } from './index.js';
+import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
+import { readTokens, tokenSecretName, writeTokens } from './token-vault.js';
+
+const LOGIN = 'orders/oauth';
+
+/** Two processes' views (as `--workers` runs them) over one database file and one file vault. */
+async function twoProcesses() {
+  const directory = await temporaryDirectory('gateway-person-logins-');
+  const loaded = parseConfig(
+    [
+      'gateway:',
+      '  url: http://127.0.0.1:8080',
+      'sources:',
+      '  orders:',
+      '    kind: openapi',
+      '    document: x.yaml',
+      '    credentials:',
+      // An issuer nothing listens on: any request to the provider would fail the test.
+      '      oauth: { type: oauthPerson, issuer: "http://127.0.0.1:9", clientId: gateway, secret: s, scopes: [openid] }',
+      '',
+    ].join('\n'),
+    join(directory.path, 'gateway.yaml'),
+  );
+  const vault = await createVault(loaded, { env: {} });
+  const databases = [0, 1].map(() => openDatabase(join(directory.path, 'gateway.db'), linkedAccountMigrations));
+  const ticketKey = randomBytes(32);
+  const [first, second] = databases.map((database) =>
+    createPersonLogins({ loaded, vault, accounts: sqliteLinkedAccounts(database), ticketKey, warn: () => undefined }),
+  ) as [ReturnType<typeof createPersonLogins>, ReturnType<typeof createPersonLogins>];
+  const accounts = sqliteLinkedAccounts(databases[0]!);
+  return {
+    vault,
+    accounts,
+    first,
+    second,
+    async close() {
+      for (const database of databases) database.close();
+      await directory.cleanup();
+    },
+  };
+}
+
+const link = {
+  person: 'local:alice',
+  login: LOGIN,
+  subject: 'alice',
+  scopes: ['openid'],
+  linkedAt: Date.now(),
+  expiresAt: Date.now() + 3_600_000,
+};
+const tokens = {
+  accessToken: 'at-alice',
+  refreshToken: 'rt-alice',
+  expiresAt: Date.now() + 3_600_000,
+  scope: 'openid',
+  obtainedAt: Date.now(),
+};
+
+describe('per-person logins', () => {
+  it('a link made in another process is found by the next decision after a miss', async () => {
+    const processes = await twoProcesses();
+    try {
+      await processes.second.load();
+      await writeTokens(processes.vault, 'local:alice', LOGIN, tokens);
+      await processes.accounts.link(link);
+      expect(processes.second.isLinked('local:alice', LOGIN)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(processes.second.isLinked('local:alice', LOGIN)).toBe(true);
+      expect(processes.second.isLinked('local:bob', LOGIN)).toBe(false);
+    } finally {
+      await processes.close();
+    }
+  });
+
+  it("a call gets the person's own fresh token without asking the provider; another person's is never used", async () => {
+    const processes = await twoProcesses();
+    try {
+      await writeTokens(processes.vault, 'local:alice', LOGIN, tokens);
+      await processes.accounts.link(link);
+      await processes.first.load();
+      expect(await processes.first.accessToken('local:alice', LOGIN)).toEqual({ token: 'at-alice', subject: 'alice' });
+      await expect(processes.first.accessToken('local:bob', LOGIN)).rejects.toMatchObject({ code: 'PERSON_LOGIN_NOT_LINKED' });
+    } finally {
+      await processes.close();
+    }
+  });
+
+  it('a link whose tokens are gone is removed; unlinking removes the tokens too', async () => {
+    const processes = await twoProcesses();
+    try {
+      await processes.accounts.link(link);
+      await expect(processes.first.accessToken('local:alice', LOGIN)).rejects.toMatchObject({ code: 'PERSON_LOGIN_NOT_LINKED' });
+      expect(await processes.accounts.find('local:alice', LOGIN)).toBeUndefined();
+
+      await writeTokens(processes.vault, 'local:alice', LOGIN, tokens);
+      await processes.accounts.link(link);
+      expect(await processes.first.unlink('local:alice', LOGIN)).toBe(true);
+      expect(await readTokens(processes.vault, 'local:alice', LOGIN)).toBeUndefined();
+      expect(await processes.vault.get(tokenSecretName('local:alice', LOGIN))).toBeUndefined();
+      expect(processes.first.isLinked('local:alice', LOGIN)).toBe(false);
+    } finally {
+      await processes.close();
+    }
+  });
+
+  it("a connect URL is the gateway's own page with a sealed ticket", async () => {
+    const processes = await twoProcesses();
+    try {
+      const url = new URL(processes.first.connectUrl({ person: 'local:alice', login: LOGIN, session: 'session-1' }));
+      expect(`${url.origin}${url.pathname}`).toBe('http://127.0.0.1:8080/connect');
+      expect(url.searchParams.get('ticket')).toMatch(/^c1\.[\w-]+\.[\w-]+$/);
+      expect(processes.first.redirectUri).toBe('http://127.0.0.1:8080/connect/callback');
+    } finally {
+      await processes.close();
+    }
+  });
+});
