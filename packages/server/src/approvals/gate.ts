@@ -41,6 +41,14 @@ export function argumentsPreview(argumentsValue: unknown, secrets: SecretForms):
     : `${text.slice(0, ARGUMENTS_PREVIEW_MAX_CHARS)}\n… (cut: ${text.length} characters)`;
 }
 
+/**
+ * The same words whether the approval was just asked for or was waiting already: one call may be decided twice
+ * (the /mcp re-approval check, then the call itself), and the second finds the approval the first asked for.
+ */
+function waitingMessage(tool: string): string {
+  return `waiting for a person to approve this call of ${tool}: open the approval page, then call it again`;
+}
+
 export function createApprovalsGate(options: ApprovalsGateOptions): PersonActionGate {
   const { approvals } = options;
   const base = options.gatewayUrl.replace(/\/+$/, '');
@@ -67,7 +75,7 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
       if (found?.status === 'waiting') {
         return {
           reason: 'PERSON_ACTION_REQUIRED',
-          message: `still waiting for a person to approve this call of ${name}`,
+          message: waitingMessage(name),
           url: pageUrl(found.id),
         };
       }
@@ -89,7 +97,7 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
       );
       return {
         reason: 'PERSON_ACTION_REQUIRED',
-        message: `a person must approve this call of ${name} first: open the approval page, then call it again`,
+        message: waitingMessage(name),
         url: pageUrl(requested.id),
       };
     },
