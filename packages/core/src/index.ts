@@ -17,6 +17,7 @@ export {
   type ErrorSpec,
 } from './errors.js';
 export { renderErrorDocs } from './error-docs.js';
+export { OPERATORS_APPROVER } from './model.js';
 export type {
   JsonSchema,
   LockedOperation,

@@ -9,6 +9,7 @@ import { createAuthorization, openSqliteAuthorizationStores } from './authorizat
 import type { McpAuthorizer } from './calls/caller.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
+import { startApprovals } from './composition/approvals.js';
 import { startCallArea } from './composition/calls.js';
 import { Closers } from './composition/closers.js';
 import { changesSince, consentTools } from './composition/consent-offer.js';
@@ -152,14 +153,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listenPort: listen.port,
       allowedOrigins: config.gateway.allowedOrigins ?? [],
     });
+    const approvals = startApprovals({
+      loaded,
+      database,
+      findSession: (id) => authorizationStores.sessions.find(id),
+      authorization,
+    });
     let served: ServedLock | undefined;
     const app = await buildApp({
       loaded,
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
-      personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), ...(options.personActionGates ?? [])],
-      authPlugin: authorization.plugin,
+      personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
+      authPlugin: approvals.withPages(authorization.plugin),
       adminPlugin: createAdminPlugin({
         vault,
         loaded,

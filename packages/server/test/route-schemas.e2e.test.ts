@@ -61,6 +61,7 @@ describe('route schemas', () => {
       '/oauth/register',
       '/consent',
       '/signin/oidc/callback',
+      '/approvals/:id',
       '/admin/status',
       '/admin/sessions/:id/revoke',
       '/admin/receipts/:id/proof',

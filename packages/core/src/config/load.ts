@@ -90,6 +90,7 @@ export interface GatewayConfig {
   storage?: import('./storage-schema.js').StorageConfig;
   admin?: { tokenSecret?: string };
   drift?: { intervalSeconds?: number; enabled?: boolean };
+  approvals?: { expirySeconds?: number };
   auth?: import('./auth-schema.js').AuthConfig;
   receipts?: import('./receipts-schema.js').ReceiptsConfig;
   webhooks?: import('./webhooks-schema.js').WebhooksConfig;

@@ -319,6 +319,20 @@ export const configSchema = {
       additionalProperties: false,
       properties: { intervalSeconds: { type: 'number', exclusiveMinimum: 0, default: 60 }, enabled: { type: 'boolean', default: true } },
     },
+    approvals: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'one-call approvals of tools reviewed `approval: each-call` (docs/approvals.md)',
+      properties: {
+        expirySeconds: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 86400,
+          default: 600,
+          description: 'how long a person has to answer, and an approved call to run',
+        },
+      },
+    },
     auth: authSchema,
     receipts: receiptsSchema,
     webhooks: webhooksSchema,

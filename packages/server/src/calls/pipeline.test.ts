@@ -12,13 +12,14 @@ import { PublicationRegistry } from '../publications/registry.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
 import { receiptMigrations, sqliteReceiptStorage } from '../receipts/sqlite/index.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
-import { createCallPipeline, type CallPipeline } from './pipeline.js';
+import { createCallPipeline, type CallPipeline, type PersonActionGate } from './pipeline.js';
 
 let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
 let directory: { path: string; cleanup: () => Promise<void> };
 let database: SqliteDatabase;
 let log: ReceiptLog;
 let pipeline: CallPipeline;
+let loadedConfig: LoadedConfig;
 let sessionState: SessionState = 'open';
 const registry = new PublicationRegistry();
 const agent = new Agent();
@@ -61,10 +62,11 @@ beforeAll(async () => {
     loaded,
   });
   pipeline = pipelineOver(loaded, pino({ level: 'silent' }));
+  loadedConfig = loaded;
 });
 
 /** A pipeline over the test's registry, upstream and receipt log. */
-function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPipeline {
+function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger, gates: readonly PersonActionGate[] = []): CallPipeline {
   return createCallPipeline({
     registry,
     authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), sessionState: () => sessionState },
@@ -76,6 +78,7 @@ function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPip
     ...(loaded ? { loaded } : {}),
     receipts: log,
     logger,
+    gates,
   });
 }
 
@@ -199,7 +202,34 @@ describe('the call pipeline', () => {
 
   it('decide has no side effects: no receipt until the call is made', async () => {
     const size = (await log.store.head()).size;
-    expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
+    expect((await pipeline.decide(caller(), 'outside')).verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
     expect((await log.store.head()).size).toBe(size);
+  });
+
+  it('an asynchronous gate reports an approval: the call runs on it once, a second use is refused', async () => {
+    let uses = 0;
+    const asked: string[] = [];
+    const gate: PersonActionGate = {
+      appliesTo: (tool) => tool.entry.tool === 'ping',
+      async pendingAction(_caller, tool, _argumentsValue, argumentsDigest) {
+        asked.push(`${tool.entry.tool} ${argumentsDigest.length > 0}`);
+        return { callApproval: 'approved', approvalId: 'approval-1', use: async () => uses++ === 0 };
+      },
+    };
+    const gated = pipelineOver(loadedConfig, pino({ level: 'silent' }), [gate]);
+    const size = log.store.head().size;
+    const pings = () => upstream.requests.filter((request) => request.path === '/ping').length;
+    const pingsBefore = pings();
+    const first = await gated.callTool(caller(), 'ping', {}, undefined);
+    expect(first.answer.kind === 'result' && first.answer.result.isError).toBeFalsy();
+    const second = await gated.callTool(caller(), 'ping', {}, undefined);
+    expect(second.answer).toMatchObject({ kind: 'result', result: { isError: true } });
+    await second.receipt;
+    expect(log.store.get(size + 1)).toMatchObject({ outcome: 'denied', reason: 'CALL_APPROVAL_UNAVAILABLE' });
+    expect(pings()).toBe(pingsBefore + 1);
+    // A tool the gate does not apply to: not asked, and its arguments are not digested at decision time.
+    const other = await gated.decide(caller(), 'missing', { q: 1 });
+    expect(other.argumentsDigest).toBeUndefined();
+    expect(asked).toEqual(['ping true', 'ping true']);
   });
 });

@@ -1,115 +1,28 @@
 /**
  * The one path every governed tool call takes, whatever the /mcp era or path and, later, the source kind:
- * resolve the tool in the caller's snapshot → decide (core `decideCall`) → execute → write the receipt to
- * the receipt journal (durable) → answer; right after the answer, the receipt log moves the receipt (and,
- * through its hooks, its outbox rows) into the database in one transaction, shared with every receipt written
- * meanwhile (receipts/journal.ts). Refusals are receipted too. The wire mapping stays with the MCP layer: this
- * returns a protocol-neutral answer.
+ * resolve the tool in the caller's snapshot → decide (./decision.ts, core `decideCall`) → execute → write the
+ * receipt to the receipt journal (durable, ./receipting.ts) → answer; right after the answer, the receipt log
+ * moves the receipt (and, through its hooks, its outbox rows) into the database in one transaction, shared with
+ * every receipt written meanwhile (receipts/journal.ts). Refusals are receipted too. The wire mapping stays with
+ * the MCP layer: this returns a protocol-neutral answer.
  */
-import {
-  decideCall,
-  loginAlternativesOf,
-  type CallDenialReason,
-  type CallFacts,
-  type CallVerdict,
-  type LoadedConfig,
-  type LoginAlternative,
-  type PendingPersonAction,
-  type PersonAction,
-  type PersonActionReason,
-  type Receipt,
-  type ReceiptOutcome,
-  type RequestStateClaims,
-} from '@gateway/core';
-import type { FastifyBaseLogger } from 'fastify';
-import { createRequestStates, REQUEST_STATE_USED_MESSAGE, type RequestStates } from './request-states.js';
-import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
-import type { McpAuthorizer, McpCaller } from './caller.js';
-import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
-import type { ReceiptLog } from '../receipts/log.js';
-import { runInBackground } from '../scheduling/background-lane.js';
+import type { CallDenialReason, CallVerdict, Receipt, ReceiptOutcome } from '@gateway/core';
+import { createRequestStates, REQUEST_STATE_USED_MESSAGE } from './request-states.js';
+import type { ToolCallContext, ToolCallOutcome } from '../execute/executor.js';
+import type { McpCaller } from './caller.js';
+import { createDecider } from './decision.js';
+import { createReceipting, roundedMs } from './receipting.js';
+import type { CallAnswer, CallDecision, CallPipeline, CallPipelineOptions } from './pipeline-types.js';
 
-/**
- * How a call is answered: a tool result (possibly `isError`), an invalid-params protocol error, or "a person
- * must act first" (the MCP layer encodes it per era: mcp/plugin.ts). A `visit` carries the `requestState` the
- * retry must bring back and the elicitation id (the state's nonce).
- */
-export type CallAnswer =
-  | { kind: 'result'; result: ToolResult }
-  | { kind: 'invalid-params'; message: string }
-  | {
-      kind: 'act';
-      reason: PersonActionReason;
-      message: string;
-      action: PersonAction;
-      requestState?: string;
-      elicitationId?: string;
-    };
-
-/**
- * A source of "a person must act first" besides the core rules: given the caller, the tool and the arguments,
- * what a person must still do (link an account for OAuth per person, approve this very call…). Asked only
- * when the core rules would otherwise allow the call.
- */
-export interface PersonActionGate {
-  pendingAction(caller: McpCaller, tool: IndexedTool, argumentsValue: unknown): PendingPersonAction | undefined;
-}
-
-export interface CallDecision {
-  name: string;
-  tool: IndexedTool | undefined;
-  verdict: CallVerdict;
-  /** The retry's `requestState`, opened and checked (spent when the call goes on). */
-  requestStateClaims?: RequestStateClaims;
-  /** The keyed digest of the arguments, when the decision needed it (a `requestState` or a gate). */
-  argumentsDigest?: string;
-  /** When the call was received (epoch ms and a monotonic mark for the duration). */
-  receivedAt: number;
-  startedMark: number;
-}
-
-export interface CallPipeline {
-  /**
-   * Resolves and decides without side effects (the fast path asks first, then calls with the decision). The
-   * arguments matter only to a retry's `requestState` and to the gates; without either they are not read.
-   */
-  decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): CallDecision;
-  /**
-   * Runs the call to its answer and durable receipt; `receipt` resolves once that receipt is in the database
-   * (undefined when it could not be written, which is logged). An executor failure (a bug, not an upstream
-   * error) is receipted as `error` `INTERNAL_ERROR` and rethrown for the MCP layer to answer as the SDK would.
-   */
-  callTool(
-    caller: McpCaller,
-    name: string,
-    argumentsValue: unknown,
-    signal: AbortSignal | undefined,
-    decision?: CallDecision,
-    onProgress?: ToolCallContext['onProgress'],
-    requestState?: string,
-  ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }>;
-  /**
-   * Receipts a decision that did not allow the call and that the MCP layer answers itself (the re-approval
-   * challenge, a 401 for an ended session): it still ends in exactly one receipt (`denied`, or
-   * `action-required`), durable when this returns; the promise is that receipt once it is in the database.
-   */
-  refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined>;
-}
-
-export interface CallPipelineOptions {
-  registry: PublicationRegistry;
-  authorizer: McpAuthorizer;
-  executor: Executor;
-  /** The config (login checks before execution); without it the executor's credential resolver refuses. */
-  loaded?: LoadedConfig;
-  /** Absent when `receipts.enabled: false`. */
-  receipts: ReceiptLog | undefined;
-  logger: FastifyBaseLogger;
-  /** Seals and checks `requestState`s (default: a key of this process; the gateway passes the vault's). */
-  requestStates?: RequestStates;
-  /** Sources of "a person must act first" besides the core rules (the per-person logins' gate; tests add theirs). */
-  gates?: readonly PersonActionGate[];
-}
+export type {
+  CallAnswer,
+  CallApprovalFinding,
+  CallDecision,
+  CallPipeline,
+  CallPipelineOptions,
+  GateFinding,
+  PersonActionGate,
+} from './pipeline-types.js';
 
 /**
  * MCP Tools › Error Handling: an unknown tool is a protocol error; so is one outside the session or changed
@@ -141,155 +54,31 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
   cancelled: 'CALL_CANCELLED',
 };
 
-const ALLOW: CallVerdict = Object.freeze({ kind: 'allow' });
-
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
-
-function roundedMs(milliseconds: number): number {
-  return Math.round(milliseconds * 10) / 10;
-}
 
 export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const { registry, authorizer, executor, loaded, receipts, logger } = options;
   const requestStates = options.requestStates ?? createRequestStates();
-  const gates = options.gates ?? [];
   const argumentsDigestOf = (argumentsValue: unknown) =>
     receipts ? receipts.argumentsDigest(argumentsValue) : requestStates.argumentsDigest(argumentsValue);
-  // Per tool object (a snapshot's tools never change): the configured security alternatives and their logins.
-  const loginAlternativesCache = new WeakMap<IndexedTool, LoginAlternative[]>();
-  const NO_LOGINS: LoginAlternative[] = [{ schemes: [], logins: [] }];
-
-  function loginAlternatives(tool: IndexedTool): LoginAlternative[] | undefined {
-    if (!loaded) return undefined;
-    // An MCP source has one credential of the gateway's own (docs/sources-mcp.md), not logins a session picks.
-    if (tool.kind === 'mcp') return NO_LOGINS;
-    let alternatives = loginAlternativesCache.get(tool);
-    if (!alternatives) {
-      const source = loaded.config.sources[tool.sourceName];
-      const credentials = source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
-      alternatives = loginAlternativesOf(tool.sourceName, tool.operation.security, credentials);
-      loginAlternativesCache.set(tool, alternatives);
-    }
-    return alternatives;
-  }
-
-  // Log lines of calls answered since the last batch went out: one background task writes them all, so under load
-  // the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued behind
-  // them waits less (scheduling/background-lane.ts).
-  let unloggedLines: object[] = [];
-  const writeLogLines = () => {
-    const lines = unloggedLines;
-    unloggedLines = [];
-    for (const line of lines) logger.info(line, 'tool call');
-  };
-  /** Logs a call's line once the answer has gone out: not part of the call, it need not delay it. */
-  function logAfterAnswer(line: object): void {
-    unloggedLines.push(line);
-    if (unloggedLines.length === 1) runInBackground(writeLogLines);
-  }
-
-  function decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): CallDecision {
-    const receivedAt = Date.now();
-    const startedMark = performance.now();
-    const tool = registry.snapshot().tools.get(name);
-    const facts: CallFacts = {
-      toolName: name,
-      session: { id: caller.sessionId, state: authorizer.sessionState(caller.sessionId), expiresAt: caller.expiresAt },
-      now: receivedAt,
-      ...(tool
-        ? {
-            tool: {
-              fingerprint: tool.entry.fingerprint,
-              operationName: tool.entry.tool,
-              ...(tool.entry.approval ? { approval: tool.entry.approval } : {}),
-            },
-            approvedFingerprint: caller.tools.get(name),
-            driftReason: registry.blockedReason(tool.sourceName, name),
-            loginAlternatives: loginAlternatives(tool),
-          }
-        : {}),
-      grantedLogins: caller.logins,
-    };
-    const decision: CallDecision = { name, tool, verdict: ALLOW, receivedAt, startedMark };
-    // The arguments matter only to a retry's state and to the gates: the plain allowed call reads none of this.
-    if (tool && (requestState !== undefined || gates.length > 0)) {
-      const argumentsObject = argumentsValue ?? {};
-      const argumentsDigest = argumentsDigestOf(argumentsObject);
-      decision.argumentsDigest = argumentsDigest;
-      if (requestState !== undefined) {
-        const binding = {
-          session: caller.sessionId,
-          person: caller.subject,
-          tool: name,
-          fingerprint: tool.entry.fingerprint,
-          argumentsDigest,
-        };
-        const check = requestStates.check(requestState, binding, receivedAt);
-        if (check.ok) {
-          facts.requestState = { ok: true };
-          decision.requestStateClaims = check.claims;
-        } else {
-          facts.requestState = { ok: false, reason: check.reason, message: check.message };
-        }
-      }
-      for (const gate of gates) {
-        const pending = gate.pendingAction(caller, tool, argumentsObject);
-        if (pending) {
-          facts.pendingAction = pending;
-          break;
-        }
-      }
-    }
-    decision.verdict = decideCall(facts);
-    return decision;
-  }
+  const decide = createDecider({ registry, authorizer, loaded, requestStates, gates: options.gates ?? [], argumentsDigestOf });
+  const { receipt, logAfterAnswer } = createReceipting(receipts, logger);
 
   /**
-   * Records the call's receipt: durable when this returns, so the call may be answered. The promise is the
-   * receipt once it is in the database (undefined when it could not be written, which is logged here).
+   * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
+   * nothing waits for the database); without one, after the receipt's commit.
    */
-  function receipt(
-    decision: CallDecision,
-    caller: McpCaller,
-    argumentsValue: unknown,
-    outcome: ReceiptOutcome,
-    reason: string | null,
-    extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined },
-  ): Promise<Receipt | undefined> {
-    if (!receipts) return Promise.resolve(undefined);
-    const tool = decision.tool;
-    const failed = (error: unknown): undefined => {
-      // The call has happened: answer it, and say loudly that its receipt is missing.
-      logger.error(
-        { code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message },
-        'receipt not written',
-      );
-      return undefined;
-    };
-    try {
-      const fields = {
-        time: new Date(decision.receivedAt).toISOString(),
-        session: caller.sessionId,
-        person: caller.subject,
-        clientId: caller.clientId,
-        tool: decision.name,
-        source: tool?.sourceName ?? null,
-        publication: tool?.publicationId ?? null,
-        fingerprint: tool?.entry.fingerprint ?? null,
-        login: extra.login ?? null,
-        outcome,
-        reason,
-        upstreamStatus: extra.upstreamStatus ?? null,
-        durationMs: roundedMs(performance.now() - decision.startedMark),
-        argumentsValue,
-        argumentsDigest: extra.argumentsDigest,
-        resultValue: extra.result,
-      };
-      return receipts.record(fields).catch(failed);
-    } catch (error) {
-      return Promise.resolve(failed(error));
+  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
+    if (!receipts || receipts.isDurableOnReturn) {
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
     }
+    return written.then(() => {
+      // Queued once the answer can go: its line still follows the answer, on a later turn.
+      if (line) logAfterAnswer(line);
+      return { answer, receipt: written };
+    });
   }
 
   function refuse(caller: McpCaller, decision: CallDecision, argumentsValue: unknown): Promise<Receipt | undefined> {
@@ -316,22 +105,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     return { kind: 'act', reason, message, action, requestState, elicitationId: nonce };
   }
 
-  /**
-   * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
-   * nothing waits for the database); without one, after the receipt's commit.
-   */
-  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
-    if (!receipts || receipts.isDurableOnReturn) {
-      if (line) logAfterAnswer(line);
-      return { answer, receipt: written };
-    }
-    return written.then(() => {
-      // Queued once the answer can go: its line still follows the answer, on a later turn.
-      if (line) logAfterAnswer(line);
-      return { answer, receipt: written };
-    });
-  }
-
   async function callTool(
     caller: McpCaller,
     name: string,
@@ -342,11 +115,19 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     requestState?: string,
   ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }> {
     const argumentsObject = argumentsValue ?? {};
-    const decision = given ?? decide(caller, name, argumentsObject, requestState);
+    const decision = given ?? (await decide(caller, name, argumentsObject, requestState));
     // Single use: a retry's state is spent as the call goes on; a second retry racing with it is refused.
     const claims = decision.requestStateClaims;
     if (claims && decision.verdict.kind !== 'deny' && !(await requestStates.spend(claims, Date.now()))) {
       decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: REQUEST_STATE_USED_MESSAGE };
+    }
+    // Single use too: the approval of an each-call tool is used right before the call runs; a second use is refused.
+    if (decision.verdict.kind === 'allow' && decision.approval && !(await decision.approval.use())) {
+      decision.verdict = {
+        kind: 'deny',
+        reason: 'CALL_APPROVAL_UNAVAILABLE',
+        message: `the approval of this call of ${name} was used already; call it again to ask for a new one`,
+      };
     }
     const { verdict, tool } = decision;
     if (verdict.kind === 'act') {

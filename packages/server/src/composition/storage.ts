@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { approvalMigrations } from '../approvals/sqlite/index.js';
 import { authorizationMigrations } from '../authorization/index.js';
 import { linkedAccountMigrations } from '../credentials/person/sqlite/index.js';
 import { driftMigrations } from '../drift/sqlite/index.js';
@@ -23,6 +24,7 @@ const MIGRATIONS: readonly Migration[] = [
   ...receiptMigrations,
   ...outboxMigrations,
   ...linkedAccountMigrations,
+  ...approvalMigrations,
 ];
 
 export function openSqliteStorage(dataDirectory: string, logger: Logger, closers: Closers): SqliteDatabase {

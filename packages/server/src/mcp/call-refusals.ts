@@ -12,7 +12,7 @@ export interface CallRefusals {
     body: unknown,
     caller: McpCaller,
   ): Promise<{ refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined }>;
-  receiptCallOnEndedSession(body: unknown, caller: McpCaller): void;
+  receiptCallOnEndedSession(body: unknown, caller: McpCaller): Promise<void>;
 }
 
 export function createCallRefusals(authorizer: McpAuthorizer, pipeline: CallPipeline): CallRefusals {
@@ -32,7 +32,7 @@ export function createCallRefusals(authorizer: McpAuthorizer, pipeline: CallPipe
     if (!call) return { refusal: undefined, decision: undefined };
     // The one pipeline decides (core policy); a "re-approve" answer is encoded as the challenge and receipted
     // like every other answer (`action-required`).
-    const decision = pipeline.decide(caller, call.name, call.argumentsValue, call.requestState);
+    const decision = await pipeline.decide(caller, call.name, call.argumentsValue, call.requestState);
     const { verdict } = decision;
     if (verdict.kind !== 'act' || verdict.action.kind !== 'reapprove') return { refusal: undefined, decision };
     // Durable when refuse returns; the challenge need not wait for the database.
@@ -46,10 +46,10 @@ export function createCallRefusals(authorizer: McpAuthorizer, pipeline: CallPipe
    * is still decided and receipted as denied (SESSION_REVOKED / SESSION_EXPIRED) through the one pipeline,
    * with its event. Other methods on such a token, and requests without a usable token, leave no receipt.
    */
-  function receiptCallOnEndedSession(body: unknown, caller: McpCaller): void {
+  async function receiptCallOnEndedSession(body: unknown, caller: McpCaller): Promise<void> {
     const call = toolsCallOf(body);
     if (!call) return;
-    const decision = pipeline.decide(caller, call.name);
+    const decision = await pipeline.decide(caller, call.name);
     // The session has ended, so the decision refuses; durable when refuse returns.
     if (decision.verdict.kind !== 'allow') void pipeline.refuse(caller, decision, call.argumentsValue);
   }

@@ -83,7 +83,9 @@ export function createFastServer(options: FastServerOptions): ServeFast {
     // A call the pipeline would refuse goes to the SDK, which answers (and receipts) it: the SDK stays
     // the single author of protocol errors, and refusals are rare enough not to need the fast path.
     // The re-approval check already decided this very call (one session lookup fewer per call).
-    const decision = decided?.name === fast.name ? decided : pipeline.decide(caller, fast.name);
+    // A tool reviewed `approval: each-call` is the SDK's too: its call is bound to its arguments and an approval.
+    if (snapshot.tools.get(fast.name)?.entry.approval === 'each-call') return false;
+    const decision = decided?.name === fast.name ? decided : await pipeline.decide(caller, fast.name);
     if (decision.verdict.kind !== 'allow') return false;
     if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
     options.onFastPathServed?.(fast.method);

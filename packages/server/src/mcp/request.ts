@@ -51,7 +51,7 @@ export async function handleMcpRequest(route: McpRoute, request: FastifyRequest,
       },
       'mcp request refused',
     );
-    if (authentication.endedSession) route.refusals.receiptCallOnEndedSession(request.body, authentication.endedSession);
+    if (authentication.endedSession) void route.refusals.receiptCallOnEndedSession(request.body, authentication.endedSession);
     return reply.code(authentication.status).headers(authentication.headers).send(authentication.body);
   }
   if (request.body === INVALID_JSON) {

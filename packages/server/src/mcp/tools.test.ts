@@ -29,8 +29,8 @@ const pipeline = createCallPipeline({
   logger: pino({ level: 'silent' }),
 });
 
-function refusalOf(who: McpCaller, name: string): { reason: string; message: string } | null {
-  const verdict = pipeline.decide(who, name).verdict;
+async function refusalOf(who: McpCaller, name: string): Promise<{ reason: string; message: string } | null> {
+  const verdict = (await pipeline.decide(who, name)).verdict;
   return verdict.kind === 'allow' ? null : verdict;
 }
 
@@ -57,18 +57,18 @@ describe('tools/list pagination and filtering', () => {
     expect(third.nextCursor).toBeUndefined();
   });
 
-  it('a proposed publication is never listed or callable', () => {
+  it('a proposed publication is never listed or callable', async () => {
     const everyone = caller([...names, 'zulu_proposed']);
     expect(listToolsPage(snapshot, registry, everyone, '', 100).tools.map((tool) => tool.name)).not.toContain('zulu_proposed');
-    expect(refusalOf(everyone, 'zulu_proposed')?.reason).toBe('TOOL_UNKNOWN');
+    expect((await refusalOf(everyone, 'zulu_proposed'))?.reason).toBe('TOOL_UNKNOWN');
   });
 
-  it('lists only the session tools, and not a tool whose fingerprint differs from the approved one', () => {
+  it('lists only the session tools, and not a tool whose fingerprint differs from the approved one', async () => {
     const some = caller(['bravo', 'delta'], { delta: 'sha256:approved-before-a-change' });
     expect(listToolsPage(snapshot, registry, some, undefined, 100).tools.map((tool) => tool.name)).toEqual(['bravo']);
-    expect(refusalOf(some, 'delta')?.reason).toBe('TOOL_CHANGED_SINCE_APPROVAL');
-    expect(refusalOf(some, 'alpha')?.reason).toBe('TOOL_NOT_IN_SESSION');
-    expect(refusalOf(some, 'bravo')).toBeNull();
+    expect((await refusalOf(some, 'delta'))?.reason).toBe('TOOL_CHANGED_SINCE_APPROVAL');
+    expect((await refusalOf(some, 'alpha'))?.reason).toBe('TOOL_NOT_IN_SESSION');
+    expect(await refusalOf(some, 'bravo')).toBeNull();
   });
 
   it('a bad cursor is -32602 and an empty cursor means the start', () => {
@@ -84,7 +84,7 @@ describe('tools/list pagination and filtering', () => {
     ]);
   });
 
-  it('drift-blocked tools are omitted and refused with the reason', () => {
+  it('drift-blocked tools are omitted and refused with the reason', async () => {
     const everyone = caller(names);
     registry.setBlocked('orders', new Map([['charlie', 'the operation changed']]));
     try {
@@ -94,7 +94,7 @@ describe('tools/list pagination and filtering', () => {
         'delta',
         'echo',
       ]);
-      const refusal = refusalOf(everyone, 'charlie');
+      const refusal = await refusalOf(everyone, 'charlie');
       expect(refusal?.reason).toBe('TOOL_BLOCKED_BY_DRIFT');
       expect(refusal?.message).toContain('the operation changed');
     } finally {

@@ -1,0 +1,124 @@
+/**
+ * The decision step of the call pipeline (./pipeline.ts): resolve the tool in the caller's snapshot, gather the
+ * facts (session, fingerprints, logins, a retry's `requestState`, what the person-action gates found) and let
+ * core `decideCall` decide. No side effects besides what a gate does to ask a person (an approval request).
+ */
+import { decideCall, loginAlternativesOf, type CallFacts, type CallVerdict, type LoadedConfig, type LoginAlternative } from '@gateway/core';
+import type { RequestStates } from './request-states.js';
+import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
+import type { CallDecision, PersonActionGate } from './pipeline-types.js';
+
+export interface DeciderOptions {
+  registry: PublicationRegistry;
+  authorizer: McpAuthorizer;
+  loaded: LoadedConfig | undefined;
+  requestStates: RequestStates;
+  gates: readonly PersonActionGate[];
+  argumentsDigestOf(argumentsValue: unknown): string;
+}
+
+const ALLOW: CallVerdict = Object.freeze({ kind: 'allow' });
+const NO_GATES: readonly PersonActionGate[] = [];
+
+/** Whether the gates may change the verdict: the core rules allow the call, or refuse it only for want of an approval. */
+function gatesMatter(verdict: CallVerdict): boolean {
+  return verdict.kind === 'allow' || (verdict.kind === 'deny' && verdict.reason === 'CALL_APPROVAL_UNAVAILABLE');
+}
+
+export function createDecider(options: DeciderOptions) {
+  const { registry, authorizer, loaded, requestStates, gates, argumentsDigestOf } = options;
+  // Per tool object (a snapshot's tools never change): the configured security alternatives and their logins.
+  const loginAlternativesCache = new WeakMap<IndexedTool, LoginAlternative[]>();
+  const NO_LOGINS: LoginAlternative[] = [{ schemes: [], logins: [] }];
+
+  function loginAlternatives(tool: IndexedTool): LoginAlternative[] | undefined {
+    if (!loaded) return undefined;
+    // An MCP source has one credential of the gateway's own (docs/sources-mcp.md), not logins a session picks.
+    if (tool.kind === 'mcp') return NO_LOGINS;
+    let alternatives = loginAlternativesCache.get(tool);
+    if (!alternatives) {
+      const source = loaded.config.sources[tool.sourceName];
+      const credentials = source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
+      alternatives = loginAlternativesOf(tool.sourceName, tool.operation.security, credentials);
+      loginAlternativesCache.set(tool, alternatives);
+    }
+    return alternatives;
+  }
+
+  /** Asks the gates in order; the first that finds something decides what the facts say. */
+  async function askGates(
+    asked: readonly PersonActionGate[],
+    facts: CallFacts,
+    decision: CallDecision,
+    caller: McpCaller,
+    tool: IndexedTool,
+    argumentsObject: unknown,
+  ): Promise<void> {
+    for (const gate of asked) {
+      const found = await gate.pendingAction(caller, tool, argumentsObject, decision.argumentsDigest!);
+      if (!found) continue;
+      if ('callApproval' in found) {
+        facts.callApproval = found.callApproval;
+        if (found.callApproval === 'approved') decision.approval = { id: found.approvalId, use: found.use };
+      } else {
+        facts.pendingAction = found;
+      }
+      return;
+    }
+  }
+
+  async function decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): Promise<CallDecision> {
+    const receivedAt = Date.now();
+    const startedMark = performance.now();
+    const tool = registry.snapshot().tools.get(name);
+    const facts: CallFacts = {
+      toolName: name,
+      session: { id: caller.sessionId, state: authorizer.sessionState(caller.sessionId), expiresAt: caller.expiresAt },
+      now: receivedAt,
+      ...(tool
+        ? {
+            tool: {
+              fingerprint: tool.entry.fingerprint,
+              operationName: tool.entry.tool,
+              ...(tool.entry.approval ? { approval: tool.entry.approval } : {}),
+            },
+            approvedFingerprint: caller.tools.get(name),
+            driftReason: registry.blockedReason(tool.sourceName, name),
+            loginAlternatives: loginAlternatives(tool),
+          }
+        : {}),
+      grantedLogins: caller.logins,
+    };
+    const decision: CallDecision = { name, tool, verdict: ALLOW, receivedAt, startedMark };
+    // The arguments matter only to a retry's state and to the gates: the plain allowed call reads none of this.
+    const asked = tool && gates.length > 0 ? gates.filter((gate) => !gate.appliesTo || gate.appliesTo(tool)) : NO_GATES;
+    if (tool && (requestState !== undefined || asked.length > 0)) {
+      const argumentsObject = argumentsValue ?? {};
+      const argumentsDigest = argumentsDigestOf(argumentsObject);
+      decision.argumentsDigest = argumentsDigest;
+      if (requestState !== undefined) {
+        const binding = {
+          session: caller.sessionId,
+          person: caller.subject,
+          tool: name,
+          fingerprint: tool.entry.fingerprint,
+          argumentsDigest,
+        };
+        const check = requestStates.check(requestState, binding, receivedAt);
+        if (check.ok) {
+          facts.requestState = { ok: true };
+          decision.requestStateClaims = check.claims;
+        } else {
+          facts.requestState = { ok: false, reason: check.reason, message: check.message };
+        }
+      }
+      // The gates are asked only when they could change the answer: a refused call asks no person for anything.
+      if (asked.length > 0 && gatesMatter(decideCall(facts))) await askGates(asked, facts, decision, caller, tool, argumentsObject);
+    }
+    decision.verdict = decideCall(facts);
+    return decision;
+  }
+
+  return decide;
+}

@@ -1,0 +1,43 @@
+/**
+ * One-call approvals (docs/approvals.md): the gate that asks a person to approve each call of an `each-call` tool,
+ * and the approval page (with the authorization area's sign-in and browser sessions) that answers it.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { LoadedConfig } from '@gateway/core';
+import { createApprovalsGate } from '../approvals/gate.js';
+import { approvalRoutes } from '../approvals/routes.js';
+import { sqliteApprovals } from '../approvals/sqlite/index.js';
+import type { AuthorizationComponents } from '../authorization/types.js';
+import type { PersonActionGate } from '../calls/pipeline.js';
+import type { SessionRecord } from '../authorization/stores/ports.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
+
+export interface ApprovalsArea {
+  gate: PersonActionGate;
+  /** The authorization area's plugin with the approval page beside it (they share the browser sessions). */
+  withPages(authPlugin: FastifyPluginAsync): FastifyPluginAsync;
+}
+
+export function startApprovals(context: {
+  loaded: LoadedConfig;
+  database: SqliteDatabase;
+  findSession(id: string): Promise<SessionRecord | undefined>;
+  authorization: Pick<AuthorizationComponents, 'browser'>;
+}): ApprovalsArea {
+  const approvals = sqliteApprovals(context.database);
+  const config = context.loaded.config;
+  const gate = createApprovalsGate({
+    approvals,
+    gatewayUrl: config.gateway.url,
+    ...(config.approvals?.expirySeconds ? { expirySeconds: config.approvals.expirySeconds } : {}),
+    describeSession: context.findSession,
+  });
+  const { browser } = context.authorization;
+  return {
+    gate,
+    withPages: (authPlugin) => async (instance) => {
+      await instance.register(authPlugin);
+      await instance.register(approvalRoutes({ approvals, browserSessions: browser.sessions, basePath: browser.basePath }));
+    },
+  };
+}
