@@ -72,9 +72,10 @@ afterAll(async () => {
 async function receiptsSince(size: number, count: number): Promise<Array<Record<string, unknown>>> {
   const store = gateway.receipts!.store;
   const deadline = Date.now() + 5_000;
-  while (store.head().size < size + count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await store.head()).size < size + count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   const receipts: Array<Record<string, unknown>> = [];
-  for (let index = size; index < store.head().size; index += 1) receipts.push(store.get(index) as unknown as Record<string, unknown>);
+  const head = await store.head();
+  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
   return receipts;
 }
 
@@ -131,7 +132,7 @@ async function decide(name: string, approvalUrl: string, decision: 'approve' | '
 describe('one-call approvals', () => {
   it('2026-07-28: input_required with the approval page; approved, the retry runs upstream once; the next call asks again', async () => {
     session = 'session-modern';
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
     const client = new Client(
       { name: 'v2-approvals', version: '1.0.0' },
       { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { url: {} } } },
@@ -180,7 +181,7 @@ describe('one-call approvals', () => {
 
   it('2025-11-25 (SDK v1): -32042 names the page; other arguments are another approval; denied: CALL_APPROVAL_DENIED', async () => {
     session = 'session-legacy';
-    const before = gateway.receipts!.store.head().size;
+    const before = (await gateway.receipts!.store.head()).size;
     const client = new LegacyClient({ name: 'v1-approvals', version: '1.0.0' });
     await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers } }));
     const refusal = async (orderId: string) =>

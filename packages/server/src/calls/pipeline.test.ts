@@ -121,7 +121,7 @@ describe('the call pipeline', () => {
       clientId: 'client-9',
       resultDigest: null,
     });
-    expect(await log.store.get(receipt!.index)).toEqual(receipt);
+    expect(await await log.store.get(receipt!.index)).toEqual(receipt);
     expect(upstream.requests.length).toBe(before);
   });
 
@@ -217,7 +217,7 @@ describe('the call pipeline', () => {
       },
     };
     const gated = pipelineOver(loadedConfig, pino({ level: 'silent' }), [gate]);
-    const size = log.store.head().size;
+    const size = (await log.store.head()).size;
     const pings = () => upstream.requests.filter((request) => request.path === '/ping').length;
     const pingsBefore = pings();
     const first = await gated.callTool(caller(), 'ping', {}, undefined);
