@@ -225,7 +225,7 @@ describe('the call pipeline', () => {
     const second = await gated.callTool(caller(), 'ping', {}, undefined);
     expect(second.answer).toMatchObject({ kind: 'result', result: { isError: true } });
     await second.receipt;
-    expect(log.store.get(size + 1)).toMatchObject({ outcome: 'denied', reason: 'CALL_APPROVAL_UNAVAILABLE' });
+    expect(await log.store.get(size + 1)).toMatchObject({ outcome: 'denied', reason: 'CALL_APPROVAL_UNAVAILABLE' });
     expect(pings()).toBe(pingsBefore + 1);
     // A tool the gate does not apply to: not asked, and its arguments are not digested at decision time.
     const other = await gated.decide(caller(), 'missing', { q: 1 });
