@@ -163,7 +163,33 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     }
   }
 
-  // 3. The vault and every secret the configuration names.
+  // 3. The vault and every secret the configuration names; then the storage serve would use.
+  await checkVaultAndSecrets(loaded, options, add);
+
+  // 4. Somebody must be able to sign in to approve access.
+  const signIn = await signInMethods(loaded);
+  if (signIn.length === 0) {
+    add({
+      check: 'sign-in',
+      level: 'error',
+      message: NOBODY_CAN_SIGN_IN,
+      fix: 'printf "%s" "$PASSWORD" | gateway people add <name>   # or configure auth.oidc',
+    });
+  } else {
+    add({ check: 'sign-in', level: 'ok', message: `sign-in through ${signIn.join(' and ')}` });
+  }
+
+  // 5. Upstreams on loopback or private addresses are refused by the SSRF guard unless allowed.
+  if (report?.ok) await checkUpstreamAddresses(loaded, lock, options, add);
+
+  // 6. MCP sources: a stdio server's command must exist; an endpoint's address must pass the SSRF guard.
+  await checkMcpSources(loaded, options.env ?? process.env, options.resolveHost ?? systemResolve, add);
+
+  return { ok: !findings.some((finding) => finding.level === 'error'), findings };
+}
+
+/** The vault opens, every secret the configuration names is in it, and (PostgreSQL) the storage is reachable and migrated. */
+async function checkVaultAndSecrets(loaded: LoadedConfig, options: DiagnoseOptions, add: (finding: DoctorFinding) => void): Promise<void> {
   const vault: Vault | Error = await createVault(loaded, options.env ? { env: options.env } : {}).catch((error: unknown) => asError(error));
   if (vault instanceof Error) {
     add({
@@ -197,49 +223,36 @@ export async function diagnose(loaded: LoadedConfig, options: DiagnoseOptions): 
     // 3b. The storage serve would use (PostgreSQL: reachable, migrated).
     if (options.checkStorage) for (const finding of await options.checkStorage(loaded, vault)) add(finding);
   }
+}
 
-  // 4. Somebody must be able to sign in to approve access.
-  const signIn = await signInMethods(loaded);
-  if (signIn.length === 0) {
-    add({
-      check: 'sign-in',
-      level: 'error',
-      message: NOBODY_CAN_SIGN_IN,
-      fix: 'printf "%s" "$PASSWORD" | gateway people add <name>   # or configure auth.oidc',
-    });
-  } else {
-    add({ check: 'sign-in', level: 'ok', message: `sign-in through ${signIn.join(' and ')}` });
-  }
-
-  // 5. Upstreams on loopback or private addresses are refused by the SSRF guard unless allowed.
-  if (report?.ok) {
-    const allowList = loaded.config.network?.allowPrivateNetworks ?? [];
-    const resolveHost = options.resolveHost ?? systemResolve;
-    const servers = new Set<string>();
-    for (const source of lock?.sources ?? []) {
-      for (const publication of source.publications) {
-        if (publication.status !== 'in use') continue;
-        for (const operation of publication.operations)
-          if (operation.selected && 'server' in operation && operation.server) servers.add(operation.server);
-      }
-    }
-    for (const server of [...servers].sort()) {
-      const { refused } = await guardedAddresses(new URL(server), allowList, resolveHost);
-      if (refused.length > 0) {
-        add({
-          check: 'network',
-          level: 'error',
-          message: `upstream ${server} is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
-          fix: allowListFix(refused[0]!),
-        });
-      }
+/** Each in-use server's address passes the SSRF guard (or is allowed by network.allowPrivateNetworks). */
+async function checkUpstreamAddresses(
+  loaded: LoadedConfig,
+  lock: Lockfile | null,
+  options: DiagnoseOptions,
+  add: (finding: DoctorFinding) => void,
+): Promise<void> {
+  const allowList = loaded.config.network?.allowPrivateNetworks ?? [];
+  const resolveHost = options.resolveHost ?? systemResolve;
+  const servers = new Set<string>();
+  for (const source of lock?.sources ?? []) {
+    for (const publication of source.publications) {
+      if (publication.status !== 'in use') continue;
+      for (const operation of publication.operations)
+        if (operation.selected && 'server' in operation && operation.server) servers.add(operation.server);
     }
   }
-
-  // 6. MCP sources: a stdio server's command must exist; an endpoint's address must pass the SSRF guard.
-  await checkMcpSources(loaded, options.env ?? process.env, options.resolveHost ?? systemResolve, add);
-
-  return { ok: !findings.some((finding) => finding.level === 'error'), findings };
+  for (const server of [...servers].sort()) {
+    const { refused } = await guardedAddresses(new URL(server), allowList, resolveHost);
+    if (refused.length > 0) {
+      add({
+        check: 'network',
+        level: 'error',
+        message: `upstream ${server} is on a ${classifyAddress(refused[0]!)} address (${refused[0]}), which the SSRF guard refuses`,
+        fix: allowListFix(refused[0]!),
+      });
+    }
+  }
 }
 
 /** The addresses a URL's host resolves to (or is), and those the SSRF guard would refuse. */

@@ -13,7 +13,8 @@ export interface ReceiptHook {
   onReceipt(receipt: Receipt, tx: Transaction): void | Promise<void>;
   /**
    * Called once a unit of work's receipts (or a new checkpoint: then `receipts` is empty) have committed, with
-   * all of them in leaf order and the transaction they were written in (never for one that rolled back). Units of work are serialised, so whatever the hook saw in `onReceipt` since the previous call
+   * all of them in leaf order and the transaction they were written in (never for one that rolled back). Units of
+   * work are serialised, so whatever the hook saw in `onReceipt` since the previous call
    * belongs to these receipts or to a unit of work that rolled back.
    */
   afterCommit?(receipts: readonly Receipt[], tx: Transaction): void;
