@@ -17,6 +17,7 @@ import type { ReceiptLog } from './receipts/log.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from './store/sqlite/database.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import type { RequestStates } from './calls/request-states.js';
+import type { CallTelemetry } from './calls/call-telemetry.js';
 
 export interface BuildAppOptions {
   loaded: LoadedConfig;
@@ -49,6 +50,8 @@ export interface BuildAppOptions {
   requestStates?: RequestStates;
   /** TEST HARNESS ONLY: extra sources of "a person must act first" (McpPluginOptions.personActionGates). */
   personActionGates?: readonly PersonActionGate[];
+  /** Metrics and traces (telemetry/): its hooks on every route, and what the call pipeline tells it. */
+  telemetry?: { install(app: FastifyInstance): void; calls: CallTelemetry };
 }
 
 function isMcpPath(url: string | undefined): boolean {
@@ -117,6 +120,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       .send(JSON.stringify({ title: 'Service unavailable', status: 503, detail: busy.message, code: busy.code }));
   });
 
+  options.telemetry?.install(app);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const snapshot = options.registry.snapshot();
@@ -145,6 +149,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.toolsListTtlMs === undefined ? {} : { listTtlMs: options.toolsListTtlMs }),
       ...(options.requestStates ? { requestStates: options.requestStates } : {}),
       ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry.calls } : {}),
     }),
   );
   if (options.authPlugin) await app.register(options.authPlugin);

@@ -47,6 +47,8 @@ import { createSqliteReceiptStore } from './receipts/store.js';
 import { outboxMigrations } from './outbox/migrations.js';
 import { createWebhooks, type Webhooks } from './webhooks/service.js';
 import { createVault } from '@gateway/runtime';
+import { sessionState } from './authorization/stores/session-store.js';
+import { createTelemetry } from './telemetry/index.js';
 
 /** Default listen address: loopback only, so a fresh install is never reachable from the network. */
 /** How long shutdown waits for in-flight requests before closing their connections. */
@@ -177,7 +179,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const registry = new PublicationRegistry();
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
-  const vault = await createVault(loaded, options.env ? { env: options.env } : {});
+  // Metrics and traces (docs/observability.md): the hooks and interfaces every area below is given.
+  const telemetry = createTelemetry(loaded);
+  const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
   const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
   const databasePath = join(dataDirectory, 'gateway.db');
   const database = openDatabase(databasePath, migrations);
@@ -189,6 +193,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       database.close();
     },
     () => checkpointer.stop(),
+    () => telemetry.close(),
   ];
   const cleanUp = async () => {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
@@ -255,6 +260,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         agent: webhookAgent,
         logger,
         ...(options.webhookLeaseMs ? { leaseMs: options.webhookLeaseMs } : {}),
+        telemetry: telemetry.deliveries,
       });
     }
     // Receipts (docs/receipts.md): keys from the vault, created on first start; a final checkpoint at close. Each
@@ -370,6 +376,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           }
         : undefined;
 
+    const sessionStore = authorization.sessions;
+    telemetry.watch({
+      registry,
+      ...(receiptLog ? { receipts: receiptLog } : {}),
+      ...(webhooks ? { webhooks } : {}),
+      openSessions: async () => (await sessionStore.listSessions()).filter((session) => sessionState(session) === 'open').length,
+      mcpRefusals: () => authorization.authorizer.refusals(),
+    });
     const app = await buildApp({
       loaded,
       mcpUrl,
@@ -391,7 +405,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         lastLockReload: () => lastLockReload,
         sessions: authorization.sessions,
         mcpRefusals: () => authorization.authorizer.refusals(),
+        ...(telemetry.adminMetrics ? { metrics: telemetry.adminMetrics } : {}),
       }),
+      telemetry,
       guard,
       registry,
       executor,
@@ -439,6 +455,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       throw error;
     }
+    await telemetry.listen();
     webhooks?.start();
     logger.info(
       {

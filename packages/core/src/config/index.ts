@@ -34,6 +34,7 @@ export {
   receiptsSchema,
   type ReceiptsConfig,
 } from './receipts-schema.js';
+export { DEFAULT_TRACES_SERVICE_NAME, telemetrySchema, type TelemetryConfig } from './telemetry-schema.js';
 export {
   CHECKPOINT_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,

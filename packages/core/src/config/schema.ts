@@ -5,6 +5,7 @@
 
 import { authSchema } from './auth-schema.js';
 import { receiptsSchema } from './receipts-schema.js';
+import { telemetrySchema } from './telemetry-schema.js';
 import { webhooksSchema } from './webhooks-schema.js';
 
 const duration = { type: 'integer', minimum: 1 } as const;
@@ -303,5 +304,6 @@ export const configSchema = {
     auth: authSchema,
     receipts: receiptsSchema,
     webhooks: webhooksSchema,
+    telemetry: telemetrySchema,
   },
 } as const;

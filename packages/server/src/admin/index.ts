@@ -5,7 +5,7 @@
  * Errors are RFC 9457 problem details (`application/problem+json`).
  */
 import { addressBucket, secretsEqual } from '@gateway/runtime';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   compareText,
   findSource,
@@ -74,6 +74,8 @@ export interface AdminPluginOptions {
   throttleStore?: ThrottleStore;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
   mcpRefusals?: () => Record<string, number>;
+  /** Serves `GET /metrics` behind the admin token: the Prometheus exposition text (telemetry/). */
+  metrics?: () => Promise<{ contentType: string; text: string }>;
 }
 
 /** Wrong admin tokens from one client address before it must wait, and how long the count lasts. */
@@ -140,6 +142,61 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
   const tokenSecret = options.loaded.config.admin?.tokenSecret ?? 'admin-token';
   const tokenFailures = new AttemptThrottle(ADMIN_TOKEN_MAX_FAILURES, ADMIN_TOKEN_LOCKOUT_SECONDS, options.throttleStore);
 
+  // The bearer check of every admin route (and of /metrics when it is served here): Host and Origin, the token
+  // from the vault, wrong tokens throttled per client address.
+  const checkAdminToken = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const hostProblem = options.guard.checkHost(request.headers.host) ?? options.guard.checkOrigin(request.headers.origin);
+    if (hostProblem) {
+      return sendProblem(reply, { status: 403, code: 'ADMIN_HOST_REFUSED', title: 'Wrong host or origin', detail: hostProblem });
+    }
+    let expected: string | undefined;
+    try {
+      expected = await options.vault.get(tokenSecret);
+    } catch (error) {
+      request.log.error({ code: isGatewayError(error) ? error.code : undefined }, 'admin token could not be read from the vault');
+      return sendProblem(reply, {
+        status: 503,
+        code: 'ADMIN_TOKEN_UNAVAILABLE',
+        title: 'Admin token unavailable',
+        detail: `the admin token '${tokenSecret}' could not be read from the vault; see the server log`,
+      });
+    }
+    if (!expected) {
+      return sendProblem(reply, {
+        status: 401,
+        code: 'ADMIN_TOKEN_NOT_CONFIGURED',
+        title: 'Admin API disabled',
+        detail: `no admin token is configured: store one with \`gateway secrets set ${tokenSecret}\``,
+      });
+    }
+    // Guessing is bounded per client address, whatever the token's strength (an operator may pick a short one).
+    const keys = [`address:${addressBucket(request.ip)}`];
+    const wait = tokenFailures.attempt(keys);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return sendProblem(reply, {
+        status: 429,
+        code: 'ADMIN_TOKEN_THROTTLED',
+        title: 'Too many wrong admin tokens',
+        detail: `${ADMIN_TOKEN_MAX_FAILURES} wrong admin tokens came from this address; try again in ${wait} s`,
+      });
+    }
+    const header = request.headers.authorization ?? '';
+    // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
+    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+    if (!match || !secretsEqual(match[1]!, expected)) {
+      tokenFailures.failed(keys);
+      return sendProblem(reply, {
+        status: 401,
+        code: 'ADMIN_TOKEN_INVALID',
+        title: 'Admin token required',
+        detail: 'send the admin token as `Authorization: Bearer <token>`',
+      });
+    }
+    tokenFailures.succeeded(keys);
+    return undefined;
+  };
+
   const routes: FastifyPluginAsync = async (app) => {
     // Admin bodies are small and flat: JSON is parsed here, after the token check (an onRequest hook), with the
     // nesting checked on the raw text first (the /mcp route's scan), so hostile input is a 400 problem.
@@ -156,57 +213,7 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
         done(clientError(`the body is not valid JSON: ${(error as Error).message}`), undefined);
       }
     });
-    app.addHook('onRequest', async (request, reply) => {
-      const hostProblem = options.guard.checkHost(request.headers.host) ?? options.guard.checkOrigin(request.headers.origin);
-      if (hostProblem) {
-        return sendProblem(reply, { status: 403, code: 'ADMIN_HOST_REFUSED', title: 'Wrong host or origin', detail: hostProblem });
-      }
-      let expected: string | undefined;
-      try {
-        expected = await options.vault.get(tokenSecret);
-      } catch (error) {
-        request.log.error({ code: isGatewayError(error) ? error.code : undefined }, 'admin token could not be read from the vault');
-        return sendProblem(reply, {
-          status: 503,
-          code: 'ADMIN_TOKEN_UNAVAILABLE',
-          title: 'Admin token unavailable',
-          detail: `the admin token '${tokenSecret}' could not be read from the vault; see the server log`,
-        });
-      }
-      if (!expected) {
-        return sendProblem(reply, {
-          status: 401,
-          code: 'ADMIN_TOKEN_NOT_CONFIGURED',
-          title: 'Admin API disabled',
-          detail: `no admin token is configured: store one with \`gateway secrets set ${tokenSecret}\``,
-        });
-      }
-      // Guessing is bounded per client address, whatever the token's strength (an operator may pick a short one).
-      const keys = [`address:${addressBucket(request.ip)}`];
-      const wait = tokenFailures.attempt(keys);
-      if (wait > 0) {
-        reply.header('retry-after', String(wait));
-        return sendProblem(reply, {
-          status: 429,
-          code: 'ADMIN_TOKEN_THROTTLED',
-          title: 'Too many wrong admin tokens',
-          detail: `${ADMIN_TOKEN_MAX_FAILURES} wrong admin tokens came from this address; try again in ${wait} s`,
-        });
-      }
-      const header = request.headers.authorization ?? '';
-      // RFC 6750 §2.1: `Bearer` followed by the token; the scheme name is case-insensitive (RFC 9110 §11.1).
-      const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-      if (!match || !secretsEqual(match[1]!, expected)) {
-        tokenFailures.failed(keys);
-        return sendProblem(reply, {
-          status: 401,
-          code: 'ADMIN_TOKEN_INVALID',
-          title: 'Admin token required',
-          detail: 'send the admin token as `Authorization: Bearer <token>`',
-        });
-      }
-      tokenFailures.succeeded(keys);
-    });
+    app.addHook('onRequest', checkAdminToken);
 
     app.get('/status', async (_request, reply): Promise<AdminStatus> => {
       const snapshot = options.registry.snapshot();
@@ -390,5 +397,16 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
   // Encapsulated under /admin: the hook, 404 and error handlers touch no other area's routes.
   return async (app) => {
     await app.register(routes, { prefix: '/admin' });
+    // Prometheus metrics behind the same token (docs/observability.md), unless they have a listener of their own.
+    const metrics = options.metrics;
+    if (metrics) {
+      await app.register(async (scope) => {
+        scope.addHook('onRequest', checkAdminToken);
+        scope.get('/metrics', async (_request, reply) => {
+          const { contentType, text } = await metrics();
+          return reply.header('content-type', contentType).header('cache-control', 'no-store').send(text);
+        });
+      });
+    }
   };
 }

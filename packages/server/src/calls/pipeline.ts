@@ -25,6 +25,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { createRequestStates, type RequestStates } from './request-states.js';
 import type { Executor, ToolCallContext, ToolCallOutcome, ToolResult } from '../execute/executor.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
+import type { CallTelemetry } from './call-telemetry.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { runInBackground } from '../scheduling/background-lane.js';
@@ -66,6 +67,8 @@ export interface CallDecision {
   /** When the call was received (epoch ms and a monotonic mark for the duration). */
   receivedAt: number;
   startedMark: number;
+  /** When the verdict was reached (a monotonic mark, for the decision's span). */
+  decidedMark?: number;
 }
 
 export interface CallPipeline {
@@ -109,6 +112,8 @@ export interface CallPipelineOptions {
   requestStates?: RequestStates;
   /** Sources of "a person must act first" besides the core rules (none in production yet). */
   gates?: readonly PersonActionGate[];
+  /** Metrics and traces (telemetry/): told of every call at its receipt point. */
+  telemetry?: CallTelemetry;
 }
 
 /**
@@ -148,7 +153,7 @@ function roundedMs(milliseconds: number): number {
 }
 
 export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
-  const { registry, authorizer, executor, loaded, receipts, logger } = options;
+  const { registry, authorizer, executor, loaded, receipts, logger, telemetry } = options;
   const requestStates = options.requestStates ?? createRequestStates();
   const gates = options.gates ?? [];
   const argumentsDigestOf = (argumentsValue: unknown) =>
@@ -235,6 +240,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       }
     }
     decision.verdict = decideCall(facts);
+    decision.decidedMark = performance.now();
     return decision;
   }
 
@@ -248,10 +254,28 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     argumentsValue: unknown,
     outcome: ReceiptOutcome,
     reason: string | null,
-    extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined },
+    extra: { login?: string | null; upstreamStatus?: number; result?: unknown; argumentsDigest?: string | undefined; upstreamMs?: number },
   ): Promise<Receipt | undefined> {
-    if (!receipts) return Promise.resolve(undefined);
+    const endedMark = performance.now();
     const tool = decision.tool;
+    // The one place every call is counted and traced, whatever its outcome.
+    const observed = (written: Promise<Receipt | undefined>): Promise<Receipt | undefined> => {
+      telemetry?.callEnded(
+        {
+          tool: decision.name,
+          source: tool?.sourceName ?? null,
+          outcome,
+          reason,
+          startedMark: decision.startedMark,
+          decidedMark: decision.decidedMark,
+          endedMark,
+          upstreamMs: extra.upstreamMs,
+        },
+        written,
+      );
+      return written;
+    };
+    if (!receipts) return observed(Promise.resolve(undefined));
     const failed = (error: unknown): undefined => {
       // The call has happened: answer it, and say loudly that its receipt is missing.
       logger.error(
@@ -274,14 +298,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         outcome,
         reason,
         upstreamStatus: extra.upstreamStatus ?? null,
-        durationMs: roundedMs(performance.now() - decision.startedMark),
+        durationMs: roundedMs(endedMark - decision.startedMark),
         argumentsValue,
         argumentsDigest: extra.argumentsDigest,
         resultValue: extra.result,
       };
-      return receipts.record(fields).catch(failed);
+      return observed(receipts.record(fields).catch(failed));
     } catch (error) {
-      return Promise.resolve(failed(error));
+      return observed(Promise.resolve(failed(error)));
     }
   }
 
@@ -290,8 +314,16 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (verdict.kind === 'allow') throw new Error('refuse() called with an allowed decision');
     // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
     const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
-    logger.info({ tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason }, 'tool call refused');
-    return receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
+    const line = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason, ...traceField() };
+    const written = receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
+    void written.then((written) => logger.info({ ...line, ...(written ? { receipt: written.id } : {}) }, 'tool call refused'));
+    return written;
+  }
+
+  /** The trace id of the current request for a log line (traces on only). */
+  function traceField(): { traceId?: string } {
+    const traceId = telemetry?.tracing?.traceId();
+    return traceId ? { traceId } : {};
   }
 
   /** The answer to "a person must act first": a `visit` gets a fresh requestState bound to this very call. */
@@ -342,17 +374,21 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     let argumentsDigest = decision.argumentsDigest;
     const onSent =
       receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
+    const upstreamSpan = telemetry?.tracing?.upstreamStarted(tool!);
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
         ...(onSent ? { onSent } : {}),
+        ...(upstreamSpan ? { trace: upstreamSpan.carrier } : {}),
       });
     } catch (error) {
+      upstreamSpan?.end(undefined);
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
+    upstreamSpan?.end(outcome);
     const line = {
       tool: name,
       source: tool!.sourceName,
@@ -362,6 +398,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       outcome: outcome.outcome,
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
+      ...traceField(),
     };
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
@@ -375,9 +412,11 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(outcome.upstreamStatus === undefined ? {} : { upstreamStatus: outcome.upstreamStatus }),
         result: outcome.result,
         argumentsDigest,
+        upstreamMs: outcome.durationMs,
       },
     );
-    logAfterAnswer(line);
+    // The line names the call's receipt once it has its number (a later turn: after the answer anyway).
+    void written.then((written) => logAfterAnswer(written ? { ...line, receipt: written.id } : line));
     return { answer: { kind: 'result', result: outcome.result }, receipt: written };
   }
 

@@ -16,6 +16,7 @@ import {
 import type { LoadedConfig } from '@gateway/core';
 import { createCallPipeline, type CallAnswer, type CallDecision, type CallPipeline, type PersonActionGate } from '../calls/pipeline.js';
 import type { RequestStates } from '../calls/request-states.js';
+import type { CallTelemetry } from '../calls/call-telemetry.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { BUSY_RETRY_AFTER_SECONDS, databaseBusyError, isDatabaseBusy } from '../store/sqlite/database.js';
@@ -81,6 +82,8 @@ export interface McpPluginOptions {
    * eras' encodings are exercised end to end until OAuth per person and one-call approvals supply real ones.
    */
   personActionGates?: readonly PersonActionGate[];
+  /** Metrics and traces of every call (telemetry/), told by the pipeline. */
+  telemetry?: CallTelemetry;
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -276,6 +279,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       ...(options.loaded ? { loaded: options.loaded } : {}),
       ...(options.requestStates ? { requestStates: options.requestStates } : {}),
       ...(options.personActionGates ? { gates: options.personActionGates } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     });
 
     /**

@@ -5,6 +5,7 @@ import { exchange, isExchangeTimeout } from '@gateway/runtime';
 import { CLOUDEVENTS_CONTENT_TYPE } from './event.js';
 import { signatureHeaders } from './signature.js';
 import type { Delivery, OutboxEvent, OutboxStore } from './store.js';
+import type { DeliveryTelemetry } from './delivery-telemetry.js';
 import { backgroundTurn } from '../scheduling/background-lane.js';
 
 export interface RetrySettings {
@@ -46,6 +47,8 @@ export interface CreateDispatcherOptions {
   logger?: DispatcherLogger;
   /** Source of randomness for the jitter, in [0, 1). */
   random?: () => number;
+  /** Metrics and traces of the ordered delivery attempts (telemetry/). */
+  telemetry?: DeliveryTelemetry;
 }
 
 export interface AttemptResult {
@@ -185,12 +188,19 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
       worker.wake = () => done(true);
     });
 
-  const attempt = async (endpoint: DispatcherEndpoint, settings: RetrySettings, eventId: string, body: string): Promise<AttemptResult> => {
+  const attempt = async (
+    endpoint: DispatcherEndpoint,
+    settings: RetrySettings,
+    eventId: string,
+    body: string,
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): Promise<AttemptResult> => {
     try {
       const secrets = await endpoint.secrets();
       const headers = {
         'content-type': CLOUDEVENTS_CONTENT_TYPE,
         'user-agent': 'gateway-webhooks',
+        ...extraHeaders,
         ...signatureHeaders(secrets, eventId, new Date(), body),
       };
       // The receiver's answer body is not used: at most 64 KiB of it is read, the rest dropped.
@@ -275,7 +285,9 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
 
   const deliver = async (worker: Worker, event: OutboxEvent): Promise<void> => {
     const { endpoint, settings } = worker;
-    const result = await attempt(endpoint, settings, event.eventId, event.body);
+    const observed = options.telemetry?.attemptStarted(endpoint.name, event);
+    const result = await attempt(endpoint, settings, event.eventId, event.body, observed?.headers);
+    observed?.end(result);
     // Cut short by shutdown: stays pending, not counted. An answer that did arrive is still recorded, so an
     // acknowledged event is not sent again after a clean restart.
     if (result.status === null && stopController.signal.aborted) return;

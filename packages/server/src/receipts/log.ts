@@ -71,6 +71,8 @@ export interface ReceiptLog {
   addHook(hook: ReceiptHook): void;
   /** Signs a checkpoint of the current tree when it grew since the last one; returns the latest. */
   checkpoint(): StoredCheckpoint | undefined;
+  /** Receipts recorded (durable in the journal) and not yet in the database: the backlog metrics report. */
+  waitingCount(): number;
   /** Commits what is queued, stops the timer and signs a final checkpoint. */
   close(): void;
 }
@@ -289,6 +291,8 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
    * journal once the queued ones are in. The first receipt of that backlog.
    */
   let backlogFrom: number | undefined;
+  /** The journal entry number of the latest receipt recorded (the backlog's end). */
+  let lastSeq = 0;
   const maxPendingInMemory = options.maxPendingInMemory ?? MAX_PENDING_IN_MEMORY;
   const scheduleMove = () => {
     if (isMoveScheduled || retryTimer) return;
@@ -504,6 +508,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       }
       // Durable once the journal has the line; the database gets it on a later turn, with the others by then.
       const seq = journal.append(draft);
+      lastSeq = seq;
       if (backlogFrom !== undefined || pending.length >= maxPendingInMemory) {
         if (backlogFrom === undefined) {
           backlogFrom = seq;
@@ -521,6 +526,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     addHook(hook) {
       hooks.push(hook);
     },
+    waitingCount: () => pending.length + (backlogFrom === undefined ? 0 : lastSeq - backlogFrom + 1),
     checkpoint,
     close() {
       if (isClosed) return;

@@ -4,6 +4,7 @@ import { GatewayError, type LoadedConfig, type WebhookEndpointConfig } from '@ga
 import type { Dispatcher } from 'undici';
 import type { Vault } from '@gateway/runtime';
 import { createDispatcher, type DispatcherEndpoint, type DispatcherLogger, type WebhookDispatcher } from '../outbox/dispatcher.js';
+import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
 import { testEventBody } from '../outbox/event.js';
 import { createOutbox, type Outbox } from '../outbox/outbox.js';
 import type { SqliteDatabase } from '../store/sqlite/database.js';
@@ -35,6 +36,8 @@ export interface CreateWebhooksOptions {
   logger?: DispatcherLogger;
   /** Lease length (tests shorten it). */
   leaseMs?: number;
+  /** Metrics and traces of delivery attempts (telemetry/). */
+  telemetry?: DeliveryTelemetry;
 }
 
 async function readSecret(vault: Vault, endpoint: string, name: string, key: string): Promise<string> {
@@ -105,6 +108,7 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
     agent: options.agent,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   let unsubscribe: (() => void) | undefined;
   return {
