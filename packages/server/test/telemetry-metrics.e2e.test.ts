@@ -3,13 +3,14 @@
  * `authorization.credentials_file`), and its HTTP API counts exactly the calls made; `/metrics` refuses a request
  * without the token; `telemetry.metrics.listen` serves them on a listener of their own instead.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { temporaryDirectory } from '../../../test-support/cli.js';
+import { repositoryRoot, temporaryDirectory } from '../../../test-support/cli.js';
 import { HARNESS_ADMIN_TOKEN, startHarness, type Harness } from './support/harness.js';
 import { freePort } from './support/net.js';
 
@@ -112,6 +113,19 @@ describe('Prometheus scraping /metrics with the admin token', () => {
     expect(await queryValue(prometheusUrl, 'up{job="gateway"}')).toBe(1);
   });
 
+  it("names each call's receipt in its log line, refusals included; no trace id while traces are off", async () => {
+    const lines = harness.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const calls = lines.filter((line) => line.msg === 'tool call' && line.tool === 'get_order');
+    expect(calls).toHaveLength(CALLS);
+    for (const line of calls) {
+      expect(line.receipt).toMatch(/^receipt-\d+$/);
+      expect(line).not.toHaveProperty('traceId');
+    }
+    expect(new Set(calls.map((line) => line.receipt)).size).toBe(CALLS);
+    const refused = lines.find((line) => line.msg === 'tool call refused' && line.tool === 'no_such_tool');
+    expect(refused).toMatchObject({ outcome: 'denied', reason: 'TOOL_UNKNOWN', receipt: expect.stringMatching(/^receipt-\d+$/) });
+  });
+
   it('refuses /metrics without the admin token, or with a wrong one', async () => {
     const url = `http://127.0.0.1:${harness.port}/metrics`;
     const without = await fetch(url);
@@ -126,6 +140,30 @@ describe('Prometheus scraping /metrics with the admin token', () => {
     expect(text).toContain('# TYPE gateway_tool_calls_total counter');
     // The wrong tokens above are counted as failed sign-ins of their kind.
     expect(text).toMatch(/^gateway_signin_failures_total\{kind="admin_token"\} [1-9]/m);
+  });
+
+  it('examples/observability: the alerting rules load in promtool, and the rules and dashboard name only metrics the gateway serves', async () => {
+    const folder = join(repositoryRoot, 'examples', 'observability');
+    const checked = await promisify(execFile)('/usr/bin/promtool', ['check', 'rules', join(folder, 'alerts.yml')]);
+    expect(checked.stdout).toMatch(/SUCCESS: \d+ rules found/);
+    const served = await (
+      await fetch(`http://127.0.0.1:${harness.port}/metrics`, { headers: { authorization: `Bearer ${HARNESS_ADMIN_TOKEN}` } })
+    ).text();
+    const types = new Set([...served.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]));
+    const named = (text: string) => [...text.matchAll(/\bgateway_[a-z_]+\b/g)].map((match) => match[0].replace(/_(bucket|count|sum)$/, ''));
+    const rules = named(await readFile(join(folder, 'alerts.yml'), 'utf8'));
+    const dashboard = JSON.parse(await readFile(join(folder, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
+    const queried = named(
+      dashboard.panels
+        .flatMap((panel) => panel.targets ?? [])
+        .map((target) => target.expr)
+        .join('\n'),
+    );
+    expect(rules.length).toBeGreaterThan(0);
+    expect(queried.length).toBeGreaterThan(10);
+    expect([...new Set([...rules, ...queried])].filter((name) => !types.has(name))).toEqual([]);
   });
 });
 

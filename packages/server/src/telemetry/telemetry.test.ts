@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig, type LoadedConfig } from '@gateway/core';
+import type { Vault } from '@gateway/runtime';
+import { createTelemetry } from './index.js';
+
+function loadedWith(telemetry: string): LoadedConfig {
+  const text = [
+    'gateway:',
+    '  url: http://127.0.0.1:8080',
+    'sources:',
+    '  orders: { kind: openapi, document: openapi.yaml }',
+    telemetry,
+    '',
+  ].join('\n');
+  return parseConfig(text, '/tmp/gateway.yaml');
+}
+
+const call = {
+  tool: 'get_order',
+  source: 'orders',
+  outcome: 'allowed' as const,
+  reason: null,
+  startedMark: 0,
+  decidedMark: 1,
+  endedMark: 5,
+  upstreamMs: 3,
+};
+
+describe('createTelemetry', () => {
+  it('builds no tracer while traces are off: the call path sees no `tracing` to ask', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    expect(telemetry.tracing).toBeUndefined();
+    expect(telemetry.calls.tracing).toBeUndefined();
+    expect(telemetry.deliveries.attemptStarted('audit', { eventId: 'e', receiptId: 'receipt-1' }).headers).toBeUndefined();
+    await telemetry.close();
+  });
+
+  it('builds the tracer when telemetry.traces.endpoint is set', async () => {
+    const telemetry = createTelemetry(loadedWith('telemetry: { traces: { endpoint: "http://127.0.0.1:9/v1/traces" } }'));
+    expect(telemetry.tracing).toBeDefined();
+    expect(telemetry.calls.tracing).toBeDefined();
+    // Outside a traced /mcp request there is nothing to continue.
+    expect(telemetry.calls.tracing!.upstreamStarted({ name: 'get_order', sourceName: 'orders', kind: 'openapi' })).toBeUndefined();
+    await telemetry.close();
+  });
+
+  it('keeps a registry per gateway: two in one process count apart', async () => {
+    const first = createTelemetry(loadedWith(''));
+    const second = createTelemetry(loadedWith(''));
+    first.calls.callEnded(call, Promise.resolve(undefined));
+    first.calls.callEnded(call, Promise.resolve(undefined));
+    second.calls.callEnded({ ...call, outcome: 'denied', reason: 'TOOL_NOT_IN_SESSION' }, Promise.resolve(undefined));
+    const line = 'gateway_tool_calls_total{source="orders",tool="get_order",outcome="allowed"}';
+    expect((await first.metrics!.render()).text).toContain(`${line} 2`);
+    const secondText = (await second.metrics!.render()).text;
+    expect(secondText).not.toContain(line);
+    expect(secondText).toContain('gateway_tool_call_denials_total{reason="TOOL_NOT_IN_SESSION"} 1');
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it('labels a tool the snapshot does not know as (unknown), never with the name the client sent', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    telemetry.calls.callEnded(
+      { ...call, tool: 'made-up-name-1234', source: null, outcome: 'denied', reason: 'TOOL_UNKNOWN' },
+      Promise.resolve(undefined),
+    );
+    const text = (await telemetry.metrics!.render()).text;
+    expect(text).not.toContain('made-up-name-1234');
+    expect(text).toContain('gateway_tool_calls_total{source="(unknown)",tool="(unknown)",outcome="denied"} 1');
+    await telemetry.close();
+  });
+
+  it('counts failed vault reads, and passes values and misses through', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    const vault: Vault = {
+      provider: 'exec',
+      get: async (name) => {
+        if (name === 'broken') throw new Error('the command failed');
+        return name === 'present' ? 'value' : undefined;
+      },
+      set: async () => {
+        throw new Error('read-only');
+      },
+      delete: async () => false,
+      list: async () => [],
+    };
+    const observed = telemetry.observeVault(vault);
+    expect(await observed.get('present')).toBe('value');
+    expect(await observed.get('absent')).toBeUndefined();
+    await expect(observed.get('broken')).rejects.toThrow('the command failed');
+    expect((await telemetry.metrics!.render()).text).toContain('gateway_vault_errors_total{provider="exec"} 1');
+    await telemetry.close();
+  });
+
+  it('serves nothing through the admin API when metrics have a listener of their own, or are off', () => {
+    expect(createTelemetry(loadedWith('telemetry: { metrics: { listen: "127.0.0.1:0" } }')).adminMetrics).toBeUndefined();
+    expect(createTelemetry(loadedWith('telemetry: { metrics: { enabled: false } }')).adminMetrics).toBeUndefined();
+    expect(createTelemetry(loadedWith('')).adminMetrics).toBeDefined();
+  });
+});
