@@ -3,7 +3,10 @@
 // same noise, so their ratio is what to read (an A/A run shows the floor, about ±5 % here).
 //
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
-//   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000]
+//   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--traces] [--concurrency 8] [--rounds 6] [--calls 2000]
+//
+// --traces adds a third side: B with OpenTelemetry traces on (`telemetry.traces.endpoint`, every call sampled),
+// exporting to an OTLP/HTTP sink in this process; without --a it compares B with traces off and on only.
 //
 // Each side: its own workspace (the real CLI: import → review → publish), the same example upstream, the
 // allow-all authorizer of bench/support.mjs (this measures the call path, not OAuth), receipts on, and with
@@ -36,6 +39,7 @@ if (process.argv[2] === 'child') {
       a: { type: 'string' },
       b: { type: 'string', default: root },
       hooks: { type: 'boolean', default: false },
+      traces: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       rounds: { type: 'string', default: '6' },
       calls: { type: 'string', default: '2000' },
@@ -44,7 +48,7 @@ if (process.argv[2] === 'child') {
   const ROUNDS = Number(options.rounds);
   const CALLS = Number(options.calls);
   const CONCURRENCY = Number(options.concurrency);
-  if (!options.a) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
+  if (!options.a && !options.traces) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
   if (!(ROUNDS >= 1 && ROUNDS <= 50 && CALLS >= 100 && CALLS <= 20_000 && CONCURRENCY >= 1 && CONCURRENCY <= 64))
     throw new Error('--rounds 1..50, --calls 100..20000, --concurrency 1..64');
   const { Agent, request } = await import(
@@ -55,13 +59,20 @@ if (process.argv[2] === 'child') {
   const sides = [];
   const cleanups = [() => upstream.child.kill()];
   try {
-    for (const [name, build] of [
-      ['A', resolve(options.a)],
-      ['B', resolve(options.b)],
-    ]) {
+    const traces = options.traces ? await startOtlpSink() : undefined;
+    if (traces) cleanups.push(() => traces.close());
+    const plan = [
+      ...(options.a ? [['A', resolve(options.a), undefined]] : []),
+      ['B', resolve(options.b), undefined],
+      ...(traces ? [['B+traces', resolve(options.b), traces.url]] : []),
+    ];
+    for (const [name, build, tracesEndpoint] of plan) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
-      const workspace = await ordersWorkspace(upstream.url, receiver ? { webhookUrl: receiver.url } : {});
+      const workspace = await ordersWorkspace(upstream.url, {
+        ...(receiver ? { webhookUrl: receiver.url } : {}),
+        ...(tracesEndpoint ? { tracesEndpoint } : {}),
+      });
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {
           env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
@@ -132,13 +143,47 @@ if (process.argv[2] === 'child') {
           `${Math.round(side.calls / side.seconds)} ${what}/s, p50 ${percentile(p50s, 0.5).toFixed(3)} ms (median of rounds)`,
       );
     }
-    const [a, b] = sides;
-    console.log(
-      `  B/A: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
-        `throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
-    );
+    const [a, ...others] = sides;
+    for (const b of others) {
+      const p50 = (side) =>
+        percentile(
+          [...side.p50s].sort((left, right) => left - right),
+          0.5,
+        );
+      console.log(
+        `  ${b.name}/${a.name}: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
+          `throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}, p50 ${(p50(b) / p50(a)).toFixed(3)}`,
+      );
+    }
+    if (traces) console.log(`  spans exported to the OTLP sink: ${traces.spans()}`);
     for (const side of sides) side.child.send('stop');
   } finally {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
   }
+}
+
+/** An OTLP/HTTP traces sink on loopback: reads each export, counts its spans, answers 200. */
+async function startOtlpSink() {
+  const { createServer } = await import('node:http');
+  let spans = 0;
+  const server = createServer((request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      try {
+        const exported = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        for (const resource of exported.resourceSpans ?? [])
+          for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0;
+      } catch {
+        // Not JSON: counted as nothing.
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((ready) => server.listen(0, '127.0.0.1', ready));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1/traces`,
+    spans: () => spans,
+    close: () => new Promise((done) => server.close(done)),
+  };
 }
