@@ -5,8 +5,9 @@
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
 //   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--traces] [--concurrency 8] [--rounds 6] [--calls 2000]
 //
-// --traces adds a third side: B with OpenTelemetry traces on (`telemetry.traces.endpoint`, every call sampled),
-// exporting to an OTLP/HTTP sink in this process; without --a it compares B with traces off and on only.
+// --traces adds two sides: B with metrics off too (`telemetry.metrics.enabled: false`: the call path as it was
+// before telemetry, as near as one build gets), and B with OpenTelemetry traces on (`telemetry.traces.endpoint`,
+// every call sampled, exported to an OTLP/HTTP sink in this process). Without --a, ratios are to the first of them.
 //
 // Each side: its own workspace (the real CLI: import → review → publish), the same example upstream, the
 // allow-all authorizer of bench/support.mjs (this measures the call path, not OAuth), receipts on, and with
@@ -62,16 +63,17 @@ if (process.argv[2] === 'child') {
     const traces = options.traces ? await startOtlpSink() : undefined;
     if (traces) cleanups.push(() => traces.close());
     const plan = [
-      ...(options.a ? [['A', resolve(options.a), undefined]] : []),
-      ['B', resolve(options.b), undefined],
-      ...(traces ? [['B+traces', resolve(options.b), traces.url]] : []),
+      ...(options.a ? [['A', resolve(options.a), {}]] : []),
+      ...(traces ? [['B-metrics', resolve(options.b), { metricsOff: true }]] : []),
+      ['B', resolve(options.b), {}],
+      ...(traces ? [['B+traces', resolve(options.b), { tracesEndpoint: traces.url }]] : []),
     ];
-    for (const [name, build, tracesEndpoint] of plan) {
+    for (const [name, build, telemetry] of plan) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, {
         ...(receiver ? { webhookUrl: receiver.url } : {}),
-        ...(tracesEndpoint ? { tracesEndpoint } : {}),
+        ...telemetry,
       });
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {

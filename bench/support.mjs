@@ -180,7 +180,7 @@ export async function startUpstream() {
  * --all-supported → publish) and a local account. `vault: file` when several workers must share the
  * signing keys (the env vault cannot store them).
  */
-export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, tracesEndpoint } = {}) {
+export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, tracesEndpoint, metricsOff = false } = {}) {
   const directory = benchDirectory('gateway-bench-orders-');
   const port = await freePort();
   const example = await readFile(join(root, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
@@ -208,7 +208,9 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, 
       // Events on: every receipt becomes a signed CloudEvents webhook to this receiver (startWebhookReceiver).
       ...(webhookUrl ? ['webhooks:', '  bench:', `    url: ${webhookUrl}`, `    secret: ${WEBHOOK_SECRET_NAME}`] : []),
       // Traces on: every call's spans exported over OTLP/HTTP to this collector (bench/ab.mjs --traces).
-      ...(tracesEndpoint ? ['telemetry:', '  traces:', `    endpoint: ${tracesEndpoint}`] : []),
+      ...(tracesEndpoint || metricsOff ? ['telemetry:'] : []),
+      ...(tracesEndpoint ? ['  traces:', `    endpoint: ${tracesEndpoint}`] : []),
+      ...(metricsOff ? ['  metrics:', '    enabled: false'] : []),
       'auth:',
       '  sessions:',
       `    lifetimeChoicesSeconds: [900, ${SESSION_SECONDS}]`,
