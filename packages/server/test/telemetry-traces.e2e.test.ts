@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { repositoryRoot, runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { allowAll, ORDERS_API_KEY, startExampleApi, type OrdersApi } from './support/harness.js';
@@ -197,6 +199,19 @@ describe('traces with telemetry.traces.endpoint', () => {
     const sentToFixture = parentOf(String(sentMeta!.traceparent));
     expect(sentToFixture.traceId).toBe(viaMeta.traceId);
 
+    // A 2025-11-25 client calling an MCP source's tool is answered by the SDK path (not the fast path): the same.
+    const viaLegacy = clientContext();
+    const legacyClient = new LegacyClient({ name: 'traces-legacy', version: '1.0.0' });
+    await legacyClient.connect(
+      new LegacyTransport(new URL(gateway!.mcpUrl), {
+        requestInit: { headers: { authorization: 'Bearer t', traceparent: viaLegacy.traceparent } },
+      }),
+    );
+    await legacyClient.callTool({ name: 'stable', arguments: { n: 2 } });
+    await legacyClient.close();
+    const sentByLegacy = parentOf(String(fixture.callMeta.at(-1)?.traceparent));
+    expect(sentByLegacy.traceId).toBe(viaLegacy.traceId);
+
     // The webhook event of the get_order receipt.
     await waitFor(() => audit.requests.some((request) => request.body.includes('"tool":"get_order"')), 'the get_order event');
     const delivery = audit.requests.find((request) => request.body.includes('"tool":"get_order"'))!;
@@ -243,6 +258,10 @@ describe('traces with telemetry.traces.endpoint', () => {
     const mcpUpstream = byId.get(sentToFixture.parentId)!;
     expect(mcpUpstream.name).toBe('upstream fixture');
     expect(mcpUpstream.parentSpanId).toBe(mcpRequest.spanId);
+
+    const legacyUpstream = byId.get(sentByLegacy.parentId)!;
+    expect(legacyUpstream.name).toBe('upstream fixture');
+    expect(byId.get(legacyUpstream.parentSpanId!)?.parentSpanId).toBe(viaLegacy.spanId);
 
     // The call's log line: its trace id and its receipt.
     const lines = logs.map((line) => JSON.parse(line) as Record<string, unknown>);
