@@ -146,42 +146,57 @@ export function createGatewayMetrics(): GatewayMetrics {
       if (latest) this.set(Math.max(0, (Date.now() - Date.parse(latest.createdAt)) / 1000));
     },
   });
+  // The three outbox gauges are read together, one query set per endpoint per scrape: prom-client collects every
+  // metric at once, so the first of their collects starts the read and the others wait for the same one.
+  let outboxReading: Promise<void> | undefined;
+  const readOutbox = (): Promise<void> =>
+    (outboxReading ??= readOutboxState().finally(() => {
+      outboxReading = undefined;
+    }));
   const outboxDepth = new Gauge({
     name: 'gateway_webhook_outbox_depth',
     help: 'Events waiting for delivery, by endpoint',
     labelNames: ['endpoint'] as const,
     registers,
+    collect: readOutbox,
   });
   const deliveryLag = new Gauge({
     name: 'gateway_webhook_delivery_lag_seconds',
     help: 'Age of the oldest event waiting for delivery, by endpoint (0 when none waits)',
     labelNames: ['endpoint'] as const,
     registers,
+    collect: readOutbox,
   });
-  new Gauge({
+  const paused = new Gauge({
     name: 'gateway_webhook_endpoint_paused',
     help: '1 while an endpoint is paused (its attempts ran out) or disabled (it answered 410 Gone), else 0',
     labelNames: ['endpoint', 'state'] as const,
     registers,
-    // The three outbox gauges are read together, one query set per endpoint per scrape.
-    async collect() {
-      outboxDepth.reset();
-      deliveryLag.reset();
-      this.reset();
-      const webhooks = sources.webhooks;
-      if (!webhooks) return;
-      const now = Date.now();
-      for (const name of webhooks.endpoints.keys()) {
-        const state = await webhooks.outbox.store.endpoint(name);
-        const pending = state?.counts.pending ?? 0;
-        outboxDepth.set({ endpoint: name }, pending);
-        const [oldest] = pending > 0 ? await webhooks.outbox.store.events(name, { status: 'pending', limit: 1 }) : [];
-        deliveryLag.set({ endpoint: name }, oldest ? Math.max(0, (now - Date.parse(oldest.createdAt)) / 1000) : 0);
-        this.set({ endpoint: name, state: 'paused' }, state?.pausedAt ? 1 : 0);
-        this.set({ endpoint: name, state: 'disabled' }, state?.disabledAt ? 1 : 0);
-      }
-    },
+    collect: readOutbox,
   });
+  async function readOutboxState(): Promise<void> {
+    const webhooks = sources.webhooks;
+    const now = Date.now();
+    const states = webhooks
+      ? await Promise.all(
+          [...webhooks.endpoints.keys()].map(async (name) => {
+            const state = await webhooks.outbox.store.endpoint(name);
+            const pending = state?.counts.pending ?? 0;
+            const [oldest] = pending > 0 ? await webhooks.outbox.store.events(name, { status: 'pending', limit: 1 }) : [];
+            return { name, state, pending, oldest };
+          }),
+        )
+      : [];
+    outboxDepth.reset();
+    deliveryLag.reset();
+    paused.reset();
+    for (const { name, state, pending, oldest } of states) {
+      outboxDepth.set({ endpoint: name }, pending);
+      deliveryLag.set({ endpoint: name }, oldest ? Math.max(0, (now - Date.parse(oldest.createdAt)) / 1000) : 0);
+      paused.set({ endpoint: name, state: 'paused' }, state?.pausedAt ? 1 : 0);
+      paused.set({ endpoint: name, state: 'disabled' }, state?.disabledAt ? 1 : 0);
+    }
+  }
   new Gauge({
     name: 'gateway_drift_blocked_tools',
     help: 'Tools of the in-use publications not callable because their live description drifted, by source',

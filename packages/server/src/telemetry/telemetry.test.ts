@@ -1,3 +1,4 @@
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
@@ -96,5 +97,82 @@ describe('createTelemetry', () => {
     expect(createTelemetry(loadedWith('telemetry: { metrics: { listen: "127.0.0.1:0" } }')).adminMetrics).toBeUndefined();
     expect(createTelemetry(loadedWith('telemetry: { metrics: { enabled: false } }')).adminMetrics).toBeUndefined();
     expect(createTelemetry(loadedWith('')).adminMetrics).toBeDefined();
+  });
+
+  it('reads the gauges from their sources at scrape time', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    const now = Date.now();
+    const endpoints = new Map([
+      ['audit', { pausedAt: new Date(now).toISOString(), disabledAt: null, counts: { pending: 3 } }],
+      ['siem', { pausedAt: null, disabledAt: null, counts: { pending: 0 } }],
+    ]);
+    telemetry.watch({
+      receipts: { waitingCount: () => 12, store: { latestCheckpoint: () => ({ createdAt: new Date(now - 30_000).toISOString() }) } },
+      webhooks: {
+        endpoints,
+        outbox: {
+          store: {
+            endpoint: async (name) => endpoints.get(name),
+            events: async () => [{ createdAt: new Date(now - 90_000).toISOString() }],
+          },
+        },
+      },
+      registry: {
+        snapshot: () => ({
+          tools: new Map([
+            ['get_order', { sourceName: 'orders' }],
+            ['cancel_order', { sourceName: 'orders' }],
+          ]),
+        }),
+        blockedReason: (_source, tool) => (tool === 'cancel_order' ? 'changed' : undefined),
+      },
+      openSessions: async () => 4,
+      mcpRefusals: () => ({ token_invalid: 2 }),
+    });
+    const text = (await telemetry.metrics!.render()).text;
+    expect(text).toMatch(/^gateway_receipts_waiting 12$/m);
+    expect(Number(/^gateway_receipts_checkpoint_age_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(30);
+    expect(text).toMatch(/^gateway_webhook_outbox_depth\{endpoint="audit"\} 3$/m);
+    expect(text).toMatch(/^gateway_webhook_outbox_depth\{endpoint="siem"\} 0$/m);
+    expect(Number(/^gateway_webhook_delivery_lag_seconds\{endpoint="audit"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(90);
+    expect(text).toMatch(/^gateway_webhook_delivery_lag_seconds\{endpoint="siem"\} 0$/m);
+    expect(text).toMatch(/^gateway_webhook_endpoint_paused\{endpoint="audit",state="paused"\} 1$/m);
+    expect(text).toMatch(/^gateway_webhook_endpoint_paused\{endpoint="siem",state="paused"\} 0$/m);
+    expect(text).toMatch(/^gateway_drift_blocked_tools\{source="orders"\} 1$/m);
+    expect(text).toMatch(/^gateway_sessions_open 4$/m);
+    expect(text).toMatch(/^gateway_mcp_refusals_total\{reason="token_invalid"\} 2$/m);
+    await telemetry.close();
+  });
+
+  it('counts delivery attempts and the ones not acknowledged with a 2xx', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    telemetry.deliveries.attemptStarted('audit', { eventId: 'e1', receiptId: 'receipt-1' }).end({ status: 204, error: null });
+    telemetry.deliveries.attemptStarted('audit', { eventId: 'e2', receiptId: 'receipt-2' }).end({ status: 503, error: 'HTTP 503' });
+    telemetry.deliveries.attemptStarted('audit', { eventId: 'e2', receiptId: 'receipt-2' }).end({ status: null, error: 'ECONNREFUSED' });
+    const text = (await telemetry.metrics!.render()).text;
+    expect(text).toMatch(/^gateway_webhook_delivery_attempts_total\{endpoint="audit"\} 3$/m);
+    expect(text).toMatch(/^gateway_webhook_delivery_failures_total\{endpoint="audit"\} 2$/m);
+    await telemetry.close();
+  });
+
+  it('counts wrong passwords at sign-in, wrong admin tokens and every 429, by route', async () => {
+    const telemetry = createTelemetry(loadedWith(''));
+    const app = Fastify();
+    telemetry.install(app);
+    app.post('/signin', async (_request, reply) => reply.code(401).send('no'));
+    app.get('/admin/status', async (_request, reply) => reply.code(401).send('no'));
+    app.post('/authorize', async (_request, reply) => reply.code(429).send('wait'));
+    app.get('/healthz', async () => 'ok');
+    await app.inject({ method: 'POST', url: '/signin' });
+    await app.inject({ method: 'POST', url: '/signin' });
+    await app.inject({ method: 'GET', url: '/admin/status' });
+    await app.inject({ method: 'POST', url: '/authorize' });
+    await app.inject({ method: 'GET', url: '/healthz' });
+    const text = (await telemetry.metrics!.render()).text;
+    expect(text).toMatch(/^gateway_signin_failures_total\{kind="password"\} 2$/m);
+    expect(text).toMatch(/^gateway_signin_failures_total\{kind="admin_token"\} 1$/m);
+    expect(text).toMatch(/^gateway_throttled_requests_total\{route="\/authorize"\} 1$/m);
+    await app.close();
+    await telemetry.close();
   });
 });
