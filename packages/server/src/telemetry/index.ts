@@ -12,7 +12,7 @@ import { LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressText, parseListe
 import type { CallTelemetry } from '../calls/call-telemetry.js';
 import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
 import { createGatewayMetrics, type GatewayMetrics, type MetricSources } from './metrics.js';
-import { createTracing, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
 
 export type { MetricSources } from './metrics.js';
 
@@ -45,12 +45,16 @@ function isMcpPath(url: string): boolean {
   return url === '/mcp' || url.startsWith('/mcp?');
 }
 
-export function createTelemetry(loaded: LoadedConfig, options: { tracesExportDelayMs?: number } = {}): Telemetry {
+/**
+ * The OpenTelemetry SDK and exporter are imported only when traces are on: a gateway without them does not load
+ * them (packages/server/test/lazy-modules.test.ts).
+ */
+export async function createTelemetry(loaded: LoadedConfig, options: { tracesExportDelayMs?: number } = {}): Promise<Telemetry> {
   const settings = loaded.config.telemetry ?? {};
   const metrics = settings.metrics?.enabled === false ? undefined : createGatewayMetrics();
   const traces = settings.traces;
   const tracing = traces?.endpoint
-    ? createTracing({
+    ? (await import('./tracing.js')).createTracing({
         endpoint: traces.endpoint,
         serviceName: traces.serviceName ?? DEFAULT_TRACES_SERVICE_NAME,
         sampleRatio: traces.sampleRatio ?? 1,

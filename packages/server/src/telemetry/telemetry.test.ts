@@ -29,7 +29,7 @@ const call = {
 
 describe('createTelemetry', () => {
   it('builds no tracer while traces are off: the call path sees no `tracing` to ask', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     expect(telemetry.tracing).toBeUndefined();
     expect(telemetry.calls.tracing).toBeUndefined();
     expect(telemetry.deliveries.attemptStarted('audit', { eventId: 'e', receiptId: 'receipt-1' }).headers).toBeUndefined();
@@ -37,7 +37,7 @@ describe('createTelemetry', () => {
   });
 
   it('builds the tracer when telemetry.traces.endpoint is set', async () => {
-    const telemetry = createTelemetry(loadedWith('telemetry: { traces: { endpoint: "http://127.0.0.1:9/v1/traces" } }'));
+    const telemetry = await createTelemetry(loadedWith('telemetry: { traces: { endpoint: "http://127.0.0.1:9/v1/traces" } }'));
     expect(telemetry.tracing).toBeDefined();
     expect(telemetry.calls.tracing).toBeDefined();
     // Outside a traced /mcp request there is nothing to continue.
@@ -46,8 +46,8 @@ describe('createTelemetry', () => {
   });
 
   it('keeps a registry per gateway: two in one process count apart', async () => {
-    const first = createTelemetry(loadedWith(''));
-    const second = createTelemetry(loadedWith(''));
+    const first = await createTelemetry(loadedWith(''));
+    const second = await createTelemetry(loadedWith(''));
     first.calls.callEnded(call, Promise.resolve(undefined));
     first.calls.callEnded(call, Promise.resolve(undefined));
     second.calls.callEnded({ ...call, outcome: 'denied', reason: 'TOOL_NOT_IN_SESSION' }, Promise.resolve(undefined));
@@ -60,7 +60,7 @@ describe('createTelemetry', () => {
   });
 
   it('labels a tool the snapshot does not know as (unknown), never with the name the client sent', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     telemetry.calls.callEnded(
       { ...call, tool: 'made-up-name-1234', source: null, outcome: 'denied', reason: 'TOOL_UNKNOWN' },
       Promise.resolve(undefined),
@@ -72,7 +72,7 @@ describe('createTelemetry', () => {
   });
 
   it('counts failed vault reads, and passes values and misses through', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     const vault: Vault = {
       provider: 'exec',
       get: async (name) => {
@@ -93,14 +93,14 @@ describe('createTelemetry', () => {
     await telemetry.close();
   });
 
-  it('serves nothing through the admin API when metrics have a listener of their own, or are off', () => {
-    expect(createTelemetry(loadedWith('telemetry: { metrics: { listen: "127.0.0.1:0" } }')).adminMetrics).toBeUndefined();
-    expect(createTelemetry(loadedWith('telemetry: { metrics: { enabled: false } }')).adminMetrics).toBeUndefined();
-    expect(createTelemetry(loadedWith('')).adminMetrics).toBeDefined();
+  it('serves nothing through the admin API when metrics have a listener of their own, or are off', async () => {
+    expect((await createTelemetry(loadedWith('telemetry: { metrics: { listen: "127.0.0.1:0" } }'))).adminMetrics).toBeUndefined();
+    expect((await createTelemetry(loadedWith('telemetry: { metrics: { enabled: false } }'))).adminMetrics).toBeUndefined();
+    expect((await createTelemetry(loadedWith(''))).adminMetrics).toBeDefined();
   });
 
   it('reads the gauges from their sources at scrape time', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     const now = Date.now();
     const endpoints = new Map([
       ['audit', { pausedAt: new Date(now).toISOString(), disabledAt: null, counts: { pending: 3 } }],
@@ -145,7 +145,7 @@ describe('createTelemetry', () => {
   });
 
   it('counts delivery attempts and the ones not acknowledged with a 2xx', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     telemetry.deliveries.attemptStarted('audit', { eventId: 'e1', receiptId: 'receipt-1' }).end({ status: 204, error: null });
     telemetry.deliveries.attemptStarted('audit', { eventId: 'e2', receiptId: 'receipt-2' }).end({ status: 503, error: 'HTTP 503' });
     telemetry.deliveries.attemptStarted('audit', { eventId: 'e2', receiptId: 'receipt-2' }).end({ status: null, error: 'ECONNREFUSED' });
@@ -156,7 +156,7 @@ describe('createTelemetry', () => {
   });
 
   it('counts wrong passwords at sign-in, wrong admin tokens and every 429, by route', async () => {
-    const telemetry = createTelemetry(loadedWith(''));
+    const telemetry = await createTelemetry(loadedWith(''));
     const app = Fastify();
     telemetry.install(app);
     app.post('/signin', async (_request, reply) => reply.code(401).send('no'));
