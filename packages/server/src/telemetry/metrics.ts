@@ -63,7 +63,9 @@ export function createGatewayMetrics(): GatewayMetrics {
   const registry = new Registry();
   let sources: MetricSources = {};
   const registers = [registry];
-  collectDefaultMetrics({ register: registry });
+  // Node's process metrics; the event-loop delay is sampled every 100 ms (prom-client's 10 ms default wakes an idle
+  // gateway a hundred times a second).
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 
   const calls = new Counter({
     name: 'gateway_tool_calls_total',
