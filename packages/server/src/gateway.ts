@@ -180,7 +180,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   // Metrics and traces (docs/observability.md): the hooks and interfaces every area below is given.
-  const telemetry = await createTelemetry(loaded);
+  const telemetry = await createTelemetry(loaded, { isClusterWorker: options.worker !== undefined });
   const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
   const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
   const databasePath = join(dataDirectory, 'gateway.db');
@@ -442,6 +442,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     cleanups.push(() => watcher.close());
 
+    // Before the gateway's own listener: a metrics address in use stops the start with nothing left listening.
+    await telemetry.listen();
     try {
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
@@ -455,7 +457,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       throw error;
     }
-    await telemetry.listen();
     webhooks?.start();
     logger.info(
       {

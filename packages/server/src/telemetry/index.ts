@@ -11,10 +11,12 @@ import { DEFAULT_TRACES_SERVICE_NAME, GatewayError, type LoadedConfig } from '@g
 import { LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressText, parseListen, type Vault } from '@gateway/runtime';
 import type { CallTelemetry } from '../calls/call-telemetry.js';
 import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
+import { clusterMetricsRenderer } from './cluster-metrics.js';
 import { createGatewayMetrics, type GatewayMetrics, type MetricSources } from './metrics.js';
 import type { Tracing } from './tracing.js';
 
 export type { MetricSources } from './metrics.js';
+export { answerClusterMetrics } from './cluster-metrics.js';
 
 export interface Telemetry {
   /** Absent when `telemetry.metrics.enabled: false`. */
@@ -49,9 +51,14 @@ function isMcpPath(url: string): boolean {
  * The OpenTelemetry SDK and exporter are imported only when traces are on: a gateway without them does not load
  * them (packages/server/test/lazy-modules.test.ts).
  */
-export async function createTelemetry(loaded: LoadedConfig, options: { tracesExportDelayMs?: number } = {}): Promise<Telemetry> {
+export async function createTelemetry(
+  loaded: LoadedConfig,
+  options: { tracesExportDelayMs?: number; isClusterWorker?: boolean } = {},
+): Promise<Telemetry> {
   const settings = loaded.config.telemetry ?? {};
   const metrics = settings.metrics?.enabled === false ? undefined : createGatewayMetrics();
+  // A worker of `--workers` answers a scrape with the whole cluster's metrics, which the primary aggregates.
+  const render = metrics && options.isClusterWorker ? clusterMetricsRenderer(metrics.registry) : metrics?.render;
   const traces = settings.traces;
   const tracing = traces?.endpoint
     ? (await import('./tracing.js')).createTracing({
@@ -124,7 +131,7 @@ export async function createTelemetry(loaded: LoadedConfig, options: { tracesExp
         response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this listener serves GET /metrics only\n');
         return;
       }
-      metrics.render().then(
+      render!().then(
         ({ contentType, text }) => response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(text),
         (error: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${error.message}\n`),
       );
@@ -155,7 +162,7 @@ export async function createTelemetry(loaded: LoadedConfig, options: { tracesExp
     tracing,
     calls,
     deliveries,
-    adminMetrics: metrics && !metricsListen ? () => metrics.render() : undefined,
+    adminMetrics: render && !metricsListen ? render : undefined,
     observeVault(vault) {
       if (!metrics) return vault;
       return {

@@ -43,6 +43,12 @@ export interface MetricSources {
 /** Label of a tool or source the snapshot does not know: the name a client sent is not a label (unbounded). */
 const UNKNOWN = '(unknown)';
 
+/*
+ * With `--workers`, a scrape gets every worker's metrics aggregated (cluster-metrics.ts): counters and histograms
+ * are summed (prom-client's default), as is the journal backlog (each worker has its own journal); a gauge of state
+ * every worker reads alike from the shared database says which single value stands (`aggregator`).
+ */
+
 /** Seconds: the gateway's own share of a call (decision, receipt, encoding), then the upstream's. */
 const GATEWAY_SHARE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -140,6 +146,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   new Gauge({
     name: 'gateway_receipts_checkpoint_age_seconds',
+    aggregator: 'min',
     help: 'Age of the newest signed checkpoint of the receipt log (absent before the first)',
     registers,
     collect() {
@@ -157,6 +164,7 @@ export function createGatewayMetrics(): GatewayMetrics {
     }));
   const outboxDepth = new Gauge({
     name: 'gateway_webhook_outbox_depth',
+    aggregator: 'max',
     help: 'Events waiting for delivery, by endpoint',
     labelNames: ['endpoint'] as const,
     registers,
@@ -164,6 +172,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   const deliveryLag = new Gauge({
     name: 'gateway_webhook_delivery_lag_seconds',
+    aggregator: 'max',
     help: 'Age of the oldest event waiting for delivery, by endpoint (0 when none waits)',
     labelNames: ['endpoint'] as const,
     registers,
@@ -171,6 +180,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   const paused = new Gauge({
     name: 'gateway_webhook_endpoint_paused',
+    aggregator: 'max',
     help: '1 while an endpoint is paused (its attempts ran out) or disabled (it answered 410 Gone), else 0',
     labelNames: ['endpoint', 'state'] as const,
     registers,
@@ -201,6 +211,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   }
   new Gauge({
     name: 'gateway_drift_blocked_tools',
+    aggregator: 'max',
     help: 'Tools of the in-use publications not callable because their live description drifted, by source',
     labelNames: ['source'] as const,
     registers,
@@ -218,6 +229,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   new Gauge({
     name: 'gateway_sessions_open',
+    aggregator: 'max',
     help: 'Sessions open now (approved, neither revoked nor expired)',
     registers,
     async collect() {
