@@ -180,7 +180,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const dataDirectory = resolveConfigPath(loaded, config.gateway.dataDirectory ?? '.gateway');
 
   // Metrics and traces (docs/observability.md): the hooks and interfaces every area below is given.
-  const telemetry = await createTelemetry(loaded, { isClusterWorker: options.worker !== undefined });
+  const telemetry = await createTelemetry(loaded, {
+    isClusterWorker: options.worker !== undefined,
+    warn: (message) => logger.warn(message),
+  });
   const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
   const migrations: Migration[] = [...driftMigrations, ...authorizationMigrations, ...receiptMigrations, ...outboxMigrations];
   const databasePath = join(dataDirectory, 'gateway.db');

@@ -53,7 +53,7 @@ function isMcpPath(url: string): boolean {
  */
 export async function createTelemetry(
   loaded: LoadedConfig,
-  options: { tracesExportDelayMs?: number; isClusterWorker?: boolean } = {},
+  options: { tracesExportDelayMs?: number; isClusterWorker?: boolean; warn?: (message: string) => void } = {},
 ): Promise<Telemetry> {
   const settings = loaded.config.telemetry ?? {};
   const metrics = settings.metrics?.enabled === false ? undefined : createGatewayMetrics();
@@ -66,6 +66,7 @@ export async function createTelemetry(
         serviceName: traces.serviceName ?? DEFAULT_TRACES_SERVICE_NAME,
         sampleRatio: traces.sampleRatio ?? 1,
         ...(options.tracesExportDelayMs === undefined ? {} : { exportDelayMs: options.tracesExportDelayMs }),
+        ...(options.warn ? { warn: options.warn } : {}),
       })
     : undefined;
   const metricsListen = metrics && settings.metrics?.listen ? parseListen(settings.metrics.listen) : undefined;

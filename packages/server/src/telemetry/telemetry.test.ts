@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
@@ -173,6 +175,28 @@ describe('createTelemetry', () => {
     expect(text).toMatch(/^gateway_signin_failures_total\{kind="admin_token"\} 1$/m);
     expect(text).toMatch(/^gateway_throttled_requests_total\{route="\/authorize"\} 1$/m);
     await app.close();
+    await telemetry.close();
+  });
+
+  it('warns (once a minute at most) when spans cannot be exported, and goes on', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const warnings: string[] = [];
+    const telemetry = await createTelemetry(loadedWith(`telemetry: { traces: { endpoint: "http://127.0.0.1:${port}/v1/traces" } }`), {
+      tracesExportDelayMs: 20,
+      warn: (message) => warnings.push(message),
+    });
+    for (let index = 0; index < 3; index += 1) {
+      const request = telemetry.tracing!.startRequest({ headers: {}, body: undefined, method: 'POST', startTime: performance.now() });
+      request.end(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const deadline = Date.now() + 10_000;
+    while (warnings.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`traces could not be exported to http://127.0.0.1:${port}/v1/traces`);
     await telemetry.close();
   });
 });

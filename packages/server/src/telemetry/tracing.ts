@@ -21,14 +21,23 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import type { Receipt } from '@gateway/core';
 import type { EndedCall, UpstreamSpan } from '../calls/call-telemetry.js';
 import type { TraceCarrier } from '../execute/tool-call.js';
 import type { ToolCallOutcome } from '../execute/tool-call.js';
+
+/** At most one warning about failed exports per this long (a collector that is down must not flood the log). */
+const EXPORT_WARNING_INTERVAL_MS = 60_000;
 
 /** Receipts whose span context is kept for their webhook deliveries (the oldest forgotten first). */
 const REMEMBERED_RECEIPTS = 10_000;
@@ -44,6 +53,8 @@ export interface TracingOptions {
   sampleRatio: number;
   /** Batch export delay (default 2 s). */
   exportDelayMs?: number;
+  /** Told (at most once a minute) that spans could not be exported. */
+  warn?: (message: string) => void;
 }
 
 export interface Tracing {
@@ -74,7 +85,21 @@ function metaCarrier(body: unknown): Record<string, unknown> | undefined {
 }
 
 export function createTracing(options: TracingOptions): Tracing {
-  const exporter = new OTLPTraceExporter({ url: options.endpoint });
+  const otlp = new OTLPTraceExporter({ url: options.endpoint });
+  let lastWarningAt = 0;
+  const exporter: SpanExporter = {
+    export(spans, done) {
+      otlp.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS && Date.now() - lastWarningAt >= EXPORT_WARNING_INTERVAL_MS) {
+          lastWarningAt = Date.now();
+          options.warn?.(`traces could not be exported to ${options.endpoint}: ${result.error?.message ?? 'failed'} (spans dropped)`);
+        }
+        done(result);
+      });
+    },
+    shutdown: () => otlp.shutdown(),
+    forceFlush: () => otlp.forceFlush(),
+  };
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
