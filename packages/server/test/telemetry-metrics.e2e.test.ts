@@ -142,7 +142,7 @@ describe('Prometheus scraping /metrics with the admin token', () => {
     expect(text).toMatch(/^gateway_signin_failures_total\{kind="admin_token"\} [1-9]/m);
   });
 
-  it('examples/observability: the alerting rules load in promtool, and the rules and dashboard name only metrics the gateway serves', async () => {
+  it('examples/observability: the alerting rules load in promtool; the rules and dashboard name only served metrics', async () => {
     const folder = join(repositoryRoot, 'examples', 'observability');
     const checked = await promisify(execFile)('/usr/bin/promtool', ['check', 'rules', join(folder, 'alerts.yml')]);
     expect(checked.stdout).toMatch(/SUCCESS: \d+ rules found/);
