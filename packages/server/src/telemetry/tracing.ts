@@ -103,7 +103,15 @@ export function createTracing(options: TracingOptions): Tracing {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportDelayMs ?? 2000 })],
+    // Four spans a call: the SDK's default queue (2,048 spans) fills within a second at a few hundred calls a
+    // second while one export is in flight, and spans past it are dropped.
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, {
+        scheduledDelayMillis: options.exportDelayMs ?? 2000,
+        maxQueueSize: 16_384,
+        maxExportBatchSize: 2048,
+      }),
+    ],
   });
   const tracer: Tracer = provider.getTracer('gateway');
   const propagator = new W3CTraceContextPropagator();
