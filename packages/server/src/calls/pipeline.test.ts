@@ -13,6 +13,7 @@ import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
 import { receiptMigrations } from '../receipts/migrations.js';
 import { createSqliteReceiptStore } from '../receipts/store.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
+import type { CallTelemetry, EndedCall } from './call-telemetry.js';
 import { createCallPipeline, type CallPipeline } from './pipeline.js';
 
 let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
@@ -65,7 +66,7 @@ beforeAll(async () => {
 });
 
 /** A pipeline over the test's registry, upstream and receipt log. */
-function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPipeline {
+function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger, telemetry?: CallTelemetry): CallPipeline {
   return createCallPipeline({
     registry,
     authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), sessionState: () => sessionState },
@@ -77,6 +78,7 @@ function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger): CallPip
     ...(loaded ? { loaded } : {}),
     receipts: log,
     logger,
+    ...(telemetry ? { telemetry } : {}),
   });
 }
 
@@ -202,5 +204,26 @@ describe('the call pipeline', () => {
     const size = log.store.head().size;
     expect(pipeline.decide(caller(), 'outside').verdict).toMatchObject({ kind: 'deny', reason: 'TOOL_NOT_IN_SESSION' });
     expect(log.store.head().size).toBe(size);
+  });
+
+  it('tells telemetry of every call once, at its receipt point, allowed, refused or failed, with the receipt it became', async () => {
+    const told: Array<{ call: EndedCall; written: Promise<unknown> }> = [];
+    const observed = pipelineOver(undefined, pino({ level: 'silent' }), { callEnded: (call, written) => told.push({ call, written }) });
+    const receipts = [];
+    for (const name of ['ping', 'missing', 'outside', 'no_such_tool'])
+      receipts.push(await (await observed.callTool(caller(), name, {}, undefined)).receipt);
+    expect(told.map(({ call }) => [call.tool, call.source, call.outcome, call.reason])).toEqual([
+      ['ping', 'orders', 'allowed', null],
+      ['missing', 'orders', 'error', 'UPSTREAM_ERROR_STATUS'],
+      ['outside', 'orders', 'denied', 'TOOL_NOT_IN_SESSION'],
+      ['no_such_tool', null, 'denied', 'TOOL_UNKNOWN'],
+    ]);
+    for (const [index, { call, written }] of told.entries()) {
+      // The executor's time only for calls that reached it; the marks in order.
+      expect(call.upstreamMs === undefined).toBe(index >= 2);
+      expect(call.startedMark).toBeLessThanOrEqual(call.decidedMark!);
+      expect(call.decidedMark!).toBeLessThanOrEqual(call.endedMark);
+      expect(await written).toBe(receipts[index]);
+    }
   });
 });
