@@ -43,6 +43,7 @@ if (process.argv[2] === 'child') {
       a: { type: 'string' },
       b: { type: 'string', default: root },
       hooks: { type: 'boolean', default: false },
+      traces: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       rounds: { type: 'string', default: '6' },
       calls: { type: 'string', default: '2000' },
@@ -52,7 +53,7 @@ if (process.argv[2] === 'child') {
   const ROUNDS = Number(options.rounds);
   const CALLS = Number(options.calls);
   const CONCURRENCY = Number(options.concurrency);
-  if (!options.a) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
+  if (!options.a && !options.traces) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
   if (!(ROUNDS >= 1 && ROUNDS <= 50 && CALLS >= 100 && CALLS <= 20_000 && CONCURRENCY >= 1 && CONCURRENCY <= 64))
     throw new Error('--rounds 1..50, --calls 100..20000, --concurrency 1..64');
   const MODES = options.modes.split(',').filter(Boolean);
@@ -66,10 +67,15 @@ if (process.argv[2] === 'child') {
   const sides = [];
   const cleanups = [() => upstream.child.kill()];
   try {
-    for (const [name, build] of [
-      ['A', resolve(options.a)],
-      ['B', resolve(options.b)],
-    ]) {
+    const traces = options.traces ? await startOtlpSink() : undefined;
+    if (traces) cleanups.push(() => traces.close());
+    const plan = [
+      ...(options.a ? [['A', resolve(options.a), {}]] : []),
+      ...(traces ? [['B-metrics', resolve(options.b), { metricsOff: true }]] : []),
+      ['B', resolve(options.b), {}],
+      ...(traces ? [['B+traces', resolve(options.b), { tracesEndpoint: traces.url }]] : []),
+    ];
+    for (const [name, build, telemetry] of plan) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}) });
@@ -209,4 +215,30 @@ if (process.argv[2] === 'child') {
   } finally {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
   }
+}
+
+/** An OTLP/HTTP traces sink on loopback: reads each export, counts its spans, answers 200. */
+async function startOtlpSink() {
+  const { createServer } = await import('node:http');
+  let spans = 0;
+  const server = createServer((request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      try {
+        const exported = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        for (const resource of exported.resourceSpans ?? [])
+          for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0;
+      } catch {
+        // Not JSON: counted as nothing.
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((ready) => server.listen(0, '127.0.0.1', ready));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1/traces`,
+    spans: () => spans,
+    close: () => new Promise((done) => server.close(done)),
+  };
 }

@@ -182,7 +182,7 @@ export async function startUpstream() {
  * signing keys (the env vault cannot store them). `build`: the checkout whose CLI makes the lock (bench/ab.mjs:
  * each side's own, so each gateway reads a lock its own schema knows).
  */
-export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, build } = {}) {
+export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, build, tracesEndpoint, metricsOff = false } = {}) {
   const cliPath = build ? join(build, 'packages', 'cli', 'dist', 'main.js') : cli;
   const run = (args, cwd, input) => gateway(args, cwd, input, cliPath);
   const directory = benchDirectory('gateway-bench-orders-');
@@ -211,6 +211,10 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, 
       '  enabled: false',
       // Events on: every receipt becomes a signed CloudEvents webhook to this receiver (startWebhookReceiver).
       ...(webhookUrl ? ['webhooks:', '  bench:', `    url: ${webhookUrl}`, `    secret: ${WEBHOOK_SECRET_NAME}`] : []),
+      // Traces on: every call's spans exported over OTLP/HTTP to this collector (bench/ab.mjs --traces).
+      ...(tracesEndpoint || metricsOff ? ['telemetry:'] : []),
+      ...(tracesEndpoint ? ['  traces:', `    endpoint: ${tracesEndpoint}`] : []),
+      ...(metricsOff ? ['  metrics:', '    enabled: false'] : []),
       'auth:',
       '  sessions:',
       `    lifetimeChoicesSeconds: [900, ${SESSION_SECONDS}]`,

@@ -239,6 +239,7 @@ export {
 } from './source-kinds.js';
 export { type McpSourceConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
+export { DEFAULT_TRACES_SERVICE_NAME, type TelemetryConfig } from './config/telemetry-schema.js';
 export {
   CHECKPOINT_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,

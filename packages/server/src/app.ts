@@ -19,6 +19,7 @@ import { addProblemReplies } from './http/problem.js';
 import { recordRoutes } from './http/route-inventory.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import type { RequestStates } from './calls/request-states.js';
+import type { CallTelemetry } from './calls/call-telemetry.js';
 
 export interface BuildAppOptions {
   loaded: LoadedConfig;
@@ -53,6 +54,8 @@ export interface BuildAppOptions {
   requestStates?: RequestStates;
   /** Sources of "a person must act first" (McpPluginOptions.personActionGates). */
   personActionGates?: readonly PersonActionGate[];
+  /** Metrics and traces (telemetry/): its hooks on every route, and what the call pipeline tells it. */
+  telemetry?: { install(app: FastifyInstance): void; calls: CallTelemetry };
 }
 
 /**
@@ -143,6 +146,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   recordRoutes(app);
   answerRequestErrors(app);
 
+  options.telemetry?.install(app);
   app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: READY_SCHEMA }, async (_request, reply) => {
     const snapshot = options.registry.snapshot();
@@ -171,6 +175,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.toolsListTtlMs === undefined ? {} : { listTtlMs: options.toolsListTtlMs }),
       ...(options.requestStates ? { requestStates: options.requestStates } : {}),
       ...(options.personActionGates ? { personActionGates: options.personActionGates } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry.calls } : {}),
     }),
   );
   if (options.authPlugin) await app.register(options.authPlugin);

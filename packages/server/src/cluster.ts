@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { GatewayError, isErrorCode } from '@gateway/core';
 import { servingExecArgv } from '@gateway/runtime/node-flags';
+import { answerClusterMetrics } from './telemetry/index.js';
 
 /**
  * `gateway serve --workers N`: the primary process forks N workers (node:cluster) that share the listen
@@ -92,6 +93,8 @@ export async function superviseWorkers(options: {
   // Workers run with the primary's Node flags plus the bounded young generation (@gateway/runtime's node-flags.ts), even when the
   // primary was started by hand without it: each worker is a whole gateway, the primary only supervises.
   cluster.setupPrimary({ execArgv: servingExecArgv(process.execArgv, process.env.NODE_OPTIONS) });
+  // A scrape reaches one worker, which asks here for every worker's metrics (telemetry/cluster-metrics.ts).
+  answerClusterMetrics();
 
   function fork(id: number, isRestart = false): Promise<WorkerMessage> {
     const worker = cluster.fork({ [WORKER_ID_VARIABLE]: String(id), ...(isRestart ? { [WORKER_RESTARTED_VARIABLE]: '1' } : {}) });

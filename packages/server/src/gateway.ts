@@ -3,28 +3,30 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { GatewayError, loadVerifiedLock, type LoadedConfig, type Lockfile } from '@gateway/core';
 import { createVault, LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressText } from '@gateway/runtime';
 import { createAdminPlugin } from './admin/index.js';
-import { consolePluginOf } from './console/index.js';
+import { consolePluginOf, type ConsoleOptions } from './console/index.js';
 import { buildApp, closeGracefully } from './app.js';
-import { createAuthorization, openSqliteAuthorizationStores } from './authorization/index.js';
+import type { createAuthorization } from './authorization/index.js';
 import type { McpAuthorizer } from './calls/caller.js';
 import type { PersonActionGate } from './calls/pipeline.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { startApprovals } from './composition/approvals.js';
+import { startAuthorization } from './composition/authorization.js';
 import { startCallArea } from './composition/calls.js';
 import { Closers } from './composition/closers.js';
-import { changesSince, consentTools } from './composition/consent-offer.js';
-import { startDriftChecks } from './composition/drift.js';
+import { startDriftChecks, type DriftReports } from './composition/drift.js';
 import { watchServedLock, type ServedLock } from './composition/lock.js';
 import { startRecords } from './composition/records.js';
 import { readSettings } from './composition/settings.js';
 import { openSqliteStorage } from './composition/storage.js';
 import { assertServableStorage } from './storage.js';
-import { listLogins } from './credentials/index.js';
 import type { DriftWatcher } from './drift/index.js';
 import { createOriginGuard } from './mcp/origin.js';
+import { sessionState } from './authorization/stores/session-store.js';
+import { createTelemetry } from './telemetry/index.js';
 import type { LockReloadOutcome, LockWatcher } from './publications/lock-watcher.js';
 import { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
+import type { Webhooks } from './webhooks/service.js';
 
 export { DEFAULT_DRIFT_INTERVAL_SECONDS } from './composition/drift.js';
 
@@ -102,44 +104,30 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // PostgreSQL only once every store has its adapter: never half the state in a file other replicas cannot see.
   assertServableStorage(config);
   const registry = new PublicationRegistry();
-  const vault = await createVault(loaded, options.env ? { env: options.env } : {});
+  // Metrics and traces (docs/observability.md): the hooks and interfaces every area below is given.
+  const telemetry = await createTelemetry(loaded, {
+    isClusterWorker: options.worker !== undefined,
+    warn: (message) => logger.warn(message),
+  });
   const closers = new Closers();
+  closers.add(() => telemetry.close());
   try {
+    const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
     const database = openSqliteStorage(settings.dataDirectory, logger, closers);
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
     const initial = await loadVerifiedLock(settings.lockPath, loaded);
     registry.replace(initial.lock);
-    const calls = await startCallArea({ loaded, vault, database, logger }, closers);
-    const { receipts, webhooks } = await startRecords(
-      {
-        loaded,
-        vault,
-        database,
-        logger,
-        dataDirectory: settings.dataDirectory,
-        ...(options.worker ? { worker: options.worker } : {}),
-        ...(options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {}),
-      },
+    // What every area starts with; `worker`: this process is one of `gateway serve --workers N`.
+    const area = { loaded, vault, database, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
+    const calls = await startCallArea(area, closers);
+    const webhookLeaseMs = options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {};
+    const records = { ...area, dataDirectory: settings.dataDirectory, deliveryTelemetry: telemetry.deliveries, ...webhookLeaseMs };
+    const { receipts, webhooks } = await startRecords(records, closers);
+    const fastifyLogger = logger as unknown as FastifyBaseLogger;
+    const { authorization, stores: authorizationStores } = await startAuthorization(
+      { ...area, logger: fastifyLogger, mcpUrl, personLogins: calls.personLogins },
       closers,
     );
-    const fastifyLogger = logger as unknown as FastifyBaseLogger;
-    // With workers, a browser's next page (or a client's retry) may reach another process: their state is shared.
-    const authorizationStores = openSqliteAuthorizationStores(database, { sharedByWorkers: options.worker !== undefined });
-    const authorization = await createAuthorization({
-      loaded,
-      stores: authorizationStores,
-      vault,
-      logger: fastifyLogger,
-      mcpUrl,
-      listTools: () => consentTools(registry, loaded),
-      listLogins: () => listLogins(loaded),
-      changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
-      ...(calls.personLogins ? { personLogins: calls.personLogins } : {}),
-      ...(options.worker
-        ? { requireSharedSigningKeys: true, ...(options.worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) }
-        : {}),
-    });
-    closers.add(() => authorization.close());
     const override = options.authorizerOverride;
     const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
     const { drift, reports: driftReports } = await startDriftChecks(
@@ -181,17 +169,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         sessions: authorization.sessions,
         ...(calls.personLogins ? { personLogins: calls.personLogins } : {}),
         mcpRefusals: () => authorization.authorizer.refusals(),
+        ...(telemetry.adminMetrics ? { metrics: telemetry.adminMetrics } : {}),
       }),
+      telemetry,
       // The console reads the same areas as the admin API; it is there whenever people can sign in.
       ...(authorization.browser.isSignInEnabled
         ? {
-            consolePlugin: consolePluginOf(authorization.browser, {
-              registry,
-              ...(driftReports ? { drift: driftReports } : {}),
-              ...(receipts ? { receipts } : {}),
-              ...(webhooks ? { webhooks } : {}),
-              sessions: authorization.sessions,
-            }),
+            consolePlugin: consolePluginOf(
+              authorization.browser,
+              consoleAreas(registry, authorization, { driftReports, receipts, webhooks }),
+            ),
           }
         : {}),
       guard,
@@ -215,6 +202,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       },
       closers,
     );
+    watchForMetrics(telemetry, { registry, receipts, webhooks, authorization });
+    // Before the gateway's own listener: a metrics address in use stops the start with nothing left listening.
+    await telemetry.listen();
     await listenOn(app, listen);
     webhooks?.start();
     logger.info(
@@ -244,6 +234,41 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await closers.closeAll();
     throw error;
   }
+}
+
+/** What the console shows: the same areas as the admin API. */
+function consoleAreas(
+  registry: PublicationRegistry,
+  authorization: Awaited<ReturnType<typeof createAuthorization>>,
+  areas: { driftReports: DriftReports | undefined; receipts: ReceiptLog | undefined; webhooks: Webhooks | undefined },
+): ConsoleOptions['areas'] {
+  return {
+    registry,
+    ...(areas.driftReports ? { drift: areas.driftReports } : {}),
+    ...(areas.receipts ? { receipts: areas.receipts } : {}),
+    ...(areas.webhooks ? { webhooks: areas.webhooks } : {}),
+    sessions: authorization.sessions,
+  };
+}
+
+/** What the metrics read at scrape time: receipts waiting, checkpoint age, outbox state, drift, open sessions. */
+function watchForMetrics(
+  telemetry: Awaited<ReturnType<typeof createTelemetry>>,
+  areas: {
+    registry: PublicationRegistry;
+    receipts: ReceiptLog | undefined;
+    webhooks: Webhooks | undefined;
+    authorization: Awaited<ReturnType<typeof createAuthorization>>;
+  },
+): void {
+  const { registry, receipts, webhooks, authorization } = areas;
+  telemetry.watch({
+    registry,
+    ...(receipts ? { receipts } : {}),
+    ...(webhooks ? { webhooks } : {}),
+    openSessions: async () => (await authorization.sessions.listSessions()).filter((session) => sessionState(session) === 'open').length,
+    mcpRefusals: () => authorization.authorizer.refusals(),
+  });
 }
 
 async function listenOn(app: FastifyInstance, listen: { host: string; port: number }): Promise<void> {

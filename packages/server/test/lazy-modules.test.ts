@@ -3,7 +3,8 @@
  * runs it, answers a real tool call for an OpenAPI source on the env vault, and the packages its process
  * loaded (recorded by test-support/module-recorder.mjs) include none of those imported at first use only: the
  * MCP client SDK (MCP sources), execa (the exec vault), the OpenAPI bundler and validator (importing a
- * document) and the review checklist. A static import of any of them, anywhere on the serving path, fails it.
+ * document), the review checklist and the OpenTelemetry SDK (traces on). A static import of any of them,
+ * anywhere on the serving path, fails it.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -25,6 +26,9 @@ const LOADED_AT_FIRST_USE_ONLY = [
   '@readme/openapi-parser',
   '@seriousme/openapi-schema-validator',
   '@inquirer/checkbox',
+  // Traces are off unless telemetry.traces.endpoint is set.
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/exporter-trace-otlp-http',
 ];
 
 let workspace: Workspace;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
 import { mcpRequest } from './support/fixtures.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import {
@@ -319,6 +319,24 @@ describe('gateway serve --workers', () => {
         return seen.size === 2 ? seen : undefined;
       });
       expect([...served].sort()).toEqual([...pids].sort());
+
+      // A scrape reaches one worker; each answers with the cluster's metrics: the calls of both counted, the
+      // sessions (shared state every worker reads) once.
+      const scrapes = await onFreshConnections(() =>
+        Promise.all(
+          [1, 2, 3, 4].map(async () => {
+            const response = await fetch(`http://127.0.0.1:${workspace.port}/metrics`, {
+              headers: { authorization: `Bearer ${HARNESS_ADMIN_TOKEN}` },
+            });
+            expect(response.status).toBe(200);
+            return response.text();
+          }),
+        ),
+      );
+      for (const text of scrapes) {
+        expect(text).toMatch(/^gateway_tool_calls_total\{source="orders",tool="get_order",outcome="allowed"\} 8$/m);
+        expect(text).toMatch(/^gateway_sessions_open 1$/m);
+      }
 
       // Revoked through the CLI (the shared database, not a worker): both workers refuse at once.
       await workspace.cli(['sessions', 'revoke', sessionId]);

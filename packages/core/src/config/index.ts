@@ -36,6 +36,7 @@ export {
   type ReceiptsConfig,
 } from './receipts-schema.js';
 export { storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
+export { DEFAULT_TRACES_SERVICE_NAME, telemetrySchema, type TelemetryConfig } from './telemetry-schema.js';
 export {
   CHECKPOINT_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,

@@ -94,6 +94,7 @@ export interface GatewayConfig {
   auth?: import('./auth-schema.js').AuthConfig;
   receipts?: import('./receipts-schema.js').ReceiptsConfig;
   webhooks?: import('./webhooks-schema.js').WebhooksConfig;
+  telemetry?: import('./telemetry-schema.js').TelemetryConfig;
 }
 
 /** A validated configuration and where it came from. */

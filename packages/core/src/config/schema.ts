@@ -6,6 +6,7 @@
 import { authSchema } from './auth-schema.js';
 import { receiptsSchema } from './receipts-schema.js';
 import { storageSchema } from './storage-schema.js';
+import { telemetrySchema } from './telemetry-schema.js';
 import { webhooksSchema } from './webhooks-schema.js';
 
 const duration = { type: 'integer', minimum: 1 } as const;
@@ -336,5 +337,6 @@ export const configSchema = {
     auth: authSchema,
     receipts: receiptsSchema,
     webhooks: webhooksSchema,
+    telemetry: telemetrySchema,
   },
 } as const;

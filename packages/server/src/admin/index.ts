@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { addProblemReplies } from '../http/problem.js';
+import { BEARER_HEADERS } from '../http/route-schemas.js';
 import { registerLoginRoutes } from '../credentials/person/admin-routes.js';
 import { registerReceiptRoutes } from '../receipts/admin-routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes/index.js';
@@ -37,8 +38,19 @@ export function createAdminPlugin(options: AdminPluginOptions): FastifyPluginAsy
     registerLoginRoutes(app, options.personLogins);
     answerAdminErrors(app);
   };
+  // Prometheus metrics behind the same token (docs/observability.md), unless they have a listener of their own.
+  const metrics = options.metrics;
+  const metricsRoute: FastifyPluginAsync = async (scope) => {
+    addProblemReplies(scope);
+    scope.addHook('onRequest', gate);
+    scope.get('/metrics', { schema: { headers: BEARER_HEADERS } }, async (_request, reply) => {
+      const { contentType, text } = await metrics!();
+      return reply.header('content-type', contentType).header('cache-control', 'no-store').send(text);
+    });
+  };
   // Encapsulated under /admin: the hook, 404 and error handlers touch no other area's routes.
   return async (app) => {
     await app.register(routes, { prefix: '/admin' });
+    if (metrics) await app.register(metricsRoute);
   };
 }

@@ -47,6 +47,8 @@ export interface AdminPluginOptions {
   sessions?: SessionStore;
   /** Where wrong admin tokens are counted (default: this process's memory; the database with workers). */
   throttles?: Throttles;
+  /** Serves `GET /metrics` behind the admin token: the Prometheus exposition text (telemetry/). */
+  metrics?: () => Promise<{ contentType: string; text: string }>;
   /** Per-person logins (`/admin/logins…`); absent when none is configured (the list is then empty). */
   personLogins?: Pick<PersonLogins, 'list' | 'unlink'>;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */

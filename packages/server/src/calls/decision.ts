@@ -117,6 +117,7 @@ export function createDecider(options: DeciderOptions) {
       if (asked.length > 0 && gatesMatter(decideCall(facts))) await askGates(asked, facts, decision, caller, tool, argumentsObject);
     }
     decision.verdict = decideCall(facts);
+    decision.decidedMark = performance.now();
     return decision;
   }
 

@@ -1,4 +1,5 @@
 /** The call pipeline's types (./pipeline.ts): its answers, decisions, options and the person-action gates. */
+import type { CallTelemetry } from './call-telemetry.js';
 import type {
   CallVerdict,
   LoadedConfig,
@@ -78,6 +79,8 @@ export interface CallDecision {
   /** When the call was received (epoch ms and a monotonic mark for the duration). */
   receivedAt: number;
   startedMark: number;
+  /** When the verdict was reached (a monotonic mark, for the decision's span). */
+  decidedMark?: number;
 }
 
 export interface CallPipeline {
@@ -122,4 +125,6 @@ export interface CallPipelineOptions {
   /** Sources of "a person must act first" besides the core rules (the per-person logins' gate and the approvals
    * gate, approvals/gate.ts; tests add theirs). */
   gates?: readonly PersonActionGate[];
+  /** Metrics and traces (telemetry/): told of every call at its receipt point. */
+  telemetry?: CallTelemetry;
 }

@@ -12,6 +12,7 @@ import { PublicationRegistry } from '../publications/registry.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
 import { receiptMigrations, sqliteReceiptStorage } from '../receipts/sqlite/index.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
+import type { CallTelemetry, EndedCall } from './call-telemetry.js';
 import { createCallPipeline, type CallPipeline, type PersonActionGate } from './pipeline.js';
 
 let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
@@ -66,7 +67,12 @@ beforeAll(async () => {
 });
 
 /** A pipeline over the test's registry, upstream and receipt log. */
-function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger, gates: readonly PersonActionGate[] = []): CallPipeline {
+function pipelineOver(
+  loaded: LoadedConfig | undefined,
+  logger: Logger,
+  gates: readonly PersonActionGate[] = [],
+  telemetry?: CallTelemetry,
+): CallPipeline {
   return createCallPipeline({
     registry,
     authorizer: { authenticate: async () => ({ ok: false, status: 401, headers: {}, body: null }), sessionState: () => sessionState },
@@ -79,6 +85,7 @@ function pipelineOver(loaded: LoadedConfig | undefined, logger: Logger, gates: r
     receipts: log,
     logger,
     gates,
+    ...(telemetry ? { telemetry } : {}),
   });
 }
 
@@ -231,5 +238,26 @@ describe('the call pipeline', () => {
     const other = await gated.decide(caller(), 'missing', { q: 1 });
     expect(other.argumentsDigest).toBeUndefined();
     expect(asked).toEqual(['ping true', 'ping true']);
+  });
+
+  it('tells telemetry of every call once, at its receipt point, allowed, refused or failed, with the receipt it became', async () => {
+    const told: Array<{ call: EndedCall; written: Promise<unknown> }> = [];
+    const observed = pipelineOver(undefined, pino({ level: 'silent' }), [], { callEnded: (call, written) => told.push({ call, written }) });
+    const receipts = [];
+    for (const name of ['ping', 'missing', 'outside', 'no_such_tool'])
+      receipts.push(await (await observed.callTool(caller(), name, {}, undefined)).receipt);
+    expect(told.map(({ call }) => [call.tool, call.source, call.outcome, call.reason])).toEqual([
+      ['ping', 'orders', 'allowed', null],
+      ['missing', 'orders', 'error', 'UPSTREAM_ERROR_STATUS'],
+      ['outside', 'orders', 'denied', 'TOOL_NOT_IN_SESSION'],
+      ['no_such_tool', null, 'denied', 'TOOL_UNKNOWN'],
+    ]);
+    for (const [index, { call, written }] of told.entries()) {
+      // The executor's time only for calls that reached it; the marks in order.
+      expect(call.upstreamMs === undefined).toBe(index >= 2);
+      expect(call.startedMark).toBeLessThanOrEqual(call.decidedMark!);
+      expect(call.decidedMark!).toBeLessThanOrEqual(call.endedMark);
+      expect(await written).toBe(receipts[index]);
+    }
   });
 });

@@ -63,7 +63,19 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const argumentsDigestOf = (argumentsValue: unknown) =>
     receipts ? receipts.argumentsDigest(argumentsValue) : requestStates.argumentsDigest(argumentsValue);
   const decide = createDecider({ registry, authorizer, loaded, requestStates, gates: options.gates ?? [], argumentsDigestOf });
-  const { receipt, logAfterAnswer } = createReceipting(receipts, logger);
+  const telemetry = options.telemetry;
+  const { receipt, logAfterAnswer } = createReceipting(receipts, logger, telemetry);
+
+  /** The trace id of the current request for a log line (traces on only). */
+  function traceField(): { traceId?: string } {
+    const traceId = telemetry?.tracing?.traceId();
+    return traceId ? { traceId } : {};
+  }
+
+  /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
+  function logWithReceipt(line: object, written: Promise<Receipt | undefined>): void {
+    void written.then((receipt) => logAfterAnswer(receipt ? { ...line, receipt: receipt.id } : line));
+  }
 
   /**
    * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
@@ -71,12 +83,12 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
    */
   function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
     if (!receipts || receipts.isDurableOnReturn) {
-      if (line) logAfterAnswer(line);
+      if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
     }
     return written.then(() => {
       // Queued once the answer can go: its line still follows the answer, on a later turn.
-      if (line) logAfterAnswer(line);
+      if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
     });
   }
@@ -86,8 +98,10 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (verdict.kind === 'allow') throw new Error('refuse() called with an allowed decision');
     // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
     const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
-    logger.info({ tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason }, 'tool call refused');
-    return receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
+    const line = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason, ...traceField() };
+    const written = receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
+    void written.then((stored) => logger.info({ ...line, ...(stored ? { receipt: stored.id } : {}) }, 'tool call refused'));
+    return written;
   }
 
   /** The answer to "a person must act first": a `visit` gets a fresh requestState bound to this very call. */
@@ -146,6 +160,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     let argumentsDigest = decision.argumentsDigest;
     const onSent =
       receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
+    const upstreamSpan = telemetry?.tracing?.upstreamStarted(tool!);
     try {
       outcome = await executor.execute(tool!, argumentsObject, {
         logins: caller.logins,
@@ -153,11 +168,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
         ...(onSent ? { onSent } : {}),
+        ...(upstreamSpan ? { trace: upstreamSpan.carrier } : {}),
       });
     } catch (error) {
+      upstreamSpan?.end(undefined);
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
       throw error;
     }
+    upstreamSpan?.end(outcome);
     const line = {
       tool: name,
       source: tool!.sourceName,
@@ -167,6 +185,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       outcome: outcome.outcome,
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
+      ...traceField(),
     };
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
@@ -180,6 +199,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         ...(outcome.upstreamStatus === undefined ? {} : { upstreamStatus: outcome.upstreamStatus }),
         result: outcome.result,
         argumentsDigest,
+        upstreamMs: outcome.durationMs,
       },
     );
     return answered({ kind: 'result', result: outcome.result }, written, line);

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { McpCaller } from './caller.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { runInBackground } from '../scheduling/background-lane.js';
+import type { CallTelemetry } from './call-telemetry.js';
 import type { CallDecision } from './pipeline-types.js';
 
 export function roundedMs(milliseconds: number): number {
@@ -18,9 +19,11 @@ export interface ReceiptExtra {
   upstreamStatus?: number;
   result?: unknown;
   argumentsDigest?: string | undefined;
+  /** Time spent in the executor, when it ran (telemetry's upstream share). */
+  upstreamMs?: number;
 }
 
-export function createReceipting(receipts: ReceiptLog | undefined, logger: FastifyBaseLogger) {
+export function createReceipting(receipts: ReceiptLog | undefined, logger: FastifyBaseLogger, telemetry?: CallTelemetry) {
   // Log lines of calls answered since the last batch went out: one background task writes them all, so under load
   // the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued behind
   // them waits less (scheduling/background-lane.ts).
@@ -48,8 +51,26 @@ export function createReceipting(receipts: ReceiptLog | undefined, logger: Fasti
     reason: string | null,
     extra: ReceiptExtra,
   ): Promise<Receipt | undefined> {
-    if (!receipts) return Promise.resolve(undefined);
     const tool = decision.tool;
+    const endedMark = performance.now();
+    // The one place every call is counted and traced, whatever its outcome.
+    const observed = (written: Promise<Receipt | undefined>): Promise<Receipt | undefined> => {
+      telemetry?.callEnded(
+        {
+          tool: decision.name,
+          source: tool?.sourceName ?? null,
+          outcome,
+          reason,
+          startedMark: decision.startedMark,
+          decidedMark: decision.decidedMark,
+          endedMark,
+          upstreamMs: extra.upstreamMs,
+        },
+        written,
+      );
+      return written;
+    };
+    if (!receipts) return observed(Promise.resolve(undefined));
     const failed = (error: unknown): undefined => {
       // The call has happened: answer it, and say loudly that its receipt is missing.
       logger.error(
@@ -72,14 +93,14 @@ export function createReceipting(receipts: ReceiptLog | undefined, logger: Fasti
         outcome,
         reason,
         upstreamStatus: extra.upstreamStatus ?? null,
-        durationMs: roundedMs(performance.now() - decision.startedMark),
+        durationMs: roundedMs(endedMark - decision.startedMark),
         argumentsValue,
         argumentsDigest: extra.argumentsDigest,
         resultValue: extra.result,
       };
-      return receipts.record(fields).catch(failed);
+      return observed(receipts.record(fields).catch(failed));
     } catch (error) {
-      return Promise.resolve(failed(error));
+      return observed(Promise.resolve(failed(error)));
     }
   }
 

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { GatewayError, type LoadedConfig } from '@gateway/core';
 import { createGuardedAgent, type Vault } from '@gateway/runtime';
+import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
 import { sqliteOutboxStore } from '../outbox/sqlite/index.js';
 import { claimJournals } from '../receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
@@ -23,6 +24,8 @@ export interface RecordsContext {
   /** This process is worker `id` of `gateway serve --workers N`; `startsAlone`: no other worker runs yet. */
   worker?: { id: number; startsAlone?: boolean };
   webhookLeaseMs?: number;
+  /** Metrics and traces of delivery attempts (telemetry/). */
+  deliveryTelemetry?: DeliveryTelemetry;
 }
 
 export async function startRecords(
@@ -54,6 +57,7 @@ async function startWebhooks(context: RecordsContext, closers: Closers): Promise
     agent,
     logger: context.logger,
     ...(context.webhookLeaseMs ? { leaseMs: context.webhookLeaseMs } : {}),
+    ...(context.deliveryTelemetry ? { telemetry: context.deliveryTelemetry } : {}),
   });
 }
 

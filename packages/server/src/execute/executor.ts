@@ -158,7 +158,8 @@ function createOpenApiExecutor(
           dispatcher,
           url: current.url,
           method: current.method as Dispatcher.HttpMethod,
-          headers: current.headers,
+          // Traces on: the call's W3C context goes along, unless the operation's own request already sets it.
+          headers: context.trace ? { ...context.trace, ...current.headers } : current.headers,
           body: current.body,
           timeoutMs: Math.max(1, Math.ceil(deadline - performance.now())),
           maxBodyBytes: limits.maxResponseBytes,

@@ -41,6 +41,7 @@ export async function executeMcpTool(
     const upstream = await pool.callTool(tool.sourceName, tool.mcpTool.name, argumentsObject, {
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+      ...(context.trace ? { meta: context.trace } : {}),
     });
     const result: ToolResult = { content: upstream.content as ToolContent[] };
     if (upstream.structuredContent !== undefined) result.structuredContent = upstream.structuredContent;

@@ -50,6 +50,8 @@ export interface UpstreamCallOptions {
   signal?: AbortSignal;
   /** Progress notifications of the upstream, forwarded to the caller's client. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** W3C trace context for the request's `_meta` (SEP-414: `traceparent`, `tracestate`), when traces are on. */
+  meta?: { traceparent: string; tracestate?: string };
 }
 
 interface SourceState {
@@ -212,7 +214,11 @@ export class McpUpstreamPool {
       const onProgress = options.onProgress;
       // The SDK sends notifications/cancelled upstream when `signal` aborts (cancellation is forwarded).
       const call = connection.client.callTool(
-        { name: upstreamName, arguments: (argumentsValue ?? {}) as Record<string, unknown> },
+        {
+          name: upstreamName,
+          arguments: (argumentsValue ?? {}) as Record<string, unknown>,
+          ...(options.meta ? { _meta: { ...options.meta } } : {}),
+        },
         {
           signal,
           timeout: timeoutMs,

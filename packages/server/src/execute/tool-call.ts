@@ -56,4 +56,12 @@ export interface ToolCallContext {
    * must do anyway (the receipt's arguments digest) runs while the upstream works, not after it answers.
    */
   onSent?: () => void;
+  /** W3C trace context to pass on (traces on only): HTTP headers upstream, `_meta` of an MCP upstream's request. */
+  trace?: TraceCarrier;
+}
+
+/** W3C Trace Context (`traceparent`, optional `tracestate`), as headers or MCP `_meta` keys (SEP-414) carry it. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
 }

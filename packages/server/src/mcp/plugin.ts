@@ -4,6 +4,7 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { LoadedConfig } from '@gateway/core';
 import { createCallPipeline, type PersonActionGate } from '../calls/pipeline.js';
 import type { RequestStates } from '../calls/request-states.js';
+import type { CallTelemetry } from '../calls/call-telemetry.js';
 import type { Executor } from '../execute/executor.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import { BUSY_RETRY_AFTER_SECONDS, isDatabaseBusy } from '../store/sqlite/database.js';
@@ -60,6 +61,8 @@ export interface McpPluginOptions {
    * (credentials/person/gate.ts), and in tests test/support/person-action-gate.ts.
    */
   personActionGates?: readonly PersonActionGate[];
+  /** Metrics and traces of every call (telemetry/), told by the pipeline. */
+  telemetry?: CallTelemetry;
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -100,6 +103,7 @@ export function createMcpPlugin(options: McpPluginOptions): FastifyPluginAsync {
       ...(options.loaded ? { loaded: options.loaded } : {}),
       ...(options.requestStates ? { requestStates: options.requestStates } : {}),
       ...(options.personActionGates ? { gates: options.personActionGates } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     });
 
     const serveFast = createFastServer({

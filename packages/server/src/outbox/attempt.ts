@@ -45,10 +45,12 @@ export async function sendAttempt(
   settings: RetrySettings,
   event: { eventId: string; body: string },
   signal: AbortSignal,
+  extraHeaders?: Readonly<Record<string, string>>,
 ): Promise<AttemptResult> {
   try {
     const secrets = await endpoint.secrets();
     const headers = {
+      ...extraHeaders,
       'content-type': CLOUDEVENTS_CONTENT_TYPE,
       'user-agent': 'gateway-webhooks',
       ...signatureHeaders(secrets, event.eventId, new Date(), event.body),

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { backgroundTurn } from '../scheduling/background-lane.js';
 import { sendAttempt, type AttemptResult } from './attempt.js';
+import type { DeliveryTelemetry } from './delivery-telemetry.js';
 import type { Delivery, OutboxEvent, OutboxStore } from './ports.js';
 import { retryDelayMs } from './retry.js';
 import { forgetReadAhead, type Worker } from './worker.js';
@@ -20,6 +21,8 @@ export interface DeliveryContext {
   signal: AbortSignal;
   random: () => number;
   logger: DispatcherLogger | undefined;
+  /** Metrics and traces of the ordered delivery attempts (telemetry/). */
+  telemetry: DeliveryTelemetry | undefined;
 }
 
 const isAcknowledgement = (status: number | null): status is number => status !== null && status >= 200 && status < 300;
@@ -30,7 +33,9 @@ const isAcknowledgement = (status: number | null): status is number => status !=
  * `onExhausted: skip` it is given up), or a retry later.
  */
 export async function deliverEvent(context: DeliveryContext, worker: Worker, event: OutboxEvent): Promise<void> {
-  const result = await sendAttempt(context.agent, worker.endpoint, worker.settings, event, context.signal);
+  const observed = context.telemetry?.attemptStarted(worker.endpoint.name, event);
+  const result = await sendAttempt(context.agent, worker.endpoint, worker.settings, event, context.signal, observed?.headers);
+  observed?.end(result);
   // Cut short by shutdown: stays pending, not counted. An answer that did arrive is still recorded, so an
   // acknowledged event is not sent again after a clean restart.
   if (result.status === null && context.signal.aborted) return;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { sendAttempt, type AttemptResult, type DispatcherEndpoint } from './attempt.js';
 import { deliverEvent, type DeliveryContext, type DispatcherLogger } from './delivery.js';
+import type { DeliveryTelemetry } from './delivery-telemetry.js';
 import type { OutboxEvent, OutboxStore } from './ports.js';
 import { createWorker, forgetReadAhead, notifyWorker, readPending, type Worker } from './worker.js';
 
@@ -24,6 +25,8 @@ export interface CreateDispatcherOptions {
   logger?: DispatcherLogger;
   /** Source of randomness for the jitter, in [0, 1). */
   random?: () => number;
+  /** Metrics and traces of the ordered delivery attempts (telemetry/). */
+  telemetry?: DeliveryTelemetry;
 }
 
 export interface WebhookDispatcher {
@@ -65,6 +68,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     signal: stopController.signal,
     random: options.random ?? Math.random,
     logger: options.logger,
+    telemetry: options.telemetry,
   };
   const workers = new Map<string, Worker>(options.endpoints.map((endpoint) => [endpoint.name, createWorker(endpoint)]));
   let isStarted = false;

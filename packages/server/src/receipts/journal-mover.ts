@@ -143,6 +143,8 @@ export interface JournalMover {
   enqueue(seq: number, draft: ReceiptDraft): Promise<Receipt | undefined>;
   /** Moves what is queued and stops; resolves with whether everything recorded is in the database. */
   close(): Promise<boolean>;
+  /** Receipts recorded (durable in the journal) and not yet in the database: the backlog metrics report. */
+  waitingCount(): number;
 }
 
 type Pending = Entry & { resolve: (receipt: Receipt) => void; reject: (error: unknown) => void };
@@ -303,5 +305,6 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
       // What the database did not take stays in the journal (the next start moves it): not failed, so not settled.
       return pending.length === 0 && backlogFrom === undefined;
     },
+    waitingCount: () => pending.length + (backlogFrom === undefined ? 0 : lastSeq - backlogFrom + 1),
   };
 }

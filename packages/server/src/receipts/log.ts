@@ -69,6 +69,8 @@ export interface ReceiptLog {
   checkpoint(): Promise<StoredCheckpoint | undefined>;
   /** Commits what is queued, stops the timer and signs a final checkpoint (its anchor copied to the vault). */
   close(): Promise<void>;
+  /** Receipts recorded (durable in the journal) and not yet in the database: the backlog metrics report. */
+  waitingCount(): number;
 }
 
 export interface ReceiptLogOptions extends ReceiptStorage {
@@ -236,6 +238,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       hooks.push(hook);
     },
     checkpoint: checkpointing.checkpoint,
+    waitingCount: () => mover?.waitingCount() ?? 0,
     close() {
       closing ??= (async () => {
         const isAllIn = mover ? await mover.close() : true;

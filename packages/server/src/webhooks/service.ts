@@ -3,6 +3,7 @@ import { GatewayError, type LoadedConfig, type WebhookEndpointConfig } from '@ga
 import type { Dispatcher } from 'undici';
 import type { Vault } from '@gateway/runtime';
 import { createDispatcher, type DispatcherEndpoint, type DispatcherLogger, type WebhookDispatcher } from '../outbox/dispatcher.js';
+import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
 import { testEventBody } from '../outbox/event.js';
 import { createOutbox, type Outbox, type OutboxEndpoint } from '../outbox/outbox.js';
 import type { OutboxStore, ResumedEndpoint } from '../outbox/ports.js';
@@ -35,6 +36,8 @@ export interface CreateWebhooksOptions {
   logger?: DispatcherLogger;
   /** Lease length (tests shorten it). */
   leaseMs?: number;
+  /** Metrics and traces of delivery attempts (telemetry/). */
+  telemetry?: DeliveryTelemetry;
 }
 
 /** What the dispatcher delivers to, from `webhooks:`; each endpoint's secrets are read once here. */
@@ -78,6 +81,7 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
     agent: options.agent,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   let unsubscribe: (() => void) | undefined;
   return {

@@ -14,6 +14,8 @@ export interface FixtureMcpServer {
   url: string;
   /** Headers of every HTTP request received (lower-case names). */
   requests: IncomingMessage['headers'][];
+  /** The `params._meta` of every `tools/call` received (undefined when the request had none). */
+  callMeta: Array<Record<string, unknown> | undefined>;
   /** Calls of `slow` (offered with `slowTool: true`) the server started. */
   slowCalls: number;
   /** Calls of `slow` (offered with `slowTool: true`) whose request the server saw cancelled. */
@@ -28,6 +30,7 @@ export async function startFixtureMcpServer(
 ): Promise<FixtureMcpServer> {
   let mutableDescription = 'Returns a greeting.';
   const requests: IncomingMessage['headers'][] = [];
+  const callMeta: Array<Record<string, unknown> | undefined> = [];
   let cancelled = 0;
   let slowCalls = 0;
   const tools = (): ListToolsResult['tools'] => [
@@ -47,6 +50,7 @@ export async function startFixtureMcpServer(
     const server = new Server({ name: 'fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
     server.setRequestHandler('tools/call', async (request, context): Promise<CallToolResult> => {
+      callMeta.push(request.params._meta as Record<string, unknown> | undefined);
       if (request.params.name === 'slow') {
         // Counts the cancellation the gateway forwards (the request signal aborts), not a timeout of its own.
         const signal = context.mcpReq.signal;
@@ -89,6 +93,7 @@ export async function startFixtureMcpServer(
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/mcp`,
     requests,
+    callMeta,
     get cancelled() {
       return cancelled;
     },

@@ -1,0 +1,46 @@
+/**
+ * The authorization area over its SQLite stores: sign-in, consent (offering the registry's tools and logins, and
+ * what changed since an approval), tokens and the /mcp authorizer. With workers, a browser's next page (or a
+ * client's retry) may reach another process: their state is shared through the database.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { LoadedConfig } from '@gateway/core';
+import type { Vault } from '@gateway/runtime';
+import { createAuthorization, openSqliteAuthorizationStores } from '../authorization/index.js';
+import { listLogins } from '../credentials/index.js';
+import type { PersonLogins } from '../credentials/person/index.js';
+import type { PublicationRegistry } from '../publications/registry.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Closers } from './closers.js';
+import { changesSince, consentTools } from './consent-offer.js';
+
+export async function startAuthorization(
+  context: {
+    loaded: LoadedConfig;
+    database: SqliteDatabase;
+    vault: Vault;
+    logger: FastifyBaseLogger;
+    mcpUrl: string;
+    registry: PublicationRegistry;
+    personLogins: PersonLogins | undefined;
+    worker?: { mayRotateSigningKeys: boolean };
+  },
+  closers: Closers,
+) {
+  const { loaded, registry, worker } = context;
+  const stores = openSqliteAuthorizationStores(context.database, { sharedByWorkers: worker !== undefined });
+  const authorization = await createAuthorization({
+    loaded,
+    stores,
+    vault: context.vault,
+    logger: context.logger,
+    mcpUrl: context.mcpUrl,
+    listTools: () => consentTools(registry, loaded),
+    listLogins: () => listLogins(loaded),
+    changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
+    ...(context.personLogins ? { personLogins: context.personLogins } : {}),
+    ...(worker ? { requireSharedSigningKeys: true, ...(worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
+  });
+  closers.add(() => authorization.close());
+  return { authorization, stores };
+}
