@@ -78,7 +78,7 @@ if (process.argv[2] === 'child') {
     for (const [name, build, telemetry] of plan) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
-      const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}) });
+      const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}), ...telemetry });
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {
           env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
@@ -174,7 +174,7 @@ if (process.argv[2] === 'child') {
       for (let round = 0; round < ROUNDS; round += 1) {
         directP50s.push(percentile(await burst(direct, CALLS), 0.5));
         // Alternate which side goes first, so neither always runs on a machine just warmed (or slowed) by the other.
-        const order = round % 2 === 0 ? [0, 1] : [1, 0];
+        const order = round % 2 === 0 ? [...sides.keys()] : [...sides.keys()].reverse();
         for (const index of order) {
           const side = sides[index];
           const figure = figures[index];
@@ -205,12 +205,15 @@ if (process.argv[2] === 'child') {
             `(median of rounds), added p50 ${figure.added.toFixed(3)} ms`,
         );
       }
-      const [a, b] = figures;
-      console.log(
-        `  B/A: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
-          `added p50 ${(b.added / a.added).toFixed(3)}, throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
-      );
+      const [a, ...others] = figures;
+      for (const [offset, b] of others.entries()) {
+        console.log(
+          `  ${sides[offset + 1].name}/${sides[0].name}: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
+            `added p50 ${(b.added / a.added).toFixed(3)}, throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
+        );
+      }
     }
+    if (traces) console.log(`spans exported to the OTLP sink: ${traces.spans()}`);
     for (const side of sides) side.child.send('stop');
   } finally {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
