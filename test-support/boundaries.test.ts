@@ -115,6 +115,15 @@ describe('package boundaries', () => {
     expect(offending.map(shown)).toEqual([]);
   });
 
+  it('SQLite is named only in sqlite/ adapter folders: every other source file receives ports', () => {
+    const naming = ['core', 'runtime', 'server', 'cli']
+      .flatMap((name) => sourceFiles(packages(name)))
+      .filter((file) => !file.split(/[\\/]/).includes('sqlite') && !file.endsWith('.contract.ts'))
+      .filter((file) => /better-sqlite3|SqliteDatabase|\.prepare\(/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(repositoryRoot, file));
+    expect(naming).toEqual([]);
+  });
+
   it('the runtime package never imports the server or the CLI', () => {
     const offending = importsUnder(packages('runtime')).filter((statement) =>
       /^@gateway\/(server|cli)$|packages\/(server|cli)\//.test(statement.specifier),

@@ -17,7 +17,7 @@ import { startDriftChecks, type DriftReports } from './composition/drift.js';
 import { watchServedLock, type ServedLock } from './composition/lock.js';
 import { startRecords } from './composition/records.js';
 import { readSettings } from './composition/settings.js';
-import { openSqliteStorage } from './composition/storage.js';
+import { openSqliteStorage } from './composition/sqlite/storage.js';
 import { assertServableStorage } from './storage.js';
 import type { DriftWatcher } from './drift/index.js';
 import { createOriginGuard } from './mcp/origin.js';
@@ -113,12 +113,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   closers.add(() => telemetry.close());
   try {
     const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
-    const database = openSqliteStorage(settings.dataDirectory, logger, closers);
+    const storage = openSqliteStorage(settings.dataDirectory, logger, closers);
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
     const initial = await loadVerifiedLock(settings.lockPath, loaded);
     registry.replace(initial.lock);
     // What every area starts with; `worker`: this process is one of `gateway serve --workers N`.
-    const area = { loaded, vault, database, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
+    const area = { loaded, vault, storage, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
     const calls = await startCallArea(area, closers);
     const webhookLeaseMs = options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {};
     const records = { ...area, dataDirectory: settings.dataDirectory, deliveryTelemetry: telemetry.deliveries, ...webhookLeaseMs };
@@ -131,7 +131,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const override = options.authorizerOverride;
     const authorizer = override ? (typeof override === 'function' ? override({ registry, loaded }) : override) : authorization.authorizer;
     const { drift, reports: driftReports } = await startDriftChecks(
-      { loaded, database, registry, agent: calls.tokenAgent, logger, calls },
+      { loaded, storage, registry, agent: calls.tokenAgent, logger, calls },
       closers,
     );
     // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
@@ -143,7 +143,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     const approvals = startApprovals({
       loaded,
-      database,
+      storage,
       findSession: (id) => authorizationStores.sessions.find(id),
       authorization,
     });

@@ -6,11 +6,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import { createApprovalsGate } from '../approvals/gate.js';
 import { approvalRoutes } from '../approvals/routes.js';
-import { sqliteApprovals } from '../approvals/sqlite/index.js';
 import type { AuthorizationComponents } from '../authorization/types.js';
 import type { PersonActionGate } from '../calls/pipeline.js';
 import type { SessionRecord } from '../authorization/stores/ports.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { GatewayStorage } from './storage.js';
 
 export interface ApprovalsArea {
   gate: PersonActionGate;
@@ -20,11 +19,11 @@ export interface ApprovalsArea {
 
 export function startApprovals(context: {
   loaded: LoadedConfig;
-  database: SqliteDatabase;
+  storage: GatewayStorage;
   findSession(id: string): Promise<SessionRecord | undefined>;
   authorization: Pick<AuthorizationComponents, 'browser'>;
 }): ApprovalsArea {
-  const approvals = sqliteApprovals(context.database);
+  const approvals = context.storage.approvals();
   const config = context.loaded.config;
   const gate = createApprovalsGate({
     approvals,

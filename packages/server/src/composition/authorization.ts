@@ -6,18 +6,18 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { LoadedConfig } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
-import { createAuthorization, openSqliteAuthorizationStores } from '../authorization/index.js';
+import { createAuthorization } from '../authorization/index.js';
 import { listLogins } from '../credentials/index.js';
 import type { PersonLogins } from '../credentials/person/index.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { GatewayStorage } from './storage.js';
 import type { Closers } from './closers.js';
 import { changesSince, consentTools } from './consent-offer.js';
 
 export async function startAuthorization(
   context: {
     loaded: LoadedConfig;
-    database: SqliteDatabase;
+    storage: GatewayStorage;
     vault: Vault;
     logger: FastifyBaseLogger;
     mcpUrl: string;
@@ -28,7 +28,7 @@ export async function startAuthorization(
   closers: Closers,
 ) {
   const { loaded, registry, worker } = context;
-  const stores = openSqliteAuthorizationStores(context.database, { sharedByWorkers: worker !== undefined });
+  const stores = context.storage.authorizationStores({ sharedByWorkers: worker !== undefined });
   const authorization = await createAuthorization({
     loaded,
     stores,

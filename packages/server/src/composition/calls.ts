@@ -8,10 +8,9 @@ import type { LoadedConfig } from '@gateway/core';
 import { createGuardedAgent, type Vault } from '@gateway/runtime';
 import { createCredentialResolver } from '../credentials/index.js';
 import { startPersonLogins, type PersonLogins } from '../credentials/person/index.js';
-import { sqliteLinkedAccounts } from '../credentials/person/sqlite/index.js';
 import { createExecutor, sourceLimits, type Executor } from '../execute/executor.js';
 import { McpUpstreamPool } from '../execute/mcp-upstream.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { GatewayStorage } from './storage.js';
 import type { Closers } from './closers.js';
 
 export interface CallArea {
@@ -26,7 +25,7 @@ export interface CallArea {
 }
 
 export async function startCallArea(
-  context: { loaded: LoadedConfig; vault: Vault; database: SqliteDatabase; logger: Logger },
+  context: { loaded: LoadedConfig; vault: Vault; storage: GatewayStorage; logger: Logger },
   closers: Closers,
 ): Promise<CallArea> {
   const { loaded, vault, logger } = context;
@@ -49,7 +48,7 @@ export async function startCallArea(
   const personLogins = await startPersonLogins({
     loaded,
     vault,
-    accounts: sqliteLinkedAccounts(context.database),
+    accounts: context.storage.linkedAccounts(),
     dispatcher: tokenAgent,
     warn: (details, message) => logger.warn(details, message),
   });

@@ -8,12 +8,10 @@ import type { Dispatcher } from 'undici';
 import type { DriftSourceReport, LoadedConfig } from '@gateway/core';
 import { startDrift, type DriftWatcher } from '../drift/index.js';
 import { startMcpDriftMonitor } from '../drift/mcp-monitor.js';
-import { sqliteDriftStore } from '../drift/sqlite/index.js';
 import type { PublicationRegistry } from '../publications/registry.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-import { sqliteLeases } from '../store/sqlite/leases.js';
 import type { CallArea } from './calls.js';
 import type { Closers } from './closers.js';
+import type { GatewayStorage } from './storage.js';
 
 /**
  * Time between drift rounds. Conditional requests (ETag / If-Modified-Since) make an unchanged URL document a
@@ -31,7 +29,7 @@ export interface DriftReports {
 export async function startDriftChecks(
   context: {
     loaded: LoadedConfig;
-    database: SqliteDatabase;
+    storage: GatewayStorage;
     registry: PublicationRegistry;
     agent: Dispatcher;
     logger: Logger;
@@ -42,13 +40,13 @@ export async function startDriftChecks(
   const { loaded, registry, logger } = context;
   const config = loaded.config;
   const intervalMs = Math.round((config.drift?.intervalSeconds ?? DEFAULT_DRIFT_INTERVAL_SECONDS) * 1000);
-  const store = sqliteDriftStore(context.database);
+  const store = context.storage.driftStore();
   let drift: DriftWatcher | undefined;
   if (config.drift?.enabled !== false) {
     const started = await startDrift({
       loaded,
       store,
-      leases: sqliteLeases(context.database),
+      leases: context.storage.leases(),
       registry,
       agent: context.agent,
       logger,

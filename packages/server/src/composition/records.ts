@@ -7,18 +7,16 @@ import type { Logger } from 'pino';
 import { GatewayError, type LoadedConfig } from '@gateway/core';
 import { createGuardedAgent, type Vault } from '@gateway/runtime';
 import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
-import { sqliteOutboxStore } from '../outbox/sqlite/index.js';
 import { claimJournals } from '../receipts/journal.js';
 import { createReceiptLog, type ReceiptLog } from '../receipts/log.js';
-import { sqliteReceiptStorage } from '../receipts/sqlite/index.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { GatewayStorage } from './storage.js';
 import { createWebhooks, type Webhooks } from '../webhooks/service.js';
 import type { Closers } from './closers.js';
 
 export interface RecordsContext {
   loaded: LoadedConfig;
   vault: Vault;
-  database: SqliteDatabase;
+  storage: GatewayStorage;
   logger: Logger;
   dataDirectory: string;
   /** This process is worker `id` of `gateway serve --workers N`; `startsAlone`: no other worker runs yet. */
@@ -52,7 +50,7 @@ async function startWebhooks(context: RecordsContext, closers: Closers): Promise
   closers.add(() => agent.close());
   return createWebhooks({
     loaded,
-    store: sqliteOutboxStore(context.database),
+    store: context.storage.outboxStore(),
     vault: context.vault,
     agent,
     logger: context.logger,
@@ -80,7 +78,7 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
   let log: ReceiptLog;
   try {
     log = await createReceiptLog({
-      ...sqliteReceiptStorage(context.database),
+      ...context.storage.receiptStorage(),
       vault: context.vault,
       loaded,
       dataDirectory: context.dataDirectory,
