@@ -96,14 +96,20 @@ export async function createTelemetry(
 
   function install(app: FastifyInstance): void {
     if (metrics) {
-      // Only answers that were refused are looked at: one comparison per response otherwise.
-      app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      // Refused sign-ins and throttled requests, counted on the routes that answer them: every route but /mcp
+      // (whose refusals the authorizer counts), so a tool call pays nothing for it.
+      const countRefusal = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
         const status = reply.statusCode;
-        if (status === 429) metrics.throttled(request.routeOptions.url ?? 'unmatched');
-        else if (status === 401 && request.method === 'POST' && request.routeOptions.url?.endsWith('/signin'))
-          metrics.signInFailed('password');
+        const route = request.routeOptions.url;
+        if (status === 429) metrics.throttled(route ?? 'unmatched');
+        else if (status === 401 && request.method === 'POST' && route?.endsWith('/signin')) metrics.signInFailed('password');
         else if (status === 401 && (request.url.startsWith('/admin/') || request.url === '/metrics')) metrics.signInFailed('admin_token');
         done();
+      };
+      app.addHook('onRoute', (route) => {
+        if (route.url === '/mcp') return;
+        const existing = route.onResponse;
+        route.onResponse = existing === undefined ? [countRefusal] : [...(Array.isArray(existing) ? existing : [existing]), countRefusal];
       });
     }
     if (tracing) {
