@@ -243,7 +243,12 @@ describe('applySelection', () => {
     const some = applySelection(base, 'pets', { select: ['list_pets'] });
     const lock = setSelection(some, 'pets', ['create_pet']);
     expect(selectedTools(lock)).toEqual(['create_pet']);
-    expect(describeSelectionChange(some, lock, 'pets')).toEqual({ selected: ['create_pet'], deselected: ['list_pets'], toolCount: 1 });
+    expect(describeSelectionChange(some, lock, 'pets')).toEqual({
+      selected: ['create_pet'],
+      deselected: ['list_pets'],
+      approvals: [],
+      toolCount: 1,
+    });
     expect(codeOf(() => setSelection(base, 'pets', ['upload_photo']))).toBe('SELECTION_UNSUPPORTED');
   });
 });

@@ -132,36 +132,7 @@ export async function createTelemetry(
 
   async function listen(): Promise<void> {
     if (!metrics || !metricsListen) return;
-    const server = createServer((request, response) => {
-      const path = (request.url ?? '').split('?')[0];
-      if (request.method !== 'GET' || path !== '/metrics') {
-        response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this listener serves GET /metrics only\n');
-        return;
-      }
-      render!().then(
-        ({ contentType, text }) => response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(text),
-        (error: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${error.message}\n`),
-      );
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) => {
-        const problem = listenAddressProblem(error.code);
-        const address = listenAddressText(metricsListen);
-        reject(
-          problem
-            ? new GatewayError(
-                'LISTEN_ADDRESS_UNAVAILABLE',
-                `cannot listen on ${address} (telemetry.metrics.listen): ${problem}; ${LISTEN_ADDRESS_FIX}`,
-                {
-                  details: { address, reason: error.code },
-                },
-              )
-            : error,
-        );
-      });
-      server.listen(metricsListen.port, metricsListen.host, () => resolve());
-    });
-    listener = server;
+    listener = await startMetricsListener(metricsListen, render!);
   }
 
   return {
@@ -206,4 +177,41 @@ export async function createTelemetry(
       }
     },
   };
+}
+
+/** `telemetry.metrics.listen`: a listener of its own that serves `GET /metrics` only (no admin token there). */
+async function startMetricsListener(
+  metricsListen: { host: string; port: number },
+  render: () => Promise<{ contentType: string; text: string }>,
+): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method !== 'GET' || path !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this listener serves GET /metrics only\n');
+      return;
+    }
+    render().then(
+      ({ contentType, text }) => response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(text),
+      (error: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${error.message}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const problem = listenAddressProblem(error.code);
+      const address = listenAddressText(metricsListen);
+      reject(
+        problem
+          ? new GatewayError(
+              'LISTEN_ADDRESS_UNAVAILABLE',
+              `cannot listen on ${address} (telemetry.metrics.listen): ${problem}; ${LISTEN_ADDRESS_FIX}`,
+              {
+                details: { address, reason: error.code },
+              },
+            )
+          : error,
+      );
+    });
+    server.listen(metricsListen.port, metricsListen.host, () => resolve());
+  });
+  return server;
 }
