@@ -9,6 +9,11 @@
 /** `waiting` for a person; `approved` or `denied` by one; `used` by the call it approved; `expired` unanswered. */
 export type ApprovalStatus = 'waiting' | 'approved' | 'denied' | 'used' | 'expired';
 
+/** Where an approval stands at `now`: a waiting or approved (unused) one past its expiry reads as `expired`. */
+export function approvalStatusAt(stored: ApprovalStatus, expiresAt: number, now: number): ApprovalStatus {
+  return (stored === 'waiting' || stored === 'approved') && expiresAt <= now ? 'expired' : stored;
+}
+
 /** What an approval is bound to: this session, this tool as published, these arguments. */
 export interface ApprovalBinding {
   sessionId: string;

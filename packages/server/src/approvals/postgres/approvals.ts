@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { ADVISORY_LOCK_CLASS } from '../../store/postgres/advisory-locks.js';
 import { inTransaction, type PostgresPool, type Queryable } from '../../store/postgres/database.js';
-import type { ApprovalBinding, ApprovalFilter, ApprovalRecord, ApprovalStatus, Approvals, NewApproval } from '../ports.js';
+import {
+  approvalStatusAt,
+  type ApprovalBinding,
+  type ApprovalFilter,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type Approvals,
+  type NewApproval,
+} from '../ports.js';
 
 interface ApprovalRow {
   id: string;
@@ -41,7 +49,7 @@ function recordOf(row: ApprovalRow, now: number): ApprovalRecord {
     target: row.target,
     argumentsPreview: row.arguments_preview,
     approvers: row.approvers,
-    status: (row.status === 'waiting' || row.status === 'approved') && row.expires_at <= now ? 'expired' : row.status,
+    status: approvalStatusAt(row.status, row.expires_at, now),
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     decidedAt: row.decided_at,
