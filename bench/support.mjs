@@ -481,6 +481,8 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root } 
   process.send({ mcpUrl: gateway.mcpUrl });
   // The bench that forked this process is gone (stopped with Ctrl-C or killed): do not outlive it.
   process.once('disconnect', () => process.exit(0));
+  // Stopped by the bench's cleanup: exit normally, so a `--cpu-prof` in BENCH_GATEWAY_FLAGS writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   process.on('message', async () => {
     await gateway.close();
     process.exit(0);

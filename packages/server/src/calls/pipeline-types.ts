@@ -86,9 +86,10 @@ export interface CallDecision {
 export interface CallPipeline {
   /**
    * Resolves and decides without side effects (the fast path asks first, then calls with the decision). The
-   * arguments matter only to a retry's `requestState` and to the gates; without either they are not read.
+   * arguments matter only to a retry's `requestState` and to the gates; without either they are not read, and
+   * the decision comes at once, not as a promise (the plain call's path waits for nothing here).
    */
-  decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): Promise<CallDecision>;
+  decide(caller: McpCaller, name: string, argumentsValue?: unknown, requestState?: string): CallDecision | Promise<CallDecision>;
   /**
    * Runs the call to its answer and durable receipt; `receipt` resolves once that receipt is in the database
    * (undefined when it could not be written, which is logged). An executor failure (a bug, not an upstream

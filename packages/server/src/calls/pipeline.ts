@@ -73,15 +73,23 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   }
 
   /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
-  function logWithReceipt(line: object, written: Promise<Receipt | undefined>): void {
-    void written.then((receipt) => logAfterAnswer(receipt ? { ...line, receipt: receipt.id } : line));
+  function logWithReceipt(line: Record<string, unknown>, written: Promise<Receipt | undefined>): void {
+    void written.then((receipt) => {
+      // The line is this call's own object: named in place, not copied.
+      if (receipt) line.receipt = receipt.id;
+      logAfterAnswer(line);
+    });
   }
 
   /**
    * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
    * nothing waits for the database); without one, after the receipt's commit.
    */
-  function answered(answer: CallAnswer, written: Promise<Receipt | undefined>, line?: object): CallResult | Promise<CallResult> {
+  function answered(
+    answer: CallAnswer,
+    written: Promise<Receipt | undefined>,
+    line?: Record<string, unknown>,
+  ): CallResult | Promise<CallResult> {
     if (!receipts || receipts.isDurableOnReturn) {
       if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
@@ -129,7 +137,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     requestState?: string,
   ): Promise<{ answer: CallAnswer; receipt: Promise<Receipt | undefined> }> {
     const argumentsObject = argumentsValue ?? {};
-    const decision = given ?? (await decide(caller, name, argumentsObject, requestState));
+    const deciding = given ?? decide(caller, name, argumentsObject, requestState);
+    // A plain call is decided at once: no promise to wait for on its way.
+    const decision = deciding instanceof Promise ? await deciding : deciding;
     // Single use: a retry's state is spent as the call goes on; a second retry racing with it is refused.
     const claims = decision.requestStateClaims;
     if (claims && decision.verdict.kind !== 'deny' && !(await requestStates.spend(claims, Date.now()))) {
@@ -176,7 +186,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       throw error;
     }
     upstreamSpan?.end(outcome);
-    const line = {
+    const line: Record<string, unknown> = {
       tool: name,
       source: tool!.sourceName,
       publication: tool!.publicationId,

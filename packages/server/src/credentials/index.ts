@@ -16,6 +16,7 @@ import {
   type LoadedConfig,
   type LockedOperation,
   type Operation,
+  type LoginAlternative,
   type SecurityRequirement,
 } from '@gateway/core';
 import { createClientCredentialsGrant, type Vault } from '@gateway/runtime';
@@ -208,11 +209,18 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
   }
 
   const context: CredentialContext = { options, grant, secretOf };
+  // Per operation object (a publication's operations never change, nor does `loaded` for this resolver).
+  const alternativesCache = new WeakMap<LockedOperation, Array<LoginAlternative & { requirement: SecurityRequirement }>>();
   return {
     async resolve(sourceName, operation, allowedLogins, person) {
       const credentials = openApiCredentials(loaded, sourceName);
+      let alternatives = alternativesCache.get(operation);
+      if (alternatives === undefined) {
+        alternatives = loginAlternativesOf(sourceName, operation.security, credentials);
+        alternativesCache.set(operation, alternatives);
+      }
       // The one login-choice rule (core's chooseLoginAlternative), the one the call decision applied.
-      const choice = chooseLoginAlternative(loginAlternativesOf(sourceName, operation.security, credentials), allowedLogins);
+      const choice = chooseLoginAlternative(alternatives, allowedLogins);
       if (choice.chosen) {
         const { schemes, logins, requirement } = choice.chosen;
         const resolved: ExecutorCredentials & { personSubjects: Record<string, string | null> } = {
@@ -225,8 +233,8 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         for (const scheme of schemes) {
           await applyCredential(context, resolved, sourceName, operation, scheme, requirement[scheme] ?? [], credentials[scheme]!, person);
         }
-        const { personSubjects, ...applied } = resolved;
-        return { ...applied, loginId: loginIdText(logins, personSubjects) };
+        const { headers, query, cookies, personSubjects } = resolved;
+        return { headers, query, cookies, loginId: loginIdText(logins, personSubjects) };
       }
       if (choice.missing.length > 0) {
         const notInSession = choice.missing;
@@ -237,8 +245,8 @@ export function createCredentialResolver(options: CredentialResolverOptions): Cr
         );
       }
       // OpenAPI: an empty `security` array means no security; `{}` inside it makes security optional.
-      const alternatives: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
-      const wanted = alternatives.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
+      const requirements: SecurityRequirement[] = operation.security.length === 0 ? [{}] : operation.security;
+      const wanted = requirements.map((alternative) => Object.keys(alternative).join(' + ') || '(none)').join(' or ');
       throw new GatewayError(
         'CREDENTIAL_NOT_AVAILABLE',
         `no credential is configured for ${operation.tool}: it needs ${wanted}; add one under sources.${sourceName}.credentials`,

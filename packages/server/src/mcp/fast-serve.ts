@@ -85,7 +85,8 @@ export function createFastServer(options: FastServerOptions): ServeFast {
     // The re-approval check already decided this very call (one session lookup fewer per call).
     // A tool reviewed `approval: each-call` is the SDK's too: its call is bound to its arguments and an approval.
     if (snapshot.tools.get(fast.name)?.entry.approval === 'each-call') return false;
-    const decision = decided?.name === fast.name ? decided : await pipeline.decide(caller, fast.name);
+    const deciding = decided?.name === fast.name ? decided : pipeline.decide(caller, fast.name);
+    const decision = deciding instanceof Promise ? await deciding : deciding;
     if (decision.verdict.kind !== 'allow') return false;
     if (fast.era === 'legacy' && decision.tool?.kind === 'mcp') return false;
     options.onFastPathServed?.(fast.method);

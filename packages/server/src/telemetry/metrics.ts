@@ -4,7 +4,9 @@
  * path only increments counters and observes histograms; everything that is a state (backlogs, lags, pauses,
  * sessions) is read when Prometheus scrapes, by the gauges' `collect` callbacks.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { collectProcessMetrics } from './process-metrics.js';
+import { talliedCounts, talliedHistogram } from './tallied.js';
 import type { EndedCall } from '../calls/call-telemetry.js';
 
 /** What the scrape-time gauges read: each part is absent when the gateway runs without it. */
@@ -69,15 +71,21 @@ export function createGatewayMetrics(): GatewayMetrics {
   const registry = new Registry();
   let sources: MetricSources = {};
   const registers = [registry];
-  // Node's process metrics; the event-loop delay is sampled every 100 ms (prom-client's 10 ms default wakes an idle
-  // gateway a hundred times a second).
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  // Node's process metrics but the GC histogram (process-metrics.ts says why); the event-loop delay is sampled every
+  // 100 ms (prom-client's 10 ms default wakes an idle gateway a hundred times a second).
+  collectProcessMetrics(registry, { eventLoopMonitoringPrecision: 100 });
 
-  const calls = new Counter({
+  // Tallied on the call path, read into the counter when Prometheus scrapes (tallied.ts says why).
+  const callCounts = talliedCounts();
+  new Counter({
     name: 'gateway_tool_calls_total',
     help: 'Tool calls that reached a receipt, by source, tool and outcome (allowed, denied, action-required, error)',
     labelNames: ['source', 'tool', 'outcome'] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const [labels, count] of callCounts.entries()) this.inc(labels, count);
+    },
   });
   const denials = new Counter({
     name: 'gateway_tool_call_denials_total',
@@ -91,19 +99,19 @@ export function createGatewayMetrics(): GatewayMetrics {
     labelNames: ['reason'] as const,
     registers,
   });
-  const gatewayShare = new Histogram({
+  const gatewayShare = talliedHistogram({
     name: 'gateway_tool_call_gateway_duration_seconds',
     help: "The gateway's own share of a tool call: from receipt of the request to its receipt point, less the upstream's time",
-    labelNames: ['source'] as const,
+    labelName: 'source',
     buckets: GATEWAY_SHARE_BUCKETS,
-    registers,
+    registry,
   });
-  const upstreamShare = new Histogram({
+  const upstreamShare = talliedHistogram({
     name: 'gateway_tool_call_upstream_duration_seconds',
     help: "The upstream's share of an allowed tool call: credentials, the upstream exchange and reading its answer",
-    labelNames: ['source'] as const,
+    labelName: 'source',
     buckets: UPSTREAM_BUCKETS,
-    registers,
+    registry,
   });
   const deliveryAttempts = new Counter({
     name: 'gateway_webhook_delivery_attempts_total',
@@ -138,24 +146,16 @@ export function createGatewayMetrics(): GatewayMetrics {
 
   registerStateGauges(registers, () => sources);
 
-  const callChildren = new Map<string, { inc(): void }>();
-  const shareChildren = new Map<string, { gateway: { observe(value: number): void }; upstream: { observe(value: number): void } }>();
+  // The hot path's series, found once per label set (bounded like the labels themselves).
+  const callSeries = new Map<string, { inc(): void }>();
   const callCounter = (source: string, tool: string, outcome: string) => {
     const key = `${source}\n${tool}\n${outcome}`;
-    let child = callChildren.get(key);
-    if (!child) {
-      child = calls.labels({ source, tool, outcome });
-      callChildren.set(key, child);
+    let series = callSeries.get(key);
+    if (!series) {
+      series = callCounts.series({ source, tool, outcome });
+      callSeries.set(key, series);
     }
-    return child;
-  };
-  const shares = (source: string) => {
-    let children = shareChildren.get(source);
-    if (!children) {
-      children = { gateway: gatewayShare.labels({ source }), upstream: upstreamShare.labels({ source }) };
-      shareChildren.set(source, children);
-    }
-    return children;
+    return series;
   };
 
   return {
@@ -169,9 +169,8 @@ export function createGatewayMetrics(): GatewayMetrics {
       if (call.outcome === 'denied') denials.inc({ reason: call.reason ?? UNKNOWN });
       else if (call.outcome === 'error') errors.inc({ reason: call.reason ?? UNKNOWN });
       const totalMs = call.endedMark - call.startedMark;
-      const children = shares(source);
-      children.gateway.observe(Math.max(0, totalMs - (call.upstreamMs ?? 0)) / 1000);
-      if (call.upstreamMs !== undefined) children.upstream.observe(call.upstreamMs / 1000);
+      gatewayShare.series(source).observe(Math.max(0, totalMs - (call.upstreamMs ?? 0)) / 1000);
+      if (call.upstreamMs !== undefined) upstreamShare.series(source).observe(call.upstreamMs / 1000);
     },
     deliveryAttempted(endpoint, isFailure) {
       deliveryAttempts.inc({ endpoint });
@@ -310,7 +309,4 @@ function registerStateGauges(registers: Registry[], getSources: () => MetricSour
       for (const [reason, count] of Object.entries(getSources().mcpRefusals?.() ?? {})) this.inc({ reason }, count);
     },
   });
-
-  // The hot path's label sets, resolved once: prom-client hashes a label object on every call otherwise (about
-  // ten times the cost of the increment). Bounded like the labels themselves.
 }

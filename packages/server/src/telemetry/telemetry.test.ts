@@ -61,6 +61,43 @@ describe('createTelemetry', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
+  it("serves Node's process metrics as prom-client's defaults do, but the per-collection GC histogram", async () => {
+    const telemetry = await createTelemetry(loadedWith(''));
+    const names = new Set([...(await telemetry.metrics!.render()).text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]));
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_start_time_seconds',
+      'process_resident_memory_bytes',
+      'process_open_fds',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_active_handles_total',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_space_size_used_bytes',
+      'nodejs_version_info',
+    ]) {
+      expect(names, name).toContain(name);
+    }
+    expect(names).not.toContain('nodejs_gc_duration_seconds');
+    await telemetry.close();
+  });
+
+  it('observes the gateway and upstream shares of a call in seconds, by source', async () => {
+    const telemetry = await createTelemetry(loadedWith(''));
+    telemetry.calls.callEnded(call, Promise.resolve(undefined));
+    telemetry.calls.callEnded(
+      { ...call, outcome: 'denied', reason: 'TOOL_NOT_IN_SESSION', upstreamMs: undefined },
+      Promise.resolve(undefined),
+    );
+    const text = (await telemetry.metrics!.render()).text;
+    // 5 ms in all, 3 of them upstream: the gateway's share is 2 ms; the refused call's is its whole 5 ms.
+    expect(text).toContain('gateway_tool_call_gateway_duration_seconds_bucket{le="0.0025",source="orders"} 1');
+    expect(text).toContain('gateway_tool_call_gateway_duration_seconds_sum{source="orders"} 0.007');
+    expect(text).toContain('gateway_tool_call_gateway_duration_seconds_count{source="orders"} 2');
+    expect(text).toContain('gateway_tool_call_upstream_duration_seconds_bucket{le="0.005",source="orders"} 1');
+    expect(text).toContain('gateway_tool_call_upstream_duration_seconds_count{source="orders"} 1');
+    await telemetry.close();
+  });
+
   it('labels a tool the snapshot does not know as (unknown), never with the name the client sent', async () => {
     const telemetry = await createTelemetry(loadedWith(''));
     telemetry.calls.callEnded(
