@@ -3,7 +3,7 @@
 // same noise, so their ratio is what to read (an A/A run shows the floor, about ±5 % here).
 //
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
-//   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000]
+//   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000] [--warmup 1500]
 //                                  [--modes modern-raw,legacy-raw,legacy-sdk]
 //
 // Each side: its own workspace (its own CLI: import → review → publish, so each gateway reads a lock its own
@@ -47,6 +47,7 @@ if (process.argv[2] === 'child') {
       concurrency: { type: 'string', default: '8' },
       rounds: { type: 'string', default: '6' },
       calls: { type: 'string', default: '2000' },
+      warmup: { type: 'string', default: '1500' },
       modes: { type: 'string', default: 'modern-raw,legacy-raw,legacy-sdk' },
     },
   });
@@ -56,6 +57,7 @@ if (process.argv[2] === 'child') {
   if (!options.a && !options.traces) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
   if (!(ROUNDS >= 1 && ROUNDS <= 50 && CALLS >= 100 && CALLS <= 20_000 && CONCURRENCY >= 1 && CONCURRENCY <= 64))
     throw new Error('--rounds 1..50, --calls 100..20000, --concurrency 1..64');
+  if (!(Number(options.warmup) >= 0 && Number(options.warmup) <= 20_000)) throw new Error('--warmup 0..20000');
   const MODES = options.modes.split(',').filter(Boolean);
   for (const mode of MODES)
     if (!['modern-raw', 'legacy-raw', 'legacy-sdk'].includes(mode)) throw new Error(`--modes: unknown mode ${mode}`);
@@ -155,7 +157,10 @@ if (process.argv[2] === 'child') {
       return latencies.sort((left, right) => left - right);
     };
 
-    const WARMUP = 300;
+    // Calls per side and mode before the first measured round: V8 optimises a function after some thousands of
+    // runs, and the build with more (or differently split) code gets there later; 300 left the first mode of each
+    // run measuring a partly unoptimised gateway (docs/performance.md).
+    const WARMUP = Number(options.warmup);
     const what = options.hooks ? 'calls and their events' : 'calls';
     console.log(
       `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY} per mode, ` +

@@ -23,6 +23,8 @@ export interface ReceiptExtra {
   upstreamMs?: number;
 }
 
+const NO_RECEIPT: Promise<Receipt | undefined> = Promise.resolve(undefined);
+
 export function createReceipting(receipts: ReceiptLog | undefined, logger: FastifyBaseLogger, telemetry?: CallTelemetry) {
   // Log lines of calls answered since the last batch went out: one background task writes them all, so under load
   // the lane holds one task for them, not one per call, and a receipt's move or an acknowledgement queued behind
@@ -53,55 +55,54 @@ export function createReceipting(receipts: ReceiptLog | undefined, logger: Fasti
   ): Promise<Receipt | undefined> {
     const tool = decision.tool;
     const endedMark = performance.now();
-    // The one place every call is counted and traced, whatever its outcome.
-    const observed = (written: Promise<Receipt | undefined>): Promise<Receipt | undefined> => {
-      telemetry?.callEnded(
-        {
+    let written: Promise<Receipt | undefined>;
+    if (!receipts) written = NO_RECEIPT;
+    else {
+      try {
+        const fields = {
+          time: new Date(decision.receivedAt).toISOString(),
+          session: caller.sessionId,
+          person: caller.subject,
+          clientId: caller.clientId,
           tool: decision.name,
           source: tool?.sourceName ?? null,
+          publication: tool?.publicationId ?? null,
+          fingerprint: tool?.entry.fingerprint ?? null,
+          login: extra.login ?? null,
           outcome,
           reason,
-          startedMark: decision.startedMark,
-          decidedMark: decision.decidedMark,
-          endedMark,
-          upstreamMs: extra.upstreamMs,
-        },
-        written,
-      );
-      return written;
-    };
-    if (!receipts) return observed(Promise.resolve(undefined));
-    const failed = (error: unknown): undefined => {
-      // The call has happened: answer it, and say loudly that its receipt is missing.
-      logger.error(
-        { code: 'RECEIPT_WRITE_FAILED', tool: decision.name, session: caller.sessionId, error: (error as Error).message },
-        'receipt not written',
-      );
-      return undefined;
-    };
-    try {
-      const fields = {
-        time: new Date(decision.receivedAt).toISOString(),
-        session: caller.sessionId,
-        person: caller.subject,
-        clientId: caller.clientId,
+          upstreamStatus: extra.upstreamStatus ?? null,
+          durationMs: roundedMs(endedMark - decision.startedMark),
+          argumentsValue,
+          argumentsDigest: extra.argumentsDigest,
+          resultValue: extra.result,
+        };
+        written = receipts.record(fields).catch((error: unknown) => unwritten(error, decision.name, caller.sessionId));
+      } catch (error) {
+        written = Promise.resolve(unwritten(error, decision.name, caller.sessionId));
+      }
+    }
+    // The one place every call is counted and traced, whatever its outcome.
+    telemetry?.callEnded(
+      {
         tool: decision.name,
         source: tool?.sourceName ?? null,
-        publication: tool?.publicationId ?? null,
-        fingerprint: tool?.entry.fingerprint ?? null,
-        login: extra.login ?? null,
         outcome,
         reason,
-        upstreamStatus: extra.upstreamStatus ?? null,
-        durationMs: roundedMs(endedMark - decision.startedMark),
-        argumentsValue,
-        argumentsDigest: extra.argumentsDigest,
-        resultValue: extra.result,
-      };
-      return observed(receipts.record(fields).catch(failed));
-    } catch (error) {
-      return observed(Promise.resolve(failed(error)));
-    }
+        startedMark: decision.startedMark,
+        decidedMark: decision.decidedMark,
+        endedMark,
+        upstreamMs: extra.upstreamMs,
+      },
+      written,
+    );
+    return written;
+  }
+
+  /** The call has happened: it is answered, and this says loudly that its receipt is missing. */
+  function unwritten(error: unknown, tool: string, session: string): undefined {
+    logger.error({ code: 'RECEIPT_WRITE_FAILED', tool, session, error: (error as Error).message }, 'receipt not written');
+    return undefined;
   }
 
   return { receipt, logAfterAnswer };

@@ -8,12 +8,16 @@ import type { McpAuthentication, McpAuthorizer, McpCaller } from '../calls/calle
 import { toolsCallOf } from './json-rpc.js';
 
 export interface CallRefusals {
-  staleApprovalRefusal(
-    body: unknown,
-    caller: McpCaller,
-  ): Promise<{ refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined }>;
+  /** At once (no promise) when there is nothing to check: not a `tools/call`, or no challenge to answer with. */
+  staleApprovalRefusal(body: unknown, caller: McpCaller): StaleApprovalCheck | Promise<StaleApprovalCheck>;
   receiptCallOnEndedSession(body: unknown, caller: McpCaller): Promise<void>;
 }
+
+export type StaleApprovalCheck =
+  | { refusal: McpAuthentication & { ok: false } }
+  | { refusal: undefined; decision: CallDecision | undefined };
+
+const NOTHING_TO_CHECK: StaleApprovalCheck = Object.freeze({ refusal: undefined, decision: undefined });
 
 export function createCallRefusals(authorizer: McpAuthorizer, pipeline: CallPipeline): CallRefusals {
   /**
@@ -23,21 +27,28 @@ export function createCallRefusals(authorizer: McpAuthorizer, pipeline: CallPipe
    * again. Any other decision (or an authorizer without such a challenge: then the in-band "approve it again"
    * refusal stays) is handed on, so the fast path does not decide the same call twice.
    */
-  async function staleApprovalRefusal(
-    body: unknown,
-    caller: McpCaller,
-  ): Promise<{ refusal: McpAuthentication & { ok: false } } | { refusal: undefined; decision: CallDecision | undefined }> {
-    if (!authorizer.challengeStaleApproval) return { refusal: undefined, decision: undefined };
+  function staleApprovalRefusal(body: unknown, caller: McpCaller): StaleApprovalCheck | Promise<StaleApprovalCheck> {
+    if (!authorizer.challengeStaleApproval) return NOTHING_TO_CHECK;
     const call = toolsCallOf(body);
-    if (!call) return { refusal: undefined, decision: undefined };
-    // The one pipeline decides (core policy); a "re-approve" answer is encoded as the challenge and receipted
-    // like every other answer (`action-required`).
-    const decision = await pipeline.decide(caller, call.name, call.argumentsValue, call.requestState);
+    if (!call) return NOTHING_TO_CHECK;
+    // The one pipeline decides (core policy); a plain call is decided at once, so nothing here waits for it.
+    const deciding = pipeline.decide(caller, call.name, call.argumentsValue, call.requestState);
+    return deciding instanceof Promise
+      ? deciding.then((decision) => challengeIfStale(call, caller, decision))
+      : challengeIfStale(call, caller, deciding);
+  }
+
+  /** A "re-approve" answer is encoded as the challenge and receipted like every other answer (`action-required`). */
+  function challengeIfStale(
+    call: NonNullable<ReturnType<typeof toolsCallOf>>,
+    caller: McpCaller,
+    decision: CallDecision,
+  ): StaleApprovalCheck | Promise<StaleApprovalCheck> {
     const { verdict } = decision;
     if (verdict.kind !== 'act' || verdict.action.kind !== 'reapprove') return { refusal: undefined, decision };
     // Durable when refuse returns; the challenge need not wait for the database.
     void pipeline.refuse(caller, decision, call.argumentsValue);
-    return { refusal: await authorizer.challengeStaleApproval(caller, [call.name]) };
+    return authorizer.challengeStaleApproval!(caller, [call.name]).then((refusal) => ({ refusal }));
   }
 
   /**

@@ -69,7 +69,8 @@ export async function handleMcpRequest(route: McpRoute, request: FastifyRequest,
   }
 
   const caller = authentication.caller;
-  const stale = await route.refusals.staleApprovalRefusal(request.body, caller);
+  const checking = route.refusals.staleApprovalRefusal(request.body, caller);
+  const stale = checking instanceof Promise ? await checking : checking;
   if (stale.refusal) {
     const refusal = stale.refusal;
     route.logger.info({ status: refusal.status, reason: 'approval changed', session: caller.sessionId }, 'mcp request refused');
