@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from './canonical.js';
 import { leafHash } from './merkle.js';
-import { keyedDigest, receiptCanonicalJson, receiptLeafBytes, receiptLeafText, receiptOf, type Receipt, type ReceiptAction } from './receipt.js';
+import {
+  keyedDigest,
+  receiptCanonicalJson,
+  receiptLeafBytes,
+  receiptLeafText,
+  receiptOf,
+  type Receipt,
+  type ReceiptAction,
+} from './receipt.js';
 
 const ACTIONS: readonly ReceiptAction[] = [
   { kind: 'approval', approval: 'approval-abc', decision: 'approved', approver: 'alice' },

@@ -35,9 +35,14 @@ const PASSWORD = 'a long enough password';
 beforeAll(async () => {
   audit = await startWebhookReceiver();
   workspace = await prepareWorkspace({
-    configExtra: ['approvals:', '  expirySeconds: 120', 'webhooks:', '  audit:', `    url: ${audit.url}`, '    secret: audit-webhook-secret'].join(
-      '\n',
-    ),
+    configExtra: [
+      'approvals:',
+      '  expirySeconds: 120',
+      'webhooks:',
+      '  audit:',
+      `    url: ${audit.url}`,
+      '    secret: audit-webhook-secret',
+    ].join('\n'),
   });
   workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
   await workspace.cli(['import', 'orders']);
@@ -308,7 +313,9 @@ describe('approvals receipted in the signed log and reported as events of their 
   /** The approval events the audit receiver got, each with a valid Standard Webhooks signature. */
   const approvalEvents = (): ApprovalEvent[] =>
     audit.requests.flatMap((request) => {
-      expect(new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
+      expect(
+        new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>),
+      ).toBeTruthy();
       const event = HTTP.toEvent({ headers: request.headers, body: request.body }) as unknown as ApprovalEvent;
       return event.type === 'io.service.approval.receipted' ? [event] : [];
     });
@@ -369,8 +376,16 @@ describe('approvals receipted in the signed log and reported as events of their 
     // The call that ran names the approval it ran on; a call without one carries no such field.
     expect(call!.approval).toBe(idOf(approved));
     expect(receipts.filter((receipt) => 'approval' in receipt)).toEqual([call]);
-    expect(denial).toMatchObject({ outcome: 'denied', reason: 'CALL_APPROVAL_DENIED', action: { approval: idOf(denied), decision: 'denied' } });
-    expect(expiry).toMatchObject({ outcome: 'denied', reason: 'CALL_APPROVAL_EXPIRED', action: { approval: idOf(expired), approver: null } });
+    expect(denial).toMatchObject({
+      outcome: 'denied',
+      reason: 'CALL_APPROVAL_DENIED',
+      action: { approval: idOf(denied), decision: 'denied' },
+    });
+    expect(expiry).toMatchObject({
+      outcome: 'denied',
+      reason: 'CALL_APPROVAL_EXPIRED',
+      action: { approval: idOf(expired), approver: null },
+    });
     // The approval's argumentsDigest is the call's: the receipt binds the decision to those very arguments.
     expect(approval!.argumentsDigest).toBe(call!.argumentsDigest);
 
@@ -381,9 +396,14 @@ describe('approvals receipted in the signed log and reported as events of their 
     // Each is delivered to the webhook receiver as its own, signed event type.
     await waitFor(() => approvalEvents().length >= 3, 'three approval events');
     expect(
-      approvalEvents().filter((event) => [approved, denied, expired].map(idOf).includes(event.data.approval)).map((event) => [event.subject, event.data]),
+      approvalEvents()
+        .filter((event) => [approved, denied, expired].map(idOf).includes(event.data.approval))
+        .map((event) => [event.subject, event.data]),
     ).toEqual([
-      ['session-receipted', { approval: idOf(approved), decision: 'approved', approver: 'alice', tool: 'get_order', receipt: approval!.id }],
+      [
+        'session-receipted',
+        { approval: idOf(approved), decision: 'approved', approver: 'alice', tool: 'get_order', receipt: approval!.id },
+      ],
       ['session-receipted', { approval: idOf(denied), decision: 'denied', approver: 'alice', tool: 'get_order', receipt: denial!.id }],
       ['session-receipted', { approval: idOf(expired), decision: 'expired', approver: null, tool: 'get_order', receipt: expiry!.id }],
     ]);

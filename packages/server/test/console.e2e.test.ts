@@ -178,7 +178,9 @@ interface ConsoleEvent {
 /** The console-action events `audit` received, each checked for a valid Standard Webhooks signature. */
 function consoleEvents(): ConsoleEvent[] {
   return audit.requests.flatMap((request) => {
-    expect(new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
+    expect(
+      new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>),
+    ).toBeTruthy();
     const event = HTTP.toEvent({ headers: request.headers, body: request.body }) as unknown as ConsoleEvent;
     return event.type === 'io.service.console.receipted' ? [event] : [];
   });

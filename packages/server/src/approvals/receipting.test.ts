@@ -73,7 +73,12 @@ it('each decision and each expiry is receipted once with the approver, and the l
       .sort((a, b) => a.localeCompare(b))
       .map((id) => [{ kind: 'approval', approval: id, decision: 'expired', approver: null }, 'denied', 'CALL_APPROVAL_EXPIRED']),
   ]);
-  expect(receipts[0]).toMatchObject({ session: 'session-4', person: 'local:alice', tool: 'refund_order', argumentsDigest: 'hmac-sha256:1' });
+  expect(receipts[0]).toMatchObject({
+    session: 'session-4',
+    person: 'local:alice',
+    tool: 'refund_order',
+    argumentsDigest: 'hmac-sha256:1',
+  });
   // The approver is a name; nothing of the approval's preview or approvers list is copied into the receipt.
   expect(JSON.stringify(receipts)).not.toContain('@operators');
 

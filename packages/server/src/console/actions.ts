@@ -17,7 +17,11 @@ export interface ConsoleAction {
 }
 
 /** Receipts an operator's console action; nothing when receipts are off (gateway.yaml › receipts). */
-export async function receiptConsoleAction(receipts: ReceiptLog | undefined, operator: SignedInPerson, taken: ConsoleAction): Promise<void> {
+export async function receiptConsoleAction(
+  receipts: ReceiptLog | undefined,
+  operator: SignedInPerson,
+  taken: ConsoleAction,
+): Promise<void> {
   if (!receipts) return;
   await recordActionReceipt(receipts, {
     action: { kind: 'console', action: taken.action, operator: operator.name, target: taken.target },
