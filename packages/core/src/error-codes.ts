@@ -95,6 +95,13 @@ export const ERRORS = {
     area: 'mcp',
     meaning: 'a person denied this very call of a tool reviewed `approval: each-call`; it did not run',
   },
+  CALL_APPROVAL_EXPIRED: {
+    category: 'refused',
+    area: 'mcp',
+    meaning:
+      'receipt reason: a one-call approval expired before a person decided it or before its call used it (an approval receipt, ' +
+      'docs/receipts.md)',
+  },
   CALL_APPROVAL_UNAVAILABLE: {
     category: 'refused',
     area: 'mcp',

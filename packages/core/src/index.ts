@@ -151,7 +151,9 @@ export {
   receiptLeafBytes,
   receiptLeafText,
   receiptOf,
+  type ConsoleActionName,
   type Receipt,
+  type ReceiptAction,
   type ReceiptOutcome,
 } from './receipt.js';
 export {
@@ -241,7 +243,9 @@ export { type McpSourceConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, type TelemetryConfig } from './config/telemetry-schema.js';
 export {
+  APPROVAL_EVENT_TYPE,
   CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,
   RECEIPT_EVENT_TYPE,
   WEBHOOK_EVENT_TYPES,

@@ -146,6 +146,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       storage,
       findSession: (id) => authorizationStores.sessions.find(id),
       authorization,
+      ...(receipts ? { receipts } : {}),
+      closers,
+      warn: (message) => logger.warn(message),
     });
     let served: ServedLock | undefined;
     const app = await buildApp({

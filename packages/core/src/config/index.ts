@@ -38,7 +38,9 @@ export {
 export { storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, telemetrySchema, type TelemetryConfig } from './telemetry-schema.js';
 export {
+  APPROVAL_EVENT_TYPE,
   CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,
   RECEIPT_EVENT_TYPE,
   WEBHOOK_EVENT_TYPES,

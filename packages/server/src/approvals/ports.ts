@@ -76,6 +76,11 @@ export interface Approvals {
   decide(id: string, decision: 'approved' | 'denied', by: string, now?: number): Promise<ApprovalRecord | 'not-waiting' | undefined>;
   /** Uses an approved, unexpired approval for its call: true once; false for any later use or another state. */
   use(id: string, now?: number): Promise<boolean>;
+  /**
+   * Marks every waiting or approved (unused) approval past its expiry `expired` and returns those it marked: one
+   * atomic step, so each expiry is returned once, whichever process asks (and is receipted once: ./receipting.ts).
+   */
+  expire(now?: number): Promise<ApprovalRecord[]>;
   /** Newest first. Waiting ones past expiry are listed as `expired`. */
   list(filter: ApprovalFilter, now?: number): Promise<ApprovalRecord[]>;
 }

@@ -11,6 +11,7 @@ import { sessionState } from '../authorization/stores/session-store.js';
 import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import { html, sendPage, type SafeHtml } from '../views/index.js';
 import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
+import { receiptConsoleAction } from './actions.js';
 import { consolePage, heading, type ConsolePath } from './layout.js';
 import { receiptBody, receiptIndexOf, receiptsBody, searchReceipts, type ReceiptSearch } from './receipts.js';
 import { sessionsBody, sessionViews } from './sessions.js';
@@ -74,7 +75,10 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
           show('No such session', '/sessions', viewer.person.name, html`<p role="alert">There is no session ${id}.</p>`, 404),
         );
       }
-      if (sessionState(existing) === 'open') await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
+      if (sessionState(existing) === 'open') {
+        await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
+        await receiptConsoleAction(areas.receipts, viewer.person, { action: 'session.revoke', target: id, session: id });
+      }
       return reply
         .status(303)
         .header('location', `${consolePath}/sessions?revoked=${encodeURIComponent(id)}`)
@@ -136,6 +140,7 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
         );
       }
       await areas.webhooks.resume(endpoint);
+      await receiptConsoleAction(areas.receipts, viewer.person, { action: 'webhook.resume', target: endpoint });
       return reply
         .status(303)
         .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
