@@ -269,7 +269,7 @@ describe('mcp-remote through the gateway', () => {
     ]);
   }, 180_000);
 
-  it('(b) a per-person call before linking: -32042 passed through with the connect page; linked in Chromium, the retry is her own sub', async () => {
+  it('(b) a per-person call before linking: -32042 passed through with the connect page; linked in Chromium, retry is hers', async () => {
     const before = (await gateway.receipts!.store.head()).size;
     const refused = await refusalOf(remote.client.callTool({ name: 'whoami', arguments: {} }));
     // mcp-remote (2025-11-25 to the gateway) hands the URL-elicitation-required error through unchanged.
@@ -351,7 +351,7 @@ describe('mcp-remote through the gateway', () => {
     await remote.close();
   }, 120_000);
 
-  it('with --protocol auto (2026-07-28 to the gateway): a URL elicitation does not reach a client that declares it; -32042 does otherwise', async () => {
+  it('with --protocol auto (2026-07-28 upstream): URL elicitation never reaches a client declaring it; -32042 does otherwise', async () => {
     // The tokens mcp-remote stored are reused: no browser this time.
     const declaring = await connectThroughMcpRemote({ protocol: 'auto' });
     try {

@@ -12,9 +12,9 @@ type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personL
 
 /**
  * The connect page of per-person logins (`/connect?ticket=…`), its sign-in (`/connect/signin` for local accounts;
- * the OIDC sign-in, `/signin/oidc?next=<this connect page>`, when `auth.oidc` is set) and the provider's callback (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers
- * its outcomes. The page requires the ticket's own person signed in to the gateway in this browser, and the
- * callback the same browser.
+ * the OIDC sign-in, `/signin/oidc?next=<this connect page>`, when `auth.oidc` is set) and the provider's callback
+ * (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers its outcomes. The page
+ * requires the ticket's own person signed in to the gateway in this browser, and the callback the same browser.
  */
 export function registerConnectEndpoints(
   instance: FastifyInstance,
