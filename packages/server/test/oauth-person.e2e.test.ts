@@ -509,5 +509,5 @@ describe('OAuth per person', () => {
     expect(
       (JSON.parse(await cli(['logins', 'list', '--json'])) as { logins: Array<{ person: string }> }).logins.map((link) => link.person),
     ).toEqual(['local:alice']);
-  }, 30_000);
+  }, 90_000);
 });

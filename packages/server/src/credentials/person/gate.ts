@@ -56,6 +56,8 @@ export function createPersonLoginGate(options: PersonLoginGateOptions): PersonAc
   }
 
   return {
+    // Only tools with a per-person login are asked about: others keep the plain call's decision at once.
+    appliesTo: (tool) => alternatives(tool) !== null,
     pendingAction(caller, tool): PendingPersonAction | undefined | Promise<PendingPersonAction | undefined> {
       const found = alternatives(tool);
       if (!found) return undefined;
