@@ -4,7 +4,14 @@
  * unlinked), is not sent upstream. The decision answers "a person must act first" with the connect page, bound
  * to that person, session and login.
  */
-import { chooseLoginAlternative, loginAlternativesOf, type LoadedConfig, type PendingPersonAction } from '@gateway/core';
+import {
+  chooseLoginAlternative,
+  loginAlternativesOf,
+  mcpLoginAlternatives,
+  type LoadedConfig,
+  type LoginAlternative,
+  type PendingPersonAction,
+} from '@gateway/core';
 import type { PersonActionGate } from '../../calls/pipeline.js';
 import type { IndexedTool } from '../../publications/registry.js';
 import type { ConnectTicketClaims } from './connect-tickets.js';
@@ -20,17 +27,20 @@ export interface PersonLoginGateOptions {
 export function createPersonLoginGate(options: PersonLoginGateOptions): PersonActionGate {
   const { loaded, settings } = options;
   // Per tool object (a snapshot's tools never change): its alternatives, or null when none uses a per-person login.
-  const alternativesOf = new WeakMap<IndexedTool, ReturnType<typeof loginAlternativesOf> | null>();
+  const alternativesOf = new WeakMap<IndexedTool, LoginAlternative[] | null>();
 
-  function alternatives(tool: IndexedTool): ReturnType<typeof loginAlternativesOf> | null {
+  /** The tool's login alternatives: an OpenAPI operation's security, or an MCP source's one login. */
+  function configured(tool: IndexedTool): LoginAlternative[] {
+    const source = loaded.config.sources[tool.sourceName];
+    if (tool.kind === 'mcp') return source?.kind === 'mcp' ? mcpLoginAlternatives(tool.sourceName, source.credentials) : [];
+    return source?.kind === 'openapi' ? loginAlternativesOf(tool.sourceName, tool.operation.security, source.credentials ?? {}) : [];
+  }
+
+  function alternatives(tool: IndexedTool): LoginAlternative[] | null {
     let known = alternativesOf.get(tool);
     if (known === undefined) {
-      const source = loaded.config.sources[tool.sourceName];
-      if (tool.kind !== 'openapi' || source?.kind !== 'openapi') known = null;
-      else {
-        const found = loginAlternativesOf(tool.sourceName, tool.operation.security, source.credentials ?? {});
-        known = found.some((alternative) => alternative.logins.some((login) => settings.has(login))) ? found : null;
-      }
+      const found = configured(tool);
+      known = found.some((alternative) => alternative.logins.some((login) => settings.has(login))) ? found : null;
       alternativesOf.set(tool, known);
     }
     return known;
