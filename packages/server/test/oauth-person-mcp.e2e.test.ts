@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, Server as McpServer, type CallToolResult } from '@modelcontextprotocol/server';
+import { createMcpHandler, Server as McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '@gateway/core';
@@ -26,13 +26,7 @@ import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
-import {
-  CHROMIUM_ARGS,
-  consentInBrowser,
-  openConnectUrl,
-  startPersonProvider,
-  type ConsentingPerson,
-} from './support/person-provider.js';
+import { CHROMIUM_ARGS, consentInBrowser, openConnectUrl, startPersonProvider, type ConsentingPerson } from './support/person-provider.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-mcp-tests';
@@ -71,7 +65,7 @@ async function startMcpServer(port: number): Promise<Server> {
     return server;
   };
   const node = toNodeHandler(createMcpHandler(factory, { legacy: 'stateless' }));
-  const server = createServer((request: IncomingMessage & { auth?: unknown }, response) => {
+  const server = createServer((request: IncomingMessage & { auth?: AuthInfo }, response) => {
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     const refuse = () => {
       response
@@ -172,7 +166,17 @@ afterAll(async () => {
 });
 
 const consent = (name: string, connectAtConsent: boolean) =>
-  consentInBrowser({ browser, gatewayUrl, mcpUrl: gateway.mcpUrl, name, password: PASSWORD, tool: 'whoami', login: LOGIN, label: LABEL, connectAtConsent });
+  consentInBrowser({
+    browser,
+    gatewayUrl,
+    mcpUrl: gateway.mcpUrl,
+    name,
+    password: PASSWORD,
+    tool: 'whoami',
+    login: LOGIN,
+    label: LABEL,
+    connectAtConsent,
+  });
 const link = (person: ConsentingPerson, url: string) => openConnectUrl(person, url, { gatewayUrl, providerIssuer });
 
 const subOf = (result: { structuredContent?: unknown }) => (result.structuredContent as { sub?: string } | undefined)?.sub;

@@ -99,7 +99,9 @@ describe('oauthPerson credentials of an MCP source', () => {
     expect(refusal(mcp('{ type: bearer, secret: t }', '    listingCredentials: { type: bearer, secret: l }\n')).message).toContain(
       'sources.tracker.listingCredentials: only beside credentials of type oauthPerson',
     );
-    expect(refusal(mcp(person, `    listingCredentials: ${person}\n`)).message).toContain('sources.tracker.listingCredentials.type: must be one of');
+    expect(refusal(mcp(person, `    listingCredentials: ${person}\n`)).message).toContain(
+      'sources.tracker.listingCredentials.type: must be one of',
+    );
     const stdio = `gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    command: [node, s.js]\n    credentials: ${person}\n`;
     expect(refusal(stdio).message).toContain("sources.tracker.credentials: only for 'url' sources");
     const readOnly = refusal(mcp(person, '', 'vault:\n  provider: exec\n  exec: { command: [echo] }\n'));

@@ -13,22 +13,26 @@ const duration = { type: 'integer', minimum: 1 } as const;
 
 /** OAuth per person, for a security scheme of an OpenAPI source or for an MCP source whose server requires OAuth. */
 const oauthPersonCredentialSchema = {
-      type: 'object',
-      description: "OAuth per person: each person links their own account; calls carry that person's token",
-      required: ['type', 'clientId', 'secret'],
-      additionalProperties: false,
-      properties: {
-        type: { const: 'oauthPerson' },
-        issuer: { type: 'string', format: 'uri', description: 'the provider, found by RFC 8414 / OpenID discovery' },
-        authorizationUrl: { type: 'string', format: 'uri', description: 'without issuer: the authorization endpoint' },
-        tokenUrl: { type: 'string', format: 'uri', description: 'without issuer: the token endpoint' },
-        clientId: { type: 'string', minLength: 1 },
-        secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
-        scopes: { type: 'array', items: { type: 'string' } },
-        resource: { type: 'string', format: 'uri', description: 'RFC 8707 resource indicator sent to the provider (an MCP source: its url when left out)' },
-        label: { type: 'string', minLength: 1, description: 'the provider as the consent page names it' },
-      },
-    } as const;
+  type: 'object',
+  description: "OAuth per person: each person links their own account; calls carry that person's token",
+  required: ['type', 'clientId', 'secret'],
+  additionalProperties: false,
+  properties: {
+    type: { const: 'oauthPerson' },
+    issuer: { type: 'string', format: 'uri', description: 'the provider, found by RFC 8414 / OpenID discovery' },
+    authorizationUrl: { type: 'string', format: 'uri', description: 'without issuer: the authorization endpoint' },
+    tokenUrl: { type: 'string', format: 'uri', description: 'without issuer: the token endpoint' },
+    clientId: { type: 'string', minLength: 1 },
+    secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    resource: {
+      type: 'string',
+      format: 'uri',
+      description: 'RFC 8707 resource indicator sent to the provider (an MCP source: its url when left out)',
+    },
+    label: { type: 'string', minLength: 1, description: 'the provider as the consent page names it' },
+  },
+} as const;
 
 export const credentialSchema = {
   description: 'How the gateway satisfies one security scheme of the source. Secrets are names in the vault, never values.',

@@ -11,7 +11,14 @@ import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client'
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpCredentialConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
+import {
+  GatewayError,
+  type ListedMcpTool,
+  type LoadedConfig,
+  type McpCredentialConfig,
+  type McpSourceConfig,
+  type McpToolLister,
+} from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { jsonTextContainsSecret, NO_SECRETS, redactJsonValue, redactText, secretForms, type SecretForms } from '../redaction.js';

@@ -7,7 +7,10 @@ import {
   decideCall,
   loginAlternativesOf,
   mcpLoginAlternatives,
-  type CallFacts, type CallVerdict, type LoadedConfig, type LoginAlternative,
+  type CallFacts,
+  type CallVerdict,
+  type LoadedConfig,
+  type LoginAlternative,
 } from '@gateway/core';
 import type { RequestStates } from './request-states.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';

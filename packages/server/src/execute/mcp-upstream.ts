@@ -232,7 +232,7 @@ export class McpUpstreamPool {
   }
 
   /** The session's person's token for a per-person source: never another person's, never the gateway's. */
-  private personToken(state: SourceState, login: string, person: string | undefined) {
+  private personToken(login: string, person: string | undefined) {
     if (person === undefined || !this.options.personTokens) {
       return Promise.reject(
         new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${login} is per person, and this call has no person`, {
@@ -282,7 +282,7 @@ export class McpUpstreamPool {
         connection = await Promise.race([this.connection(sourceName), aborted]);
         secrets = connection.secrets;
       } else {
-        const { token, subject } = await Promise.race([this.personToken(state, state.personLogin, options.person), aborted]);
+        const { token, subject } = await Promise.race([this.personToken(state.personLogin, options.person), aborted]);
         personToken = token;
         const acquired = this.persons.acquire(sourceName, options.person!, token, rejectCrash);
         personEntry = acquired.entry;

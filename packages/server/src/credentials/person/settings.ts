@@ -3,13 +3,7 @@
  * authorization code client per login, sharing nothing with another login's (its own scopes and resource).
  */
 import type { Dispatcher } from 'undici';
-import {
-  GatewayError,
-  loginIdOf,
-  personCredentialsOf,
-  type LoadedConfig,
-  type OAuthPersonCredentialConfig,
-} from '@gateway/core';
+import { GatewayError, loginIdOf, personCredentialsOf, type LoadedConfig, type OAuthPersonCredentialConfig } from '@gateway/core';
 import { createAuthorizationCodeClient, type AuthorizationCodeClient, type Vault } from '@gateway/runtime';
 
 export interface PersonLoginSettings {
