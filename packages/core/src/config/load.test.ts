@@ -102,7 +102,9 @@ describe('oauthPerson credentials of an MCP source', () => {
     expect(refusal(mcp(person, `    listingCredentials: ${person}\n`)).message).toContain(
       'sources.tracker.listingCredentials.type: must be one of',
     );
-    const stdio = `gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    command: [node, s.js]\n    credentials: ${person}\n`;
+    const stdio =
+      'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    command: [node, s.js]\n' +
+      `    credentials: ${person}\n`;
     expect(refusal(stdio).message).toContain("sources.tracker.credentials: only for 'url' sources");
     const readOnly = refusal(mcp(person, '', 'vault:\n  provider: exec\n  exec: { command: [echo] }\n'));
     expect(readOnly.code).toBe('PERSON_LOGIN_VAULT_READ_ONLY');

@@ -2,8 +2,9 @@
  * Credentials: how the gateway satisfies an operation's security requirements when it calls the upstream.
  *
  * A *login* is one configured credential, `sources.<source>.credentials.<securityScheme>`, named
- * `<source>/<securityScheme>`. Sessions hold login ids, never values; values are read from the vault on
- * every call, so rotating a secret changes what the next call sends and never what a session may reach.
+ * `<source>/<securityScheme>` (an MCP source's per-person credential: `<source>/mcp`). Sessions hold login ids,
+ * never values; values are read from the vault on every call, so rotating a secret changes what the next call
+ * sends and never what a session may reach.
  */
 import type { Dispatcher } from 'undici';
 import {
