@@ -82,8 +82,6 @@ export class PersonConnections {
         inFlight: new Set(),
         lastUsedAt: this.now(),
       };
-      this.entries.set(key, entry);
-      this.trim();
       this.sweep ??= setInterval(() => this.closeIdle(), Math.max(1_000, Math.floor(this.idleMs / 2))).unref();
     } else if (entry.token !== token) {
       entry.token = token;
@@ -94,6 +92,7 @@ export class PersonConnections {
     this.entries.set(key, entry);
     entry.lastUsedAt = this.now();
     entry.inFlight.add(rejectOnLoss);
+    if (this.entries.size > this.max) this.trim();
     const current = entry;
     if (current.connection) return { entry: current, connection: Promise.resolve(current.connection) };
     current.connecting ??= this.open(current).finally(() => {

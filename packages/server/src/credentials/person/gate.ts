@@ -47,6 +47,8 @@ export function createPersonLoginGate(options: PersonLoginGateOptions): PersonAc
   }
 
   return {
+    // A tool no per-person login can serve is never asked about: its calls stay on the plain path.
+    appliesTo: (tool) => alternatives(tool) !== null,
     pendingAction(caller, tool): PendingPersonAction | undefined {
       const found = alternatives(tool);
       if (!found) return undefined;
