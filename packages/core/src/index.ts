@@ -51,6 +51,7 @@ export {
   isLoopbackHostname,
   loadConfig,
   parseConfig,
+  personCredentialsOf,
   resolveConfigPath,
   sourceConfig,
   type AuthConfig,
@@ -188,6 +189,8 @@ export {
   decideCall,
   loginAlternativesOf,
   loginIdOf,
+  MCP_LOGIN_SCHEME,
+  mcpLoginAlternatives,
   type CallDenialReason,
   type CallFacts,
   type CallVerdict,
@@ -239,7 +242,7 @@ export {
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';
-export { type McpSourceConfig, sourceLocation } from './config/load.js';
+export { type McpCredentialConfig, type McpSourceConfig, type McpSourceCredentialConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, type TelemetryConfig } from './config/telemetry-schema.js';
 export {

@@ -16,10 +16,8 @@
 import { createServer, type Server } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import Provider from 'oidc-provider';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -31,16 +29,15 @@ import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
+import {
+  CHROMIUM_ARGS,
+  consentInBrowser,
+  openConnectUrl as openConnectUrlOf,
+  passProvider as passProviderTo,
+  startPersonProvider,
+  type ConsentingPerson as Person,
+} from './support/person-provider.js';
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const REDIRECT = 'http://127.0.0.1:9/callback';
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-tests';
 const ADMIN_TOKEN = 'admin-token-for-person-logins';
@@ -58,51 +55,6 @@ let browser: Browser;
 let refreshGrants = 0;
 /** Authorization headers the upstream API saw, with the `sub` it verified. */
 const seenByApi: Array<{ sub: string }> = [];
-
-function startProvider(port: number): Server {
-  const provider = new Provider(providerIssuer, {
-    clients: [
-      {
-        client_id: 'gateway',
-        client_secret: CLIENT_SECRET,
-        redirect_uris: [`${gatewayUrl}/connect/callback`],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-      },
-    ],
-    claims: { openid: ['sub'] },
-    scopes: ['openid', 'offline_access', 'orders:read'],
-    async findAccount(_context: unknown, id: string) {
-      return {
-        accountId: id,
-        async claims() {
-          return { sub: id };
-        },
-      };
-    },
-    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
-      client.grantTypeAllowed('refresh_token'),
-    features: {
-      devInteractions: { enabled: true },
-      revocation: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => apiUrl,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_context: unknown, resource: string) => ({
-          scope: 'orders:read',
-          audience: resource,
-          accessTokenFormat: 'jwt',
-          accessTokenTTL: 600,
-        }),
-      },
-    },
-  } as never);
-  provider.on('grant.success', (context: { oidc: { params?: { grant_type?: string } } }) => {
-    if (context.oidc.params?.grant_type === 'refresh_token') refreshGrants += 1;
-  });
-  return provider.listen(port);
-}
 
 /** The customer's API: answers with the `sub` of a JWT access token it verified against the provider's keys. */
 async function startApi(port: number): Promise<Server> {
@@ -157,7 +109,16 @@ beforeAll(async () => {
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   providerIssuer = `http://127.0.0.1:${providerPort}`;
   apiUrl = `http://127.0.0.1:${apiPort}/`;
-  providerServer = startProvider(providerPort);
+  providerServer = startPersonProvider({
+    port: providerPort,
+    issuer: providerIssuer,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${gatewayUrl}/connect/callback`,
+    resource: apiUrl,
+    onRefresh: () => {
+      refreshGrants += 1;
+    },
+  });
   api = await startApi(apiPort);
   await writeFile(join(directory.path, 'openapi.yaml'), openApiDocument(providerPort, apiPort));
   await writeFile(
@@ -212,105 +173,28 @@ afterAll(async () => {
   await directory?.cleanup();
 });
 
-/** oidc-provider's development sign-in and consent screens, as `account`, until the page is back at the gateway. */
-async function passProvider(page: Page, account: string): Promise<void> {
-  for (let step = 0; step < 6 && !page.url().startsWith(gatewayUrl); step += 1) {
-    if (await page.locator('input[name="login"]').count()) {
-      await page.fill('input[name="login"]', account);
-      await page.fill('input[name="password"]', 'anything');
-    }
-    const current = page.url();
-    await Promise.all([page.waitForURL((url) => url.href !== current, { timeout: 10_000 }), page.click('button[type="submit"]')]);
-    await page.waitForLoadState();
-  }
-  expect(page.url().startsWith(`${gatewayUrl}/connect/callback`)).toBe(true);
-}
-
-interface Person {
-  name: string;
-  context: BrowserContext;
-  accessToken: string;
-}
+const passProvider = (page: Parameters<typeof passProviderTo>[0], account: string) => passProviderTo(page, account, gatewayUrl);
 
 /**
  * The person signs in at the gateway and consents to `whoami` for a new client; `connectAtConsent` first
  * clicks "Connect Example ID" beside the tool and links in the tab it opens.
  */
-async function consent(name: string, connectAtConsent: boolean): Promise<Person> {
-  const registered = (await (
-    await fetch(`${gatewayUrl}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: `${name}'s editor`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-    })
-  ).json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = new URL(`${gatewayUrl}/authorize`);
-  for (const [key, value] of Object.entries({
-    response_type: 'code',
-    client_id: registered.client_id,
-    redirect_uri: REDIRECT,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    resource: gateway.mcpUrl,
-    state: 'state-1',
-  }))
-    authorize.searchParams.set(key, value);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(authorize.href);
-  await page.fill('input[name="name"]', name);
-  await page.fill('input[name="password"]', PASSWORD);
-  await Promise.all([page.waitForURL((url) => url.href.includes('/consent')), page.click('button[type="submit"]')]);
-  const connect = page.locator('a.connect', { hasText: 'Connect Example ID' });
-  expect(await connect.count()).toBe(1);
-  await page.check('input[name="tool"][value="whoami"]');
-  if (connectAtConsent) {
-    const [tab] = await Promise.all([context.waitForEvent('page'), connect.click()]);
-    await tab.waitForLoadState();
-    await passProvider(tab, name);
-    expect(await tab.locator('h1').innerText()).toBe('Connected Example ID');
-    await tab.close();
-    // The consent page kept every choice made on it.
-    expect(await page.isChecked('input[name="tool"][value="whoami"]')).toBe(true);
-    expect(await page.isChecked(`input[name="login"][value="${LOGIN}"]`)).toBe(true);
-  }
-  const [redirected] = await Promise.all([
-    page.waitForRequest((request) => request.url().startsWith(REDIRECT)),
-    page.click('button[value="allow"]', { noWaitAfter: true }),
-  ]);
-  const code = new URL(redirected.url()).searchParams.get('code')!;
-  const token = (await (
-    await fetch(`${gatewayUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        client_id: registered.client_id,
-        code_verifier: verifier,
-        resource: gateway.mcpUrl,
-      }).toString(),
-    })
-  ).json()) as { access_token: string };
-  await page.close();
-  return { name, context, accessToken: token.access_token };
-}
+const consent = (name: string, connectAtConsent: boolean): Promise<Person> =>
+  consentInBrowser({
+    browser,
+    gatewayUrl,
+    mcpUrl: gateway.mcpUrl,
+    name,
+    password: PASSWORD,
+    tool: 'whoami',
+    login: LOGIN,
+    label: 'Example ID',
+    connectAtConsent,
+  });
 
 /** Opens a connect URL in the person's browser and links (or returns the refusal page's heading). */
-async function openConnectUrl(person: Person, url: string, account = person.name): Promise<string> {
-  const page = await person.context.newPage();
-  try {
-    const response = await page.goto(url);
-    // A person with a session and a grant at the provider comes straight back to the callback.
-    if (page.url().startsWith(providerIssuer)) await passProvider(page, account);
-    else if (!page.url().startsWith(`${gatewayUrl}/connect/callback`)) expect(response?.status()).toBeGreaterThanOrEqual(400);
-    return await page.locator('h1').innerText();
-  } finally {
-    await page.close();
-  }
-}
+const openConnectUrl = (person: Person, url: string, account = person.name): Promise<string> =>
+  openConnectUrlOf(person, url, { gatewayUrl, providerIssuer }, account);
 
 const subOf = (result: { structuredContent?: unknown; content?: unknown }) =>
   (result.structuredContent as { sub?: string } | undefined)?.sub;

@@ -3,6 +3,7 @@ export {
   configSchema,
   credentialSchema,
   mcpCredentialSchema,
+  mcpOwnCredentialSchema,
   mcpSourceSchema,
   openApiSourceSchema,
   sourceSchema,
@@ -13,6 +14,7 @@ export {
   isLoopbackHostname,
   loadConfig,
   parseConfig,
+  personCredentialsOf,
   resolveConfigPath,
   sourceConfig,
   sourceLocation,
@@ -22,6 +24,7 @@ export {
   type McpCredentialConfig,
   type OAuthPersonCredentialConfig,
   type McpSourceConfig,
+  type McpSourceCredentialConfig,
   type OpenApiSourceConfig,
   type SourceConfig,
 } from './load.js';

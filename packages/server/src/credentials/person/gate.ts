@@ -8,7 +8,14 @@
  * a grant revoked at the provider (`invalid_grant`, which removes the link) is found by the decision and this very
  * call asks the person to link again, rather than failing in the executor.
  */
-import { chooseLoginAlternative, loginAlternativesOf, type LoadedConfig, type PendingPersonAction } from '@gateway/core';
+import {
+  chooseLoginAlternative,
+  loginAlternativesOf,
+  mcpLoginAlternatives,
+  type LoadedConfig,
+  type LoginAlternative,
+  type PendingPersonAction,
+} from '@gateway/core';
 import type { McpCaller } from '../../calls/caller.js';
 import type { PersonActionGate } from '../../calls/pipeline.js';
 import type { IndexedTool } from '../../publications/registry.js';
@@ -31,17 +38,20 @@ export interface PersonLoginGateOptions {
 export function createPersonLoginGate(options: PersonLoginGateOptions): PersonActionGate {
   const { loaded, settings } = options;
   // Per tool object (a snapshot's tools never change): its alternatives, or null when none uses a per-person login.
-  const alternativesOf = new WeakMap<IndexedTool, ReturnType<typeof loginAlternativesOf> | null>();
+  const alternativesOf = new WeakMap<IndexedTool, LoginAlternative[] | null>();
 
-  function alternatives(tool: IndexedTool): ReturnType<typeof loginAlternativesOf> | null {
+  /** The tool's login alternatives: an OpenAPI operation's security, or an MCP source's one login. */
+  function configured(tool: IndexedTool): LoginAlternative[] {
+    const source = loaded.config.sources[tool.sourceName];
+    if (tool.kind === 'mcp') return source?.kind === 'mcp' ? mcpLoginAlternatives(tool.sourceName, source.credentials) : [];
+    return source?.kind === 'openapi' ? loginAlternativesOf(tool.sourceName, tool.operation.security, source.credentials ?? {}) : [];
+  }
+
+  function alternatives(tool: IndexedTool): LoginAlternative[] | null {
     let known = alternativesOf.get(tool);
     if (known === undefined) {
-      const source = loaded.config.sources[tool.sourceName];
-      if (tool.kind !== 'openapi' || source?.kind !== 'openapi') known = null;
-      else {
-        const found = loginAlternativesOf(tool.sourceName, tool.operation.security, source.credentials ?? {});
-        known = found.some((alternative) => alternative.logins.some((login) => settings.has(login))) ? found : null;
-      }
+      const found = configured(tool);
+      known = found.some((alternative) => alternative.logins.some((login) => settings.has(login))) ? found : null;
       alternativesOf.set(tool, known);
     }
     return known;
@@ -56,7 +66,7 @@ export function createPersonLoginGate(options: PersonLoginGateOptions): PersonAc
   }
 
   return {
-    // Only tools with a per-person login are asked about: others keep the plain call's decision at once.
+    // A tool no per-person login can serve is never asked about: its calls stay on the plain path.
     appliesTo: (tool) => alternatives(tool) !== null,
     pendingAction(caller, tool): PendingPersonAction | undefined | Promise<PendingPersonAction | undefined> {
       const found = alternatives(tool);

@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { GatewayError, type LoadedConfig } from '@gateway/core';
+import { GatewayError, personCredentialsOf, type LoadedConfig } from '@gateway/core';
 import type { PersonTokenSet, Vault } from '@gateway/runtime';
 import type { PersonActionGate } from '../../calls/pipeline.js';
 import { CONNECT_TICKET_KEY_SECRET, createConnectTickets, type ConnectTicketClaims } from './connect-tickets.js';
@@ -204,10 +204,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
  * tickets' key comes from the vault, created there on first start (config loading made sure the vault is writable).
  */
 export async function startPersonLogins(options: Omit<PersonLoginsOptions, 'ticketKey'>): Promise<PersonLogins | undefined> {
-  const hasPersonLogins = Object.values(options.loaded.config.sources).some(
-    (source) =>
-      source.kind === 'openapi' && Object.values(source.credentials ?? {}).some((credential) => credential.type === 'oauthPerson'),
-  );
+  const hasPersonLogins = Object.values(options.loaded.config.sources).some((source) => personCredentialsOf(source).length > 0);
   if (!hasPersonLogins) return undefined;
   let key = await options.vault.get(CONNECT_TICKET_KEY_SECRET);
   if (!key) {
