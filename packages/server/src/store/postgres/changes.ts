@@ -1,26 +1,12 @@
 import pg from 'pg';
 import { CHANGE_RETENTION_MS, ChangeSubscribers, type ChangeFeed, type ChangePayloads, type ChangeTopic } from '../changes.js';
-import type { Migration } from '../schema/migration.js';
 import type { Transaction } from '../unit-of-work.js';
 import { CONNECT_TIMEOUT_MS, type PostgresPool } from './database.js';
 import { postgresClientOf } from './unit-of-work.js';
+import { CHANGE_CHANNEL } from './change-migrations.js';
 
-/** The changes table, under the SQLite adapter's id: what a replica reads to catch up after a reconnect. */
-export const postgresChangeMigrations: Migration[] = [
-  {
-    id: 'changes-001',
-    sql: `CREATE TABLE changes (
-      id BIGSERIAL PRIMARY KEY,
-      topic TEXT NOT NULL,
-      payload TEXT NOT NULL,
-      published_at BIGINT NOT NULL DEFAULT (extract(epoch from clock_timestamp()) * 1000)::BIGINT
-    );
-    CREATE INDEX changes_published_at ON changes (published_at);`,
-  },
-];
+export { CHANGE_CHANNEL, postgresChangeMigrations } from './change-migrations.js';
 
-/** The NOTIFY channel every replica listens on. */
-export const CHANGE_CHANNEL = 'gateway_changes';
 /** Reconnect delays: from the first to the longest, doubling (with jitter) while the database stays away. */
 export const RECONNECT_MIN_MS = 100;
 export const RECONNECT_MAX_MS = 5_000;
