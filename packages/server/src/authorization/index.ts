@@ -64,16 +64,9 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     sessions: store.sessions,
     resourceMetadataUrl: settings.endpoints.protectedResourceMetadata,
     ...(context.changes ? { changes: context.changes } : {}),
+    onAnnounceError: (sessionId, error) =>
+      context.logger.warn({ session: sessionId, error: (error as Error)?.message }, 'announcing a revoked session failed'),
   });
-  const changes = context.changes;
-  // Ids only: the other processes read the session's state themselves.
-  const stopAnnouncing = changes
-    ? store.sessions.onRevoke((sessionId) => {
-        changes.publish('session-ended', { sessionId }).catch((error: unknown) => {
-          context.logger.warn({ error: (error as Error).message, session: sessionId }, 'announcing a revoked session failed');
-        });
-      })
-    : undefined;
   const people = new PeopleDirectory(settings.peopleFile);
   const { throttles, ephemeral } = context.stores;
   const browserSessions = new BrowserSessions({ isHttps: settings.isHttps, lifetimeSeconds: settings.browserSessionSeconds }, ephemeral);
@@ -117,7 +110,6 @@ export async function createAuthorization(context: AuthorizationContext): Promis
       isSignInEnabled: settings.localAccountsEnabled || Boolean(settings.oidc),
     },
     async close() {
-      stopAnnouncing?.();
       clearInterval(purgeTimer);
       await metadataDocuments.close();
     },

@@ -30,9 +30,11 @@ export function createMcpAuthorizer(options: {
   resourceMetadataUrl: string;
   /** Sessions ended in other processes or replicas (`session-ended`): see mcp-session-cache.ts. */
   changes?: ChangeFeed;
+  /** Reports a revocation that could not be announced (the others then see it on the session's next request). */
+  onAnnounceError?: (sessionId: string, error: unknown) => void;
 }): McpAuthorizer & { forget(sessionId: string): void; refusals(): McpRefusalCounts } {
   const { tokens, sessions, resourceMetadataUrl } = options;
-  const cache = createMcpSessionCache(sessions, options.changes);
+  const cache = createMcpSessionCache(sessions, options.changes, options.onAnnounceError);
   const refusals = createMcpRefusals(resourceMetadataUrl);
   const refuse = refusals.refuse;
 
