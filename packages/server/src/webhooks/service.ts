@@ -39,6 +39,8 @@ export interface CreateWebhooksOptions {
   logger?: DispatcherLogger;
   /** Lease length (tests shorten it). */
   leaseMs?: number;
+  /** How often an idle dispatcher looks for work on its own (default 1 s; tests lengthen it). */
+  pollIntervalMs?: number;
   /** Metrics and traces of delivery attempts (telemetry/). */
   telemetry?: DeliveryTelemetry;
   /**
@@ -96,6 +98,7 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
     agent: options.agent,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   let unsubscribe: (() => void) | undefined;
