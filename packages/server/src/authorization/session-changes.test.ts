@@ -55,7 +55,9 @@ async function sqliteReplicas(): Promise<[Replica, Replica]> {
   const replica = (): Replica => {
     const database = openDatabase(join(directory.path, 'gateway.db'), [...authorizationMigrations, ...changeMigrations]);
     const changes = sqliteChangeFeed(database);
-    closers.push(() => database.close());
+    closers.push(() => {
+      database.close();
+    });
     closers.push(() => changes.close());
     return { sessions: new SqliteSessions(database), changes };
   };
@@ -70,7 +72,12 @@ describe.each([
     const [first, second] = await replicas();
     const tokens = new AccessTokens(await testSigningKeySet(), ISSUER, AUDIENCE, 600);
     const authorizer = (replica: Replica) =>
-      createMcpAuthorizer({ tokens, sessions: replica.sessions, resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource`, changes: replica.changes });
+      createMcpAuthorizer({
+        tokens,
+        sessions: replica.sessions,
+        resourceMetadataUrl: `${ISSUER}.well-known/oauth-protected-resource`,
+        changes: replica.changes,
+      });
     const [one, two] = [authorizer(first), authorizer(second)];
     const session = await first.sessions.open({
       subject: 'alice',
@@ -84,7 +91,7 @@ describe.each([
     const request = { headers: { authorization: `Bearer ${(await tokens.issue(session)).token}` } };
     expect(await two.authenticate(request)).toMatchObject({ ok: true });
     const ended: string[] = [];
-    two.onSessionEnded((sessionId) => ended.push(sessionId));
+    two.onSessionEnded!((sessionId) => ended.push(sessionId));
     // Reads no store: what the second replica last read of the session.
     expect(two.sessionState(session.id)).toBe('open');
 

@@ -201,7 +201,7 @@ describe('the drift watcher', () => {
     }
   });
 
-  it('a block the checking process records reaches a follower through the change feed within a second, and so does its lifting', async () => {
+  it('a block the checking process records reaches a follower through the change feed within a second, as does its lifting', async () => {
     const loaded = config(`${baseUrl}/openapi.yaml`);
     // Two processes' connections to the file, each with its own feed (what `serve --workers` opens per worker).
     const databases = [0, 1].map(() => openDatabase(join(directory.path, 'gateway.db'), [...driftMigrations, ...changeMigrations]));

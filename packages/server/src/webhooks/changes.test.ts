@@ -77,7 +77,14 @@ describe('webhook endpoint changes across processes', () => {
         cleanups.push(() => database.close());
         cleanups.push(() => changes.close());
         // Idle dispatchers look for work on their own once a minute: only an announcement wakes them sooner.
-        const webhooks = await createWebhooks({ loaded, store: new SqliteOutboxStore(database), vault, agent, changes, pollIntervalMs: 60_000 });
+        const webhooks = await createWebhooks({
+          loaded,
+          store: new SqliteOutboxStore(database),
+          vault,
+          agent,
+          changes,
+          pollIntervalMs: 60_000,
+        });
         return { database, changes, webhooks };
       }),
     );

@@ -68,7 +68,9 @@ export class PostgresChangeFeed implements ChangeFeed {
     this.subscribers = new ChangeSubscribers(options.onError);
     this.reconnectDelay = options.reconnectMinMs ?? RECONNECT_MIN_MS;
     this.purgeTimer = setInterval(() => {
-      pool.query('DELETE FROM changes WHERE published_at < $1', [Date.now() - CHANGE_RETENTION_MS]).catch(options.onError ?? (() => undefined));
+      pool
+        .query('DELETE FROM changes WHERE published_at < $1', [Date.now() - CHANGE_RETENTION_MS])
+        .catch(options.onError ?? (() => undefined));
     }, PURGE_INTERVAL_MS);
     this.purgeTimer.unref();
   }

@@ -98,6 +98,9 @@ export class SqliteChangeFeed implements ChangeFeed {
 }
 
 /** The change feed of one database migrated with `changeMigrations`. */
-export function sqliteChangeFeed(database: SqliteDatabase, options?: { pollIntervalMs?: number; onError?: (error: unknown) => void }): ChangeFeed {
+export function sqliteChangeFeed(
+  database: SqliteDatabase,
+  options?: { pollIntervalMs?: number; onError?: (error: unknown) => void },
+): ChangeFeed {
   return new SqliteChangeFeed(database, options);
 }
