@@ -202,6 +202,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         initialDigest: initial.digest,
         ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
         ...(drift?.prepareFor ? { prepareFor: (lock: Lockfile) => drift.prepareFor!(lock) } : {}),
+        changes: storage.changeFeed(),
       },
       closers,
     );

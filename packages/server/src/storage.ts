@@ -3,6 +3,7 @@ import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
 import { postgresLinkedAccountMigrations } from './credentials/person/postgres/migrations.js';
+import { postgresChangeMigrations } from './store/postgres/change-migrations.js';
 import { postgresEphemeralStateMigrations } from './store/postgres/ephemeral-state.js';
 import type { PostgresPool } from './store/postgres/database.js';
 import { postgresLeaseMigrations } from './store/postgres/leases.js';
@@ -24,6 +25,7 @@ export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: bool
   { stores: 'leases (the drift leader)', hasAdapter: true },
   { stores: "sign-in and consent state (browser sessions, pending consent requests, retries' spent requestStates)", hasAdapter: true },
   { stores: 'throttles (sign-in, /authorize and admin-token limits)', hasAdapter: true },
+  { stores: 'the change feed (revocations, drift blocks, publications and paused endpoints announced to every replica)', hasAdapter: true },
   { stores: 'receipts and checkpoints', hasAdapter: false },
   { stores: 'outbox and delivery marks', hasAdapter: false },
   { stores: 'drift state and proposals', hasAdapter: false },
@@ -36,6 +38,7 @@ export const postgresMigrations: readonly Migration[] = [
   ...postgresApprovalMigrations,
   ...postgresLinkedAccountMigrations,
   ...postgresLeaseMigrations,
+  ...postgresChangeMigrations,
 ];
 
 /** The stores `storage.kind: postgres` still lacks, in the order of POSTGRES_ADAPTERS. */

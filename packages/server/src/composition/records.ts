@@ -54,6 +54,7 @@ async function startWebhooks(context: RecordsContext, closers: Closers): Promise
     vault: context.vault,
     agent,
     logger: context.logger,
+    changes: context.storage.changeFeed(),
     ...(context.webhookLeaseMs ? { leaseMs: context.webhookLeaseMs } : {}),
     ...(context.deliveryTelemetry ? { telemetry: context.deliveryTelemetry } : {}),
   });

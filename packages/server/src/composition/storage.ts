@@ -9,6 +9,7 @@ import type { LinkedAccounts } from '../credentials/person/ports.js';
 import type { DriftStore } from '../drift/ports.js';
 import type { OutboxStore } from '../outbox/ports.js';
 import type { ReceiptStorage } from '../receipts/store.js';
+import type { ChangeFeed } from '../store/changes.js';
 import type { Leases } from '../store/leases.js';
 
 export interface GatewayStorage {
@@ -22,4 +23,6 @@ export interface GatewayStorage {
   leases(): Leases;
   approvals(): Approvals;
   linkedAccounts(): LinkedAccounts;
+  /** The change feed every process on this storage shares (one per process: the same feed on each call). */
+  changeFeed(): ChangeFeed;
 }
