@@ -113,7 +113,9 @@ describe('the PostgreSQL receipt store across replicas', () => {
       expect(signed.length).toBe(10);
       expect(mismatches).toEqual([]);
       // Checkpoints stored in tree order: a later one never signs a smaller tree.
-      expect(stored.map((checkpoint) => checkpoint.treeSize)).toEqual(signed.map((checkpoint) => checkpoint.treeSize).filter((size, at, all) => all.indexOf(size) === at));
+      expect(stored.map((checkpoint) => checkpoint.treeSize)).toEqual(
+        signed.map((checkpoint) => checkpoint.treeSize).filter((size, at, all) => all.indexOf(size) === at),
+      );
     } finally {
       await close();
     }
