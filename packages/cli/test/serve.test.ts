@@ -119,7 +119,7 @@ describe('gateway serve', () => {
     expect(after.stderr).not.toContain('nobody can sign in');
   });
 
-  it('with storage.kind postgres and no connection string in the vault, stops naming the secret, with no SQLite file standing in', async () => {
+  it('with storage.kind postgres and no connection string in the vault, stops naming the secret, no SQLite file made', async () => {
     workspace = await createPublishingWorkspace();
     await workspace.importAndPublish('orders');
     const config = await workspace.read('gateway.yaml');
