@@ -16,10 +16,12 @@ import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { openPostgres } from '../src/store/postgres/database.js';
 import { allowAll, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { freePort } from './support/net.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const postgres = postgresForThisFile();
 let workspace: Workspace;
 let databaseUrl: string;
+let audit: WebhookReceiver;
 /** Each replica and the address it listens on (the canonical URL is the first one's). */
 const replicas: Array<{ gateway: RunningGateway; mcpUrl: string }> = [];
 
@@ -47,10 +49,16 @@ async function startReplica(port?: number): Promise<RunningGateway> {
 
 beforeAll(async () => {
   databaseUrl = await postgres.server.createDatabase();
+  audit = await startWebhookReceiver();
   workspace = await prepareWorkspace({
-    configExtra: 'storage:\n  kind: postgres\n  url: database-url\nreceipts:\n  checkpoint: { everyReceipts: 5, everySeconds: 3600 }',
+    configExtra: [
+      'storage:\n  kind: postgres\n  url: database-url',
+      'receipts:\n  checkpoint: { everyReceipts: 5, everySeconds: 3600 }',
+      `webhooks:\n  audit:\n    url: ${audit.url}\n    secret: audit-webhook-secret`,
+    ].join('\n'),
   });
   workspace.env.GATEWAY_SECRET_DATABASE_URL = databaseUrl;
+  workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
   // Every replica signs checkpoints of the one log: the signing key is the vault's, shared.
   workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
   await startReplica();
@@ -60,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const { gateway } of replicas.splice(0)) await gateway.close();
   await workspace?.cleanup();
+  await audit?.close();
 });
 
 type Call = (name: string, args: Record<string, unknown>) => Promise<{ isError?: boolean }>;
@@ -105,5 +114,14 @@ describe('the gateway on PostgreSQL', () => {
     const verified = await runGateway(['receipts', 'verify'], { cwd: workspace.directory, env: workspace.env });
     expect(verified.exitCode, String(verified.stdout) + String(verified.stderr)).toBe(0);
     expect(String(verified.stdout)).toContain('receipt log OK');
+  });
+
+  it("each receipt's event, written in its unit of work on whichever replica, is delivered once, in receipt order", async () => {
+    const receiptEvents = () => audit.requests.filter((request) => request.status === 204).map((request) => JSON.parse(request.body));
+    await waitFor(() => receiptEvents().length >= 24, '24 receipt events at the receiver');
+    const events = receiptEvents() as Array<{ sequence: string; data: { receipt: string } }>;
+    // One dispatcher per endpoint across replicas (the lease): sequences 1…24 arrive in order, receipt n as event n + 1.
+    expect(events.map((event) => Number(event.sequence))).toEqual(Array.from({ length: 24 }, (_, index) => index + 1));
+    expect(events.map((event) => event.data.receipt)).toEqual(Array.from({ length: 24 }, (_, index) => `receipt-${index}`));
   });
 });
