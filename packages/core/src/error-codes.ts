@@ -651,13 +651,6 @@ export const ERRORS = {
     area: 'serving',
     meaning: 'a connection to a loopback, private, link-local, CGNAT or metadata address outside `network.allowPrivateNetworks`',
   },
-  STORAGE_POSTGRES_INCOMPLETE: {
-    category: 'config',
-    area: 'serving',
-    meaning:
-      '`gateway serve` with `storage.kind: postgres` while some stores have no PostgreSQL adapter yet (the message names them; ' +
-      'docs/deployment.md, "PostgreSQL: what works now")',
-  },
   TLS_FILES_UNREADABLE: { category: 'config', area: 'serving', meaning: 'the `gateway.tls` certificate or key cannot be read' },
   TOOL_ARGUMENTS_INVALID: {
     category: 'usage',

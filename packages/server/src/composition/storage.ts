@@ -1,7 +1,7 @@
 /**
  * Where the gateway keeps its state, as the composition sees it: one factory per area's ports. The areas receive
  * ports, never a connection; which engine is behind them is the storage's business (SQLite: ./sqlite/storage.ts;
- * PostgreSQL adds its own beside it once every port has an adapter, docs/deployment.md).
+ * PostgreSQL: ./postgres/storage.ts, several replicas on one database, docs/deployment.md).
  */
 import type { Approvals } from '../approvals/ports.js';
 import type { AuthorizationPorts } from '../authorization/stores/ports.js';
