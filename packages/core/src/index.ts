@@ -184,6 +184,7 @@ export {
   verifyNote,
   type Checkpoint,
 } from './checkpoint.js';
+export { receiptProofHolds } from './receipt-proof.js';
 export {
   chooseLoginAlternative,
   decideCall,

@@ -3,40 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { formatCheckpoint, rawPublicKey, signNote, verifierKey } from './checkpoint.js';
 import { leafHash, rootOf } from './merkle.js';
 import { receiptLeafBytes, type Receipt } from './receipt.js';
+import { receiptAt } from '../test/support/receipt-fixture.js';
 import { verifyReceiptLog } from './receipt-log-verify.js';
 
 const { privateKey } = generateKeyPairSync('ed25519');
 const origin = 'test.example/receipts';
 const key = verifierKey(origin, rawPublicKey(privateKey));
 
-function receipt(index: number): Receipt {
-  return {
-    id: `receipt-${index}`,
-    index,
-    time: new Date(1_700_000_000_000 + index).toISOString(),
-    session: 'session-1',
-    person: 'p',
-    clientId: 'c',
-    tool: 't',
-    source: 's',
-    publication: 'publication-1',
-    fingerprint: 'sha256:x',
-    login: null,
-    outcome: 'allowed',
-    reason: null,
-    upstreamStatus: 200,
-    durationMs: 1.5,
-    argumentsDigest: 'hmac-sha256:00',
-    resultDigest: null,
-  };
-}
-
 function checkpointOf(receipts: Receipt[], size: number) {
   const root = rootOf(receipts.slice(0, size).map((entry) => leafHash(receiptLeafBytes(entry))));
   return { note: signNote(formatCheckpoint({ origin, size, rootHash: root }), origin, privateKey), verifierKey: key };
 }
 
-const receipts = Array.from({ length: 10 }, (_, index) => receipt(index));
+const receipts = Array.from({ length: 10 }, (_, index) => receiptAt(index));
 const checkpoints = [checkpointOf(receipts, 4), checkpointOf(receipts, 10)];
 
 describe('verifyReceiptLog', () => {

@@ -324,6 +324,19 @@ describe('an operator in the console', () => {
     expect(none).toContain('No receipt matches this search.');
     const receipt = await (await browser.request(`${gateway.url}/console/receipts/receipt-0`)).text();
     expect(receipt).toContain('hmac-sha256:');
+    // Its inclusion proof against the signed checkpoint, checked by the page (core receiptProofHolds).
+    expect(receipt).toContain('<span class="badge good">proof verified</span>');
+    expect(receipt).toMatch(/receipt-0 is leaf 0 of the tree of\s+\d+ receipts/);
+    expect(receipt).toMatch(/<pre>[^<]*\n\d+\n[A-Za-z0-9+/=]{44}\n/);
+    // A search by time: the receipts of a window that holds them, none of a later one, and a clear word on a non-time.
+    const today = new Date().toISOString().slice(0, 10);
+    const inWindow = await (await browser.request(`${gateway.url}/console/receipts?since=${today}&until=2999-01-01T00:00`)).text();
+    expect(inWindow).toContain('receipt-0');
+    const later = await (await browser.request(`${gateway.url}/console/receipts?since=2999-01-01`)).text();
+    expect(later).toContain('No receipt matches this search.');
+    const notATime = await (await browser.request(`${gateway.url}/console/receipts?until=yesterday`)).text();
+    expect(notATime).toContain('Until: not a time.');
+    expect(notATime).not.toContain('receipt-0<');
     const webhooks = await (await browser.request(`${gateway.url}/console/webhooks`)).text();
     expect(webhooks).toMatch(/siem <span class="badge warn">paused<\/span>/);
     expect(webhooks).toMatch(/audit <span class="badge good">active<\/span>/);

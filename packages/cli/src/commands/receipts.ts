@@ -9,11 +9,8 @@ import {
   RECEIPTS_SIGNING_KEY_SECRET,
   trustedReceiptKeys,
   type CollectedCheckpoint,
-  parseCheckpoint,
-  parseVerifierKey,
   receiptLeafBytes,
-  verifyInclusion,
-  verifyNote,
+  receiptProofHolds,
   verifyReceiptLog,
   type AdminReceiptList,
   type AdminReceiptProof,
@@ -240,19 +237,8 @@ function registerProve(receipts: Command): void {
     const context = contextFrom(command);
     const proof = await (await adminClient(context, options)).request<AdminReceiptProof>('GET', `receipts/${encodeURIComponent(id)}/proof`);
     // Checked here, not trusted: the leaf from the receipt itself, the root from the signed note.
-    const key = parseVerifierKey(proof.checkpoint.verifierKey);
-    const text = key ? verifyNote(proof.checkpoint.note, key.name, key.publicKey) : undefined;
-    const checkpoint = text === undefined ? undefined : parseCheckpoint(text);
     const leaf = leafHash(receiptLeafBytes(proof.receipt));
-    const isIncluded =
-      checkpoint !== undefined &&
-      verifyInclusion(
-        leaf,
-        proof.receipt.index,
-        checkpoint.size,
-        proof.inclusionPath.map((hash) => Buffer.from(hash, 'base64')),
-        checkpoint.rootHash,
-      );
+    const isIncluded = receiptProofHolds(proof);
     const lines = [
       `${proof.receipt.id} is leaf ${proof.receipt.index} of ${proof.checkpoint.treeSize}`,
       `leaf hash ${leaf.toString('base64')}`,

@@ -11,6 +11,7 @@ import { sessionState } from '../authorization/stores/session-store.js';
 import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import { html, sendPage, type SafeHtml } from '../views/index.js';
 import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
+import { receiptProof } from '../receipts/proof.js';
 import { receiptConsoleAction } from './actions.js';
 import { consolePage, heading, type ConsolePath } from './layout.js';
 import { receiptBody, receiptIndexOf, receiptsBody, searchReceipts, type ReceiptSearch } from './receipts.js';
@@ -87,7 +88,7 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
 
     app.get(
       '/receipts',
-      { schema: { querystring: textQuery('session', 'person', 'tool', 'outcome', 'before') } },
+      { schema: { querystring: textQuery('session', 'person', 'tool', 'outcome', 'since', 'until', 'before') } },
       async (request, reply) => {
         const viewer = viewerOf(request);
         const search = request.query as ReceiptSearch;
@@ -103,13 +104,14 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
       const { id } = request.params as { id: string };
       const index = receiptIndexOf(id);
       const receipt = index === undefined ? undefined : await areas.receipts?.store.get(index);
-      if (!receipt) {
+      if (!receipt || !areas.receipts) {
         return sendPage(
           reply,
           show('No such receipt', '/receipts', viewer.person.name, html`<p role="alert">There is no receipt ${id}.</p>`, 404),
         );
       }
-      return sendPage(reply, show(`Receipt ${receipt.id}`, '/receipts', viewer.person.name, receiptBody(consolePath, receipt)));
+      const proof = await receiptProof(areas.receipts, receipt.index);
+      return sendPage(reply, show(`Receipt ${receipt.id}`, '/receipts', viewer.person.name, receiptBody(consolePath, receipt, proof)));
     });
 
     app.get('/webhooks', { schema: { querystring: textQuery('resumed') } }, async (request, reply) => {

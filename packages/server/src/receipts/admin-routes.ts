@@ -3,10 +3,11 @@
  * bearer token: list, show, export (JSON lines), prove (inclusion proof against the latest checkpoint),
  * verify (the database, server side). docs/receipts.md documents the answers.
  */
-import { inclusionProof, type AdminReceiptList, type AdminReceiptProof, type ReceiptOutcome } from '@gateway/core';
+import type { AdminReceiptList, ReceiptOutcome } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BEARER_HEADERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import type { ReceiptLog } from './log.js';
+import { receiptProof } from './proof.js';
 import { exportLinesOf, verifyStoredLog } from './verification.js';
 
 const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-required', 'error'];
@@ -98,17 +99,8 @@ function registerReceiptAndProof(app: FastifyInstance, log: ReceiptLog): void {
   app.get('/receipts/:id/proof', { schema: ONE_RECEIPT }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const index = receiptIndexOf(id);
-    const receipt = index === undefined ? undefined : await log.store.get(index);
-    if (index === undefined || !receipt) return notFound(reply, id);
-    const checkpoint = await log.checkpoint();
-    if (!checkpoint || checkpoint.treeSize <= index) return notFound(reply, id);
-    const leaves = await log.store.leafHashes(checkpoint.treeSize);
-    const proof: AdminReceiptProof = {
-      receipt,
-      leafHash: leaves[index]!.toString('base64'),
-      checkpoint: { treeSize: checkpoint.treeSize, note: checkpoint.note, verifierKey: checkpoint.verifierKey },
-      inclusionPath: inclusionProof(leaves, index, checkpoint.treeSize).map((hash) => hash.toString('base64')),
-    };
+    const proof = index === undefined ? undefined : await receiptProof(log, index);
+    if (!proof) return notFound(reply, id);
     reply.header('cache-control', 'no-store');
     return proof;
   });
