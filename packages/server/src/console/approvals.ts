@@ -107,7 +107,7 @@ ${table(
     {
       label: 'Page',
       cell: (record) =>
-        html`<a href="${paths.basePath}/approvals/${encodeURIComponent(record.id)}" aria-label="The approval page of ${record.tool} for ${record.personName} (${record.id})">Open</a>`,
+        html`<a href="${paths.basePath}/approvals/${encodeURIComponent(record.id)}" aria-label="Open the approval page of ${record.tool} for ${record.personName} (${record.id})">Open</a>`,
     },
   ],
   found.records,
