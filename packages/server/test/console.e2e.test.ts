@@ -389,7 +389,9 @@ describe('the Approvals page', () => {
     expect(rowOf(all, seeded.waiting.id)).toContain('<td data-label="Person">alice</td>');
     expect(rowOf(all, seeded.waiting.id)).toContain('<td data-label="Client">Console test client</td>');
     expect(rowOf(all, seeded.waiting.id)).toContain('<span class="badge warn">waiting</span>');
-    expect(rowOf(all, seeded.used.id)).toMatch(/<span class="badge good">used<\/span>.*approved by olga, <time datetime="[^"]+">.*; used <time/s);
+    expect(rowOf(all, seeded.used.id)).toMatch(
+      /<span class="badge good">used<\/span>.*approved by olga, <time datetime="[^"]+">.*; used <time/s,
+    );
     expect(rowOf(all, seeded.denied.id)).toMatch(/<span class="badge bad">denied<\/span>.*denied by olga, <time/s);
     expect(rowOf(all, seeded.expired.id)).toMatch(/<span class="badge">expired<\/span>.*unanswered, expired <time/s);
     // 59 approvals: 50 on the first page, and a link to the older ones.

@@ -40,7 +40,8 @@ ${table(
     { label: 'Linked', cell: (link) => html`<time datetime="${isoTime(link.linkedAt)}">${isoTime(link.linkedAt)}</time>` },
     {
       label: 'Access token',
-      cell: (link) => (link.expiresAt > now ? `valid ${timeLeft(isoTime(link.expiresAt), now)} more` : 'expired (refreshed at the next call)'),
+      cell: (link) =>
+        link.expiresAt > now ? `valid ${timeLeft(isoTime(link.expiresAt), now)} more` : 'expired (refreshed at the next call)',
     },
     {
       label: 'Action',

@@ -119,7 +119,9 @@ export function approvalsContract(adapter: string, open: ApprovalsFactory): void
     it('filters by several states and pages in the store: an expired one is filtered as expired, not as waiting', async () => {
       const asked = [];
       for (let index = 0; index < 7; index += 1) {
-        asked.push(await store.approvals.request(refundCall({ argumentsDigest: `hmac-sha256:${index}`, expiresAt: NOW + MINUTE }), NOW + index));
+        asked.push(
+          await store.approvals.request(refundCall({ argumentsDigest: `hmac-sha256:${index}`, expiresAt: NOW + MINUTE }), NOW + index),
+        );
       }
       const [first, second, third] = asked as [ApprovalRecord, ApprovalRecord, ApprovalRecord, ...ApprovalRecord[]];
       await store.approvals.decide(first.id, 'approved', 'alice', NOW + 10);
