@@ -11,7 +11,7 @@ import type { Approvals } from '../approvals/ports.js';
 import { addFormParser, FORM_BODY } from '../authorization/oauth/http.js';
 import { sessionState } from '../authorization/stores/session-store.js';
 import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
-import { html, sendPage, type SafeHtml } from '../views/index.js';
+import { html, sendPage } from '../views/index.js';
 import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
 import { registerApprovalsPage } from './approvals.js';
 import { consolePage, heading, type ShowConsolePage } from './layout.js';
