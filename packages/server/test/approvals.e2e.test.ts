@@ -268,7 +268,7 @@ describe('one-call approvals', () => {
 });
 
 describe('hostile input on the approval page', () => {
-  it('an unknown, odd or very long id, another person’s approval, no CSRF token, a decided or expired one: refused, nothing changes', async () => {
+  it('an unknown, odd or long id, another’s approval, no CSRF token, a decided or expired one: refused, nothing changes', async () => {
     const database = openDatabase(join(workspace.directory, '.gateway', 'gateway.db'), approvalMigrations);
     const store = sqliteApprovals(database);
     try {

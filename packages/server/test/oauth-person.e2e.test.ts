@@ -514,7 +514,7 @@ describe('OAuth per person', () => {
     ).toEqual(['local:alice']);
   }, 30_000);
 
-  it('an operator sees the links on the console Logins page (axe, 390 px) and unlinks one there; bob gets 403; no CSRF, no unlink', async () => {
+  it('an operator sees the links on the console Logins page (axe, 390 px) and unlinks one; bob gets 403; no CSRF, no unlink', async () => {
     const linked = () => cli(['logins', 'list', '--person', 'local:alice']);
     expect(await linked()).toContain(LOGIN);
     // bob is signed in at the gateway, without the operator role.

@@ -70,7 +70,8 @@ function decisionCell(record: ApprovalRecord): SafeHtml {
   }
   const verb = record.status === 'denied' ? 'denied' : 'approved';
   const expired = record.status === 'expired' ? html`; unused, expired ${time(record.expiresAt)}` : '';
-  return html`${verb} by ${record.decidedBy}, ${time(record.decidedAt)}${expired}${record.usedAt ? html`; used ${time(record.usedAt)}` : ''}`;
+  const used = record.usedAt ? html`; used ${time(record.usedAt)}` : '';
+  return html`${verb} by ${record.decidedBy}, ${time(record.decidedAt)}${expired}${used}`;
 }
 
 function filterForm(consolePath: string, view: ApprovalView): SafeHtml {
@@ -106,8 +107,10 @@ ${table(
     { label: 'Decision', cell: decisionCell },
     {
       label: 'Page',
-      cell: (record) =>
-        html`<a href="${paths.basePath}/approvals/${encodeURIComponent(record.id)}" aria-label="Open the approval page of ${record.tool} for ${record.personName} (${record.id})">Open</a>`,
+      cell: (record) => {
+        const label = `Open the approval page of ${record.tool} for ${record.personName} (${record.id})`;
+        return html`<a href="${paths.basePath}/approvals/${encodeURIComponent(record.id)}" aria-label="${label}">Open</a>`;
+      },
     },
   ],
   found.records,

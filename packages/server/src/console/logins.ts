@@ -58,7 +58,8 @@ ${table(
   links,
   'No person has linked an account yet.',
 )}
-<p class="hint">Unlinking removes the link and the person's tokens; their next call of a tool using the login asks them to link again. The same as <code>gateway logins unlink &lt;person&gt; &lt;login&gt;</code>.</p>`;
+<p class="hint">Unlinking removes the link and the person's tokens; their next call of a tool using the login asks them
+to link again. The same as <code>gateway logins unlink &lt;person&gt; &lt;login&gt;</code>.</p>`;
 }
 
 /** `GET /console/logins` and the Unlink form's `POST /console/logins/unlink`, behind the console's access hook. */

@@ -81,7 +81,8 @@ table { border-collapse: collapse; width: 100%; margin: 1rem 0; }
 caption { text-align: left; font-weight: 700; padding-bottom: 0.5rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 th { color: var(--muted); font-weight: 600; overflow-wrap: normal; }
-.badge { white-space: nowrap; display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.5rem; border-radius: 999px; background: #e6e9ee; }
+.badge { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.5rem; border-radius: 999px; background: #e6e9ee; }
+.badge { white-space: nowrap; }
 .badge.good { background: var(--ro-bg); color: var(--ro-ink); }
 .badge.warn { background: var(--warn-bg); color: var(--warn-ink); }
 .badge.bad { background: var(--de-bg); color: var(--de-ink); }
