@@ -1,4 +1,5 @@
-// Summarises V8 CPU profiles (node --cpu-prof; BENCH_CPU_PROF=<dir> for bench/peers/run.mjs and bench/server.mjs):
+// Summarises V8 CPU profiles (node --cpu-prof; BENCH_CPU_PROF=<dir> for bench/peers/run.mjs and bench/server.mjs;
+// BENCH_GATEWAY_FLAGS="--cpu-prof --cpu-prof-dir=<dir>" for both gateways of bench/ab.mjs, one file per thread and pid):
 // the functions with the most self time, self time grouped by package, and time by stage of a tool call (each
 // sample given to one stage, see STAGES), for each .cpuprofile in <dir>.
 //

@@ -190,17 +190,17 @@ describe('gateway doctor', () => {
       expect((await runGateway(['secrets', 'set', name], { cwd: workspace!.path, input: `${value}\n` })).exitCode).toBe(0);
     const codes = (findings: Finding[]) => findings.map((finding) => `${finding.level} ${finding.code ?? ''}`.trim());
 
-    // No connection string in the vault yet; serve would refuse PostgreSQL anyway (stores without an adapter).
+    // No connection string in the vault yet.
     await useSecret('database-url');
-    expect(codes(await storage())).toEqual(['error DATABASE_URL_MISSING', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(codes(await storage())).toEqual(['error DATABASE_URL_MISSING']);
 
     await set('database-url', 'host=db user=gateway password=hunter2');
-    expect(codes(await storage())).toEqual(['error DATABASE_URL_INVALID', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(codes(await storage())).toEqual(['error DATABASE_URL_INVALID']);
 
     await useSecret('closed-url');
     await set('closed-url', `postgres://gateway_test:hunter2@127.0.0.1:${await closedPortNumber()}/gateway`);
     const closed = await storage();
-    expect(codes(closed)).toEqual(['error DATABASE_UNREACHABLE', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(codes(closed)).toEqual(['error DATABASE_UNREACHABLE']);
     expect(closed[0]!.message).toMatch(/127\.0\.0\.1:\d+\/gateway/);
     const human = await workspace.gateway('doctor');
     expect(human.stdout).toMatch(/FAIL\s+storage\s+cannot reach the PostgreSQL database 127\.0\.0\.1:\d+\/gateway/);
@@ -211,17 +211,17 @@ describe('gateway doctor', () => {
     await useSecret('real-url');
     await set('real-url', url);
     const fresh = await storage();
-    expect(codes(fresh)).toEqual(['ok', 'warning DATABASE_MIGRATIONS_PENDING', 'error STORAGE_POSTGRES_INCOMPLETE']);
+    expect(codes(fresh)).toEqual(['ok', 'warning DATABASE_MIGRATIONS_PENDING']);
     expect(fresh[1]!.message).toContain('oauth-001, oauth-002, oauth-003');
-    expect(fresh[2]!.message).toContain('receipts and checkpoints');
+    expect(fresh[1]!.message).toContain('receipts-001, receipts-002');
 
     const pool = openPostgres(url);
     try {
       await migratePostgres(pool, postgresMigrations);
-      expect(codes(await storage())).toEqual(['ok', 'ok', 'error STORAGE_POSTGRES_INCOMPLETE']);
+      expect(codes(await storage())).toEqual(['ok', 'ok']);
       // A newer gateway migrated it further: this version says so.
       await pool.query("INSERT INTO schema_migrations (id) VALUES ('oauth-999')");
-      expect(codes(await storage())).toEqual(['ok', 'error DATABASE_MIGRATIONS_UNKNOWN', 'error STORAGE_POSTGRES_INCOMPLETE']);
+      expect(codes(await storage())).toEqual(['ok', 'error DATABASE_MIGRATIONS_UNKNOWN']);
     } finally {
       await pool.end();
     }

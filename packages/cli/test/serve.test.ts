@@ -119,7 +119,7 @@ describe('gateway serve', () => {
     expect(after.stderr).not.toContain('nobody can sign in');
   });
 
-  it('refuses storage.kind postgres while some stores have no PostgreSQL adapter, naming them, before opening any database', async () => {
+  it('with storage.kind postgres and no connection string in the vault, stops naming the secret, no SQLite file made', async () => {
     workspace = await createPublishingWorkspace();
     await workspace.importAndPublish('orders');
     const config = await workspace.read('gateway.yaml');
@@ -130,10 +130,9 @@ describe('gateway serve', () => {
       timeout: 20_000,
     });
     expect(result.exitCode).toBe(3);
-    expect(result.stderr).toContain('STORAGE_POSTGRES_INCOMPLETE');
-    expect(result.stderr).toContain('receipts and checkpoints');
-    expect(result.stderr).toContain('PostgreSQL: what works now');
-    // Nothing half-started: no SQLite file standing in for the missing stores.
+    expect(result.stderr).toContain('DATABASE_URL_MISSING');
+    expect(result.stderr).toContain("'database-url'");
+    // Nothing half-started: no SQLite file standing in for the database.
     await expect(workspace.read('.gateway/gateway.db')).rejects.toThrow(/ENOENT/);
   });
 });

@@ -95,6 +95,13 @@ export const ERRORS = {
     area: 'mcp',
     meaning: 'a person denied this very call of a tool reviewed `approval: each-call`; it did not run',
   },
+  CALL_APPROVAL_EXPIRED: {
+    category: 'refused',
+    area: 'mcp',
+    meaning:
+      'receipt reason: a one-call approval expired before a person decided it or before its call used it (an approval receipt, ' +
+      'docs/receipts.md)',
+  },
   CALL_APPROVAL_UNAVAILABLE: {
     category: 'refused',
     area: 'mcp',
@@ -643,13 +650,6 @@ export const ERRORS = {
     category: 'refused',
     area: 'serving',
     meaning: 'a connection to a loopback, private, link-local, CGNAT or metadata address outside `network.allowPrivateNetworks`',
-  },
-  STORAGE_POSTGRES_INCOMPLETE: {
-    category: 'config',
-    area: 'serving',
-    meaning:
-      '`gateway serve` with `storage.kind: postgres` while some stores have no PostgreSQL adapter yet (the message names them; ' +
-      'docs/deployment.md, "PostgreSQL: what works now")',
   },
   TLS_FILES_UNREADABLE: { category: 'config', area: 'serving', meaning: 'the `gateway.tls` certificate or key cannot be read' },
   TOOL_ARGUMENTS_INVALID: {

@@ -51,6 +51,7 @@ export {
   isLoopbackHostname,
   loadConfig,
   parseConfig,
+  personCredentialsOf,
   resolveConfigPath,
   sourceConfig,
   type AuthConfig,
@@ -151,7 +152,9 @@ export {
   receiptLeafBytes,
   receiptLeafText,
   receiptOf,
+  type ConsoleActionName,
   type Receipt,
+  type ReceiptAction,
   type ReceiptOutcome,
 } from './receipt.js';
 export {
@@ -186,6 +189,8 @@ export {
   decideCall,
   loginAlternativesOf,
   loginIdOf,
+  MCP_LOGIN_SCHEME,
+  mcpLoginAlternatives,
   type CallDenialReason,
   type CallFacts,
   type CallVerdict,
@@ -237,11 +242,13 @@ export {
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';
-export { type McpSourceConfig, sourceLocation } from './config/load.js';
+export { type McpCredentialConfig, type McpSourceConfig, type McpSourceCredentialConfig, sourceLocation } from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, type TelemetryConfig } from './config/telemetry-schema.js';
 export {
+  APPROVAL_EVENT_TYPE,
   CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,
   RECEIPT_EVENT_TYPE,
   WEBHOOK_EVENT_TYPES,

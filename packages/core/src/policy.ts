@@ -95,6 +95,21 @@ export function loginIdOf(sourceName: string, schemeName: string): string {
 }
 
 /**
+ * The scheme name an MCP source's login takes: an MCP source has no security schemes, so its one per-person
+ * login (`credentials: { type: oauthPerson }`) is `<source>/mcp`, granted at consent like any other login.
+ */
+export const MCP_LOGIN_SCHEME = 'mcp';
+
+/**
+ * The login alternatives of an MCP source's tools: its per-person login when the source's credential is
+ * `oauthPerson`; otherwise one alternative needing no login (the source's credential is the gateway's own).
+ */
+export function mcpLoginAlternatives(sourceName: string, credential: { type: string } | undefined): LoginAlternative[] {
+  if (credential?.type !== 'oauthPerson') return [{ schemes: [], logins: [] }];
+  return [{ schemes: [MCP_LOGIN_SCHEME], logins: [loginIdOf(sourceName, MCP_LOGIN_SCHEME)] }];
+}
+
+/**
  * The configured alternatives of an operation's security, in the document's order. OpenAPI: an empty
  * `security` array means no security (one alternative needing nothing); an alternative naming a scheme without
  * a configured credential cannot be used and is left out.

@@ -1,6 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from './canonical.js';
-import { keyedDigest, receiptCanonicalJson, receiptLeafText, receiptOf, type Receipt } from './receipt.js';
+import { leafHash } from './merkle.js';
+import {
+  keyedDigest,
+  receiptCanonicalJson,
+  receiptLeafBytes,
+  receiptLeafText,
+  receiptOf,
+  type Receipt,
+  type ReceiptAction,
+} from './receipt.js';
+
+const ACTIONS: readonly ReceiptAction[] = [
+  { kind: 'approval', approval: 'approval-abc', decision: 'approved', approver: 'alice' },
+  { kind: 'approval', approval: 'approval-def', decision: 'expired', approver: null },
+  { kind: 'console', action: 'session.revoke', operator: 'olga \u20ac', target: 'session-3' },
+];
 
 describe('receipt canonical JSON (RFC 8785)', () => {
   it('equals the general canonicalJson on nested values, unicode keys, escapes and numbers', () => {
@@ -43,9 +58,14 @@ describe('receipt canonical JSON (RFC 8785)', () => {
       argumentsDigest: `hmac-sha256:${seed}`,
       resultDigest: seed % 2 === 0 ? null : 'hmac-sha256:ff',
       ...(seed % 7 === 0 ? { arguments: { z: [seed, pick(strings, seed)], a: { '\u20ac': null } } } : {}),
+      ...(seed % 5 === 1 ? { approval: `approval-${pick(strings, seed)}` } : {}),
+      ...(seed % 11 === 3 ? { action: pick(ACTIONS, seed) } : {}),
     });
     for (let seed = 0; seed < 300; seed += 1) {
-      const receipt = receiptOf(seed * 7919, draftOf(seed));
+      const draft = draftOf(seed);
+      const receipt = receiptOf(seed * 7919, draft);
+      expect(receipt.approval).toBe(draft.approval);
+      expect(receipt.action).toEqual(draft.action);
       expect(receiptLeafText(receipt)).toBe(canonicalJson(receipt));
     }
     // A field the types say cannot be undefined or NaN: the general path, which omits or refuses it.
@@ -53,6 +73,36 @@ describe('receipt canonical JSON (RFC 8785)', () => {
     expect(receiptLeafText(hole)).toBe(canonicalJson(hole));
     expect(receiptLeafText(hole)).not.toContain('durationMs');
     expect(() => receiptLeafText({ ...hole, durationMs: Number.NaN })).toThrow();
+  });
+
+  it('a receipt without the optional approval and action fields has the leaf hash it had before they existed', () => {
+    // Leaf hashes computed by the receipt code before `approval` and `action` were added: stored logs still verify.
+    const draft: Omit<Receipt, 'id' | 'index'> = {
+      time: '2026-11-22T12:00:00.123Z',
+      session: 'session-7',
+      person: 'local:alice',
+      clientId: 'client-1',
+      tool: 'get_order',
+      source: 'orders',
+      publication: 'publication-2',
+      fingerprint: `sha256:${'ab'.repeat(32)}`,
+      login: 'orders/api_key',
+      outcome: 'allowed',
+      reason: null,
+      upstreamStatus: 200,
+      durationMs: 12.3,
+      argumentsDigest: `hmac-sha256:${'01'.repeat(32)}`,
+      resultDigest: null,
+    };
+    const hashOf = (receipt: Receipt) => leafHash(Buffer.from(receiptLeafText(receipt))).toString('hex');
+    expect(hashOf(receiptOf(41, draft))).toBe('0f65fcb8fc9c31c9ff3704e13a08739022a3e77ae0b1c1d018837611cefc53f9');
+    expect(hashOf(receiptOf(41, { ...draft, arguments: { orderId: 'ord_1001' } }))).toBe(
+      '8e2eaa4e767c90cd987b27ec37d5aaf363aabb851edea9789f5ec27eae7ccd03',
+    );
+    expect(leafHash(receiptLeafBytes(receiptOf(41, draft))).toString('hex')).toBe(hashOf(receiptOf(41, draft)));
+    // The new fields are covered: a receipt naming an approval, or recording an action, hashes differently.
+    expect(hashOf(receiptOf(41, { ...draft, approval: 'approval-x' }))).not.toBe(hashOf(receiptOf(41, draft)));
+    expect(hashOf(receiptOf(41, { ...draft, action: ACTIONS[0]! }))).not.toBe(hashOf(receiptOf(41, draft)));
   });
 
   it('refuses values JSON cannot hold', () => {

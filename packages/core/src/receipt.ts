@@ -9,6 +9,31 @@ import { canonicalJson } from './canonical.js';
 /** `action-required`: the decision answered "a person must act first" (docs/receipts.md › Outcomes). */
 export type ReceiptOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 
+/** What an operator did in the console (docs/receipts.md › Action receipts). */
+export type ConsoleActionName = 'session.revoke' | 'webhook.resume' | 'login.unlink';
+
+/**
+ * A decision a person took (or an approval's expiry), receipted in the same log as the calls: a receipt with
+ * `action` records it instead of a call. Names only, never a secret.
+ */
+export type ReceiptAction =
+  | {
+      kind: 'approval';
+      /** `approval-…`: the approval decided or expired. */
+      approval: string;
+      decision: 'approved' | 'denied' | 'expired';
+      /** The approver's name; null for an expiry (nobody decided). */
+      approver: string | null;
+    }
+  | {
+      kind: 'console';
+      action: ConsoleActionName;
+      /** The signed-in operator's name. */
+      operator: string;
+      /** What the action was taken on: `session-<n>`, a webhook endpoint's name, `<person> <login>`. */
+      target: string;
+    };
+
 export interface Receipt {
   /** `receipt-<n>`. */
   id: string;
@@ -45,6 +70,10 @@ export interface Receipt {
   resultDigest: string | null;
   /** The arguments themselves, only when `receipts.storeArguments: true` in gateway.yaml. */
   arguments?: unknown;
+  /** A call that ran on a one-call approval: its id (`approval-…`); absent otherwise. */
+  approval?: string;
+  /** Set on a receipt of a person's decision or a console action (not of a call); absent on call receipts. */
+  action?: ReceiptAction;
 }
 
 /** The bytes of a receipt as a leaf of the log (RFC 8785 canonical JSON, UTF-8): what the leaf hash covers. */
@@ -117,6 +146,8 @@ export function receiptOf(index: number, draft: Omit<Receipt, 'id' | 'index'>): 
     resultDigest: draft.resultDigest,
   };
   if (draft.arguments !== undefined) receipt.arguments = draft.arguments;
+  if (draft.approval !== undefined) receipt.approval = draft.approval;
+  if (draft.action !== undefined) receipt.action = draft.action;
   return receipt;
 }
 
@@ -136,9 +167,12 @@ function scalar(value: unknown): string {
  */
 export function receiptLeafText(receipt: Receipt): string {
   const r = receipt;
+  // An action receipt (rare, never on the call path) takes the general path.
+  if (r.action !== undefined) return receiptCanonicalJson(r);
   try {
     return (
-      `{${r.arguments === undefined ? '' : `"arguments":${receiptCanonicalJson(r.arguments)},`}` +
+      `{${r.approval === undefined ? '' : `"approval":${scalar(r.approval)},`}` +
+      `${r.arguments === undefined ? '' : `"arguments":${receiptCanonicalJson(r.arguments)},`}` +
       `"argumentsDigest":${scalar(r.argumentsDigest)},"clientId":${scalar(r.clientId)},` +
       `"durationMs":${scalar(r.durationMs)},"fingerprint":${scalar(r.fingerprint)},"id":${scalar(r.id)},` +
       `"index":${scalar(r.index)},"login":${scalar(r.login)},"outcome":${scalar(r.outcome)},` +

@@ -16,6 +16,9 @@ import { answerClusterMetrics } from './telemetry/index.js';
  *   watcher runs in every worker: each verifies and swaps its own copy.
  * - Sessions, codes and refresh tokens are in the database; revocation is read from it on every /mcp
  *   request, so a session revoked through any worker (or the CLI) is refused by all of them at once.
+ * - What a worker holds in memory and another one changes (a revocation's streams, drift blocks, a new publication,
+ *   a paused or resumed webhook endpoint) is announced on the change feed (store/changes.ts): every worker acts
+ *   on it within a second.
  *
  * SIGTERM/SIGINT: every worker shuts down gracefully, then the primary exits. A worker that dies is
  * restarted after a delay that doubles with each quick failure (0.5 s … 30 s).

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { GatewayError, loadVerifiedLock, type LoadedConfig, type Lockfile } from '@gateway/core';
@@ -20,7 +21,8 @@ import { watchServedLock, type ServedLock } from './composition/lock.js';
 import { startRecords } from './composition/records.js';
 import { readSettings } from './composition/settings.js';
 import { openSqliteStorage } from './composition/sqlite/storage.js';
-import { assertServableStorage } from './storage.js';
+import type { GatewayStorage } from './composition/storage.js';
+import type { Vault } from '@gateway/runtime';
 import type { DriftWatcher } from './drift/index.js';
 import { createOriginGuard } from './mcp/origin.js';
 import { sessionState } from './authorization/stores/session-store.js';
@@ -99,12 +101,29 @@ export interface RunningGateway {
  * lock → what executes calls → what records them → authorization → drift → the HTTP app → the lock watcher →
  * listen. Anything that fails stops start-up with an error naming what failed, and closes what was opened.
  */
+/**
+ * The storage `storage.kind` names: the SQLite file in the data directory, or the PostgreSQL database whose
+ * connection string the vault keeps (node-postgres loaded only then).
+ */
+async function openStorage(
+  config: LoadedConfig['config'],
+  dataDirectory: string,
+  vault: Vault,
+  logger: Logger,
+  closers: Closers,
+): Promise<GatewayStorage> {
+  const storage = config.storage;
+  if (storage?.kind !== 'postgres') return openSqliteStorage(dataDirectory, logger, closers);
+  // No database file creates it: the data directory still holds what stays with this host (the receipt anchor).
+  await mkdir(dataDirectory, { recursive: true });
+  const { openPostgresStorage } = await import('./composition/postgres/storage.js');
+  return openPostgresStorage(storage.url!, vault, logger, closers);
+}
+
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const settings = await readSettings(options);
   const { loaded, logger, mcpUrl, listen } = settings;
   const config = loaded.config;
-  // PostgreSQL only once every store has its adapter: never half the state in a file other replicas cannot see.
-  assertServableStorage(config);
   const registry = new PublicationRegistry();
   // Metrics and traces (docs/observability.md): the hooks and interfaces every area below is given.
   const telemetry = await createTelemetry(loaded, {
@@ -115,7 +134,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   closers.add(() => telemetry.close());
   try {
     const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
-    const storage = openSqliteStorage(settings.dataDirectory, logger, closers);
+    const storage = await openStorage(config, settings.dataDirectory, vault, logger, closers);
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
     const initial = await loadVerifiedLock(settings.lockPath, loaded);
     registry.replace(initial.lock);
@@ -148,6 +167,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       storage,
       findSession: (id) => authorizationStores.sessions.find(id),
       authorization,
+      ...(receipts ? { receipts } : {}),
+      closers,
+      warn: (message) => logger.warn(message),
     });
     let served: ServedLock | undefined;
     const app = await buildApp({
@@ -207,6 +229,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         initialDigest: initial.digest,
         ...(options.lockDebounceMs === undefined ? {} : { debounceMs: options.lockDebounceMs }),
         ...(drift?.prepareFor ? { prepareFor: (lock: Lockfile) => drift.prepareFor!(lock) } : {}),
+        changes: storage.changeFeed(),
       },
       closers,
     );

@@ -1,8 +1,12 @@
-import { GatewayError, type LoadedConfig } from '@gateway/core';
+import type { LoadedConfig } from '@gateway/core';
 import type { DoctorFinding, Vault } from '@gateway/runtime';
 import { postgresApprovalMigrations } from './approvals/postgres/migrations.js';
 import { postgresSessionMigrations } from './authorization/stores/postgres/migrations.js';
 import { postgresLinkedAccountMigrations } from './credentials/person/postgres/migrations.js';
+import { postgresDriftMigrations } from './drift/postgres/migrations.js';
+import { postgresOutboxMigrations } from './outbox/postgres/migrations.js';
+import { postgresReceiptMigrations } from './receipts/postgres/migrations.js';
+import { postgresChangeMigrations } from './store/postgres/change-migrations.js';
 import { postgresEphemeralStateMigrations } from './store/postgres/ephemeral-state.js';
 import type { PostgresPool } from './store/postgres/database.js';
 import { postgresLeaseMigrations } from './store/postgres/leases.js';
@@ -11,74 +15,29 @@ import type { Migration } from './store/schema/migration.js';
 
 /**
  * Which storage the gateway runs on (`storage` in gateway.yaml): SQLite, the embedded default, or PostgreSQL for
- * several replicas. Every store is a port with a SQLite adapter; this file says which have a PostgreSQL one yet,
- * gathers the PostgreSQL migrations of those that do, and checks a PostgreSQL database for `gateway doctor`.
- * node-postgres is loaded only when a database is checked: a gateway on SQLite never loads it (about 15 MB).
+ * several replicas, where every store has its adapter (composition/postgres/storage.ts). This file gathers the
+ * PostgreSQL migrations and checks a PostgreSQL database for `gateway doctor`. node-postgres is loaded only when a
+ * database is opened or checked: a gateway on SQLite never loads it (about 15 MB).
  */
 
-/** The gateway's stores and whether each has a PostgreSQL adapter (docs/deployment.md, "PostgreSQL: what works now"). */
-export const POSTGRES_ADAPTERS: ReadonlyArray<{ stores: string; hasAdapter: boolean }> = [
-  { stores: 'sessions, authorization codes, refresh tokens and registered clients', hasAdapter: true },
-  { stores: 'one-call approvals', hasAdapter: true },
-  { stores: 'linked accounts of per-person logins (metadata; the tokens are in the vault)', hasAdapter: true },
-  { stores: 'leases (the drift leader)', hasAdapter: true },
-  { stores: "sign-in and consent state (browser sessions, pending consent requests, retries' spent requestStates)", hasAdapter: true },
-  { stores: 'throttles (sign-in, /authorize and admin-token limits)', hasAdapter: true },
-  { stores: 'receipts and checkpoints', hasAdapter: false },
-  { stores: 'outbox and delivery marks', hasAdapter: false },
-  { stores: 'drift state and proposals', hasAdapter: false },
-];
-
-/** Every PostgreSQL migration of the stores that have an adapter, as one list (each area keeps its own ids). */
+/** Every area's PostgreSQL migrations, as one list (each area keeps its own ids, those of its SQLite adapter). */
 export const postgresMigrations: readonly Migration[] = [
+  ...postgresDriftMigrations,
+  ...postgresLeaseMigrations,
   ...postgresSessionMigrations,
   ...postgresEphemeralStateMigrations,
-  ...postgresApprovalMigrations,
+  ...postgresReceiptMigrations,
+  ...postgresOutboxMigrations,
   ...postgresLinkedAccountMigrations,
-  ...postgresLeaseMigrations,
+  ...postgresApprovalMigrations,
+  ...postgresChangeMigrations,
 ];
-
-/** The stores `storage.kind: postgres` still lacks, in the order of POSTGRES_ADAPTERS. */
-export function storesWithoutPostgresAdapter(): string[] {
-  return POSTGRES_ADAPTERS.filter((entry) => !entry.hasAdapter).map((entry) => entry.stores);
-}
-
-function incompleteMessage(missing: readonly string[]): string {
-  return (
-    `storage.kind postgres cannot be served yet: these stores have no PostgreSQL adapter, so the gateway would run half ` +
-    `on SQLite: ${missing.join('; ')} (docs/deployment.md, "PostgreSQL: what works now"). Serve with storage.kind sqlite ` +
-    '(the default) until then; `gateway doctor` already checks the PostgreSQL connection and its migrations'
-  );
-}
-
-/**
- * Refuses to serve on a storage that is not whole: with `storage.kind: postgres` while some stores have no
- * PostgreSQL adapter, serve would keep part of its state in a local SQLite file that other replicas never see.
- */
-export function assertServableStorage(config: LoadedConfig['config']): void {
-  if ((config.storage?.kind ?? 'sqlite') !== 'postgres') return;
-  const missing = storesWithoutPostgresAdapter();
-  if (missing.length > 0) throw new GatewayError('STORAGE_POSTGRES_INCOMPLETE', incompleteMessage(missing));
-}
 
 /** `gateway doctor`'s findings on the storage: for PostgreSQL, the connection string, the connection, the migrations. */
 export async function storageFindings(loaded: LoadedConfig, vault: Vault): Promise<DoctorFinding[]> {
   const storage = loaded.config.storage;
   if (storage?.kind !== 'postgres' || !storage.url) return [];
-  const missing = storesWithoutPostgresAdapter();
-  const incomplete: DoctorFinding[] =
-    missing.length === 0
-      ? []
-      : [
-          {
-            check: 'storage',
-            level: 'error',
-            code: 'STORAGE_POSTGRES_INCOMPLETE',
-            message: incompleteMessage(missing),
-            fix: 'set storage.kind: sqlite (or remove storage) in gateway.yaml to serve now',
-          },
-        ];
-  return [...(await postgresFindings(storage.url, vault)), ...incomplete];
+  return postgresFindings(storage.url, vault);
 }
 
 async function postgresFindings(secretName: string, vault: Vault): Promise<DoctorFinding[]> {

@@ -15,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import Database from 'better-sqlite3';
+import { HTTP } from 'cloudevents';
+import { Webhook } from 'standardwebhooks';
 import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
@@ -22,6 +25,7 @@ import type { NewApproval } from '../src/approvals/ports.js';
 import { approvalMigrations, sqliteApprovals } from '../src/approvals/sqlite/index.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 import { repositoryRoot } from '../../../test-support/cli.js';
 
 /** The approval page's screenshots go to docs/ with GATEWAY_UPDATE_SCREENSHOTS=1 (as the console's do). */
@@ -29,13 +33,25 @@ const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? jo
 
 let workspace: Workspace;
 let gateway: RunningGateway;
+let audit: WebhookReceiver;
 let base: string;
 const headers = { authorization: 'Bearer client-token' };
 let session = 'session-1';
 const PASSWORD = 'a long enough password';
 
 beforeAll(async () => {
-  workspace = await prepareWorkspace({ configExtra: 'approvals:\n  expirySeconds: 120' });
+  audit = await startWebhookReceiver();
+  workspace = await prepareWorkspace({
+    configExtra: [
+      'approvals:',
+      '  expirySeconds: 120',
+      'webhooks:',
+      '  audit:',
+      `    url: ${audit.url}`,
+      '    secret: audit-webhook-secret',
+    ].join('\n'),
+  });
+  workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
   await workspace.cli(['import', 'orders']);
   await workspace.cli(['review', 'orders', '--all-supported', '--each-call', 'get_order', '--no-interactive']);
   await workspace.cli(['publish', 'orders', '--key', workspace.privateKeyPath, '--publisher', 'harness@example.com']);
@@ -73,20 +89,34 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await workspace?.cleanup();
+  await audit?.close();
 });
 
-/** The receipts written since `size` (the head), once they are in the database. */
+/**
+ * The receipts of the current `session` written since `size` (the head), once `count` of them are in the database
+ * (a late retry of an earlier test's client may add receipts of its own session meanwhile).
+ */
 async function receiptsSince(size: number, count: number): Promise<Array<Record<string, unknown>>> {
   const store = gateway.receipts!.store;
   const deadline = Date.now() + 5_000;
-  while ((await store.head()).size < size + count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  const receipts: Array<Record<string, unknown>> = [];
-  const head = await store.head();
-  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
-  return receipts;
+  for (;;) {
+    const receipts: Array<Record<string, unknown>> = [];
+    const head = await store.head();
+    for (let index = size; index < head.size; index += 1) {
+      const receipt = (await store.get(index)) as unknown as Record<string, unknown>;
+      if (receipt.session === session) receipts.push(receipt);
+    }
+    if (receipts.length >= count || Date.now() > deadline) return receipts;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
-const outcomes = (receipts: Array<Record<string, unknown>>) => receipts.map((receipt) => [receipt.tool, receipt.outcome, receipt.reason]);
+/** A call receipt as [tool, outcome, reason]; an approval's receipt as ['approval', decision, approver]. */
+const outcomes = (receipts: Array<Record<string, unknown>>) =>
+  receipts.map((receipt) => {
+    const action = receipt.action as { decision: string; approver: string | null } | undefined;
+    return action ? ['approval', action.decision, action.approver] : [receipt.tool, receipt.outcome, receipt.reason];
+  });
 const csrfOf = (page: string) => /name="csrf_token" value="([^"]+)"/.exec(page)![1]!;
 const cookieOf = (response: Response) => response.headers.get('set-cookie')!.split(';')[0]!;
 const upstreamCalls = () => workspace.api.requests.filter((request) => request.path.startsWith('/orders/')).length;
@@ -178,9 +208,10 @@ describe('one-call approvals', () => {
     } finally {
       await client.close();
     }
-    const receipts = outcomes(await receiptsSince(before, 3));
-    expect(receipts.slice(0, 3)).toEqual([
+    const receipts = outcomes(await receiptsSince(before, 4));
+    expect(receipts.slice(0, 4)).toEqual([
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ['approval', 'approved', 'alice'],
       ['get_order', 'allowed', null],
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
     ]);
@@ -222,11 +253,13 @@ describe('one-call approvals', () => {
     } finally {
       await client.close();
     }
-    expect(outcomes(await receiptsSince(before, 5))).toEqual([
+    expect(outcomes(await receiptsSince(before, 7))).toEqual([
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ['approval', 'approved', 'alice'],
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
       ['get_order', 'allowed', null],
+      ['approval', 'denied', 'alice'],
       ['get_order', 'denied', 'CALL_APPROVAL_DENIED'],
     ]);
   });
@@ -373,3 +406,109 @@ async function axeViolations(page: Page): Promise<Array<{ id: string; impact: st
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map(({ id, impact }) => ({ id, impact }));
 }
+
+describe('approvals receipted in the signed log and reported as events of their own type', () => {
+  interface ApprovalEvent {
+    type: string;
+    subject?: string;
+    data: { approval: string; decision: string; approver: string | null; tool: string; receipt: string };
+  }
+  /** The approval events the audit receiver got, each with a valid Standard Webhooks signature. */
+  const approvalEvents = (): ApprovalEvent[] =>
+    audit.requests.flatMap((request) => {
+      expect(
+        new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>),
+      ).toBeTruthy();
+      const event = HTTP.toEvent({ headers: request.headers, body: request.body }) as unknown as ApprovalEvent;
+      return event.type === 'io.service.approval.receipted' ? [event] : [];
+    });
+  const idOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
+
+  it('approved, denied and expired: receipts naming the approver (the call names its approval), verified, evented', async () => {
+    session = 'session-receipted';
+    const before = (await gateway.receipts!.store.head()).size;
+    const client = new LegacyClient({ name: 'v1-receipted', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(gateway.mcpUrl), { requestInit: { headers } }));
+    const pageOf = async (orderId: string) => {
+      const thrown = (await client.callTool({ name: 'get_order', arguments: { orderId } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )) as { data: { elicitations: Array<{ url: string }> } };
+      return thrown.data.elicitations[0]!.url;
+    };
+    let approved: string, denied: string, expired: string;
+    try {
+      approved = await pageOf('ord_1001');
+      expect(await decide('alice', approved, 'approve')).toBe(303);
+      expect((await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1001' } })).isError).toBeFalsy();
+      denied = await pageOf('ord_1002');
+      expect(await decide('alice', denied, 'deny')).toBe(303);
+      expect((await client.callTool({ name: 'get_order', arguments: { orderId: 'ord_1002' } })).isError).toBe(true);
+      // Nobody answers this one; its time runs out (the stored expiry moved back), and the retry finds it expired.
+      expired = await pageOf('ord_1003');
+      const database = new Database(join(workspace.directory, '.gateway', 'gateway.db'));
+      try {
+        expect(database.prepare('UPDATE approvals SET expires_at = ? WHERE id = ?').run(Date.now() - 1, idOf(expired)).changes).toBe(1);
+      } finally {
+        database.close();
+      }
+      expect(await pageOf('ord_1003')).not.toBe(expired);
+    } finally {
+      await client.close();
+    }
+    const receipts = await receiptsSince(before, 9);
+    expect(outcomes(receipts)).toEqual([
+      ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ['approval', 'approved', 'alice'],
+      ['get_order', 'allowed', null],
+      ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ['approval', 'denied', 'alice'],
+      ['get_order', 'denied', 'CALL_APPROVAL_DENIED'],
+      ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+      ['approval', 'expired', null],
+      ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
+    ]);
+    const [, approval, call, , denial, , , expiry] = receipts;
+    expect(approval).toMatchObject({
+      session: 'session-receipted',
+      person: 'local:alice',
+      tool: 'get_order',
+      outcome: 'allowed',
+      action: { kind: 'approval', approval: idOf(approved), decision: 'approved', approver: 'alice' },
+    });
+    // The call that ran names the approval it ran on; a call without one carries no such field.
+    expect(call!.approval).toBe(idOf(approved));
+    expect(receipts.filter((receipt) => 'approval' in receipt)).toEqual([call]);
+    expect(denial).toMatchObject({
+      outcome: 'denied',
+      reason: 'CALL_APPROVAL_DENIED',
+      action: { approval: idOf(denied), decision: 'denied' },
+    });
+    expect(expiry).toMatchObject({
+      outcome: 'denied',
+      reason: 'CALL_APPROVAL_EXPIRED',
+      action: { approval: idOf(expired), approver: null },
+    });
+    // The approval's argumentsDigest is the call's: the receipt binds the decision to those very arguments.
+    expect(approval!.argumentsDigest).toBe(call!.argumentsDigest);
+
+    // The signed log covers them: `gateway receipts verify` on the running gateway's SQLite file.
+    const verified = JSON.parse(await workspace.cli(['receipts', 'verify', '--json'])) as { ok: boolean; size?: number };
+    expect(verified.ok).toBe(true);
+
+    // Each is delivered to the webhook receiver as its own, signed event type.
+    await waitFor(() => approvalEvents().length >= 3, 'three approval events');
+    expect(
+      approvalEvents()
+        .filter((event) => [approved, denied, expired].map(idOf).includes(event.data.approval))
+        .map((event) => [event.subject, event.data]),
+    ).toEqual([
+      [
+        'session-receipted',
+        { approval: idOf(approved), decision: 'approved', approver: 'alice', tool: 'get_order', receipt: approval!.id },
+      ],
+      ['session-receipted', { approval: idOf(denied), decision: 'denied', approver: 'alice', tool: 'get_order', receipt: denial!.id }],
+      ['session-receipted', { approval: idOf(expired), decision: 'expired', approver: null, tool: 'get_order', receipt: expiry!.id }],
+    ]);
+  });
+});

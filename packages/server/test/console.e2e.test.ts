@@ -8,7 +8,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HTTP } from 'cloudevents';
 import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
@@ -211,6 +213,49 @@ async function signedIn(person: { name: string; password: string }): Promise<{ b
   return { browser, html: await response.text() };
 }
 
+interface ConsoleEvent {
+  type: string;
+  subject?: string;
+  data: { operator: string; action: string; target: string; receipt: string };
+}
+
+/** The console-action events `audit` received, each checked for a valid Standard Webhooks signature. */
+function consoleEvents(): ConsoleEvent[] {
+  return audit.requests.flatMap((request) => {
+    expect(
+      new Webhook(workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET!).verify(request.body, request.headers as Record<string, string>),
+    ).toBeTruthy();
+    const event = HTTP.toEvent({ headers: request.headers, body: request.body }) as unknown as ConsoleEvent;
+    return event.type === 'io.service.console.receipted' ? [event] : [];
+  });
+}
+
+/**
+ * The console action's receipt in the log (operator, action, target), its event at the audit receiver, and the
+ * signed log verified with it (`gateway receipts verify` on the running gateway's database).
+ */
+async function expectReceiptedAction(action: string, target: string, session: string | null): Promise<void> {
+  const [receipt] = (await gateway.receipts!.store.list({ limit: 50, newestFirst: true })).filter(
+    (candidate) => candidate.action?.kind === 'console' && candidate.action.action === action && candidate.action.target === target,
+  );
+  expect(receipt).toMatchObject({
+    session,
+    tool: '',
+    outcome: 'allowed',
+    action: { kind: 'console', action, operator: OPERATOR.name, target },
+  });
+  expect(receipt!.person).toMatch(/^local:/);
+  await waitFor(() => consoleEvents().some((event) => event.data.receipt === receipt!.id), `the ${action} event`);
+  expect(consoleEvents().find((event) => event.data.receipt === receipt!.id)!.data).toEqual({
+    operator: OPERATOR.name,
+    action,
+    target,
+    receipt: receipt!.id,
+  });
+  const verified = JSON.parse(await workspace.cli(['receipts', 'verify', '--json'])) as { ok: boolean };
+  expect(verified.ok).toBe(true);
+}
+
 const CONSOLE_GETS = [
   '/console',
   '/console/sessions',
@@ -359,6 +404,7 @@ describe('an operator in the console', () => {
     expect(revoked.headers.get('location')).toBe(`/console/sessions?revoked=${id}`);
     expect((await rpc('tools/list', {}, token)).status).toBe(401);
     expect(await sessionAnswer(id)).toMatchObject({ state: 'revoked', revokedReason: 'revoked by olga in the console' });
+    await expectReceiptedAction('session.revoke', id, id);
   });
 
   it('resumes a paused webhook endpoint with the CSRF token, not without', async () => {
@@ -369,6 +415,7 @@ describe('an operator in the console', () => {
     const resumed = await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: csrf } });
     expect(resumed.status).toBe(303);
     await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
+    await expectReceiptedAction('webhook.resume', 'siem', null);
   });
 });
 

@@ -10,17 +10,15 @@
  * call returns the caller's own `sub`. Then: unlinking through `gateway logins unlink`, alice's SDK 1.x client
  * (2025-11-25) gets -32042, bob cannot use alice's connect URL, alice can (signing in on the connect page in a
  * browser without a gateway session) once and only once; a token about to
- * expire is refreshed once for five concurrent calls; a grant revoked at the provider removes the link and the
- * next call asks for linking again.
+ * expire is refreshed once for five concurrent calls; a grant revoked at the provider removes the link at the
+ * refresh, and that very call asks for linking again.
  */
 import { createServer, type Server } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import Provider from 'oidc-provider';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -32,16 +30,15 @@ import { repositoryRoot, runGateway, temporaryDirectory } from '../../../test-su
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
+import {
+  CHROMIUM_ARGS,
+  consentInBrowser,
+  openConnectUrl as openConnectUrlOf,
+  passProvider as passProviderTo,
+  startPersonProvider,
+  type ConsentingPerson as Person,
+} from './support/person-provider.js';
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const REDIRECT = 'http://127.0.0.1:9/callback';
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-tests';
 const ADMIN_TOKEN = 'admin-token-for-person-logins';
@@ -62,51 +59,6 @@ let browser: Browser;
 let refreshGrants = 0;
 /** Authorization headers the upstream API saw, with the `sub` it verified. */
 const seenByApi: Array<{ sub: string }> = [];
-
-function startProvider(port: number): Server {
-  const provider = new Provider(providerIssuer, {
-    clients: [
-      {
-        client_id: 'gateway',
-        client_secret: CLIENT_SECRET,
-        redirect_uris: [`${gatewayUrl}/connect/callback`],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-      },
-    ],
-    claims: { openid: ['sub'] },
-    scopes: ['openid', 'offline_access', 'orders:read'],
-    async findAccount(_context: unknown, id: string) {
-      return {
-        accountId: id,
-        async claims() {
-          return { sub: id };
-        },
-      };
-    },
-    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
-      client.grantTypeAllowed('refresh_token'),
-    features: {
-      devInteractions: { enabled: true },
-      revocation: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => apiUrl,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_context: unknown, resource: string) => ({
-          scope: 'orders:read',
-          audience: resource,
-          accessTokenFormat: 'jwt',
-          accessTokenTTL: 600,
-        }),
-      },
-    },
-  } as never);
-  provider.on('grant.success', (context: { oidc: { params?: { grant_type?: string } } }) => {
-    if (context.oidc.params?.grant_type === 'refresh_token') refreshGrants += 1;
-  });
-  return provider.listen(port);
-}
 
 /** The customer's API: answers with the `sub` of a JWT access token it verified against the provider's keys. */
 async function startApi(port: number): Promise<Server> {
@@ -161,7 +113,16 @@ beforeAll(async () => {
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   providerIssuer = `http://127.0.0.1:${providerPort}`;
   apiUrl = `http://127.0.0.1:${apiPort}/`;
-  providerServer = startProvider(providerPort);
+  providerServer = startPersonProvider({
+    port: providerPort,
+    issuer: providerIssuer,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${gatewayUrl}/connect/callback`,
+    resource: apiUrl,
+    onRefresh: () => {
+      refreshGrants += 1;
+    },
+  });
   api = await startApi(apiPort);
   await writeFile(join(directory.path, 'openapi.yaml'), openApiDocument(providerPort, apiPort));
   await writeFile(
@@ -217,105 +178,28 @@ afterAll(async () => {
   await directory?.cleanup();
 });
 
-/** oidc-provider's development sign-in and consent screens, as `account`, until the page is back at the gateway. */
-async function passProvider(page: Page, account: string): Promise<void> {
-  for (let step = 0; step < 6 && !page.url().startsWith(gatewayUrl); step += 1) {
-    if (await page.locator('input[name="login"]').count()) {
-      await page.fill('input[name="login"]', account);
-      await page.fill('input[name="password"]', 'anything');
-    }
-    const current = page.url();
-    await Promise.all([page.waitForURL((url) => url.href !== current, { timeout: 10_000 }), page.click('button[type="submit"]')]);
-    await page.waitForLoadState();
-  }
-  expect(page.url().startsWith(`${gatewayUrl}/connect/callback`)).toBe(true);
-}
-
-interface Person {
-  name: string;
-  context: BrowserContext;
-  accessToken: string;
-}
+const passProvider = (page: Parameters<typeof passProviderTo>[0], account: string) => passProviderTo(page, account, gatewayUrl);
 
 /**
  * The person signs in at the gateway and consents to `whoami` for a new client; `connectAtConsent` first
  * clicks "Connect Example ID" beside the tool and links in the tab it opens.
  */
-async function consent(name: string, connectAtConsent: boolean): Promise<Person> {
-  const registered = (await (
-    await fetch(`${gatewayUrl}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: `${name}'s editor`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-    })
-  ).json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = new URL(`${gatewayUrl}/authorize`);
-  for (const [key, value] of Object.entries({
-    response_type: 'code',
-    client_id: registered.client_id,
-    redirect_uri: REDIRECT,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    resource: gateway.mcpUrl,
-    state: 'state-1',
-  }))
-    authorize.searchParams.set(key, value);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(authorize.href);
-  await page.fill('input[name="name"]', name);
-  await page.fill('input[name="password"]', PASSWORD);
-  await Promise.all([page.waitForURL((url) => url.href.includes('/consent')), page.click('button[type="submit"]')]);
-  const connect = page.locator('a.connect', { hasText: 'Connect Example ID' });
-  expect(await connect.count()).toBe(1);
-  await page.check('input[name="tool"][value="whoami"]');
-  if (connectAtConsent) {
-    const [tab] = await Promise.all([context.waitForEvent('page'), connect.click()]);
-    await tab.waitForLoadState();
-    await passProvider(tab, name);
-    expect(await tab.locator('h1').innerText()).toBe('Connected Example ID');
-    await tab.close();
-    // The consent page kept every choice made on it.
-    expect(await page.isChecked('input[name="tool"][value="whoami"]')).toBe(true);
-    expect(await page.isChecked(`input[name="login"][value="${LOGIN}"]`)).toBe(true);
-  }
-  const [redirected] = await Promise.all([
-    page.waitForRequest((request) => request.url().startsWith(REDIRECT)),
-    page.click('button[value="allow"]', { noWaitAfter: true }),
-  ]);
-  const code = new URL(redirected.url()).searchParams.get('code')!;
-  const token = (await (
-    await fetch(`${gatewayUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        client_id: registered.client_id,
-        code_verifier: verifier,
-        resource: gateway.mcpUrl,
-      }).toString(),
-    })
-  ).json()) as { access_token: string };
-  await page.close();
-  return { name, context, accessToken: token.access_token };
-}
+const consent = (name: string, connectAtConsent: boolean): Promise<Person> =>
+  consentInBrowser({
+    browser,
+    gatewayUrl,
+    mcpUrl: gateway.mcpUrl,
+    name,
+    password: PASSWORD,
+    tool: 'whoami',
+    login: LOGIN,
+    label: 'Example ID',
+    connectAtConsent,
+  });
 
 /** Opens a connect URL in the person's browser and links (or returns the refusal page's heading). */
-async function openConnectUrl(person: Person, url: string, account = person.name): Promise<string> {
-  const page = await person.context.newPage();
-  try {
-    const response = await page.goto(url);
-    // A person with a session and a grant at the provider comes straight back to the callback.
-    if (page.url().startsWith(providerIssuer)) await passProvider(page, account);
-    else if (!page.url().startsWith(`${gatewayUrl}/connect/callback`)) expect(response?.status()).toBeGreaterThanOrEqual(400);
-    return await page.locator('h1').innerText();
-  } finally {
-    await page.close();
-  }
-}
+const openConnectUrl = (person: Person, url: string, account = person.name): Promise<string> =>
+  openConnectUrlOf(person, url, { gatewayUrl, providerIssuer }, account);
 
 const subOf = (result: { structuredContent?: unknown; content?: unknown }) =>
   (result.structuredContent as { sub?: string } | undefined)?.sub;
@@ -475,7 +359,7 @@ describe('OAuth per person', () => {
     expect(stored.expiresAt).toBeGreaterThan(Date.now() + 60_000);
   }, 30_000);
 
-  it('a grant revoked at the provider removes the link at the next refresh, and the next call asks for linking again', async () => {
+  it('a grant revoked at the provider: the call whose refresh finds it asks for linking again, and nothing goes upstream', async () => {
     const stored = JSON.parse((await vault.get(tokenSecretName('local:bob', LOGIN)))!) as { refreshToken: string };
     const revoked = await fetch(`${providerIssuer}/token/revocation`, {
       method: 'POST',
@@ -491,28 +375,30 @@ describe('OAuth per person', () => {
     try {
       const before = (await gateway.receipts!.store.head()).size;
       const sent = seenByApi.length;
-      const failed = await client.callTool({ name: 'whoami', arguments: {} });
-      expect(failed.isError).toBe(true);
-      expect(JSON.stringify(failed.content)).toContain('invalid_grant');
-      expect(seenByApi.length).toBe(sent);
-      expect(await vault.get(tokenSecretName('local:bob', LOGIN))).toBeUndefined();
+      // The very call whose refresh met invalid_grant answers "a person must act first" with the connect page.
       const asked = await client.callTool({ name: 'whoami', arguments: {} }).then(
         () => undefined,
         (thrown: unknown) => thrown as { code: number; data: { elicitations: Array<{ url: string }> } },
       );
       expect(asked?.code).toBe(-32042);
       expect(asked!.data.elicitations[0]!.url).toMatch(new RegExp(`^${gatewayUrl}/connect\\?ticket=`));
+      expect(seenByApi.length).toBe(sent);
+      expect(await vault.get(tokenSecretName('local:bob', LOGIN))).toBeUndefined();
       expect((await receiptsSince(before)).map((receipt) => [receipt.person, receipt.outcome, receipt.reason])).toEqual([
-        ['local:bob', 'error', 'CREDENTIALS_UNAVAILABLE'],
         ['local:bob', 'action-required', 'PERSON_ACTION_REQUIRED'],
       ]);
+      // bob links again through that URL, and his retry runs as him.
+      expect(await openConnectUrl(bob, asked!.data.elicitations[0]!.url)).toBe('Connected Example ID');
+      const result = await client.callTool({ name: 'whoami', arguments: {} });
+      expect(subOf(result)).toBe('bob');
+      expect(await cli(['logins', 'unlink', 'local:bob', LOGIN])).toContain(`unlinked ${LOGIN} of local:bob`);
     } finally {
       await client.close();
     }
     expect(
       (JSON.parse(await cli(['logins', 'list', '--json'])) as { logins: Array<{ person: string }> }).logins.map((link) => link.person),
     ).toEqual(['local:alice']);
-  }, 30_000);
+  }, 90_000);
 
   it('an operator sees the links on the console Logins page (axe, 390 px) and unlinks one; bob gets 403; no CSRF, no unlink', async () => {
     const linked = () => cli(['logins', 'list', '--person', 'local:alice']);
@@ -558,7 +444,16 @@ describe('OAuth per person', () => {
     }
     expect(await linked()).toContain('no linked accounts');
     expect(await vault.get(tokenSecretName('local:alice', LOGIN))).toBeUndefined();
-  }, 60_000);
+    // The unlink is receipted: the operator, the action and what it was taken on.
+    const [receipt] = (await gateway.receipts!.store.list({ limit: 20, newestFirst: true })).filter(
+      (candidate) => candidate.action?.kind === 'console' && candidate.action.action === 'login.unlink',
+    );
+    expect(receipt).toMatchObject({
+      person: `local:${OPERATOR}`,
+      outcome: 'allowed',
+      action: { kind: 'console', action: 'login.unlink', operator: OPERATOR, target: `local:alice ${LOGIN}` },
+    });
+  }, 90_000);
 });
 
 /** axe-core's violations on the page (injected through DevTools, so the page's CSP holds). */

@@ -236,6 +236,8 @@ describe('gateway webhooks (CLI over the admin API)', () => {
   });
 
   it('list and deliveries show each endpoint and its events in sequence order', async () => {
+    // Without `types:`, every receipt's type: calls, approval decisions, console actions.
+    const DEFAULT_TYPES = [RECEIPTED, 'io.service.approval.receipted', 'io.service.console.receipted'];
     const listed = await cli(['webhooks', 'list', '--json']);
     expect(listed.exitCode, listed.stderr).toBe(0);
     const endpoints = (JSON.parse(listed.stdout) as { endpoints: Array<Record<string, unknown>> }).endpoints;
@@ -250,11 +252,11 @@ describe('gateway webhooks (CLI over the admin API)', () => {
         endpoint.state,
       ]),
     ).toEqual([
-      ['audit', all, [RECEIPTED], 'skip', false, 'active'],
-      ['denials', ['denied'], [RECEIPTED], 'pause', true, 'active'],
-      ['detailed', all, [RECEIPTED], 'pause', false, 'active'],
+      ['audit', all, DEFAULT_TYPES, 'skip', false, 'active'],
+      ['denials', ['denied'], DEFAULT_TYPES, 'pause', true, 'active'],
+      ['detailed', all, DEFAULT_TYPES, 'pause', false, 'active'],
       ['anchor', all, [RECEIPTED, CHECKPOINT], 'pause', false, 'active'],
-      ['flaky', all, [RECEIPTED], 'pause', false, 'active'],
+      ['flaky', all, DEFAULT_TYPES, 'pause', false, 'active'],
     ]);
     const human = await cli(['webhooks', 'list']);
     expect(human.stdout).toContain('active, rotating secret');

@@ -3,6 +3,7 @@ export {
   configSchema,
   credentialSchema,
   mcpCredentialSchema,
+  mcpOwnCredentialSchema,
   mcpSourceSchema,
   openApiSourceSchema,
   sourceSchema,
@@ -13,6 +14,7 @@ export {
   isLoopbackHostname,
   loadConfig,
   parseConfig,
+  personCredentialsOf,
   resolveConfigPath,
   sourceConfig,
   sourceLocation,
@@ -22,6 +24,7 @@ export {
   type McpCredentialConfig,
   type OAuthPersonCredentialConfig,
   type McpSourceConfig,
+  type McpSourceCredentialConfig,
   type OpenApiSourceConfig,
   type SourceConfig,
 } from './load.js';
@@ -38,7 +41,9 @@ export {
 export { storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, telemetrySchema, type TelemetryConfig } from './telemetry-schema.js';
 export {
+  APPROVAL_EVENT_TYPE,
   CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,
   RECEIPT_EVENT_TYPE,
   WEBHOOK_EVENT_TYPES,

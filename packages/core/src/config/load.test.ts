@@ -71,6 +71,47 @@ describe('oauthPerson credentials', () => {
   });
 });
 
+describe('oauthPerson credentials of an MCP source', () => {
+  const mcp = (credentials: string, extra = '', vault = '') =>
+    'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    url: https://mcp.example.com/mcp\n' +
+    `    credentials: ${credentials}\n${extra}${vault}`;
+  const person = '{ type: oauthPerson, issuer: https://id.example.com, clientId: c, secret: s, scopes: [openid] }';
+  const refusal = (text: string) => {
+    try {
+      parseConfig(text, 'gateway.yaml');
+    } catch (error) {
+      return error as Error & { code: string };
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+
+  it("is accepted, with the gateway's own listingCredentials beside it", () => {
+    const loaded = parseConfig(mcp(person, '    listingCredentials: { type: bearer, secret: listing }\n'), 'gateway.yaml');
+    const source = loaded.config.sources.tracker!;
+    expect(source.kind === 'mcp' && source.credentials).toMatchObject({ type: 'oauthPerson', clientId: 'c' });
+    expect(source.kind === 'mcp' && source.listingCredentials).toEqual({ type: 'bearer', secret: 'listing' });
+  });
+
+  it('names what is wrong: the provider, listingCredentials without it, a per-person listing, a stdio server, a read-only vault', () => {
+    expect(refusal(mcp('{ type: oauthPerson, clientId: c, secret: s }')).message).toContain(
+      "sources.tracker.credentials: an oauthPerson login needs either 'issuer' (discovery) or both 'authorizationUrl' and 'tokenUrl'",
+    );
+    expect(refusal(mcp('{ type: bearer, secret: t }', '    listingCredentials: { type: bearer, secret: l }\n')).message).toContain(
+      'sources.tracker.listingCredentials: only beside credentials of type oauthPerson',
+    );
+    expect(refusal(mcp(person, `    listingCredentials: ${person}\n`)).message).toContain(
+      'sources.tracker.listingCredentials.type: must be one of',
+    );
+    const stdio =
+      'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    command: [node, s.js]\n' +
+      `    credentials: ${person}\n`;
+    expect(refusal(stdio).message).toContain("sources.tracker.credentials: only for 'url' sources");
+    const readOnly = refusal(mcp(person, '', 'vault:\n  provider: exec\n  exec: { command: [echo] }\n'));
+    expect(readOnly.code).toBe('PERSON_LOGIN_VAULT_READ_ONLY');
+    expect(readOnly.message).toContain("sources.tracker.credentials: an oauthPerson login keeps each person's tokens in the vault");
+  });
+});
+
 describe('gateway.trustedProxies', () => {
   const withProxies = (yaml: string) => `gateway:\n  url: https://gateway.example.com\n  trustedProxies: ${yaml}\nsources: {}\n`;
   const problem = (yaml: string) => {

@@ -4,6 +4,7 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import { GatewayError } from '../errors.js';
 import { createAjv, type ValidateFunction } from '../json-schema-validator.js';
 import type { ServerOverride } from '../model.js';
+import { MCP_LOGIN_SCHEME } from '../policy.js';
 import { configSchema } from './schema.js';
 
 export type CredentialConfig =
@@ -50,13 +51,21 @@ export type McpCredentialConfig =
   | { type: 'apiKey'; header: string; secret: string }
   | { type: 'oauthClientCredentials'; clientId: string; secret: string; tokenUrl: string; scopes?: string[] };
 
+/** An MCP source's `credentials`: one of the gateway's own (the same on every call), or each person's own (`oauthPerson`). */
+export type McpSourceCredentialConfig = McpCredentialConfig | OAuthPersonCredentialConfig;
+
 /** An MCP server as a source: exactly one of `command` (stdio, connected) or `url` (HTTP, external). */
 export interface McpSourceConfig {
   kind: 'mcp';
   command?: string[];
   env?: Record<string, { secret: string }>;
   url?: string;
-  credentials?: McpCredentialConfig;
+  credentials?: McpSourceCredentialConfig;
+  /**
+   * With `credentials` of type `oauthPerson`: the gateway's own credential for listing tools (import, diff, the
+   * rug-pull defence), never sent on a call.
+   */
+  listingCredentials?: McpCredentialConfig;
   /** PEM files of extra CAs trusted for this source's `url` (a private or test CA), besides the public roots. */
   caCertificates?: string[];
   timeouts?: { connectMs?: number; totalMs?: number };
@@ -246,6 +255,13 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
       details: { source: name },
     });
   }
+  if (source.listingCredentials !== undefined && source.credentials?.type !== 'oauthPerson') {
+    throw new GatewayError(
+      'CONFIG_INVALID',
+      `${where}.listingCredentials: only beside credentials of type oauthPerson; the source's own credentials list its tools`,
+      { details: { source: name } },
+    );
+  }
   if (source.command !== undefined && source.caCertificates !== undefined) {
     throw new GatewayError('CONFIG_INVALID', `${where}.caCertificates: only for 'url' sources; a stdio server is not reached over TLS`, {
       details: { source: name },
@@ -279,29 +295,49 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
 function checkPersonLogins(config: GatewayConfig, path: string): void {
   const provider = config.vault?.provider ?? 'file';
   for (const [sourceName, source] of Object.entries(config.sources)) {
-    if (source.kind !== 'openapi') continue;
-    for (const [scheme, credential] of Object.entries(source.credentials ?? {})) {
-      if (credential.type !== 'oauthPerson') continue;
-      const where = `${path}: sources.${sourceName}.credentials.${scheme}`;
+    for (const { key, credential } of personCredentialsOf(source)) {
+      const where = `${path}: sources.${sourceName}.${key}`;
       const hasEndpoints = credential.authorizationUrl !== undefined && credential.tokenUrl !== undefined;
       if ((credential.issuer === undefined) === !hasEndpoints) {
         throw new GatewayError(
           'CONFIG_INVALID',
           `${where}: an oauthPerson login needs either 'issuer' (discovery) or both 'authorizationUrl' and 'tokenUrl'`,
-          { details: { source: sourceName, scheme } },
+          { details: { source: sourceName, key } },
         );
       }
       if (provider !== 'file') {
         throw new GatewayError(
           'PERSON_LOGIN_VAULT_READ_ONLY',
           `${where}: an oauthPerson login keeps each person's tokens in the vault, and the '${provider}' vault is read-only; ` +
-            "set vault.provider to 'file' (the default), or give this scheme a credential of the gateway's own " +
-            '(oauthClientCredentials, bearer)',
-          { details: { source: sourceName, scheme, vault: provider } },
+            "set vault.provider to 'file' (the default), or give it a credential of the gateway's own " +
+            (source.kind === 'mcp' ? '(bearer, apiKey, oauthClientCredentials)' : '(oauthClientCredentials, bearer)'),
+          { details: { source: sourceName, key, vault: provider } },
         );
       }
     }
   }
+}
+
+/** A per-person credential of a source: where it stands in gateway.yaml and the scheme its login id names. */
+export interface PersonCredentialEntry {
+  /** `credentials.<scheme>` (OpenAPI) or `credentials` (MCP). */
+  key: string;
+  /** The OpenAPI security scheme, or `mcp` (MCP_LOGIN_SCHEME): the login is `<source>/<scheme>`. */
+  scheme: string;
+  credential: OAuthPersonCredentialConfig;
+}
+
+/** The `oauthPerson` credentials of a source: an OpenAPI source's per security scheme, an MCP source's one. */
+export function personCredentialsOf(source: SourceConfig): PersonCredentialEntry[] {
+  if (source.kind === 'mcp') {
+    const credential = source.credentials;
+    return credential?.type === 'oauthPerson' ? [{ key: 'credentials', scheme: MCP_LOGIN_SCHEME, credential }] : [];
+  }
+  const found: PersonCredentialEntry[] = [];
+  for (const [scheme, credential] of Object.entries(source.credentials ?? {})) {
+    if (credential.type === 'oauthPerson') found.push({ key: `credentials.${scheme}`, scheme, credential });
+  }
+  return found;
 }
 
 /** The location a lock records for a source (its `document`): the document, the URL, or `stdio:` + the argv as JSON. */

@@ -11,6 +11,29 @@ import { webhooksSchema } from './webhooks-schema.js';
 
 const duration = { type: 'integer', minimum: 1 } as const;
 
+/** OAuth per person, for a security scheme of an OpenAPI source or for an MCP source whose server requires OAuth. */
+const oauthPersonCredentialSchema = {
+  type: 'object',
+  description: "OAuth per person: each person links their own account; calls carry that person's token",
+  required: ['type', 'clientId', 'secret'],
+  additionalProperties: false,
+  properties: {
+    type: { const: 'oauthPerson' },
+    issuer: { type: 'string', format: 'uri', description: 'the provider, found by RFC 8414 / OpenID discovery' },
+    authorizationUrl: { type: 'string', format: 'uri', description: 'without issuer: the authorization endpoint' },
+    tokenUrl: { type: 'string', format: 'uri', description: 'without issuer: the token endpoint' },
+    clientId: { type: 'string', minLength: 1 },
+    secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    resource: {
+      type: 'string',
+      format: 'uri',
+      description: 'RFC 8707 resource indicator sent to the provider (an MCP source: its url when left out)',
+    },
+    label: { type: 'string', minLength: 1, description: 'the provider as the consent page names it' },
+  },
+} as const;
+
 export const credentialSchema = {
   description: 'How the gateway satisfies one security scheme of the source. Secrets are names in the vault, never values.',
   oneOf: [
@@ -44,23 +67,7 @@ export const credentialSchema = {
         scopes: { type: 'array', items: { type: 'string' } },
       },
     },
-    {
-      type: 'object',
-      description: "OAuth per person: each person links their own account; calls carry that person's token",
-      required: ['type', 'clientId', 'secret'],
-      additionalProperties: false,
-      properties: {
-        type: { const: 'oauthPerson' },
-        issuer: { type: 'string', format: 'uri', description: 'the provider, found by RFC 8414 / OpenID discovery' },
-        authorizationUrl: { type: 'string', format: 'uri', description: 'without issuer: the authorization endpoint' },
-        tokenUrl: { type: 'string', format: 'uri', description: 'without issuer: the token endpoint' },
-        clientId: { type: 'string', minLength: 1 },
-        secret: { type: 'string', minLength: 1, description: 'vault name of the client secret' },
-        scopes: { type: 'array', items: { type: 'string' } },
-        resource: { type: 'string', format: 'uri', description: 'RFC 8707 resource indicator sent to the provider' },
-        label: { type: 'string', minLength: 1, description: 'the provider as the consent page names it' },
-      },
-    },
+    oauthPersonCredentialSchema,
   ],
 } as const;
 
@@ -112,8 +119,9 @@ export const openApiSourceSchema = {
   },
 } as const;
 
-export const mcpCredentialSchema = {
-  description: 'How the gateway authenticates to an MCP endpoint. Secrets are names in the vault, never values.',
+/** A credential of the gateway's own for an MCP endpoint: the same value on every person's calls. */
+export const mcpOwnCredentialSchema = {
+  description: "A credential of the gateway's own for an MCP endpoint. Secrets are names in the vault, never values.",
   type: 'object',
   required: ['type'],
   properties: { type: { enum: ['none', 'bearer', 'apiKey', 'oauthClientCredentials'] } },
@@ -159,6 +167,27 @@ export const mcpCredentialSchema = {
   ],
 } as const;
 
+/**
+ * How the gateway authenticates to an MCP endpoint: a credential of its own, or `oauthPerson` (each person's own
+ * token, docs/credentials.md).
+ */
+export const mcpCredentialSchema = {
+  description:
+    "How the gateway authenticates to an MCP endpoint: a credential of the gateway's own, or oauthPerson (each person's own " +
+    'account). Secrets are names in the vault, never values.',
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: [...mcpOwnCredentialSchema.properties.type.enum, 'oauthPerson'] } },
+  allOf: [
+    ...mcpOwnCredentialSchema.allOf,
+    {
+      if: { properties: { type: { const: 'oauthPerson' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
+      then: oauthPersonCredentialSchema,
+    },
+  ],
+} as const;
+
 export const mcpSourceSchema = {
   type: 'object',
   required: ['kind'],
@@ -188,6 +217,12 @@ export const mcpSourceSchema = {
       description: 'Streamable HTTP (or HTTP+SSE) endpoint: https, or http only for loopback hosts',
     },
     credentials: mcpCredentialSchema,
+    listingCredentials: {
+      ...mcpOwnCredentialSchema,
+      description:
+        "with credentials of type oauthPerson: a credential of the gateway's own used only to list the server's tools (import, " +
+        'diff, the rug-pull defence), never for a call; without it, listing sends no credential',
+    },
     caCertificates: {
       type: 'array',
       minItems: 1,

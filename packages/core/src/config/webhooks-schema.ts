@@ -21,11 +21,18 @@ export type WebhookOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 export const RECEIPT_EVENT_TYPE = 'io.service.call.receipted';
 /** The CloudEvents `type` of a signed checkpoint of the receipt log. */
 export const CHECKPOINT_EVENT_TYPE = 'io.service.receipts.checkpoint';
+/** The CloudEvents `type` of a receipted one-call approval decision (approved, denied) or expiry. */
+export const APPROVAL_EVENT_TYPE = 'io.service.approval.receipted';
+/** The CloudEvents `type` of a receipted action an operator took in the console. */
+export const CONSOLE_EVENT_TYPE = 'io.service.console.receipted';
 /** The event types an endpoint may subscribe to with `types:`, in the ordered stream. */
-export const WEBHOOK_EVENT_TYPES = [RECEIPT_EVENT_TYPE, CHECKPOINT_EVENT_TYPE] as const;
+export const WEBHOOK_EVENT_TYPES = [RECEIPT_EVENT_TYPE, CHECKPOINT_EVENT_TYPE, APPROVAL_EVENT_TYPE, CONSOLE_EVENT_TYPE] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-/** What an endpoint gets without `types:`: receipted calls only. */
-export const DEFAULT_WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [RECEIPT_EVENT_TYPE];
+/**
+ * What an endpoint gets without `types:`: every receipt of the log (receipted calls, approvals, console actions),
+ * so the default stream has no gap in receipt numbers; signed checkpoints only when asked for.
+ */
+export const DEFAULT_WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [RECEIPT_EVENT_TYPE, APPROVAL_EVENT_TYPE, CONSOLE_EVENT_TYPE];
 
 /**
  * A receipt event's `data`: `standard` is exactly `{ tool, outcome, receipt: "receipt-<n>" }`; `detailed` adds
@@ -47,8 +54,9 @@ export interface WebhookEndpointConfig {
   previousSecret?: string;
   /** ISO 8601 time after which `previousSecret` is no longer used, even if still listed. */
   previousSecretUntil?: string;
+  /** Which receipted calls are sent, by outcome (default: all); approval and console events are chosen by `types`. */
   outcomes?: WebhookOutcome[];
-  /** CloudEvents types delivered to this endpoint (default: receipted calls only). */
+  /** CloudEvents types delivered to this endpoint (default: every receipt's type; checkpoints when listed). */
   types?: WebhookEventType[];
   /** The shape of a receipt event's `data` (default `standard`). */
   data?: WebhookDataMode;
@@ -86,14 +94,14 @@ export const webhooksSchema = {
         minItems: 1,
         uniqueItems: true,
         items: { enum: ['allowed', 'denied', 'action-required', 'error'] },
-        description: 'which receipts to send (default: all)',
+        description: 'which receipted calls to send, by outcome (default: all); approval and console events are chosen by types',
       },
       types: {
         type: 'array',
         minItems: 1,
         uniqueItems: true,
         items: { enum: [...WEBHOOK_EVENT_TYPES] },
-        description: `CloudEvents types to deliver, in one ordered stream (default: [${RECEIPT_EVENT_TYPE}])`,
+        description: `CloudEvents types to deliver, in one ordered stream (default: [${DEFAULT_WEBHOOK_EVENT_TYPES.join(', ')}])`,
       },
       data: {
         enum: ['standard', 'detailed'],

@@ -75,7 +75,7 @@ describe('MCP source configuration', () => {
   it('an unknown credential type names the allowed types', () => {
     expectConfigError(
       '  x:\n    kind: mcp\n    url: https://a.example/mcp\n    credentials: { type: basic, secret: s }\n',
-      /credentials\.type: must be one of \["none","bearer","apiKey","oauthClientCredentials"\]/,
+      /credentials\.type: must be one of \["none","bearer","apiKey","oauthClientCredentials","oauthPerson"\]/,
     );
   });
 

@@ -11,7 +11,14 @@ import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client'
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { GatewayError, type ListedMcpTool, type LoadedConfig, type McpSourceConfig, type McpToolLister } from '@gateway/core';
+import {
+  GatewayError,
+  type ListedMcpTool,
+  type LoadedConfig,
+  type McpCredentialConfig,
+  type McpSourceConfig,
+  type McpToolLister,
+} from '@gateway/core';
 import { createGuardedAgent, findSsrfRefusal } from '../network/agent.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { jsonTextContainsSecret, NO_SECRETS, redactJsonValue, redactText, secretForms, type SecretForms } from '../redaction.js';
@@ -39,6 +46,12 @@ export interface McpUpstreamOptions {
   onToolListChanged?: () => void;
   /** The connection ended (process exit, stream closed). */
   onClose?: () => void;
+  /**
+   * A connection of one person to a source whose credential is `oauthPerson`: that person's current access token,
+   * read on every HTTP request (so a refreshed token is sent from then on). Without it, such a source is reached
+   * with its `listingCredentials` (or none): the gateway's own, for listing tools only.
+   */
+  personToken?: () => string;
 }
 
 export interface McpUpstreamConnection {
@@ -69,12 +82,17 @@ async function requireSecret(vault: Vault, name: string, sourceName: string): Pr
   return value;
 }
 
-/** The headers the gateway sends to an HTTP upstream (only its own credential, never a client's) and the values to redact. */
+/**
+ * The headers the gateway sends to an HTTP upstream (only its own credential, never a client's) and the values to
+ * redact. A source whose credential is per person is reached with its `listingCredentials` here; a person's
+ * connection sets that person's token itself (`personToken`).
+ */
 async function credentialHeaders(
   options: McpUpstreamOptions,
   agent: Dispatcher,
 ): Promise<{ headers: Record<string, string>; secrets: SecretForms }> {
-  const credentials = options.source.credentials;
+  const configured = options.source.credentials;
+  const credentials = configured?.type === 'oauthPerson' ? options.source.listingCredentials : configured;
   if (!credentials || credentials.type === 'none') return { headers: {}, secrets: NO_SECRETS };
   const secret = await requireSecret(options.vault, credentials.secret, options.sourceName);
   const headers = await headersFor(credentials, secret, options.sourceName, agent);
@@ -82,7 +100,7 @@ async function credentialHeaders(
 }
 
 async function headersFor(
-  credentials: Exclude<McpSourceConfig['credentials'], undefined | { type: 'none' }>,
+  credentials: Exclude<McpCredentialConfig, { type: 'none' }>,
   secret: string,
   sourceName: string,
   agent: Dispatcher,
@@ -260,13 +278,17 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   const closeAgent = () => (ownAgent ? ownAgent.close().catch(() => undefined) : Promise.resolve());
   let headers: Record<string, string> = {};
   let secrets = NO_SECRETS;
-  try {
-    ({ headers, secrets } = await credentialHeaders(options, agent));
-  } catch (error) {
-    await closeAgent();
-    throw error;
+  const personToken = options.personToken;
+  if (!personToken) {
+    try {
+      ({ headers, secrets } = await credentialHeaders(options, agent));
+    } catch (error) {
+      await closeAgent();
+      throw error;
+    }
   }
-  const fetch = guardedFetch(agent, () => headers);
+  // A person's connection: that person's token, as it is now, on every request (the pool redacts it per call).
+  const fetch = guardedFetch(agent, personToken ? () => ({ authorization: `Bearer ${personToken()}` }) : () => headers);
 
   const streamable = new sdk.StreamableHTTPClientTransport(url, { fetch });
   const client = newClient(sdk, options.onToolListChanged);

@@ -40,8 +40,10 @@ export function referencedSecretNames(loaded: LoadedConfig): string[] {
         }
         break;
       case 'mcp':
-        // One credential for an HTTP endpoint, and the env values of a stdio server.
+        // One credential for an HTTP endpoint (and, beside a per-person one, the listing credential), and the env
+        // values of a stdio server.
         if (source.credentials && 'secret' in source.credentials) names.add(source.credentials.secret);
+        if (source.listingCredentials && 'secret' in source.listingCredentials) names.add(source.listingCredentials.secret);
         for (const reference of Object.values(source.env ?? {})) names.add(reference.secret);
         break;
     }

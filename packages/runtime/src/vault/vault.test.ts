@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
 import { temporaryDirectory } from '../../../../test-support/cli.js';
-import { createVault, fileVaultPaths } from './index.js';
+import { createVault, fileVaultPaths, referencedSecretNames } from './index.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
@@ -206,5 +206,17 @@ describe('exec vault', () => {
   it('a command that cannot be started is reported', async () => {
     const vault = await createVault(configWith('vault:\n  provider: exec\n  exec:\n    command: [./does-not-exist]\n'), { env: noKeyEnv });
     await expect(vault.get('api-key')).rejects.toMatchObject({ code: 'VAULT_EXEC_FAILED' });
+  });
+});
+
+describe('referenced secret names', () => {
+  it("an MCP source's per-person credential names its client secret and its listing credential's secret", () => {
+    const loaded = parseConfig(
+      'gateway:\n  url: http://127.0.0.1:8080\nsources:\n  tracker:\n    kind: mcp\n    url: https://mcp.example.com/mcp\n' +
+        '    credentials: { type: oauthPerson, issuer: https://id.example.com, clientId: c, secret: tracker-client-secret }\n' +
+        '    listingCredentials: { type: bearer, secret: tracker-listing-token }\n',
+      join(directory.path, 'gateway.yaml'),
+    );
+    expect(referencedSecretNames(loaded)).toEqual(['admin-token', 'tracker-client-secret', 'tracker-listing-token']);
   });
 });

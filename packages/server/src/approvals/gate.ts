@@ -79,6 +79,8 @@ export function createApprovalsGate(options: ApprovalsGateOptions): PersonAction
           url: pageUrl(found.id),
         };
       }
+      // Found expired: marked (and, with receipts on, receipted) once, before another is asked for.
+      if (found?.status === 'expired') await approvals.expire(now);
       const described = await options.describeSession?.(caller.sessionId);
       const requested = await approvals.request(
         {

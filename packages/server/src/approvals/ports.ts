@@ -80,6 +80,11 @@ export interface Approvals {
   /** Uses an approved, unexpired approval for its call: true once; false for any later use or another state. */
   use(id: string, now?: number): Promise<boolean>;
   /**
+   * Marks every waiting or approved (unused) approval past its expiry `expired` and returns those it marked: one
+   * atomic step, so each expiry is returned once, whichever process asks (and is receipted once: ./receipting.ts).
+   */
+  expire(now?: number): Promise<ApprovalRecord[]>;
+  /**
    * Newest first (creation time, then insertion order), filtered and paged in the store: at most `limit`, after
    * `offset`. Waiting or approved ones past expiry are listed, and filtered, as `expired`.
    */

@@ -51,6 +51,7 @@ export function approvalRoutes(options: ApprovalRoutesOptions): FastifyPluginAsy
       const record = await approvals.find(id);
       if (!record) return sendPage(reply, notFound());
       if (!mayDecide(record, browser.person)) return sendPage(reply, forbidden());
+      if (record.status === 'expired') await approvals.expire();
       return sendPage(reply, approvalPage(record, { csrfToken: browser.csrfToken, signedInAs: browser.person.name }));
     });
 
@@ -72,6 +73,7 @@ export function approvalRoutes(options: ApprovalRoutesOptions): FastifyPluginAsy
         return sendPage(reply, errorPage('Choose approve or deny', 'The form sent no decision.', 400));
       const decided = await approvals.decide(id, choice === 'approve' ? 'approved' : 'denied', browser.person.name);
       if (decided === 'not-waiting') {
+        if (record.status === 'expired' || (await approvals.find(id))?.status === 'expired') await approvals.expire();
         return sendPage(reply, errorPage('Already decided', 'This approval was decided, used or has expired: nothing changed.', 409));
       }
       // After a POST, 303 back to the page, which now shows the decision.

@@ -63,6 +63,9 @@ export async function createAuthorization(context: AuthorizationContext): Promis
     tokens,
     sessions: store.sessions,
     resourceMetadataUrl: settings.endpoints.protectedResourceMetadata,
+    ...(context.changes ? { changes: context.changes } : {}),
+    onAnnounceError: (sessionId, error) =>
+      context.logger.warn({ session: sessionId, error: (error as Error)?.message }, 'announcing a revoked session failed'),
   });
   const people = new PeopleDirectory(settings.peopleFile);
   const { throttles, ephemeral } = context.stores;

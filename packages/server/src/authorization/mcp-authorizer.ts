@@ -3,6 +3,7 @@ import { toolScope } from './consent/reapproval.js';
 import { bearerChallenge, createMcpRefusals, type McpRefusal, type McpRefusalCounts } from './mcp-refusals.js';
 import { callerOf, createMcpSessionCache } from './mcp-session-cache.js';
 import { TokenRejected, type AccessTokenClaims, type AccessTokens } from './oauth/tokens.js';
+import type { ChangeFeed } from '../store/changes.js';
 import type { SessionState, Sessions } from './stores/ports.js';
 
 export { bearerChallenge, type McpRefusalCounts } from './mcp-refusals.js';
@@ -27,9 +28,13 @@ export function createMcpAuthorizer(options: {
   tokens: AccessTokens;
   sessions: Sessions;
   resourceMetadataUrl: string;
+  /** Sessions ended in other processes or replicas (`session-ended`): see mcp-session-cache.ts. */
+  changes?: ChangeFeed;
+  /** Reports a revocation that could not be announced (the others then see it on the session's next request). */
+  onAnnounceError?: (sessionId: string, error: unknown) => void;
 }): McpAuthorizer & { forget(sessionId: string): void; refusals(): McpRefusalCounts } {
   const { tokens, sessions, resourceMetadataUrl } = options;
-  const cache = createMcpSessionCache(sessions);
+  const cache = createMcpSessionCache(sessions, options.changes, options.onAnnounceError);
   const refusals = createMcpRefusals(resourceMetadataUrl);
   const refuse = refusals.refuse;
 

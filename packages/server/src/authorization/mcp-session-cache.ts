@@ -4,9 +4,13 @@
  * `gateway sessions revoke` from another process takes effect on the next request, and a revocation in this process
  * at once. The synchronous call-time re-check answers from the state read this turn or, failing that, the last one
  * read, and reads it again in the background: a session found ended then tells its listeners (its notification
- * streams end).
+ * streams end). With a change feed (store/changes.ts), a revocation in this process is announced (`session-ended`),
+ * and a session revoked in another process or replica is read again as soon as its announcement arrives (within a
+ * second), so this process ends its streams and answers the synchronous re-check from the new state without
+ * waiting for the session's next request.
  */
 import type { McpCaller } from '../calls/caller.js';
+import type { ChangeFeed } from '../store/changes.js';
 import type { SessionRecord, SessionState, Sessions } from './stores/ports.js';
 
 /** Entries kept before a cache starts over (a bound on memory, not on correctness: everything is read again). */
@@ -39,7 +43,11 @@ export function callerOf(session: SessionRecord): McpCaller {
   };
 }
 
-export function createMcpSessionCache(sessions: Sessions): McpSessionCache {
+export function createMcpSessionCache(
+  sessions: Sessions,
+  changes?: ChangeFeed,
+  onAnnounceError?: (sessionId: string, error: unknown) => void,
+): McpSessionCache {
   const callers = new Map<string, McpCaller>();
   // Where a session stands, as read in the current turn of the event loop: the token check and the call
   // decision of one request read it once, not twice (about 2 % of a call's CPU). Cleared at the end of the
@@ -56,6 +64,8 @@ export function createMcpSessionCache(sessions: Sessions): McpSessionCache {
     statesThisTurn?.delete(sessionId);
     lastStates.set(sessionId, 'revoked');
     ended(sessionId);
+    // Ids only: the other processes read the session's state themselves.
+    changes?.publish('session-ended', { sessionId }).catch((error: unknown) => onAnnounceError?.(sessionId, error));
   });
 
   function stateOf(sessionId: string): Promise<SessionState | undefined> {
@@ -81,6 +91,13 @@ export function createMcpSessionCache(sessions: Sessions): McpSessionCache {
     statesThisTurn.set(sessionId, read);
     return read;
   }
+
+  // Only sessions this process has read are read again: a change costs nothing where the session is not used.
+  changes?.subscribe('session-ended', ({ sessionId }) => {
+    callers.delete(sessionId);
+    statesThisTurn?.delete(sessionId);
+    if (lastStates.has(sessionId)) stateOf(sessionId).catch(() => undefined);
+  });
 
   return {
     stateOf,

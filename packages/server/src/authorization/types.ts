@@ -8,6 +8,7 @@ import type { AuthorizationPorts, Throttles } from './stores/ports.js';
 import type { SessionStore } from './stores/session-store.js';
 import type { PeopleDirectory, Vault } from '@gateway/runtime';
 import type { BrowserSessions } from './signin/browser-sessions.js';
+import type { ChangeFeed } from '../store/changes.js';
 
 /** What the composition root gives the authorization area (with the tools and logins the consent page offers). */
 export interface AuthorizationContext extends ConsentOffer {
@@ -35,6 +36,11 @@ export interface AuthorizationContext extends ConsentOffer {
   personLogins?: AuthorizationDependencies['personLogins'];
   /** False: never rotate a due signing key at start (a worker that others, already running, must agree with). */
   rotateSigningKeys?: boolean;
+  /**
+   * The change feed shared by every process on the database: a revocation here is announced (`session-ended`), and
+   * one announced elsewhere ends this process's streams of that session within a second.
+   */
+  changes?: ChangeFeed;
 }
 
 export interface AuthorizationComponents {

@@ -3,7 +3,15 @@
  * facts (session, fingerprints, logins, a retry's `requestState`, what the person-action gates found) and let
  * core `decideCall` decide. No side effects besides what a gate does to ask a person (an approval request).
  */
-import { decideCall, loginAlternativesOf, type CallFacts, type CallVerdict, type LoadedConfig, type LoginAlternative } from '@gateway/core';
+import {
+  decideCall,
+  loginAlternativesOf,
+  mcpLoginAlternatives,
+  type CallFacts,
+  type CallVerdict,
+  type LoadedConfig,
+  type LoginAlternative,
+} from '@gateway/core';
 import type { RequestStates } from './request-states.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
 import type { IndexedTool, PublicationRegistry } from '../publications/registry.js';
@@ -58,9 +66,14 @@ export function createDecider(options: DeciderOptions) {
   /** The configured security alternatives of the tool's operation and their logins. */
   function loginAlternatives(tool: IndexedTool): LoginAlternative[] | undefined {
     if (!loaded) return undefined;
-    // An MCP source has one credential of the gateway's own (docs/sources-mcp.md), not logins a session picks.
-    if (tool.kind === 'mcp') return NO_LOGINS;
     const source = loaded.config.sources[tool.sourceName];
+    // An MCP source has one credential: the gateway's own (no login a session picks), or its per-person login
+    // `<source>/mcp` (docs/credentials.md), which the session must have been granted.
+    if (tool.kind === 'mcp') {
+      return source?.kind === 'mcp' && source.credentials?.type === 'oauthPerson'
+        ? mcpLoginAlternatives(tool.sourceName, source.credentials)
+        : NO_LOGINS;
+    }
     const credentials = source?.kind === 'openapi' ? (source.credentials ?? {}) : {};
     return loginAlternativesOf(tool.sourceName, tool.operation.security, credentials);
   }

@@ -7,7 +7,7 @@
  * the MCP layer: this returns a protocol-neutral answer.
  */
 import type { CallDenialReason, CallVerdict, Receipt, ReceiptOutcome } from '@gateway/core';
-import { createRequestStates, REQUEST_STATE_USED_MESSAGE } from './request-states.js';
+import { createRequestStates, REQUEST_STATE_USED_MESSAGE, type RequestStates } from './request-states.js';
 import type { ToolCallContext, ToolCallOutcome } from '../execute/executor.js';
 import type { McpCaller } from './caller.js';
 import { createDecider } from './decision.js';
@@ -53,6 +53,24 @@ const EXECUTION_ERROR_CODES: Record<Exclude<ToolCallOutcome['outcome'], 'ok'>, s
   // The client cancelled (closed its request or sent notifications/cancelled); the upstream was told too.
   cancelled: 'CALL_CANCELLED',
 };
+
+/**
+ * Single use: a retry's state is spent as the call goes on (a second retry racing with it is refused), and the
+ * approval of an each-call tool is used right before the call runs (a second use is refused).
+ */
+async function spendOnce(decision: CallDecision, requestStates: RequestStates, name: string): Promise<void> {
+  const claims = decision.requestStateClaims;
+  if (claims && decision.verdict.kind !== 'deny' && !(await requestStates.spend(claims, Date.now()))) {
+    decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: REQUEST_STATE_USED_MESSAGE };
+  }
+  if (decision.verdict.kind === 'allow' && decision.approval && !(await decision.approval.use())) {
+    decision.verdict = {
+      kind: 'deny',
+      reason: 'CALL_APPROVAL_UNAVAILABLE',
+      message: `the approval of this call of ${name} was used already; call it again to ask for a new one`,
+    };
+  }
+}
 
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
@@ -140,19 +158,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const deciding = given ?? decide(caller, name, argumentsObject, requestState);
     // A plain call is decided at once: no promise to wait for on its way.
     const decision = deciding instanceof Promise ? await deciding : deciding;
-    // Single use: a retry's state is spent as the call goes on; a second retry racing with it is refused.
-    const claims = decision.requestStateClaims;
-    if (claims && decision.verdict.kind !== 'deny' && !(await requestStates.spend(claims, Date.now()))) {
-      decision.verdict = { kind: 'deny', reason: 'REQUEST_STATE_USED', message: REQUEST_STATE_USED_MESSAGE };
-    }
-    // Single use too: the approval of an each-call tool is used right before the call runs; a second use is refused.
-    if (decision.verdict.kind === 'allow' && decision.approval && !(await decision.approval.use())) {
-      decision.verdict = {
-        kind: 'deny',
-        reason: 'CALL_APPROVAL_UNAVAILABLE',
-        message: `the approval of this call of ${name} was used already; call it again to ask for a new one`,
-      };
-    }
+    // A retry's state or an approval is spent once, right before the call runs; a plain call has neither.
+    if (decision.requestStateClaims || decision.approval) await spendOnce(decision, requestStates, name);
     const { verdict, tool } = decision;
     if (verdict.kind === 'act') {
       const answer = actAnswer(caller, decision, verdict);

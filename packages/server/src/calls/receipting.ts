@@ -5,7 +5,7 @@
 import type { Receipt, ReceiptOutcome } from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { McpCaller } from './caller.js';
-import type { ReceiptLog } from '../receipts/log.js';
+import type { ReceiptFields, ReceiptLog } from '../receipts/log.js';
 import { runInBackground } from '../scheduling/background-lane.js';
 import type { CallTelemetry } from './call-telemetry.js';
 import type { CallDecision } from './pipeline-types.js';
@@ -59,7 +59,7 @@ export function createReceipting(receipts: ReceiptLog | undefined, logger: Fasti
     if (!receipts) written = NO_RECEIPT;
     else {
       try {
-        const fields = {
+        const fields: ReceiptFields = {
           time: new Date(decision.receivedAt).toISOString(),
           session: caller.sessionId,
           person: caller.subject,
@@ -77,6 +77,8 @@ export function createReceipting(receipts: ReceiptLog | undefined, logger: Fasti
           argumentsDigest: extra.argumentsDigest,
           resultValue: extra.result,
         };
+        // Only a call decided on a one-call approval names it: a plain call's fields stay as they are.
+        if (decision.approval !== undefined) fields.approval = decision.approval.id;
         written = receipts.record(fields).catch((error: unknown) => unwritten(error, decision.name, caller.sessionId));
       } catch (error) {
         written = Promise.resolve(unwritten(error, decision.name, caller.sessionId));

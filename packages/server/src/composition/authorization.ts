@@ -39,6 +39,7 @@ export async function startAuthorization(
     listLogins: () => listLogins(loaded),
     changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
     ...(context.personLogins ? { personLogins: context.personLogins } : {}),
+    changes: context.storage.changeFeed(),
     ...(worker ? { requireSharedSigningKeys: true, ...(worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
   });
   closers.add(() => authorization.close());

@@ -63,6 +63,8 @@ export async function startCallArea(
         agent: createGuardedAgent({ allowPrivateNetworks }),
         logger,
         onToolListChanged: (sourceName) => listener(sourceName),
+        // An MCP source whose credential is per person: each call carries its person's own token.
+        ...(personLogins ? { personTokens: (person: string, login: string) => personLogins.accessToken(person, login) } : {}),
       })
     : undefined;
   if (mcpUpstreams) closers.add(() => mcpUpstreams.close());

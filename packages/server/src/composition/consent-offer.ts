@@ -1,7 +1,7 @@
 /** What the consent page offers, read from the publication registry: the tools, and what changed in one since approval. */
 import { describeToolChanges, type LoadedConfig } from '@gateway/core';
 import type { ConsentTool } from '../authorization/index.js';
-import { operationLogins } from '../credentials/index.js';
+import { mcpToolLogins, operationLogins } from '../credentials/index.js';
 import type { PublicationRegistry } from '../publications/registry.js';
 
 /**
@@ -29,7 +29,7 @@ export function consentTools(registry: PublicationRegistry, loaded: LoadedConfig
         tool.kind === 'openapi'
           ? { kind: 'http', method: tool.operation.method, path: tool.operation.path }
           : { kind: 'mcp', server: tool.sourceName, tool: tool.mcpTool.name },
-      logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : [],
+      logins: tool.kind === 'openapi' ? operationLogins(loaded, tool.sourceName, tool.operation) : mcpToolLogins(loaded, tool.sourceName),
     });
   }
   return tools;

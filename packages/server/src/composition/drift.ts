@@ -47,6 +47,7 @@ export async function startDriftChecks(
       loaded,
       store,
       leases: context.storage.leases(),
+      changes: context.storage.changeFeed(),
       registry,
       agent: context.agent,
       logger,

@@ -54,6 +54,7 @@ async function startWebhooks(context: RecordsContext, closers: Closers): Promise
     vault: context.vault,
     agent,
     logger: context.logger,
+    changes: context.storage.changeFeed(),
     ...(context.webhookLeaseMs ? { leaseMs: context.webhookLeaseMs } : {}),
     ...(context.deliveryTelemetry ? { telemetry: context.deliveryTelemetry } : {}),
   });
@@ -66,12 +67,16 @@ async function startWebhooks(context: RecordsContext, closers: Closers): Promise
 async function startReceipts(context: RecordsContext, webhooks: Webhooks | undefined, closers: Closers): Promise<ReceiptLog | undefined> {
   const { loaded, logger, worker } = context;
   if (loaded.config.receipts?.enabled === false) return undefined;
+  // On PostgreSQL replicas share the log: a journal is a file of one host, and what a replica that never comes
+  // back left in it would be stranded, so each call waits for its receipt's commit instead (durable before the
+  // answer, in the shared database). The signing key is the vault's, as with workers: every replica signs the log.
+  const isShared = context.storage.kind === 'postgres';
   // `receipts.journal: false`: no journal (each call waits for its receipt's commit). The process that starts
   // first (alone, or worker 1 before the others) also takes over the journals of slots nobody serves from now.
   const claimed = claimJournals({
     directory: context.dataDirectory,
     slot: worker ? `worker-${worker.id}` : 'main',
-    usesJournal: loaded.config.receipts?.journal !== false,
+    usesJournal: loaded.config.receipts?.journal !== false && !isShared,
     adoptsOthers: !worker || worker.startsAlone === true,
     warn: (message) => logger.warn(message),
   });
@@ -82,7 +87,7 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
       vault: context.vault,
       loaded,
       dataDirectory: context.dataDirectory,
-      requiresSharedSigningKey: worker !== undefined,
+      requiresSharedSigningKey: worker !== undefined || isShared,
       ...(claimed.journal ? { journal: claimed.journal } : {}),
       adopt: claimed.adopt,
       ...(webhooks ? { hooks: [webhooks.outbox] } : {}),

@@ -1,7 +1,7 @@
 /**
  * Where the gateway keeps its state, as the composition sees it: one factory per area's ports. The areas receive
  * ports, never a connection; which engine is behind them is the storage's business (SQLite: ./sqlite/storage.ts;
- * PostgreSQL adds its own beside it once every port has an adapter, docs/deployment.md).
+ * PostgreSQL: ./postgres/storage.ts, several replicas on one database, docs/deployment.md).
  */
 import type { Approvals } from '../approvals/ports.js';
 import type { AuthorizationPorts } from '../authorization/stores/ports.js';
@@ -9,6 +9,7 @@ import type { LinkedAccounts } from '../credentials/person/ports.js';
 import type { DriftStore } from '../drift/ports.js';
 import type { OutboxStore } from '../outbox/ports.js';
 import type { ReceiptStorage } from '../receipts/store.js';
+import type { ChangeFeed } from '../store/changes.js';
 import type { Leases } from '../store/leases.js';
 
 export interface GatewayStorage {
@@ -22,4 +23,6 @@ export interface GatewayStorage {
   leases(): Leases;
   approvals(): Approvals;
   linkedAccounts(): LinkedAccounts;
+  /** The change feed every process on this storage shares (one per process: the same feed on each call). */
+  changeFeed(): ChangeFeed;
 }

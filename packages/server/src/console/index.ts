@@ -13,6 +13,7 @@ import { sessionState } from '../authorization/stores/session-store.js';
 import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import { html, sendPage } from '../views/index.js';
 import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
+import { receiptConsoleAction } from './actions.js';
 import { registerApprovalsPage } from './approvals.js';
 import { consolePage, heading, type ShowConsolePage } from './layout.js';
 import { registerLoginsPage } from './logins.js';
@@ -80,7 +81,10 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
           show('No such session', '/sessions', viewer.person.name, html`<p role="alert">There is no session ${id}.</p>`, 404),
         );
       }
-      if (sessionState(existing) === 'open') await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
+      if (sessionState(existing) === 'open') {
+        await areas.sessions.revokeSession(id, `revoked by ${viewer.person.name} in the console`);
+        await receiptConsoleAction(areas.receipts, viewer.person, { action: 'session.revoke', target: id, session: id });
+      }
       return reply
         .status(303)
         .header('location', `${consolePath}/sessions?revoked=${encodeURIComponent(id)}`)
@@ -142,13 +146,14 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
         );
       }
       await areas.webhooks.resume(endpoint);
+      await receiptConsoleAction(areas.receipts, viewer.person, { action: 'webhook.resume', target: endpoint });
       return reply
         .status(303)
         .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
         .send();
     });
 
-    registerLoginsPage(app, { show, consolePath, personLogins: areas.personLogins });
+    registerLoginsPage(app, { show, consolePath, personLogins: areas.personLogins, receipts: areas.receipts });
     registerApprovalsPage(app, { show, consolePath, basePath: options.basePath, approvals: areas.approvals });
   };
   // Encapsulated under /console: the access hook and the form parser touch no other area's routes.

@@ -2,14 +2,16 @@
  * The Logins page: the links of OAuth per person (`oauthPerson`, docs/credentials.md), metadata only (never a
  * token), each with an Unlink form. It reads and unlinks through the same service as `gateway logins list|unlink`
  * (credentials/person/): unlinking removes the link and the person's tokens from the vault, and their next call
- * of a tool using the login asks them to link again.
+ * of a tool using the login asks them to link again. An unlink is receipted as the console action `login.unlink`.
  */
 import type { FastifyInstance } from 'fastify';
 import { FORM_BODY, formOf } from '../authorization/oauth/http.js';
 import type { LinkedAccount, PersonLogins } from '../credentials/person/index.js';
 import { QUERY_TEXT } from '../http/route-schemas.js';
 import { hiddenField, html, postForm, sendPage, table, type SafeHtml } from '../views/index.js';
+import type { ReceiptLog } from '../receipts/log.js';
 import { viewerOf } from './access.js';
+import { receiptConsoleAction } from './actions.js';
 import { timeLeft, type ShowConsolePage } from './layout.js';
 
 export type ConsoleLogins = Pick<PersonLogins, 'list' | 'unlink'>;
@@ -65,9 +67,9 @@ to link again. The same as <code>gateway logins unlink &lt;person&gt; &lt;login&
 /** `GET /console/logins` and the Unlink form's `POST /console/logins/unlink`, behind the console's access hook. */
 export function registerLoginsPage(
   app: FastifyInstance,
-  context: { show: ShowConsolePage; consolePath: string; personLogins: ConsoleLogins | undefined },
+  context: { show: ShowConsolePage; consolePath: string; personLogins: ConsoleLogins | undefined; receipts: ReceiptLog | undefined },
 ): void {
-  const { show, consolePath, personLogins } = context;
+  const { show, consolePath, personLogins, receipts } = context;
   const querystring = { type: 'object', properties: { unlinked: QUERY_TEXT } } as const;
   app.get('/logins', { schema: { querystring } }, async (request, reply) => {
     const viewer = viewerOf(request);
@@ -92,6 +94,7 @@ export function registerLoginsPage(
       const message = html`<p role="alert">${person || 'This person'} has no link for ${login || 'this login'}: nothing changed.</p>`;
       return sendPage(reply, show('No such link', '/logins', viewer.person.name, message, 404));
     }
+    await receiptConsoleAction(receipts, viewer.person, { action: 'login.unlink', target: `${person} ${login}` });
     const unlinked = `${login} of ${person}`;
     return reply
       .status(303)

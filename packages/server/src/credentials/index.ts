@@ -2,8 +2,9 @@
  * Credentials: how the gateway satisfies an operation's security requirements when it calls the upstream.
  *
  * A *login* is one configured credential, `sources.<source>.credentials.<securityScheme>`, named
- * `<source>/<securityScheme>`. Sessions hold login ids, never values; values are read from the vault on
- * every call, so rotating a secret changes what the next call sends and never what a session may reach.
+ * `<source>/<securityScheme>` (an MCP source's per-person credential: `<source>/mcp`). Sessions hold login ids,
+ * never values; values are read from the vault on every call, so rotating a secret changes what the next call
+ * sends and never what a session may reach.
  */
 import type { Dispatcher } from 'undici';
 import {
@@ -12,6 +13,8 @@ import {
   loginAlternativesOf,
   loginIdOf,
   GatewayError,
+  MCP_LOGIN_SCHEME,
+  mcpLoginAlternatives,
   type CredentialConfig,
   type LoadedConfig,
   type LockedOperation,
@@ -63,16 +66,31 @@ export interface LoginSummary {
 /** `<source>/<securityScheme>` (the one definition is core's). */
 export { loginIdOf };
 
-/** Every login the config offers (credentials of type `none` need no consent and are not logins). */
+/**
+ * Every login the config offers (credentials of type `none` need no consent and are not logins). An MCP source
+ * offers one only when its credential is per person (`<source>/mcp`): the gateway's own is no person's to grant.
+ */
 export function listLogins(loaded: LoadedConfig): LoginSummary[] {
   const logins: LoginSummary[] = [];
   for (const [source, settings] of Object.entries(loaded.config.sources)) {
+    if (settings.kind === 'mcp') {
+      if (settings.credentials?.type === 'oauthPerson') {
+        logins.push({ id: loginIdOf(source, MCP_LOGIN_SCHEME), source, scheme: MCP_LOGIN_SCHEME, type: 'oauthPerson' });
+      }
+      continue;
+    }
     for (const [scheme, credential] of Object.entries(settings.credentials ?? {})) {
       if (credential.type === 'none') continue;
       logins.push({ id: loginIdOf(source, scheme), source, scheme, type: credential.type });
     }
   }
   return logins.sort((a, b) => compareText(a.id, b.id));
+}
+
+/** The login ids calling a tool of an MCP source needs: its per-person login, or none (for the consent page). */
+export function mcpToolLogins(loaded: LoadedConfig, sourceName: string): string[] {
+  const source = loaded.config.sources[sourceName];
+  return source?.kind === 'mcp' ? mcpLoginAlternatives(sourceName, source.credentials).flatMap((alternative) => alternative.logins) : [];
 }
 
 /** An OpenAPI source's credentials by security scheme (an MCP source's credentials are not per scheme). */

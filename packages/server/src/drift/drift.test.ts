@@ -11,6 +11,8 @@ import { PublicationRegistry } from '../publications/registry.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { compareWithPublication, followDrift, startDriftWatcher, type DriftWatcher } from './index.js';
 import { driftMigrations, sqliteDriftStore } from './sqlite/index.js';
+import { eventually } from '../store/contract/changes.contract.js';
+import { changeMigrations, sqliteChangeFeed } from '../store/sqlite/changes.js';
 
 function op(tool: string, fingerprint: string): Pick<Operation, 'tool' | 'fingerprint'> {
   return { tool, fingerprint };
@@ -196,6 +198,58 @@ describe('the drift watcher', () => {
     } finally {
       await follower.stop();
       otherDatabase.close();
+    }
+  });
+
+  it('a block the checking process records reaches a follower through the change feed within a second, as does its lifting', async () => {
+    const loaded = config(`${baseUrl}/openapi.yaml`);
+    // Two processes' connections to the file, each with its own feed (what `serve --workers` opens per worker).
+    const databases = [0, 1].map(() => openDatabase(join(directory.path, 'gateway.db'), [...driftMigrations, ...changeMigrations]));
+    const [leaderFeed, followerFeed] = databases.map((connection) => sqliteChangeFeed(connection));
+    watcher = await startDriftWatcher({
+      loaded,
+      store: sqliteDriftStore(databases[0]!),
+      registry,
+      agent,
+      logger,
+      intervalMs: 60_000,
+      schedule: false,
+      changes: leaderFeed!,
+    });
+    const otherRegistry = new PublicationRegistry();
+    otherRegistry.replace(
+      lockWith(
+        registry.snapshot().names.map((name) => ({ ...(registry.snapshot().tools.get(name)!.entry as LockedOperation), selected: true })),
+        { source: 'orders' },
+      ),
+    );
+    // Its own periodic read is a minute away: only the announcement can bring the block in time.
+    const follower = await followDrift({
+      loaded,
+      store: sqliteDriftStore(databases[1]!),
+      registry: otherRegistry,
+      intervalMs: 60_000,
+      changes: followerFeed!,
+    });
+    try {
+      served = DRIFTED;
+      await watcher.checkNow();
+      const checkedAt = Date.now();
+      await eventually(() => otherRegistry.blockedReason('orders', 'get_order') !== undefined);
+      expect(Date.now() - checkedAt).toBeLessThan(1_000);
+      expect(otherRegistry.blockedReason('orders', 'delete_order')).toBe('operation removed from the live description');
+      expect(otherRegistry.blockedReason('orders', 'list_orders')).toBeUndefined();
+
+      served = ORIGINAL;
+      await watcher.checkNow();
+      await eventually(() => otherRegistry.blockedReason('orders', 'get_order') === undefined);
+      expect(otherRegistry.blockedReason('orders', 'delete_order')).toBeUndefined();
+    } finally {
+      await follower.stop();
+      for (const feed of [leaderFeed, followerFeed]) await feed!.close();
+      await watcher.stop();
+      watcher = undefined;
+      for (const connection of databases) connection.close();
     }
   });
 

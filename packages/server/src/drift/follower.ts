@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '@gateway/core';
+import type { ChangeFeed } from '../store/changes.js';
 import type { DriftStore } from './ports.js';
 import { reportOf } from './report.js';
 import type { DriftRegistry, DriftSourceReport, DriftWatcher } from './types.js';
@@ -12,14 +13,16 @@ export const DRIFT_FOLLOW_INTERVAL_MS = 1_000;
  * leader.ts), so an upstream sees one reader and one proposal is recorded, not one per process. It applies the
  * blocks the leader recorded in the shared store, read once a second (a few key reads), under the same rule a
  * restart uses: only while the publication in use is the one they were computed against. So a drifted tool is
- * refused by every process within about a second of the check that found it. Resolves once the recorded blocks
- * are applied (rejects when the store cannot be read then).
+ * refused by every process within about a second of the check that found it. With a change feed the leader's
+ * `drift-blocks` announcement triggers the read at once (within the feed's bound), and the periodic read stays as
+ * the safety net. Resolves once the recorded blocks are applied (rejects when the store cannot be read then).
  */
 export async function followDrift(options: {
   loaded: LoadedConfig;
   store: DriftStore;
   registry: DriftRegistry;
   intervalMs?: number;
+  changes?: ChangeFeed;
 }): Promise<DriftWatcher> {
   const { registry, store } = options;
   const sources = openApiSourcesOf(options.loaded);
@@ -69,6 +72,9 @@ export async function followDrift(options: {
   }
 
   await apply();
+  const stopListening = options.changes?.subscribe('drift-blocks', ({ source }) => {
+    if (sources.has(source)) apply().catch(() => undefined);
+  });
   const timer = setInterval(() => {
     // A busy or briefly unreadable store: keep the last blocks, try again next tick (none piles up behind a slow one).
     if (pending === 0) apply().catch(() => undefined);
@@ -80,6 +86,7 @@ export async function followDrift(options: {
       await apply().catch(() => undefined);
     },
     async stop() {
+      stopListening?.();
       clearInterval(timer);
       await applying.catch(() => undefined);
     },

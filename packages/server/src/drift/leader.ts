@@ -73,7 +73,13 @@ export async function startDrift(options: DriftLeadershipOptions): Promise<Drift
     await current?.stop();
     current = undefined;
     const { loaded, store, registry } = options;
-    current = await followDrift({ loaded, store, registry, ...(options.followIntervalMs ? { intervalMs: options.followIntervalMs } : {}) });
+    current = await followDrift({
+      loaded,
+      store,
+      registry,
+      ...(options.followIntervalMs ? { intervalMs: options.followIntervalMs } : {}),
+      ...(options.changes ? { changes: options.changes } : {}),
+    });
   }
 
   /** One step: keep, take or lose the lease, and switch role when it changes. */

@@ -4,7 +4,7 @@ export type { DriftStatus } from '@gateway/core';
 
 /**
  * The drift area's storage port: what the watcher, the followers and the MCP monitor keep, as an awaitable interface
- * named for the domain. The SQLite adapter is in ./sqlite/; ./contract/ holds the suite every adapter passes.
+ * named for the domain. Adapters: ./sqlite/ and ./postgres/; ./contract/ holds the suite both pass.
  */
 
 /** The persisted state of one source's drift checks. */

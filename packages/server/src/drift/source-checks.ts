@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError, sourceLocation } from '@gateway/core';
+import type { ChangeFeed } from '../store/changes.js';
 import { liveDocumentAfter, readDocument, type DocumentReading, type LiveDocument, type OpenApiSourceSettings } from './live-document.js';
 import type { DriftProposal, DriftState, DriftStore } from './ports.js';
 import { judgeLiveDocument, logVerdict, type DriftVerdict } from './verdict.js';
@@ -33,9 +34,19 @@ export function createSourceChecks(context: {
   store: DriftStore;
   registry: DriftRegistry;
   logger: DriftLogger;
+  changes?: ChangeFeed;
 }): SourceChecks {
   const { memory, store, logger } = context;
   let recordings: Promise<void> = Promise.resolve();
+  /** What was last recorded of each source's blocks: a change of them is announced to the other processes. */
+  const announced = new Map<string, string>();
+
+  async function announce(state: DriftState): Promise<void> {
+    const key = JSON.stringify([state.publicationId, state.blocked]);
+    if (!context.changes || announced.get(state.source) === key) return;
+    await context.changes.publish('drift-blocks', { source: state.source });
+    announced.set(state.source, key);
+  }
 
   function record(entry: SourceMemory, state: DriftState, proposal?: DriftVerdict['proposal'], operations?: LiveDocument['operations']) {
     recordings = recordings
@@ -46,6 +57,7 @@ export function createSourceChecks(context: {
           if (entry.proposal?.digest === recorded.digest) entry.proposal = recorded;
         }
         await store.saveState(state);
+        await announce(state);
       })
       .catch((error: unknown) => logger.error({ source: state.source, error: (error as Error)?.message }, 'drift: recording failed'));
     return recordings;

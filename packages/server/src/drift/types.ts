@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { DriftSourceReport, LoadedConfig, LockedOperation, Lockfile } from '@gateway/core';
+import type { ChangeFeed } from '../store/changes.js';
 import type { DriftStore } from './ports.js';
 
 /** One source's drift, as `GET /admin/status` reports it. */
@@ -37,6 +38,11 @@ export interface DriftWatcherOptions {
   schedule?: boolean;
   /** Asked before each source's check: false skips it (this process no longer holds the drift lease: leader.ts). */
   mayCheck?: () => boolean;
+  /**
+   * Shared by every process on the store: the leader announces each new set of blocked tools (`drift-blocks`), and
+   * a follower applies the recorded state as soon as it hears of it (follower.ts).
+   */
+  changes?: ChangeFeed;
 }
 
 export interface DriftWatcher {

@@ -70,6 +70,7 @@ export async function startDriftWatcher(options: DriftWatcherOptions): Promise<D
       timeoutMs: loaded.config.import?.timeoutMs ?? 15_000,
     },
     store: options.store,
+    ...(options.changes ? { changes: options.changes } : {}),
     registry,
     logger,
   });

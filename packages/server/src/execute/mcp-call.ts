@@ -19,6 +19,9 @@ const OUTCOME_BY_CODE: Record<string, ToolCallOutcome['outcome']> = {
   MCP_SECRET_MISSING: 'credentials',
   SSRF_ADDRESS_REFUSED: 'refused',
   MCP_CALL_CANCELLED: 'cancelled',
+  // A per-person source: the person's link is gone (revoked, unlinked) or the provider failed the refresh.
+  PERSON_LOGIN_NOT_LINKED: 'credentials',
+  PERSON_LOGIN_FAILED: 'credentials',
 };
 
 export async function executeMcpTool(
@@ -28,10 +31,12 @@ export async function executeMcpTool(
   context: ToolCallContext,
 ): Promise<ToolCallOutcome> {
   const started = performance.now();
+  // The login a receipt records: a per-person source's `<source>/mcp sub=<sub>`; none for the gateway's own.
+  let loginId: string | null = null;
   const finish = (result: ToolResult, outcome: ToolCallOutcome['outcome']): ToolCallOutcome => ({
     result,
     outcome,
-    loginId: null,
+    loginId,
     durationMs: performance.now() - started,
   });
   const argumentsObject = (argumentsValue ?? {}) as Record<string, unknown>;
@@ -42,6 +47,10 @@ export async function executeMcpTool(
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.onProgress ? { onProgress: context.onProgress } : {}),
       ...(context.trace ? { meta: context.trace } : {}),
+      ...(context.person === undefined ? {} : { person: context.person }),
+      onLogin: (login) => {
+        loginId = login;
+      },
     });
     const result: ToolResult = { content: upstream.content as ToolContent[] };
     if (upstream.structuredContent !== undefined) result.structuredContent = upstream.structuredContent;

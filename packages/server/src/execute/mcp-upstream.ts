@@ -10,9 +10,18 @@
  * minute of good health); a call arriving meanwhile waits for it within its own timeout. `close()` stops
  * everything (the SDK's stdio transport ends the child process).
  */
-import { GatewayError, type LoadedConfig, type McpSourceConfig } from '@gateway/core';
-import { connectMcpUpstream, NO_SECRETS, redactText, type McpUpstreamConnection, type Vault } from '@gateway/runtime';
+import { GatewayError, loginIdOf, MCP_LOGIN_SCHEME, type LoadedConfig, type McpSourceConfig } from '@gateway/core';
+import {
+  connectMcpUpstream,
+  NO_SECRETS,
+  redactText,
+  secretForms,
+  type McpUpstreamConnection,
+  type SecretForms,
+  type Vault,
+} from '@gateway/runtime';
 import type { Dispatcher } from 'undici';
+import { PersonConnections, type PersonConnection } from './mcp-person-connections.js';
 import { redactMcpResult, redactProgress } from './mcp-redaction.js';
 
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 30_000;
@@ -36,6 +45,13 @@ export interface McpUpstreamPoolOptions {
   onToolListChanged?(sourceName: string): void;
   /** Overrides for tests; production uses the constants above. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * A person's access token for a per-person login (credentials/person/), refreshed when about to expire; absent
+   * when no source's credential is `oauthPerson`. Throws PERSON_LOGIN_NOT_LINKED or PERSON_LOGIN_FAILED.
+   */
+  personTokens?: (person: string, login: string) => Promise<{ token: string; subject: string | null }>;
+  /** Bounds of the per-person connections (mcp-person-connections.ts): how many are kept, when an idle one closes. */
+  personConnections?: { max?: number; idleMs?: number };
 }
 
 /** A `tools/call` result exactly as the upstream sent it: content blocks of every type, structuredContent, isError. */
@@ -52,11 +68,17 @@ export interface UpstreamCallOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** W3C trace context for the request's `_meta` (SEP-414: `traceparent`, `tracestate`), when traces are on. */
   meta?: { traceparent: string; tracestate?: string };
+  /** The session's person: a source whose credential is per person is called with this person's own token only. */
+  person?: string;
+  /** Told the login a receipt records when the call carries a person's token: `<source>/mcp sub=<sub>`. */
+  onLogin?: (login: string) => void;
 }
 
 interface SourceState {
   name: string;
   config: McpSourceConfig;
+  /** `<source>/mcp` when the source's credential is per person: calls then go over that person's own connection. */
+  personLogin: string | undefined;
   connection: McpUpstreamConnection | undefined;
   connecting: Promise<McpUpstreamConnection> | undefined;
   /** Rejecters of the calls in flight, so a crash fails them at once instead of at their timeout. */
@@ -68,14 +90,20 @@ interface SourceState {
 
 export class McpUpstreamPool {
   private readonly sources = new Map<string, SourceState>();
+  private readonly persons: PersonConnections;
   private closed = false;
 
   constructor(private readonly options: McpUpstreamPoolOptions) {
+    this.persons = new PersonConnections({
+      ...options.personConnections,
+      connect: (entry, token, onClose) => this.connectPerson(entry, token, onClose),
+    });
     for (const [name, config] of Object.entries(options.loaded.config.sources)) {
       if (config.kind !== 'mcp') continue;
       this.sources.set(name, {
         name,
         config,
+        personLogin: config.credentials?.type === 'oauthPerson' ? loginIdOf(name, MCP_LOGIN_SCHEME) : undefined,
         connection: undefined,
         connecting: undefined,
         inFlight: new Set(),
@@ -177,6 +205,44 @@ export class McpUpstreamPool {
     state.restartTimer.unref();
   }
 
+  /** A person's own connection: it sends that person's current token on every request, and nothing else. */
+  private async connectPerson(entry: PersonConnection, token: () => string, onClose: () => void): Promise<McpUpstreamConnection> {
+    const { loaded, vault, agent } = this.options;
+    const state = this.state(entry.sourceName);
+    try {
+      return await connectMcpUpstream({
+        sourceName: state.name,
+        source: state.config,
+        baseDirectory: loaded.directory,
+        vault,
+        ...(agent ? { agent } : {}),
+        allowPrivateNetworks: loaded.config.network?.allowPrivateNetworks ?? [],
+        personToken: token,
+        onClose,
+      });
+    } catch (error) {
+      // What the upstream answered may quote the token it refused.
+      const reason = (error as Error)?.message ?? String(error);
+      const redacted = redactText(reason, entry.secrets);
+      if (redacted === reason) throw error;
+      throw new GatewayError(error instanceof GatewayError ? error.code : 'MCP_UPSTREAM_UNAVAILABLE', redacted, {
+        details: { source: state.name },
+      });
+    }
+  }
+
+  /** The session's person's token for a per-person source: never another person's, never the gateway's. */
+  private personToken(login: string, person: string | undefined) {
+    if (person === undefined || !this.options.personTokens) {
+      return Promise.reject(
+        new GatewayError('PERSON_LOGIN_NOT_LINKED', `the login ${login} is per person, and this call has no person`, {
+          details: { login },
+        }),
+      );
+    }
+    return this.options.personTokens(person, login);
+  }
+
   /** Forwards one `tools/call`; the per-source timeout and response-size limit apply. */
   async callTool(
     sourceName: string,
@@ -206,11 +272,24 @@ export class McpUpstreamPool {
     });
     aborted.catch(() => undefined);
 
-    state.inFlight.add(rejectCrash);
     let connection: McpUpstreamConnection | undefined;
+    let secrets = NO_SECRETS;
+    let personEntry: PersonConnection | undefined;
+    let personToken = '';
     try {
-      connection = await Promise.race([this.connection(sourceName), aborted]);
-      const secrets = connection.secrets;
+      if (state.personLogin === undefined) {
+        state.inFlight.add(rejectCrash);
+        connection = await Promise.race([this.connection(sourceName), aborted]);
+        secrets = connection.secrets;
+      } else {
+        const { token, subject } = await Promise.race([this.personToken(state.personLogin, options.person), aborted]);
+        personToken = token;
+        const acquired = this.persons.acquire(sourceName, options.person!, token, rejectCrash);
+        personEntry = acquired.entry;
+        secrets = acquired.entry.secrets;
+        options.onLogin?.(`${state.personLogin} sub=${subject ?? '?'}`);
+        connection = await Promise.race([acquired.connection, aborted]);
+      }
       const onProgress = options.onProgress;
       // The SDK sends notifications/cancelled upstream when `signal` aborts (cancellation is forwarded).
       const call = connection.client.callTool(
@@ -237,6 +316,8 @@ export class McpUpstreamPool {
           },
         );
       }
+      // A concurrent call of the same person may have refreshed the token this connection now sends.
+      if (personEntry && personEntry.token !== personToken) secrets = mergedSecrets(personToken, personEntry);
       // Whatever the upstream echoed of the source's credentials stops here (docs/security.md).
       return redactMcpResult(result, serialised, secrets, { sourceName, toolName: upstreamName });
     } catch (error) {
@@ -244,13 +325,15 @@ export class McpUpstreamPool {
       if (deadline.aborted) throw timedOut();
       // The upstream's error message (a JSON-RPC error's words) goes to the client: redacted like a result.
       const reason = (error as Error)?.message ?? String(error);
-      const redacted = redactText(reason, connection?.secrets ?? NO_SECRETS);
+      if (personEntry && personEntry.token !== personToken) secrets = mergedSecrets(personToken, personEntry);
+      const redacted = redactText(reason, secrets);
       throw new GatewayError('MCP_UPSTREAM_FAILED', `the MCP server of source '${sourceName}' failed the call: ${redacted}`, {
         details: { source: sourceName },
         ...(redacted === reason ? { cause: error } : {}),
       });
     } finally {
-      state.inFlight.delete(rejectCrash);
+      if (personEntry) this.persons.release(personEntry, rejectCrash);
+      else state.inFlight.delete(rejectCrash);
     }
   }
 
@@ -269,10 +352,15 @@ export class McpUpstreamPool {
     return this.state(sourceName).connection?.pid ?? null;
   }
 
+  /** How many per-person connections are kept (for tests and status). */
+  get personConnectionCount(): number {
+    return this.persons.size;
+  }
+
   /** Stops every upstream: stdio processes end, HTTP sessions close. */
   async close(): Promise<void> {
     this.closed = true;
-    const closing: Promise<void>[] = [];
+    const closing: Promise<void>[] = [this.persons.closeAll()];
     for (const state of this.sources.values()) {
       if (state.restartTimer) clearTimeout(state.restartTimer);
       const connection = state.connection;
@@ -281,4 +369,9 @@ export class McpUpstreamPool {
     }
     await Promise.all(closing);
   }
+}
+
+/** The forms of the token a call started with and of the one its connection sends now (a refresh in between). */
+function mergedSecrets(startedWith: string, entry: PersonConnection): SecretForms {
+  return secretForms([startedWith, entry.token]);
 }

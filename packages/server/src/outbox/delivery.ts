@@ -23,6 +23,8 @@ export interface DeliveryContext {
   logger: DispatcherLogger | undefined;
   /** Metrics and traces of the ordered delivery attempts (telemetry/). */
   telemetry: DeliveryTelemetry | undefined;
+  /** Told after an endpoint paused here. */
+  onPaused?: ((endpoint: string) => void) | undefined;
 }
 
 const isAcknowledgement = (status: number | null): status is number => status !== null && status >= 200 && status < 300;
@@ -89,6 +91,7 @@ async function recordFailure(context: DeliveryContext, worker: Worker, event: Ou
     const reason = `${event.eventId} (sequence ${event.sequence}) failed ${failedAttempts} attempts: ${error}`;
     await context.store.pause(endpoint.name, event.sequence, context.holder, { status: result.status, error, reason });
     worker.leaseValidUntil = 0;
+    context.onPaused?.(endpoint.name);
     context.logger?.warn(details, 'webhook endpoint paused: attempts exhausted; later events wait for `gateway webhooks resume`');
     return;
   }

@@ -27,6 +27,8 @@ export interface CreateDispatcherOptions {
   random?: () => number;
   /** Metrics and traces of the ordered delivery attempts (telemetry/). */
   telemetry?: DeliveryTelemetry;
+  /** An endpoint paused here (its attempts ran out): the webhooks area announces it to the other processes. */
+  onPaused?: (endpoint: string) => void;
 }
 
 export interface WebhookDispatcher {
@@ -69,6 +71,7 @@ export function createDispatcher(options: CreateDispatcherOptions): WebhookDispa
     random: options.random ?? Math.random,
     logger: options.logger,
     telemetry: options.telemetry,
+    onPaused: options.onPaused,
   };
   const workers = new Map<string, Worker>(options.endpoints.map((endpoint) => [endpoint.name, createWorker(endpoint)]));
   let isStarted = false;

@@ -1,7 +1,16 @@
 import { CloudEvent, HTTP } from 'cloudevents';
-import { CHECKPOINT_EVENT_TYPE, RECEIPT_EVENT_TYPE, type Receipt, type WebhookDataMode } from '@gateway/core';
+import {
+  APPROVAL_EVENT_TYPE,
+  CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
+  RECEIPT_EVENT_TYPE,
+  type Receipt,
+  type ReceiptAction,
+  type WebhookDataMode,
+  type WebhookEventType,
+} from '@gateway/core';
 
-export { CHECKPOINT_EVENT_TYPE, RECEIPT_EVENT_TYPE };
+export { APPROVAL_EVENT_TYPE, CHECKPOINT_EVENT_TYPE, CONSOLE_EVENT_TYPE, RECEIPT_EVENT_TYPE };
 /** The `type` of `gateway webhooks test`: outside the ordered stream, never given a sequence. */
 export const TEST_EVENT_TYPE = 'io.service.webhook.test';
 export const EVENT_SOURCE = 'service/audit';
@@ -26,12 +35,49 @@ export function checkpointEventId(treeSize: number, endpoint: string): string {
   return `evt_checkpoint-${treeSize}_${endpoint}`;
 }
 
+/** The CloudEvents `type` of a receipt's event: a call's, or that of the action it records. */
+export function receiptEventType(receipt: Receipt): WebhookEventType {
+  const action = receipt.action;
+  if (action === undefined) return RECEIPT_EVENT_TYPE;
+  switch (action.kind) {
+    case 'approval':
+      return APPROVAL_EVENT_TYPE;
+    case 'console':
+      return CONSOLE_EVENT_TYPE;
+    default: {
+      const unreachable: never = action;
+      throw new Error(`unknown receipt action ${String((unreachable as ReceiptAction).kind)}`);
+    }
+  }
+}
+
+/**
+ * The `data` of an action receipt's event (docs/webhooks.md): an approval's `{ approval, decision, approver, tool,
+ * receipt }`; a console action's `{ operator, action, target, receipt }`.
+ */
+function actionEventData(receipt: Receipt, action: ReceiptAction): Record<string, unknown> {
+  switch (action.kind) {
+    case 'approval':
+      return { approval: action.approval, decision: action.decision, approver: action.approver, tool: receipt.tool, receipt: receipt.id };
+    case 'console':
+      return { operator: action.operator, action: action.action, target: action.target, receipt: receipt.id };
+    default: {
+      const unreachable: never = action;
+      throw new Error(`unknown receipt action ${String((unreachable as ReceiptAction).kind)}`);
+    }
+  }
+}
+
 /**
  * A receipt event's `data`. The specification's shape by default: exactly `{ tool, outcome, receipt }` with
- * `receipt` the identifier `receipt-<n>`; `detailed` adds the whole receipt under `details`.
+ * `receipt` the identifier `receipt-<n>` (an action receipt: its action's fields, actionEventData); `detailed`
+ * adds the whole receipt under `details`.
  */
 export function receiptEventData(receipt: Receipt, mode: WebhookDataMode = 'standard'): Record<string, unknown> {
-  const data = { tool: receipt.tool, outcome: receipt.outcome, receipt: receipt.id };
+  const data =
+    receipt.action === undefined
+      ? { tool: receipt.tool, outcome: receipt.outcome, receipt: receipt.id }
+      : actionEventData(receipt, receipt.action);
   switch (mode) {
     case 'standard':
       return data;
@@ -54,7 +100,7 @@ export function receiptEventBody(receipt: Receipt, eventId: string, sequence: nu
     {
       specversion: '1.0',
       id: eventId,
-      type: RECEIPT_EVENT_TYPE,
+      type: receipt.action === undefined ? RECEIPT_EVENT_TYPE : receiptEventType(receipt),
       source: EVENT_SOURCE,
       ...(receipt.session ? { subject: receipt.session } : {}),
       time: receipt.time,

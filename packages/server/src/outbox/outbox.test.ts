@@ -148,6 +148,60 @@ describe('webhook outbox and delivery', () => {
     expect((await store.events('waiting', { limit: 10 })).map((event) => event.receiptId)).toEqual(['receipt-1']);
   });
 
+  it('approval and console receipts become events of their own types: by default, by `types`, never filtered by `outcomes`', async () => {
+    const db = database();
+    const outbox = createOutbox({
+      store: new SqliteOutboxStore(db),
+      endpoints: [
+        { name: 'audit' },
+        { name: 'calls', types: ['io.service.call.receipted'] },
+        { name: 'people', types: ['io.service.approval.receipted', 'io.service.console.receipted'] },
+        { name: 'denials', outcomes: ['denied'] },
+      ],
+    });
+    const approval: Receipt = {
+      ...makeReceipt(1, 'allowed'),
+      action: { kind: 'approval', approval: 'approval-abc', decision: 'approved', approver: 'ada' },
+    };
+    const revoke: Receipt = {
+      ...makeReceipt(2, 'allowed', 'session-9'),
+      tool: '',
+      action: { kind: 'console', action: 'session.revoke', operator: 'olga', target: 'session-9' },
+    };
+    receiptTransaction(db, outbox, [makeReceipt(0, 'allowed'), approval, revoke]);
+    const store = new SqliteOutboxStore(db);
+    const typesOf = async (endpoint: string) =>
+      (await store.events(endpoint, { limit: 10 })).map((event) => {
+        const parsed = HTTP.toEvent({ headers: { 'content-type': 'application/cloudevents+json' }, body: event.body }) as unknown as {
+          type: string;
+          subject?: string;
+          data: unknown;
+        };
+        return [event.receiptId, parsed.type, parsed.subject, parsed.data];
+      });
+    const approvalEvent = [
+      'receipt-1',
+      'io.service.approval.receipted',
+      'session-7',
+      { approval: 'approval-abc', decision: 'approved', approver: 'ada', tool: 'get_pet', receipt: 'receipt-1' },
+    ];
+    const consoleEvent = [
+      'receipt-2',
+      'io.service.console.receipted',
+      'session-9',
+      { operator: 'olga', action: 'session.revoke', target: 'session-9', receipt: 'receipt-2' },
+    ];
+    expect(await typesOf('audit')).toEqual([
+      ['receipt-0', 'io.service.call.receipted', 'session-7', { tool: 'get_pet', outcome: 'allowed', receipt: 'receipt-0' }],
+      approvalEvent,
+      consoleEvent,
+    ]);
+    expect((await typesOf('calls')).map(([receipt]) => receipt)).toEqual(['receipt-0']);
+    expect(await typesOf('people')).toEqual([approvalEvent, consoleEvent]);
+    // `outcomes` selects receipted calls; action receipts are chosen by `types` alone.
+    expect((await typesOf('denials')).map(([receipt]) => receipt)).toEqual(['receipt-1', 'receipt-2']);
+  });
+
   it('each receipt becomes one event per subscribed endpoint, filtered by outcome, sequenced per endpoint in its transaction', async () => {
     const db = database();
     const outbox = createOutbox({

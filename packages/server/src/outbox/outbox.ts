@@ -1,5 +1,7 @@
 import {
+  APPROVAL_EVENT_TYPE,
   CHECKPOINT_EVENT_TYPE,
+  CONSOLE_EVENT_TYPE,
   DEFAULT_WEBHOOK_EVENT_TYPES,
   RECEIPT_EVENT_TYPE,
   type Receipt,
@@ -14,9 +16,9 @@ import type { OutboxEvent, OutboxStore } from './ports.js';
 
 export interface OutboxEndpoint {
   name: string;
-  /** Only receipts with these outcomes become events (default: all). */
+  /** Only receipted calls with these outcomes become events (default: all); action receipts go by `types`. */
   outcomes?: readonly ReceiptOutcome[];
-  /** CloudEvents types this endpoint subscribes to (default: receipted calls only). */
+  /** CloudEvents types this endpoint subscribes to (default: DEFAULT_WEBHOOK_EVENT_TYPES). */
   types?: readonly WebhookEventType[];
   /** The shape of a receipt event's `data` (default `standard`). */
   data?: WebhookDataMode;
@@ -76,6 +78,8 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
       data: endpoint.data ?? 'standard',
       receipts: types.has(RECEIPT_EVENT_TYPE),
       checkpoints: types.has(CHECKPOINT_EVENT_TYPE),
+      approvals: types.has(APPROVAL_EVENT_TYPE),
+      consoleActions: types.has(CONSOLE_EVENT_TYPE),
     };
   });
   const handover = createHandover();
@@ -84,9 +88,12 @@ export function createOutbox(options: CreateOutboxOptions): Outbox {
   // transaction that commits as soon as the hook returns.
   const enqueue = (receipt: Receipt, tx?: Transaction): Promise<OutboxEvent[]> => {
     const appended: Array<Promise<OutboxEvent>> = [];
+    const action = receipt.action;
     for (const subscription of subscriptions) {
-      if (!subscription.receipts) continue;
-      if (subscription.outcomes && !subscription.outcomes.has(receipt.outcome)) continue;
+      if (action === undefined) {
+        if (!subscription.receipts) continue;
+        if (subscription.outcomes && !subscription.outcomes.has(receipt.outcome)) continue;
+      } else if (!(action.kind === 'approval' ? subscription.approvals : subscription.consoleActions)) continue;
       const eventId = receiptEventId(receipt.id, subscription.name);
       appended.push(
         store.append(tx, subscription.name, (sequence) => ({

@@ -3,7 +3,7 @@ import type { Transaction } from '../store/unit-of-work.js';
 /**
  * The outbox area's storage port: the events waiting for each webhook endpoint, their delivery marks, and each
  * endpoint's sequence, lease and pause. Every method is awaitable; an adapter implements it (SQLite in
- * ./sqlite/) and passes the suites in ./contract/, which a PostgreSQL adapter runs unchanged. A step that must be
+ * ./sqlite/, PostgreSQL in ./postgres/) and passes the suites in ./contract/. A step that must be
  * atomic (a pause with the attempt that caused it, a replay, a resume) is ONE method, so an adapter runs it in
  * one transaction.
  */
@@ -69,8 +69,8 @@ export type ReplaySelection = { failed: true } | { fromSequence: number };
 /**
  * The outbox's storage, for one or several gateway processes sharing one database:
  * - `append` runs inside the unit of work that stores the receipt (or checkpoint) the event reports, which
- *   serialises appends per endpoint (SQLite: the write lock; PostgreSQL: `SELECT … FROM webhook_endpoints WHERE
- *   name = $1 FOR UPDATE` row-locks the endpoint), and takes the endpoint's highest stored sequence + 1: sequences
+ *   serialises appends per endpoint (SQLite: the write lock, and the endpoint's highest stored sequence + 1;
+ *   PostgreSQL: the endpoint's counter incremented, whose row lock holds until the unit of work ends): sequences
  *   are gap-free and in commit order per endpoint, and a rolled-back unit of work takes its events and their
  *   sequences with it;
  * - `acquireLease` is one conditional write (holder + expiry): at most one dispatcher per endpoint at a time,

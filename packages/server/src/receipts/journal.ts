@@ -208,7 +208,7 @@ function isReceiptDraft(value: unknown): value is ReceiptDraft {
     typeof draft.time === 'string' &&
     typeof draft.tool === 'string' &&
     typeof draft.argumentsDigest === 'string' &&
-    (draft.outcome === 'allowed' || draft.outcome === 'denied' || draft.outcome === 'error') &&
+    (draft.outcome === 'allowed' || draft.outcome === 'denied' || draft.outcome === 'action-required' || draft.outcome === 'error') &&
     typeof draft.durationMs === 'number' &&
     Number.isFinite(draft.durationMs) &&
     (draft.upstreamStatus === null || Number.isSafeInteger(draft.upstreamStatus)) &&

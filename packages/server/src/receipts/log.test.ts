@@ -338,6 +338,19 @@ describe('the receipt log', () => {
     expect(readFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
+  it('a start moves every outcome a call can have, "a person must act first" included, none quarantined', async () => {
+    const storage = sqliteReceiptStorage(database);
+    const outcomes = ['allowed', 'denied', 'action-required', 'error'] as const;
+    const drafts = outcomes.map((outcome) =>
+      receiptDraft(`tool-${outcome}`, { outcome, reason: outcome === 'allowed' ? null : 'PERSON_ACTION_REQUIRED' }),
+    );
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl'), journalText(await journalKey(), 'main', drafts));
+    writeFileSync(join(directory.path, 'receipts-journal-main.jsonl.lock'), `${stoppedPid()}\n`);
+    await start('', undefined, { journal: true, storage });
+    expect((await storage.store.list({ limit: 10 })).map((receipt) => receipt.outcome)).toEqual([...outcomes]);
+    expect(quarantineLines()).toEqual([]);
+  });
+
   it('a start quarantines authentic lines that are not entries (wrong types, bad numbers) and a changed line; moves the rest', async () => {
     const key = await journalKey();
     const good = (tool: string) => receiptDraft(tool);

@@ -129,7 +129,10 @@ function draftOf(fields: ReceiptFields, keys: ReceiptKeys, storesArguments: bool
     argumentsDigest: fields.argumentsDigest ?? keyedDigest(keys.digestKey, fields.argumentsValue ?? {}),
     resultDigest: fields.resultValue === undefined ? null : keyedDigest(keys.digestKey, fields.resultValue),
   };
-  if (storesArguments) draft.arguments = fields.argumentsValue ?? {};
+  if (fields.approval !== undefined) draft.approval = fields.approval;
+  if (fields.action !== undefined) draft.action = fields.action;
+  // An action receipt has no arguments of its own to store.
+  else if (storesArguments) draft.arguments = fields.argumentsValue ?? {};
   return draft;
 }
 

@@ -13,9 +13,10 @@ export interface ReceiptHook {
   onReceipt(receipt: Receipt, tx: Transaction): void | Promise<void>;
   /**
    * Called once a unit of work's receipts (or a new checkpoint: then `receipts` is empty) have committed, with
-   * all of them in leaf order and the transaction they were written in (never for one that rolled back). Units of
-   * work are serialised, so whatever the hook saw in `onReceipt` since the previous call
-   * belongs to these receipts or to a unit of work that rolled back.
+   * all of them in leaf order and the transaction they were written in (never for one that rolled back). On SQLite
+   * units of work are serialised; on PostgreSQL several may be open at once (each replica's, and each connection's),
+   * so a hook keys what it saw in `onReceipt` by `tx` (the outbox's handover does): what it saw under this `tx`
+   * belongs to these receipts.
    */
   afterCommit?(receipts: readonly Receipt[], tx: Transaction): void;
   /**
@@ -72,8 +73,8 @@ export interface StoredReceiptRow {
 }
 
 /**
- * The receipt log's storage, awaitable (`sqlite/` implements it; a PostgreSQL adapter implements the same
- * contract, `contract/receipt-store.contract.ts`, for several gateway processes sharing one database).
+ * The receipt log's storage, awaitable (`sqlite/` and `postgres/` implement it, both passing
+ * `contract/receipt-store.contract.ts`; PostgreSQL for several replicas sharing one database).
  *
  * Writes take the unit of work's `tx` (../store/unit-of-work.ts): a receipt, its journal mark and what the hooks
  * write (outbox rows) commit together. How n is assigned: appends are serialised by the transaction (SQLite:

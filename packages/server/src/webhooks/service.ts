@@ -6,7 +6,8 @@ import { createDispatcher, type DispatcherEndpoint, type DispatcherLogger, type 
 import type { DeliveryTelemetry } from '../outbox/delivery-telemetry.js';
 import { testEventBody } from '../outbox/event.js';
 import { createOutbox, type Outbox, type OutboxEndpoint } from '../outbox/outbox.js';
-import type { OutboxStore, ResumedEndpoint } from '../outbox/ports.js';
+import type { OutboxStore, ReplaySelection, ResumedEndpoint } from '../outbox/ports.js';
+import type { ChangeFeed } from '../store/changes.js';
 import { cachedEndpointSecrets } from './secrets.js';
 
 export { endpointSecrets } from './secrets.js';
@@ -20,6 +21,8 @@ export interface Webhooks {
    * fresh cycle of attempts. Every process sees it through the database; this one is woken at once.
    */
   resume(endpoint: string): Promise<ResumedEndpoint>;
+  /** Puts the selected events back to pending and re-enables (resumes) the endpoint; resolves how many. */
+  replay(endpoint: string, selection: ReplaySelection): Promise<number>;
   /** Sends a signed test event to one endpoint now, outside the ordered stream. */
   sendTest(endpoint: string): Promise<{ eventId: string; status: number | null; error: string | null }>;
   start(): void;
@@ -36,8 +39,15 @@ export interface CreateWebhooksOptions {
   logger?: DispatcherLogger;
   /** Lease length (tests shorten it). */
   leaseMs?: number;
+  /** How often an idle dispatcher looks for work on its own (default 1 s; tests lengthen it). */
+  pollIntervalMs?: number;
   /** Metrics and traces of delivery attempts (telemetry/). */
   telemetry?: DeliveryTelemetry;
+  /**
+   * Shared by every process on the database: a pause or resume here is announced (`webhook-endpoint`), and one
+   * announced elsewhere wakes this process's dispatcher to read the endpoint's state again at once.
+   */
+  changes?: ChangeFeed;
 }
 
 /** What the dispatcher delivers to, from `webhooks:`; each endpoint's secrets are read once here. */
@@ -75,15 +85,24 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
   const endpoints = await dispatcherEndpoints(options.vault, configured);
   const outbox = createOutbox({ store: options.store, endpoints: outboxEndpoints(configured) });
   await outbox.ready;
+  const { changes, logger } = options;
+  const announce = (endpoint: string, state: 'paused' | 'resumed') => {
+    changes?.publish('webhook-endpoint', { endpoint, state }).catch((error: unknown) => {
+      logger?.warn({ endpoint, error: (error as Error).message }, 'announcing a webhook endpoint change failed');
+    });
+  };
   const dispatcher = createDispatcher({
+    onPaused: (endpoint) => announce(endpoint, 'paused'),
     store: outbox.store,
     endpoints,
     agent: options.agent,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   let unsubscribe: (() => void) | undefined;
+  let stopListening: (() => void) | undefined;
   return {
     outbox,
     dispatcher,
@@ -92,7 +111,15 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
       if (!configured.has(endpoint)) throw unknownEndpoint(endpoint, configured);
       const resumed = await outbox.store.resume(endpoint);
       dispatcher.notify({ reread: true });
+      announce(endpoint, 'resumed');
       return resumed;
+    },
+    async replay(endpoint, selection) {
+      if (!configured.has(endpoint)) throw unknownEndpoint(endpoint, configured);
+      const replayed = await outbox.store.replay(endpoint, selection);
+      dispatcher.notify({ reread: true });
+      announce(endpoint, 'resumed');
+      return replayed;
     },
     async sendTest(endpoint) {
       if (!configured.has(endpoint)) throw unknownEndpoint(endpoint, configured);
@@ -102,10 +129,14 @@ export async function createWebhooks(options: CreateWebhooksOptions): Promise<We
     },
     start() {
       unsubscribe ??= outbox.subscribe((committed) => dispatcher.notify({ committed }));
+      stopListening ??= changes?.subscribe('webhook-endpoint', ({ endpoint }) => {
+        if (configured.has(endpoint)) dispatcher.notify({ reread: true });
+      });
       dispatcher.start();
     },
     async stop() {
       unsubscribe?.();
+      stopListening?.();
       await dispatcher.stop();
     },
   };

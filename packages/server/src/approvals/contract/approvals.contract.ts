@@ -99,6 +99,30 @@ export function approvalsContract(adapter: string, open: ApprovalsFactory): void
       expect(await store.approvals.use(approvedLate.id, NOW + 3 * MINUTE)).toBe(false);
     });
 
+    it('expire marks each waiting or unused approved approval past its time once, on any handle, and leaves the rest', async () => {
+      const waiting = await store.approvals.request(refundCall({ expiresAt: NOW + MINUTE }), NOW);
+      const approved = await store.approvals.request(refundCall({ argumentsDigest: 'hmac-sha256:2', expiresAt: NOW + MINUTE }), NOW);
+      await store.approvals.decide(approved.id, 'approved', 'alice', NOW + 1);
+      const denied = await store.approvals.request(refundCall({ argumentsDigest: 'hmac-sha256:3', expiresAt: NOW + MINUTE }), NOW);
+      await store.approvals.decide(denied.id, 'denied', 'alice', NOW + 1);
+      const used = await store.approvals.request(refundCall({ argumentsDigest: 'hmac-sha256:4', expiresAt: NOW + MINUTE }), NOW);
+      await store.approvals.decide(used.id, 'approved', 'alice', NOW + 1);
+      await store.approvals.use(used.id, NOW + 2);
+      const later = await store.approvals.request(refundCall({ argumentsDigest: 'hmac-sha256:5' }), NOW);
+      expect(await store.approvals.expire(NOW + MINUTE - 1)).toEqual([]);
+      const handles = [store.approvals, store.second ?? store.approvals];
+      const [first, second] = await Promise.all(handles.map((handle) => handle.expire(NOW + MINUTE)));
+      const expired = [...first!, ...second!];
+      expect(expired.map((record) => record.id).sort()).toEqual([waiting.id, approved.id].sort());
+      expect(expired.every((record) => record.status === 'expired')).toBe(true);
+      expect(await store.approvals.find(approved.id, NOW + MINUTE)).toMatchObject({ status: 'expired', decidedBy: 'alice' });
+      expect(await store.approvals.find(denied.id, NOW + MINUTE)).toMatchObject({ status: 'denied' });
+      expect(await store.approvals.find(later.id, NOW + MINUTE)).toMatchObject({ status: 'waiting' });
+      expect(await store.approvals.expire(NOW + 2 * MINUTE)).toEqual([]);
+      // A call retried after its approval expired asks anew.
+      expect((await store.approvals.request(refundCall({ expiresAt: NOW + 5 * MINUTE }), NOW + 2 * MINUTE)).id).not.toBe(waiting.id);
+    });
+
     it('lists newest first, by session and by status (expired derived)', async () => {
       const a = await store.approvals.request(refundCall({ expiresAt: NOW + MINUTE }), NOW);
       const b = await store.approvals.request(refundCall({ argumentsDigest: 'hmac-sha256:2' }), NOW + 1);

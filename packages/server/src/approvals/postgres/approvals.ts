@@ -152,6 +152,14 @@ export class PostgresApprovals implements Approvals {
     return rowCount === 1;
   }
 
+  async expire(now = Date.now()): Promise<ApprovalRecord[]> {
+    const { rows } = await this.pool.query<ApprovalRow>(
+      `UPDATE approvals SET status = 'expired' WHERE status IN ('waiting', 'approved') AND expires_at <= $1 RETURNING *`,
+      [now],
+    );
+    return rows.map((row) => recordOf(row, now));
+  }
+
   async list(filter: ApprovalFilter, now = Date.now()): Promise<ApprovalRecord[]> {
     // The state filter reads the state as recordOf does (an unanswered or unused one past its expiry: expired).
     const { rows } = await this.pool.query<ApprovalRow>(

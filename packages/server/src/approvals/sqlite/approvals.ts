@@ -79,6 +79,9 @@ export class SqliteApprovals implements Approvals {
         `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'waiting' AND expires_at > ?`,
       ),
       use: database.prepare(`UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved' AND expires_at > ?`),
+      expire: database.prepare(
+        `UPDATE approvals SET status = 'expired' WHERE status IN ('waiting', 'approved') AND expires_at <= ? RETURNING *`,
+      ),
       // The state filter reads the state as recordOf does (an unanswered or unused one past its expiry: expired).
       list: database.prepare(
         `SELECT * FROM approvals WHERE (@session IS NULL OR session_id = @session)
@@ -141,6 +144,10 @@ export class SqliteApprovals implements Approvals {
 
   async use(id: string, now = Date.now()): Promise<boolean> {
     return this.statements.use.run(now, id, now).changes === 1;
+  }
+
+  async expire(now = Date.now()): Promise<ApprovalRecord[]> {
+    return (this.statements.expire.all(now) as ApprovalRow[]).map((row) => recordOf(row, now));
   }
 
   async list(filter: ApprovalFilter, now = Date.now()): Promise<ApprovalRecord[]> {

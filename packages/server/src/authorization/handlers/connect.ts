@@ -8,17 +8,17 @@ import type { AuthorizationDependencies } from './dependencies.js';
 /** The provider's answer (RFC 6749 §4.1.2, RFC 9207): each parameter is checked by the linking flow. */
 const CONNECT_CALLBACK_QUERY = oauthQuery('code', 'state', 'iss', 'error', 'error_description');
 
-type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personLogins' | 'browserSessions'>;
+type ConnectDependencies = Pick<AuthorizationDependencies, 'settings' | 'personLogins' | 'browserSessions' | 'oidc'>;
 
 /**
- * The connect page of per-person logins (`/connect?ticket=…`), its sign-in (`/connect/signin`, local accounts)
- * and the provider's callback (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers
- * its outcomes. The page requires the ticket's own person signed in to the gateway in this browser, and the
- * callback the same browser.
+ * The connect page of per-person logins (`/connect?ticket=…`), its sign-in (`/connect/signin` for local accounts;
+ * the OIDC sign-in, `/signin/oidc?next=<this connect page>`, when `auth.oidc` is set) and the provider's callback
+ * (`/connect/callback`): linking runs in credentials/person/linking.ts; this answers its outcomes. The page
+ * requires the ticket's own person signed in to the gateway in this browser, and the callback the same browser.
  */
 export function registerConnectEndpoints(
   instance: FastifyInstance,
-  { settings, personLogins, browserSessions }: ConnectDependencies,
+  { settings, personLogins, browserSessions, oidc }: ConnectDependencies,
   flow: BrowserFlow,
 ): void {
   if (!personLogins) return;
@@ -36,7 +36,7 @@ export function registerConnectEndpoints(
     ticket: string,
     extra: { error?: string; name?: string; status?: number } = {},
   ): Promise<FastifyReply> {
-    if (!settings.localAccountsEnabled) {
+    if (!settings.localAccountsEnabled && !oidc) {
       return flow.send(
         reply,
         errorPage(
@@ -66,6 +66,16 @@ export function registerConnectEndpoints(
         csrfToken: browser.csrfToken,
         ticket,
         gateway: settings.issuer,
+        localAccounts: settings.localAccountsEnabled,
+        // The OIDC sign-in comes back to this very page (a path of this gateway), which the sign-in does not spend.
+        ...(oidc
+          ? {
+              oidc: {
+                label: oidc.label,
+                href: `${base}/signin/oidc?next=${encodeURIComponent(`${base}/connect?ticket=${encodeURIComponent(ticket)}`)}`,
+              },
+            }
+          : {}),
         label: provider.label,
         providerOrigin: provider.origin,
         ...extra,

@@ -75,6 +75,10 @@ export interface ConnectSignInPageInput {
   /** The connect page's ticket, carried through the sign-in. */
   ticket: string;
   gateway: string;
+  /** Whether the local accounts' form is offered (`auth.localAccounts`). */
+  localAccounts: boolean;
+  /** The OIDC sign-in (`auth.oidc`): its button's label and where it starts, returning to the connect page. */
+  oidc?: { label: string; href: string };
   /** The provider whose account is to be linked, and the origin its authorization endpoint is at. */
   label: string;
   providerOrigin: string;
@@ -83,20 +87,31 @@ export interface ConnectSignInPageInput {
   status?: number;
 }
 
-/** Sign-in with a local account on the connect page of a per-person login: the person then goes on to link. */
+/**
+ * Sign-in on the connect page of a per-person login (a local account's form, the OIDC provider's button, or both):
+ * the person then goes on to link.
+ */
 export function connectSignInPage(input: ConnectSignInPageInput): RenderedPage {
-  return renderPage(
-    'Sign in',
-    html`<h1>Sign in to ${input.gateway}</h1>
-<p>Sign in to connect your <strong>${input.label}</strong> account. Only you can link it, as yourself.</p>
-${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
-<form method="post" action="${input.action}" novalidate>
+  const local = input.localAccounts
+    ? html`<form method="post" action="${input.action}" novalidate>
 ${csrfField(input.csrfToken)}
 ${hiddenField('ticket', input.ticket)}
 <div class="field"><label for="name">Name</label><input ${NAME_ATTRIBUTES} value="${input.name ?? ''}" required></div>
 ${PASSWORD_FIELD}
 <div class="actions"><button type="submit" class="allow">Sign in</button></div>
-</form>`,
+</form>`
+    : '';
+  const oidcButton = input.localAccounts ? 'button secondary' : 'button primary';
+  const oidc = input.oidc
+    ? html`<div class="actions"><a class="${oidcButton}" href="${input.oidc.href}">${input.oidc.label}</a></div>`
+    : '';
+  return renderPage(
+    'Sign in',
+    html`<h1>Sign in to ${input.gateway}</h1>
+<p>Sign in to connect your <strong>${input.label}</strong> account. Only you can link it, as yourself.</p>
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+${local}
+${oidc}`,
     // The sign-in redirects on to the provider: a form's redirects must be allowed by form-action too.
     { status: input.status ?? 200, formTargets: [input.providerOrigin] },
   );

@@ -12,6 +12,7 @@ import { outboxMigrations } from '../../outbox/sqlite/index.js';
 import { receiptMigrations } from '../../receipts/sqlite/index.js';
 import { startBackgroundCheckpointer } from '../../store/sqlite/checkpointer.js';
 import { openDatabase, type Migration } from '../../store/sqlite/database.js';
+import { changeMigrations, sqliteChangeFeed } from '../../store/sqlite/changes.js';
 import { leaseMigrations } from '../../store/sqlite/leases.js';
 import { sqliteApprovals } from '../../approvals/sqlite/index.js';
 import { openSqliteAuthorizationStores } from '../../authorization/stores/sqlite/index.js';
@@ -32,6 +33,7 @@ const MIGRATIONS: readonly Migration[] = [
   ...outboxMigrations,
   ...linkedAccountMigrations,
   ...approvalMigrations,
+  ...changeMigrations,
 ];
 
 export function openSqliteStorage(dataDirectory: string, logger: Logger, closers: Closers): GatewayStorage {
@@ -44,6 +46,8 @@ export function openSqliteStorage(dataDirectory: string, logger: Logger, closers
   // tool call's receipt commit (docs/receipts.md#cost-per-call).
   const checkpointer = startBackgroundCheckpointer(database, databasePath, (message) => logger.warn(message));
   closers.add(() => checkpointer.stop());
+  const changes = sqliteChangeFeed(database, { onError: (error) => logger.warn({ error: (error as Error)?.message }, 'change feed') });
+  closers.add(() => changes.close());
   return {
     kind: 'sqlite',
     authorizationStores: (options) => openSqliteAuthorizationStores(database, options),
@@ -53,5 +57,6 @@ export function openSqliteStorage(dataDirectory: string, logger: Logger, closers
     leases: () => sqliteLeases(database),
     approvals: () => sqliteApprovals(database),
     linkedAccounts: () => sqliteLinkedAccounts(database),
+    changeFeed: () => changes,
   };
 }

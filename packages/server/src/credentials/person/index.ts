@@ -5,7 +5,8 @@
  *
  * - the links (ports.ts, metadata only) and each person's tokens in the vault (token-vault.ts);
  * - the gate the call decision asks (gate.ts): a call whose login is not linked for the session's person answers
- *   "a person must act first" with the URL of the connect page;
+ *   "a person must act first" with the URL of the connect page; so does a call whose token's refresh found the
+ *   grant revoked, as the gate refreshes a token about to expire before the call goes on;
  * - linking (linking.ts) behind that page, and the access token for a call, refreshed shortly before it
  *   expires, one refresh at a time per person and login; `invalid_grant` removes the link.
  *
@@ -15,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { GatewayError, type LoadedConfig } from '@gateway/core';
+import { GatewayError, personCredentialsOf, type LoadedConfig } from '@gateway/core';
 import type { PersonTokenSet, Vault } from '@gateway/runtime';
 import type { PersonActionGate } from '../../calls/pipeline.js';
 import { CONNECT_TICKET_KEY_SECRET, createConnectTickets, type ConnectTicketClaims } from './connect-tickets.js';
@@ -157,6 +158,11 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
       loaded,
       settings,
       isLinked: (person, login) => service.isLinked(person, login),
+      ensureUsable: (person, login) =>
+        service.accessToken(person, login).then(
+          () => true,
+          (error: unknown) => !(error instanceof GatewayError && error.code === 'PERSON_LOGIN_NOT_LINKED'),
+        ),
       connectUrl: (claims) => service.connectUrl(claims),
     }),
     linking: createLinking({ settings, tickets, redirectUri, link, warn: options.warn, now }),
@@ -198,10 +204,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
  * tickets' key comes from the vault, created there on first start (config loading made sure the vault is writable).
  */
 export async function startPersonLogins(options: Omit<PersonLoginsOptions, 'ticketKey'>): Promise<PersonLogins | undefined> {
-  const hasPersonLogins = Object.values(options.loaded.config.sources).some(
-    (source) =>
-      source.kind === 'openapi' && Object.values(source.credentials ?? {}).some((credential) => credential.type === 'oauthPerson'),
-  );
+  const hasPersonLogins = Object.values(options.loaded.config.sources).some((source) => personCredentialsOf(source).length > 0);
   if (!hasPersonLogins) return undefined;
   let key = await options.vault.get(CONNECT_TICKET_KEY_SECRET);
   if (!key) {

@@ -8,6 +8,7 @@ import { openDatabase } from '../../store/sqlite/database.js';
 import { createPersonLogins } from './index.js';
 import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 import { readTokens, tokenSecretName, writeTokens } from './token-vault.js';
+import type { IndexedTool } from '../../publications/registry.js';
 
 const LOGIN = 'orders/oauth';
 
@@ -120,6 +121,61 @@ describe('per-person logins', () => {
       expect(processes.first.redirectUri).toBe('http://127.0.0.1:8080/connect/callback');
     } finally {
       await processes.close();
+    }
+  });
+});
+
+describe('the person gate for an MCP source', () => {
+  it('applies to the tools of a per-person MCP source only, and asks a person who has not linked its login', async () => {
+    const directory = await temporaryDirectory('gateway-person-mcp-gate-');
+    const loaded = parseConfig(
+      [
+        'gateway:',
+        '  url: http://127.0.0.1:8080',
+        'sources:',
+        '  who:',
+        '    kind: mcp',
+        '    url: http://127.0.0.1:9/mcp',
+        '    credentials: { type: oauthPerson, issuer: "http://127.0.0.1:9", clientId: gateway, secret: s, scopes: [openid] }',
+        '  plain:',
+        '    kind: mcp',
+        '    url: http://127.0.0.1:9/plain',
+        '',
+      ].join('\n'),
+      join(directory.path, 'gateway.yaml'),
+    );
+    const database = openDatabase(join(directory.path, 'gateway.db'), linkedAccountMigrations);
+    try {
+      const vault = await createVault(loaded, { env: {} });
+      const accounts = sqliteLinkedAccounts(database);
+      const logins = createPersonLogins({ loaded, vault, accounts, ticketKey: randomBytes(32), warn: () => undefined });
+      expect([...logins.settings.keys()]).toEqual(['who/mcp']);
+      const tool = (sourceName: string) => ({ kind: 'mcp', sourceName, name: `${sourceName}-tool` }) as unknown as IndexedTool;
+      const [personal, plain] = [tool('who'), tool('plain')];
+      expect(logins.gate.appliesTo?.(personal)).toBe(true);
+      expect(logins.gate.appliesTo?.(plain)).toBe(false);
+      const caller = (granted: string[]) => ({
+        sessionId: 'session-1',
+        subject: 'local:alice',
+        clientId: 'client',
+        tools: new Map(),
+        logins: new Set(granted),
+        expiresAt: Date.now() + 60_000,
+      });
+      const asked = await logins.gate.pendingAction(caller(['who/mcp']), personal, {}, 'digest');
+      expect(asked).toMatchObject({
+        reason: 'PERSON_ACTION_REQUIRED',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/connect\?ticket=/),
+      });
+      // Not granted in the session: no link is asked for (the core rules refuse with LOGIN_NOT_IN_SESSION).
+      expect(await logins.gate.pendingAction(caller([]), personal, {}, 'digest')).toBeUndefined();
+      await writeTokens(vault, 'local:alice', 'who/mcp', tokens);
+      await accounts.link({ ...link, login: 'who/mcp' });
+      await logins.load();
+      expect(await logins.gate.pendingAction(caller(['who/mcp']), personal, {}, 'digest')).toBeUndefined();
+    } finally {
+      database.close();
+      await directory.cleanup();
     }
   });
 });

@@ -9,7 +9,7 @@
 export interface LinkedAccount {
   /** The gateway's person (the session's subject: `local:<name>` or `oidc:<issuer>#<sub>`). */
   person: string;
-  /** The login (`<source>/<scheme>`), whose credential is of type `oauthPerson`. */
+  /** The login (`<source>/<scheme>`; an MCP source's `<source>/mcp`), whose credential is of type `oauthPerson`. */
   login: string;
   /** The person's `sub` at the provider (ID token or UserInfo); null when the provider tells neither. */
   subject: string | null;

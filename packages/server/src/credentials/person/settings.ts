@@ -3,11 +3,11 @@
  * authorization code client per login, sharing nothing with another login's (its own scopes and resource).
  */
 import type { Dispatcher } from 'undici';
-import { GatewayError, loginIdOf, type LoadedConfig, type OAuthPersonCredentialConfig } from '@gateway/core';
+import { GatewayError, loginIdOf, personCredentialsOf, type LoadedConfig, type OAuthPersonCredentialConfig } from '@gateway/core';
 import { createAuthorizationCodeClient, type AuthorizationCodeClient, type Vault } from '@gateway/runtime';
 
 export interface PersonLoginSettings {
-  /** `<source>/<scheme>`. */
+  /** `<source>/<scheme>` (an MCP source: `<source>/mcp`). */
   login: string;
   credential: OAuthPersonCredentialConfig;
   /** The provider as pages name it: `label`, else the issuer's (or authorization endpoint's) host. */
@@ -23,10 +23,10 @@ export function personLoginSettings(
 ): Map<string, PersonLoginSettings> {
   const settings = new Map<string, PersonLoginSettings>();
   for (const [sourceName, source] of Object.entries(loaded.config.sources)) {
-    if (source.kind !== 'openapi') continue;
-    for (const [scheme, credential] of Object.entries(source.credentials ?? {})) {
-      if (credential.type !== 'oauthPerson') continue;
+    for (const { scheme, credential } of personCredentialsOf(source)) {
       const login = loginIdOf(sourceName, scheme);
+      // An MCP server's tokens are for that server: its URL is the resource (MCP authorization, RFC 8707).
+      const resource = credential.resource ?? (source.kind === 'mcp' ? source.url : undefined);
       const client = createAuthorizationCodeClient(
         {
           ...(credential.issuer ? { issuer: credential.issuer } : {}),
@@ -34,7 +34,7 @@ export function personLoginSettings(
           ...(credential.tokenUrl ? { tokenUrl: credential.tokenUrl } : {}),
           clientId: credential.clientId,
           scopes: credential.scopes ?? [],
-          ...(credential.resource ? { resource: credential.resource } : {}),
+          ...(resource ? { resource } : {}),
         },
         {
           requester: login,

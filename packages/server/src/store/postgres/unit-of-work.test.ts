@@ -50,6 +50,14 @@ describe('the PostgreSQL unit of work', () => {
     expect(await names(pool!)).toEqual([]);
   });
 
+  it('given its pool, refuses a unit of work over another pool (another replica)', async () => {
+    const [pool, other] = await replicas(2);
+    await new PostgresUnitOfWork(other!).run(async (tx) => {
+      expect(postgresClientOf(tx, other!)).toBeDefined();
+      expect(() => postgresClientOf(tx, pool!)).toThrow(/another connection pool/);
+    });
+  });
+
   it("refuses another adapter's transaction and one whose unit has ended", async () => {
     const [pool] = await replicas(1);
     expect(() => postgresClientOf({ adapter: 'sqlite' })).toThrow(/'sqlite' adapter/);

@@ -11,7 +11,7 @@ import { inTransaction, type PostgresClient, type PostgresPool } from './databas
  * The `tx` handed to the work is opaque: a port's PostgreSQL adapter gets the client back with
  * `postgresClientOf(tx)`, which refuses another adapter's transaction and one whose unit has ended.
  */
-const clients = new WeakMap<Transaction, { client: PostgresClient; isOpen: boolean }>();
+const clients = new WeakMap<Transaction, { client: PostgresClient; pool: PostgresPool; isOpen: boolean }>();
 
 export class PostgresUnitOfWork implements UnitOfWork {
   constructor(private readonly pool: PostgresPool) {}
@@ -19,7 +19,7 @@ export class PostgresUnitOfWork implements UnitOfWork {
   run<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, async (client) => {
       const tx: Transaction = Object.freeze({ adapter: 'postgres' });
-      const entry = { client, isOpen: true };
+      const entry = { client, pool: this.pool, isOpen: true };
       clients.set(tx, entry);
       try {
         return await work(tx);
@@ -30,11 +30,18 @@ export class PostgresUnitOfWork implements UnitOfWork {
   }
 }
 
-/** The client of an open PostgreSQL unit of work: what a port's adapter queries inside it. */
-export function postgresClientOf(tx: Transaction): PostgresClient {
+/**
+ * The client of an open PostgreSQL unit of work: what a port's adapter queries inside it. Given `pool` (the
+ * adapter's own), a unit of work over another pool (another database, or another replica's connections) is
+ * refused too, rather than writing into a transaction the adapter does not own.
+ */
+export function postgresClientOf(tx: Transaction, pool?: PostgresPool): PostgresClient {
   const entry = clients.get(tx);
   if (tx.adapter !== 'postgres' || !entry) {
     throw new GatewayError('INTERNAL_ERROR', `a PostgreSQL store was given a transaction of the '${tx.adapter}' adapter`);
+  }
+  if (pool !== undefined && entry.pool !== pool) {
+    throw new GatewayError('INTERNAL_ERROR', 'a PostgreSQL store was given a transaction of another connection pool');
   }
   if (!entry.isOpen) throw new GatewayError('INTERNAL_ERROR', 'a PostgreSQL store was given a unit of work that has already ended');
   return entry.client;

@@ -20,8 +20,7 @@ export function registerReplayRoute(app: FastifyInstance, { webhooks, unknown, i
     if (hasFrom && !(Number.isSafeInteger(body.from) && (body.from as number) >= 1)) {
       return invalid(reply, 'from must be a sequence number (1 or more)');
     }
-    const replayed = await webhooks.outbox.store.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
-    webhooks.dispatcher.notify({ reread: true });
+    const replayed = await webhooks.replay(endpoint, hasFailed ? { failed: true } : { fromSequence: body.from as number });
     const answer: AdminWebhookReplay = { endpoint, replayed };
     return answer;
   });

@@ -1,0 +1,196 @@
+/**
+ * The parts of OAuth-per-person tests: oidc-provider on loopback as the customer's authorization server (JWT access
+ * tokens for one resource, refresh tokens, revocation, development sign-in), and a person in headless Chromium
+ * signing in at the gateway, consenting, and linking through the provider's screens.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import Provider from 'oidc-provider';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export interface PersonProviderOptions {
+  port: number;
+  issuer: string;
+  clientSecret: string;
+  /** The gateway's `/connect/callback`. */
+  redirectUri: string;
+  /** The resource its access tokens are for (their `aud`). */
+  resource: string;
+  onRefresh?: () => void;
+}
+
+/** The customer's provider: one confidential client `gateway`, every account's `sub` its login name. */
+export function startPersonProvider(options: PersonProviderOptions): Server {
+  const provider = new Provider(options.issuer, {
+    clients: [
+      {
+        client_id: 'gateway',
+        client_secret: options.clientSecret,
+        redirect_uris: [options.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
+    claims: { openid: ['sub'] },
+    scopes: ['openid', 'offline_access', 'orders:read'],
+    async findAccount(_context: unknown, id: string) {
+      return {
+        accountId: id,
+        async claims() {
+          return { sub: id };
+        },
+      };
+    },
+    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
+    features: {
+      devInteractions: { enabled: true },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_context: unknown, resource: string) => ({
+          scope: 'orders:read',
+          audience: resource,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: 600,
+        }),
+      },
+    },
+  } as never);
+  provider.on('grant.success', (context: { oidc: { params?: { grant_type?: string } } }) => {
+    if (context.oidc.params?.grant_type === 'refresh_token') options.onRefresh?.();
+  });
+  return provider.listen(options.port);
+}
+
+/** oidc-provider's development sign-in and consent screens, as `account`, until the page is back at the gateway. */
+export async function passProvider(page: Page, account: string, gatewayUrl: string): Promise<void> {
+  for (let step = 0; step < 6 && !page.url().startsWith(gatewayUrl); step += 1) {
+    if (await page.locator('input[name="login"]').count()) {
+      await page.fill('input[name="login"]', account);
+      await page.fill('input[name="password"]', 'anything');
+    }
+    const current = page.url();
+    await Promise.all([page.waitForURL((url) => url.href !== current, { timeout: 10_000 }), page.click('button[type="submit"]')]);
+    await page.waitForLoadState();
+  }
+  expect(page.url().startsWith(`${gatewayUrl}/connect/callback`)).toBe(true);
+}
+
+export interface ConsentingPerson {
+  name: string;
+  context: BrowserContext;
+  accessToken: string;
+}
+
+export interface ConsentOptions {
+  browser: Browser;
+  gatewayUrl: string;
+  mcpUrl: string;
+  name: string;
+  password: string;
+  /** The tool chosen on the consent page. */
+  tool: string;
+  /** The login the tool needs (`<source>/<scheme>`), checked on the page after linking there. */
+  login: string;
+  /** The provider's label ("Connect <label>"). */
+  label: string;
+  /** Link at consent: click "Connect <label>" beside the tool and pass the provider in the tab it opens. */
+  connectAtConsent: boolean;
+}
+
+/** The person signs in at the gateway and consents to `tool` for a new client; returns the client's access token. */
+export async function consentInBrowser(options: ConsentOptions): Promise<ConsentingPerson> {
+  const { gatewayUrl, name } = options;
+  const redirect = 'http://127.0.0.1:9/callback';
+  const registered = (await (
+    await fetch(`${gatewayUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: `${name}'s editor`, redirect_uris: [redirect], token_endpoint_auth_method: 'none' }),
+    })
+  ).json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${gatewayUrl}/authorize`);
+  for (const [key, value] of Object.entries({
+    response_type: 'code',
+    client_id: registered.client_id,
+    redirect_uri: redirect,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    resource: options.mcpUrl,
+    state: 'state-1',
+  }))
+    authorize.searchParams.set(key, value);
+  const context = await options.browser.newContext();
+  const page = await context.newPage();
+  await page.goto(authorize.href);
+  await page.fill('input[name="name"]', name);
+  await page.fill('input[name="password"]', options.password);
+  await Promise.all([page.waitForURL((url) => url.href.includes('/consent')), page.click('button[type="submit"]')]);
+  const connect = page.locator('a.connect', { hasText: `Connect ${options.label}` });
+  expect(await connect.count()).toBe(1);
+  await page.check(`input[name="tool"][value="${options.tool}"]`);
+  if (options.connectAtConsent) {
+    const [tab] = await Promise.all([context.waitForEvent('page'), connect.click()]);
+    await tab.waitForLoadState();
+    await passProvider(tab, name, gatewayUrl);
+    expect(await tab.locator('h1').innerText()).toBe(`Connected ${options.label}`);
+    await tab.close();
+    // The consent page kept every choice made on it.
+    expect(await page.isChecked(`input[name="tool"][value="${options.tool}"]`)).toBe(true);
+    expect(await page.isChecked(`input[name="login"][value="${options.login}"]`)).toBe(true);
+  }
+  const [redirected] = await Promise.all([
+    page.waitForRequest((request) => request.url().startsWith(redirect)),
+    page.click('button[value="allow"]', { noWaitAfter: true }),
+  ]);
+  const code = new URL(redirected.url()).searchParams.get('code')!;
+  const token = (await (
+    await fetch(`${gatewayUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirect,
+        client_id: registered.client_id,
+        code_verifier: verifier,
+        resource: options.mcpUrl,
+      }).toString(),
+    })
+  ).json()) as { access_token: string };
+  await page.close();
+  return { name, context, accessToken: token.access_token };
+}
+
+/** Opens a connect URL in the person's browser and links (or returns the refusal page's heading). */
+export async function openConnectUrl(
+  person: ConsentingPerson,
+  url: string,
+  where: { gatewayUrl: string; providerIssuer: string },
+  account = person.name,
+): Promise<string> {
+  const page = await person.context.newPage();
+  try {
+    const response = await page.goto(url);
+    // A person with a session and a grant at the provider comes straight back to the callback.
+    if (page.url().startsWith(where.providerIssuer)) await passProvider(page, account, where.gatewayUrl);
+    else if (!page.url().startsWith(`${where.gatewayUrl}/connect/callback`)) expect(response?.status()).toBeGreaterThanOrEqual(400);
+    return await page.locator('h1').innerText();
+  } finally {
+    await page.close();
+  }
+}
