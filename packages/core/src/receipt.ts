@@ -10,7 +10,7 @@ import { canonicalJson } from './canonical.js';
 export type ReceiptOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 
 /** What an operator did in the console (docs/receipts.md › Action receipts). */
-export type ConsoleActionName = 'session.revoke' | 'webhook.resume';
+export type ConsoleActionName = 'session.revoke' | 'webhook.resume' | 'login.unlink';
 
 /**
  * A decision a person took (or an approval's expiry), receipted in the same log as the calls: a receipt with
@@ -30,7 +30,7 @@ export type ReceiptAction =
       action: ConsoleActionName;
       /** The signed-in operator's name. */
       operator: string;
-      /** What the action was taken on: `session-<n>`, a webhook endpoint's name. */
+      /** What the action was taken on: `session-<n>`, a webhook endpoint's name, `<person> <login>`. */
       target: string;
     };
 

@@ -6,9 +6,11 @@ import { createVault, LISTEN_ADDRESS_FIX, listenAddressProblem, listenAddressTex
 import { createAdminPlugin } from './admin/index.js';
 import { consolePluginOf, type ConsoleOptions } from './console/index.js';
 import { buildApp, closeGracefully } from './app.js';
+import type { Approvals } from './approvals/ports.js';
 import type { createAuthorization } from './authorization/index.js';
 import type { McpAuthorizer } from './calls/caller.js';
 import type { PersonActionGate } from './calls/pipeline.js';
+import type { PersonLogins } from './credentials/person/index.js';
 import { createRequestStates, requestStateKey } from './calls/request-states.js';
 import { startApprovals } from './composition/approvals.js';
 import { startAuthorization } from './composition/authorization.js';
@@ -199,7 +201,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ? {
             consolePlugin: consolePluginOf(
               authorization.browser,
-              consoleAreas(registry, authorization, { driftReports, receipts, webhooks }),
+              consoleAreas(registry, authorization, {
+                driftReports,
+                receipts,
+                webhooks,
+                approvals: approvals.approvals,
+                personLogins: calls.personLogins,
+              }),
             ),
           }
         : {}),
@@ -263,10 +271,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 function consoleAreas(
   registry: PublicationRegistry,
   authorization: Awaited<ReturnType<typeof createAuthorization>>,
-  areas: { driftReports: DriftReports | undefined; receipts: ReceiptLog | undefined; webhooks: Webhooks | undefined },
+  areas: {
+    driftReports: DriftReports | undefined;
+    receipts: ReceiptLog | undefined;
+    webhooks: Webhooks | undefined;
+    approvals: Approvals;
+    personLogins: PersonLogins | undefined;
+  },
 ): ConsoleOptions['areas'] {
   return {
     registry,
+    approvals: areas.approvals,
+    ...(areas.personLogins ? { personLogins: areas.personLogins } : {}),
     ...(areas.driftReports ? { drift: areas.driftReports } : {}),
     ...(areas.receipts ? { receipts: areas.receipts } : {}),
     ...(areas.webhooks ? { webhooks: areas.webhooks } : {}),

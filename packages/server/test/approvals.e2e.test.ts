@@ -7,6 +7,7 @@
  * CALL_APPROVAL_DENIED; someone else gets 403. Every answer is receipted.
  */
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { chromium, type Page } from 'playwright-core';
@@ -20,9 +21,15 @@ import { Webhook } from 'standardwebhooks';
 import { PeopleDirectory } from '@gateway/runtime';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
+import type { NewApproval } from '../src/approvals/ports.js';
+import { approvalMigrations, sqliteApprovals } from '../src/approvals/sqlite/index.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 import { repositoryRoot } from '../../../test-support/cli.js';
+
+/** The approval page's screenshots go to docs/ with GATEWAY_UPDATE_SCREENSHOTS=1 (as the console's do). */
+const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
 
 let workspace: Workspace;
 let gateway: RunningGateway;
@@ -277,9 +284,11 @@ describe('one-call approvals', () => {
       expect(await page.locator('h1').innerText()).toBe('Approve a call of get_order?');
       expect(await page.locator('pre').innerText()).toContain('"orderId": "ord_1003"');
       expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'approval-desktop.png'), fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
       expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
       expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'approval-narrow.png'), fullPage: true });
       await Promise.all([page.waitForURL(url), page.click('button[value="approve"]')]);
       expect(await page.locator('.badge').innerText()).toContain('approved');
       expect(await page.locator('form').count()).toBe(0);
@@ -287,6 +296,100 @@ describe('one-call approvals', () => {
     } finally {
       await browser.close();
       await client.close();
+    }
+  });
+});
+
+describe('hostile input on the approval page', () => {
+  it('an unknown, odd or long id, another’s approval, no CSRF token, a decided or expired one: refused, nothing changes', async () => {
+    const database = openDatabase(join(workspace.directory, '.gateway', 'gateway.db'), approvalMigrations);
+    const store = sqliteApprovals(database);
+    try {
+      const now = Date.now();
+      const call = (digest: string, overrides: Partial<NewApproval> = {}): NewApproval => ({
+        sessionId: 'session-hostile',
+        tool: 'get_order',
+        fingerprint: 'sha256:hostile',
+        argumentsDigest: `hmac-sha256:${digest}`,
+        subject: 'local:alice',
+        personName: 'alice',
+        clientId: 'client-approvals',
+        clientName: 'Hostile test',
+        source: 'orders',
+        target: 'GET /orders/{orderId}',
+        argumentsPreview: '{"orderId":"ord_1001"}',
+        approvers: null,
+        expiresAt: now + 600_000,
+        ...overrides,
+      });
+      const mallorys = await store.request(
+        call('mallory', { sessionId: 'session-of-mallory', subject: 'local:mallory', personName: 'mallory' }),
+        now,
+      );
+      const decided = await store.request(call('decided'), now);
+      await store.decide(decided.id, 'denied', 'alice', now);
+      const expired = await store.request(call('expired', { expiresAt: now - 1_000 }), now - 60_000);
+      const waiting = await store.request(call('waiting'), now);
+      const snapshot = async () => JSON.stringify(await store.list({ limit: 1_000 }, now + 1));
+      const before = await snapshot();
+
+      const cookie = await signIn('alice', `${base}/approvals/${waiting.id}`);
+      const csrf = csrfOf(await (await fetch(`${base}/approvals/${waiting.id}`, { headers: { cookie } })).text());
+      const open = (id: string) => fetch(`${base}/approvals/${encodeURIComponent(id)}`, { headers: { cookie }, redirect: 'manual' });
+      const post = (id: string, form: Record<string, string>) =>
+        fetch(`${base}/approvals/${encodeURIComponent(id)}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(form).toString(),
+        });
+      const answer = async (response: Response) => [response.status, /<h1>([^<]*)<\/h1>/.exec(await response.text())?.[1]];
+
+      const odd = [
+        'approval-unknown',
+        `approval-${'x'.repeat(90)}`,
+        `approval-${'x'.repeat(5_000)}`,
+        '../admin/status',
+        '<script>alert(1)</script>',
+        'approval-\u0000\u202E',
+        `${waiting.id} `,
+        waiting.id.toUpperCase(),
+      ];
+      for (const id of odd) {
+        // An id longer than the router reads (100 characters) is refused before any handler: 414 URI Too Long.
+        const refusal = encodeURIComponent(id).length > 100 ? 414 : 404;
+        const [status, title] = await answer(await open(id));
+        expect([id.slice(0, 40), status]).toEqual([id.slice(0, 40), refusal]);
+        if (refusal === 404) expect(title).toBe('No such approval');
+        const [postStatus] = await answer(await post(id, { csrf_token: csrf, decision: 'approve' }));
+        expect([id.slice(0, 40), postStatus]).toEqual([id.slice(0, 40), refusal]);
+      }
+      const tooLong = await open(`approval-${'x'.repeat(5_000)}`);
+      expect(tooLong.headers.get('content-type')).toMatch(/^application\/(problem\+)?json/);
+      expect(await tooLong.text()).toContain('exceeding the max param length');
+      expect(await (await open('<script>alert(1)</script>')).text()).not.toContain('<script>alert');
+      // Another person's approval (another session): not alice's to read or decide.
+      expect(await answer(await open(mallorys.id))).toEqual([403, 'Not yours to decide']);
+      expect(await answer(await post(mallorys.id, { csrf_token: csrf, decision: 'approve' }))).toEqual([403, 'Not yours to decide']);
+      // No CSRF token, another one, or one without the browser session's cookie.
+      expect(await answer(await post(waiting.id, { decision: 'approve' }))).toEqual([403, 'The form has expired']);
+      expect(await answer(await post(waiting.id, { csrf_token: `${csrf}x`, decision: 'approve' }))).toEqual([403, 'The form has expired']);
+      const cookieless = await fetch(`${base}/approvals/${waiting.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf_token: csrf, decision: 'approve' }).toString(),
+      });
+      expect(await answer(cookieless)).toEqual([403, 'The form has expired']);
+      // No decision, or another word for one.
+      expect(await answer(await post(waiting.id, { csrf_token: csrf, decision: 'yes' }))).toEqual([400, 'Choose approve or deny']);
+      // Already decided, or expired: 409, the decision stays as it was.
+      expect(await answer(await post(decided.id, { csrf_token: csrf, decision: 'approve' }))).toEqual([409, 'Already decided']);
+      expect(await answer(await post(expired.id, { csrf_token: csrf, decision: 'approve' }))).toEqual([409, 'Already decided']);
+      expect(await snapshot()).toBe(before);
+      expect(await store.find(waiting.id)).toMatchObject({ status: 'waiting', decidedBy: null });
+    } finally {
+      database.close();
     }
   });
 });

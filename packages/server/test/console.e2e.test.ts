@@ -15,7 +15,10 @@ import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
 import { repositoryRoot } from '../../../test-support/cli.js';
+import type { ApprovalRecord, Approvals, NewApproval } from '../src/approvals/ports.js';
+import { approvalMigrations, sqliteApprovals } from '../src/approvals/sqlite/index.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { openDatabase, type SqliteDatabase } from '../src/store/sqlite/database.js';
 import { approve, Browser, hiddenField, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
 import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -39,6 +42,11 @@ let siem: WebhookReceiver;
 let chromiumBrowser: Chromium;
 let people: PeopleDirectory;
 let axeSource: string;
+/** The gateway's approvals through a second connection to its SQLite file (as another worker process would). */
+let approvalsDatabase: SqliteDatabase;
+let approvals: Approvals;
+/** Seeded approvals: waiting (for operators), approved and used, denied, expired unanswered. */
+let seeded: Record<'waiting' | 'used' | 'denied' | 'expired', ApprovalRecord>;
 
 beforeAll(async () => {
   audit = await startWebhookReceiver();
@@ -87,17 +95,53 @@ beforeAll(async () => {
   expect((await rpc('tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }, token)).status).toBe(200);
   await waitFor(async () => (await endpointState('siem')) === 'paused', 'siem paused');
   isSiemDown = false;
+  approvalsDatabase = openDatabase(join(workspace.directory, '.gateway', 'gateway.db'), approvalMigrations);
+  approvals = sqliteApprovals(approvalsDatabase);
+  seeded = await seedApprovals(approvals, sessionOf(token));
   chromiumBrowser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   axeSource = await readFile(join(repositoryRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 }, 120_000);
 
 afterAll(async () => {
   await chromiumBrowser?.close();
+  approvalsDatabase?.close();
   await gateway?.close();
   await workspace?.cleanup();
   await audit?.close();
   await siem?.close();
 });
+
+/** create_order calls of alice's session in four states, and 55 older expired ones (more than a page). */
+async function seedApprovals(store: Approvals, sessionId: string): Promise<typeof seeded> {
+  const now = Date.now();
+  const call = (orderId: string, overrides: Partial<NewApproval> = {}): NewApproval => ({
+    sessionId,
+    tool: 'create_order',
+    fingerprint: 'sha256:seeded',
+    argumentsDigest: `hmac-sha256:${orderId}`,
+    subject: `local:${PERSON.name}`,
+    personName: PERSON.name,
+    clientId: 'client-seeded',
+    clientName: 'Console test client',
+    source: 'orders',
+    target: 'POST /orders',
+    argumentsPreview: JSON.stringify({ sku: orderId, quantity: 1 }),
+    approvers: ['@operators'],
+    expiresAt: now + 600_000,
+    ...overrides,
+  });
+  for (let index = 0; index < 55; index += 1) {
+    await store.request(call(`old-${index}`, { expiresAt: now - 3_600_000 }), now - 7_200_000 + index);
+  }
+  const expired = await store.request(call('sku-expired', { expiresAt: now - 60_000 }), now - 120_000);
+  const denied = await store.request(call('sku-denied'), now - 50_000);
+  await store.decide(denied.id, 'denied', OPERATOR.name, now - 40_000);
+  const used = await store.request(call('sku-used'), now - 30_000);
+  await store.decide(used.id, 'approved', OPERATOR.name, now - 20_000);
+  await store.use(used.id, now - 10_000);
+  const waiting = await store.request(call('sku-waiting'), now - 5_000);
+  return { waiting, used, denied, expired };
+}
 
 async function admin<T>(path: string): Promise<T> {
   const response = await fetch(`${gateway.url}/admin${path}`, { headers: { authorization: `Bearer ${HARNESS_ADMIN_TOKEN}` } });
@@ -212,8 +256,17 @@ async function expectReceiptedAction(action: string, target: string, session: st
   expect(verified.ok).toBe(true);
 }
 
-const CONSOLE_GETS = ['/console', '/console/sessions', '/console/receipts', '/console/receipts/receipt-0', '/console/webhooks'];
-const CONSOLE_POSTS = ['/console/sessions/session-1/revoke', '/console/webhooks/siem/resume'];
+const CONSOLE_GETS = [
+  '/console',
+  '/console/sessions',
+  '/console/receipts',
+  '/console/receipts/receipt-0',
+  '/console/webhooks',
+  '/console/logins',
+  '/console/approvals',
+  '/console/approvals?state=expired&page=2',
+];
+const CONSOLE_POSTS = ['/console/sessions/session-1/revoke', '/console/webhooks/siem/resume', '/console/logins/unlink'];
 
 describe('who may open the console', () => {
   it('a visitor not signed in is sent to sign in on every page, and refused on every form', async () => {
@@ -237,7 +290,7 @@ describe('who may open the console', () => {
       expect(await response.text()).toContain('does not have the operator role');
     }
     const opened = sessionOf(await approvedToken());
-    for (const path of [`/console/sessions/${opened}/revoke`, '/console/webhooks/siem/resume']) {
+    for (const path of [`/console/sessions/${opened}/revoke`, '/console/webhooks/siem/resume', '/console/logins/unlink']) {
       const response = await browser.request(`${gateway.url}${path}`, { form: { csrf_token: 'not-theirs' } });
       expect([path, response.status]).toEqual([path, 403]);
     }
@@ -277,6 +330,10 @@ describe('the console in Chromium', () => {
     { name: 'receipts', path: '/console/receipts' },
     { name: 'receipt', path: '/console/receipts/receipt-0' },
     { name: 'webhooks', path: '/console/webhooks' },
+    // 59 approvals: the screenshot shows the first screenful, not the whole page of 50.
+    { name: 'approvals', path: '/console/approvals', fullPage: false },
+    // No per-person login is configured here: the page says so (oauth-person.e2e.test.ts shows one with links).
+    { name: 'logins', path: '/console/logins', screenshot: false },
   ];
 
   it.each([
@@ -292,13 +349,14 @@ describe('the console in Chromium', () => {
       await page.fill('#name', OPERATOR.name);
       await page.fill('#password', OPERATOR.password);
       await Promise.all([page.waitForURL(`${gateway.url}/console`), page.click('button[type="submit"]')]);
-      for (const { name, path } of PAGES) {
+      for (const { name, path, screenshot, fullPage } of PAGES) {
         await page.goto(`${gateway.url}${path}`);
         expect(await page.locator('h1').innerText()).not.toBe('');
         expect([name, await axeViolations(page)]).toEqual([name, []]);
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect([name, overflow]).toEqual([name, 0]);
-        await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, `console-${name}-${suffix}.png`), fullPage: true });
+        if (screenshot === false) continue;
+        await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, `console-${name}-${suffix}.png`), fullPage: fullPage ?? true });
       }
     } finally {
       await context.close();
@@ -371,5 +429,90 @@ describe('an operator in the console', () => {
     expect(resumed.status).toBe(303);
     await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
     await expectReceiptedAction('webhook.resume', 'siem', null);
+  });
+});
+
+describe('the Approvals page', () => {
+  const rowOf = (page: string, id: string) => {
+    const row = page.split('<tr>').find((candidate) => candidate.includes(`/approvals/${id}"`));
+    expect(row, `a row for ${id}`).toBeDefined();
+    return row!;
+  };
+
+  it('lists waiting, decided and expired approvals newest first, with who decided and a link to the approval page', async () => {
+    const { browser } = await signedIn(OPERATOR);
+    const all = await (await browser.request(`${gateway.url}/console/approvals`)).text();
+    const order = [seeded.waiting, seeded.used, seeded.denied, seeded.expired].map((record) => all.indexOf(`/approvals/${record.id}"`));
+    expect(order.every((position) => position > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(rowOf(all, seeded.waiting.id)).toMatch(/<code>create_order<\/code>.*POST \/orders/s);
+    expect(rowOf(all, seeded.waiting.id)).toContain(`<code>${seeded.waiting.sessionId}</code>`);
+    expect(rowOf(all, seeded.waiting.id)).toContain('<td data-label="Person">alice</td>');
+    expect(rowOf(all, seeded.waiting.id)).toContain('<td data-label="Client">Console test client</td>');
+    expect(rowOf(all, seeded.waiting.id)).toContain('<span class="badge warn">waiting</span>');
+    expect(rowOf(all, seeded.used.id)).toMatch(
+      /<span class="badge good">used<\/span>.*approved by olga, <time datetime="[^"]+">.*; used <time/s,
+    );
+    expect(rowOf(all, seeded.denied.id)).toMatch(/<span class="badge bad">denied<\/span>.*denied by olga, <time/s);
+    expect(rowOf(all, seeded.expired.id)).toMatch(/<span class="badge">expired<\/span>.*unanswered, expired <time/s);
+    // 59 approvals: 50 on the first page, and a link to the older ones.
+    expect(all.match(/<tr><td data-label="Asked">/g)).toHaveLength(50);
+    expect(all).toContain('href="/console/approvals?state=all&#38;page=2">Older approvals</a>');
+
+    const waiting = await (await browser.request(`${gateway.url}/console/approvals?state=waiting`)).text();
+    expect(waiting.match(/<tr><td data-label="Asked">/g)).toHaveLength(1);
+    expect(waiting).toContain(`/approvals/${seeded.waiting.id}"`);
+    const decided = await (await browser.request(`${gateway.url}/console/approvals?state=decided`)).text();
+    expect(decided.match(/<tr><td data-label="Asked">/g)).toHaveLength(2);
+    const expired = await (await browser.request(`${gateway.url}/console/approvals?state=expired`)).text();
+    expect(expired.match(/<tr><td data-label="Asked">/g)).toHaveLength(50);
+    expect(expired).not.toContain(`/approvals/${seeded.waiting.id}"`);
+    const olderExpired = await (await browser.request(`${gateway.url}/console/approvals?state=expired&page=2`)).text();
+    expect(olderExpired.match(/<tr><td data-label="Asked">/g)).toHaveLength(6);
+    expect(olderExpired).toContain('Newer approvals');
+    expect(olderExpired).not.toContain('Older approvals');
+    // An odd query reads as the first page of every approval; a page past the end says so.
+    const odd = await browser.request(`${gateway.url}/console/approvals?state=%3Cscript%3E&page=-1`);
+    expect(odd.status).toBe(200);
+    expect(await odd.text()).not.toContain('<script>');
+    expect(await (await browser.request(`${gateway.url}/console/approvals?page=999`)).text()).toContain('No approval on this page.');
+  });
+
+  it('its link opens the approval page, which an operator may answer for an @operators tool', async () => {
+    const { browser } = await signedIn(OPERATOR);
+    const page = await browser.request(`${gateway.url}/approvals/${seeded.waiting.id}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Approve a call of create_order?');
+  });
+});
+
+describe('the Logins page without a per-person login configured', () => {
+  it('says there is nothing to link; an unlink answers 404 with the CSRF token and 403 without', async () => {
+    const { browser } = await signedIn(OPERATOR);
+    const logins = await (await browser.request(`${gateway.url}/console/logins`)).text();
+    expect(logins).toContain('No login of <code>type: oauthPerson</code> is configured');
+    const csrf = hiddenField(await (await browser.request(`${gateway.url}/console/sessions`)).text(), 'csrf_token');
+    const form = { person: 'local:alice', login: 'orders/api_key' };
+    expect((await browser.request(`${gateway.url}/console/logins/unlink`, { form })).status).toBe(403);
+    const unknown = await browser.request(`${gateway.url}/console/logins/unlink`, { form: { ...form, csrf_token: csrf } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('local:alice has no link for orders/api_key: nothing changed.');
+  });
+});
+
+describe('the consent page', () => {
+  it('marks a tool reviewed `approval: each-call`, and only that one', async () => {
+    const registered = await registerClient(gateway.url, { client_name: 'Consent mark client', redirect_uris: [REDIRECT_URI] });
+    const { challenge } = pkce();
+    let consent = '';
+    await approve(
+      { issuer: gateway.url, mcpUrl: gateway.mcpUrl },
+      { clientId: registered.body.client_id as string, redirectUri: REDIRECT_URI, challenge, method: 'S256' },
+      { tools: ['get_order'], logins: ['orders/api_key'], decision: 'deny', inspect: (html) => (consent = html) },
+    );
+    const option = (tool: string) => consent.slice(consent.indexOf(`value="${tool}"`)).split('<div class="option">')[0]!;
+    expect(option('create_order')).toContain('<span class="mark each-call">each-call</span>');
+    expect(option('create_order')).toContain('Each call waits for approval: it runs once an operator approves it on its approval page.');
+    expect(option('get_order')).not.toContain('each-call');
   });
 });

@@ -15,9 +15,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -25,7 +26,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '@gateway/core';
 import { createVault, PeopleDirectory, type Vault } from '@gateway/runtime';
-import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+import { repositoryRoot, runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
@@ -42,6 +43,9 @@ const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-tests';
 const ADMIN_TOKEN = 'admin-token-for-person-logins';
 const LOGIN = 'who/oauth';
+const OPERATOR = 'olga';
+/** The console's Logins screenshots go to docs/ with GATEWAY_UPDATE_SCREENSHOTS=1 (as console.e2e.test.ts's do). */
+const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
 
 let directory: { path: string; cleanup(): Promise<void> };
 let providerServer: Server;
@@ -154,6 +158,7 @@ beforeAll(async () => {
   const people = new PeopleDirectory(join(directory.path, '.gateway', 'people.json'));
   await people.add('alice', PASSWORD);
   await people.add('bob', PASSWORD);
+  await people.add(OPERATOR, PASSWORD, { roles: ['operator'] });
   gateway = await startGateway({
     configPath: join(directory.path, 'gateway.yaml'),
     env: {},
@@ -394,4 +399,68 @@ describe('OAuth per person', () => {
       (JSON.parse(await cli(['logins', 'list', '--json'])) as { logins: Array<{ person: string }> }).logins.map((link) => link.person),
     ).toEqual(['local:alice']);
   }, 90_000);
+
+  it('an operator sees the links on the console Logins page (axe, 390 px) and unlinks one; bob gets 403; no CSRF, no unlink', async () => {
+    const linked = () => cli(['logins', 'list', '--person', 'local:alice']);
+    expect(await linked()).toContain(LOGIN);
+    // bob is signed in at the gateway, without the operator role.
+    expect((await bob.context.request.get(`${gatewayUrl}/console/logins`)).status()).toBe(403);
+    const byBob = await bob.context.request.post(`${gatewayUrl}/console/logins/unlink`, {
+      form: { person: 'local:alice', login: LOGIN, csrf_token: 'not-his' },
+    });
+    expect(byBob.status()).toBe(403);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${gatewayUrl}/console/logins`);
+      await page.fill('#name', OPERATOR);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([page.waitForURL(`${gatewayUrl}/console/logins`), page.click('button[type="submit"]')]);
+      const row = page.locator('tbody tr', { hasText: 'local:alice' });
+      expect(await row.locator('td[data-label="Login"]').innerText()).toBe(LOGIN);
+      expect(await row.locator('td[data-label="At the provider"]').innerText()).toBe('alice');
+      expect(await row.locator('td[data-label="Scopes"]').innerText()).toContain('orders:read');
+      expect(await page.content()).not.toContain(
+        (JSON.parse((await vault.get(tokenSecretName('local:alice', LOGIN)))!) as { accessToken: string }).accessToken,
+      );
+      expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'console-logins-desktop.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOT_DIRECTORY, 'console-logins-narrow.png'), fullPage: true });
+      // A POST without the page's CSRF token is refused and unlinks nothing.
+      const forged = await context.request.post(`${gatewayUrl}/console/logins/unlink`, { form: { person: 'local:alice', login: LOGIN } });
+      expect(forged.status()).toBe(403);
+      expect(await linked()).toContain(LOGIN);
+      await Promise.all([
+        page.waitForURL((url) => url.pathname === '/console/logins' && url.searchParams.has('unlinked')),
+        row.locator('button', { hasText: 'Unlink' }).click(),
+      ]);
+      expect(await page.locator('[role="status"]').innerText()).toContain(`${LOGIN} of local:alice is unlinked`);
+      expect(await page.locator('tbody tr', { hasText: 'local:alice' }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+    expect(await linked()).toContain('no linked accounts');
+    expect(await vault.get(tokenSecretName('local:alice', LOGIN))).toBeUndefined();
+    // The unlink is receipted: the operator, the action and what it was taken on.
+    const [receipt] = (await gateway.receipts!.store.list({ limit: 20, newestFirst: true })).filter(
+      (candidate) => candidate.action?.kind === 'console' && candidate.action.action === 'login.unlink',
+    );
+    expect(receipt).toMatchObject({
+      person: `local:${OPERATOR}`,
+      outcome: 'allowed',
+      action: { kind: 'console', action: 'login.unlink', operator: OPERATOR, target: `local:alice ${LOGIN}` },
+    });
+  }, 90_000);
 });
+
+/** axe-core's violations on the page (injected through DevTools, so the page's CSP holds). */
+async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string }>> {
+  await page.evaluate(await readFile(join(repositoryRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: Array<{ id: string; impact: string }>;
+  };
+  return results.violations.map(({ id, impact }) => ({ id, impact }));
+}

@@ -52,9 +52,12 @@ export interface ApprovalRecord extends NewApproval {
 }
 
 export interface ApprovalFilter {
-  status?: ApprovalStatus;
+  /** Only approvals in one of these states at `now` (`expired` derived from the expiry, as `find` reads it). */
+  statuses?: readonly ApprovalStatus[];
   sessionId?: string;
   limit: number;
+  /** Skips this many of the matching approvals, newest first (a page after the first). */
+  offset?: number;
 }
 
 export interface Approvals {
@@ -81,6 +84,9 @@ export interface Approvals {
    * atomic step, so each expiry is returned once, whichever process asks (and is receipted once: ./receipting.ts).
    */
   expire(now?: number): Promise<ApprovalRecord[]>;
-  /** Newest first. Waiting ones past expiry are listed as `expired`. */
+  /**
+   * Newest first (creation time, then insertion order), filtered and paged in the store: at most `limit`, after
+   * `offset`. Waiting or approved ones past expiry are listed, and filtered, as `expired`.
+   */
   list(filter: ApprovalFilter, now?: number): Promise<ApprovalRecord[]>;
 }

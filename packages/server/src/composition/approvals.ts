@@ -7,6 +7,7 @@ import type { LoadedConfig } from '@gateway/core';
 import { createApprovalsGate } from '../approvals/gate.js';
 import { APPROVAL_EXPIRY_SWEEP_MS, receiptedApprovals, startExpirySweep } from '../approvals/receipting.js';
 import { approvalRoutes } from '../approvals/routes.js';
+import type { Approvals } from '../approvals/ports.js';
 import type { ReceiptLog } from '../receipts/log.js';
 import type { AuthorizationComponents } from '../authorization/types.js';
 import type { PersonActionGate } from '../calls/pipeline.js';
@@ -16,6 +17,8 @@ import type { GatewayStorage } from './storage.js';
 
 export interface ApprovalsArea {
   gate: PersonActionGate;
+  /** The store the gate and the approval page use (the console lists it). */
+  approvals: Approvals;
   /** The authorization area's plugin with the approval page beside it (they share the browser sessions). */
   withPages(authPlugin: FastifyPluginAsync): FastifyPluginAsync;
 }
@@ -46,6 +49,7 @@ export function startApprovals(context: {
   const { browser } = context.authorization;
   return {
     gate,
+    approvals,
     withPages: (authPlugin) => async (instance) => {
       await instance.register(authPlugin);
       await instance.register(approvalRoutes({ approvals, browserSessions: browser.sessions, basePath: browser.basePath }));

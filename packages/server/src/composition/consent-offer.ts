@@ -14,8 +14,10 @@ export function consentTools(registry: PublicationRegistry, loaded: LoadedConfig
   for (const name of snapshot.names) {
     const tool = snapshot.tools.get(name)!;
     const blocked = registry.blockedReason(tool.sourceName, name);
+    const approvers = tool.entry.approvers && tool.entry.approvers.length > 0 ? [...tool.entry.approvers] : null;
     tools.push({
       ...(blocked === undefined ? {} : { blocked }),
+      ...(tool.entry.approval === 'each-call' ? { eachCall: { approvers } } : {}),
       name,
       title: tool.entry.title,
       description: tool.entry.description,

@@ -2,26 +2,32 @@
  * The operator console at `{gateway_url}/console` (docs/console.md): server-rendered pages on the shared views,
  * working without JavaScript, for signed-in people with the operator role. It reads what the admin API reads
  * (the same registry, drift watcher, session store, receipt log and webhook service) and acts where acting is
- * not a git change: revoking a session, resuming a webhook endpoint.
+ * not a git change: revoking a session, resuming a webhook endpoint, unlinking a person's login. It lists one-call
+ * approvals too (read through the approvals port); deciding one stays on its approval page.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AdminPluginOptions } from '../admin/options.js';
+import type { Approvals } from '../approvals/ports.js';
 import { addFormParser, FORM_BODY } from '../authorization/oauth/http.js';
 import { sessionState } from '../authorization/stores/session-store.js';
 import { NO_PARAMETERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
-import { html, sendPage, type SafeHtml } from '../views/index.js';
+import { html, sendPage } from '../views/index.js';
 import { consoleAccessHook, viewerOf, type ConsoleAccessOptions } from './access.js';
 import { receiptProof } from '../receipts/proof.js';
 import { receiptConsoleAction } from './actions.js';
-import { consolePage, heading, type ConsolePath } from './layout.js';
+import { registerApprovalsPage } from './approvals.js';
+import { consolePage, heading, type ShowConsolePage } from './layout.js';
+import { registerLoginsPage } from './logins.js';
 import { receiptBody, receiptIndexOf, receiptsBody, searchReceipts, type ReceiptSearch } from './receipts.js';
 import { sessionsBody, sessionViews } from './sessions.js';
 import { sourcesBody } from './sources.js';
 import { endpointViews, webhooksBody } from './webhooks.js';
 
 export interface ConsoleOptions extends ConsoleAccessOptions {
-  /** The areas the console shows: the same instances the admin API is given. */
-  areas: Pick<AdminPluginOptions, 'registry' | 'drift' | 'sessions' | 'receipts' | 'webhooks'>;
+  /** The areas the console shows: the same instances the admin API is given, and the one-call approvals. */
+  areas: Pick<AdminPluginOptions, 'registry' | 'drift' | 'sessions' | 'receipts' | 'webhooks' | 'personLogins'> & {
+    approvals?: Approvals;
+  };
 }
 
 const textQuery = (...names: readonly string[]) =>
@@ -44,7 +50,7 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
     // preHandler: after a POST's form is parsed, so its CSRF token can be checked.
     app.addHook('preHandler', consoleAccessHook(options));
 
-    const show = (title: string, current: ConsolePath, operator: string, body: SafeHtml, status?: number) =>
+    const show: ShowConsolePage = (title, current, operator, body, status) =>
       consolePage(title, html`${heading(title, operator)}\n${body}`, {
         nav: { basePath: options.basePath, current },
         ...(status === undefined ? {} : { status }),
@@ -148,6 +154,9 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
         .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
         .send();
     });
+
+    registerLoginsPage(app, { show, consolePath, personLogins: areas.personLogins, receipts: areas.receipts });
+    registerApprovalsPage(app, { show, consolePath, basePath: options.basePath, approvals: areas.approvals });
   };
   // Encapsulated under /console: the access hook and the form parser touch no other area's routes.
   return async (app) => {

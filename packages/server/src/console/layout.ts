@@ -7,9 +7,14 @@ export const CONSOLE_PAGES = [
   { path: '/sessions', label: 'Sessions' },
   { path: '/receipts', label: 'Receipts' },
   { path: '/webhooks', label: 'Webhooks' },
+  { path: '/logins', label: 'Logins' },
+  { path: '/approvals', label: 'Approvals' },
 ] as const;
 
 export type ConsolePath = (typeof CONSOLE_PAGES)[number]['path'];
+
+/** A console page with the navigation and the heading: title, page of the navigation, operator, body, status. */
+export type ShowConsolePage = (title: string, current: ConsolePath, operator: string, body: SafeHtml, status?: number) => RenderedPage;
 
 export interface ConsolePageOptions {
   status?: number;

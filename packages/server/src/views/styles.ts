@@ -34,7 +34,7 @@ fieldset fieldset { margin: 0.75rem 0 0; }
 .tool-description { margin: 0.35rem 0 0.25rem; padding-left: 0.6rem; border-left: 3px solid #e0e4ea; font-weight: 400; ` +
   `color: var(--ink); white-space: pre-line; }
 .tool-description p { margin: 0 0 0.35rem; }
-.mark.changed { background: var(--warn-bg); color: var(--warn-ink); }
+.mark.changed, .mark.each-call { background: var(--warn-bg); color: var(--warn-ink); }
 .notice { background: #e8f0fb; color: #0d2f57; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem; border-radius: 4px; ` +
   `margin: 1rem 0; }
 .mark { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.45rem; border-radius: 999px; margin-left: 0.35rem; }
@@ -80,8 +80,9 @@ nav.site a[aria-current=page] { color: var(--ink); text-decoration: none; }
 table { border-collapse: collapse; width: 100%; margin: 1rem 0; }
 caption { text-align: left; font-weight: 700; padding-bottom: 0.5rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
-th { color: var(--muted); font-weight: 600; }
+th { color: var(--muted); font-weight: 600; overflow-wrap: normal; }
 .badge { display: inline-block; font-size: 0.8rem; font-weight: 700; padding: 0 0.5rem; border-radius: 999px; background: #e6e9ee; }
+.badge { white-space: nowrap; }
 .badge.good { background: var(--ro-bg); color: var(--ro-ink); }
 .badge.warn { background: var(--warn-bg); color: var(--warn-ink); }
 .badge.bad { background: var(--de-bg); color: var(--de-ink); }

@@ -267,7 +267,16 @@ export function authorizeUrl(server: { issuer: string; mcpUrl: string }, input: 
 export async function approve(
   server: { issuer: string; mcpUrl: string },
   input: AuthorizeInput,
-  choice: { tools: string[]; logins?: string[]; lifetime?: number; decision?: 'allow' | 'deny'; browser?: Browser; password?: string },
+  choice: {
+    tools: string[];
+    logins?: string[];
+    lifetime?: number;
+    decision?: 'allow' | 'deny';
+    browser?: Browser;
+    password?: string;
+    /** Reads the consent page before it is answered. */
+    inspect?: (consentHtml: string) => void;
+  },
 ): Promise<URL> {
   const browser = choice.browser ?? new Browser();
   let { response, url } = await browser.follow(authorizeUrl(server, input), server.issuer);
@@ -286,6 +295,7 @@ export async function approve(
   if (!url.includes('/consent'))
     throw new Error(`expected the consent page, got ${url} (${response.status}): ${(await response.text()).slice(0, 300)}`);
   const html = await response.text();
+  choice.inspect?.(html);
   const lifetime = choice.lifetime ?? Number(/name="lifetime" value="(\d+)"/.exec(html)![1]);
   const decided = await browser.request(`${server.issuer}/consent`, {
     form: {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Approvals, NewApproval } from '../ports.js';
+import type { ApprovalRecord, Approvals, NewApproval } from '../ports.js';
 
 /**
  * What a contract suite runs against: a fresh, empty approvals store of one adapter, and how to dispose of it.
@@ -131,9 +131,48 @@ export function approvalsContract(adapter: string, open: ApprovalsFactory): void
       const later = NOW + 11 * MINUTE;
       expect((await store.approvals.list({ limit: 10 }, NOW + 3)).map((record) => record.id)).toEqual([c.id, b.id, a.id]);
       expect((await store.approvals.list({ limit: 10, sessionId: 'session-1' }, NOW + 3)).map((record) => record.id)).toEqual([b.id, a.id]);
-      expect((await store.approvals.list({ limit: 10, status: 'expired' }, later)).map((record) => record.id)).toEqual([c.id, b.id, a.id]);
-      expect((await store.approvals.list({ limit: 10, status: 'approved' }, NOW + 3)).map((record) => record.id)).toEqual([b.id]);
+      expect((await store.approvals.list({ limit: 10, statuses: ['expired'] }, later)).map((record) => record.id)).toEqual([
+        c.id,
+        b.id,
+        a.id,
+      ]);
+      expect((await store.approvals.list({ limit: 10, statuses: ['approved'] }, NOW + 3)).map((record) => record.id)).toEqual([b.id]);
       expect(await store.approvals.list({ limit: 1 }, NOW + 3)).toHaveLength(1);
+    });
+
+    it('filters by several states and pages in the store: an expired one is filtered as expired, not as waiting', async () => {
+      const asked = [];
+      for (let index = 0; index < 7; index += 1) {
+        asked.push(
+          await store.approvals.request(refundCall({ argumentsDigest: `hmac-sha256:${index}`, expiresAt: NOW + MINUTE }), NOW + index),
+        );
+      }
+      const [first, second, third] = asked as [ApprovalRecord, ApprovalRecord, ApprovalRecord, ...ApprovalRecord[]];
+      await store.approvals.decide(first.id, 'approved', 'alice', NOW + 10);
+      await store.approvals.decide(second.id, 'denied', 'bob', NOW + 10);
+      await store.approvals.decide(third.id, 'approved', 'alice', NOW + 10);
+      await store.approvals.use(third.id, NOW + 11);
+      const ids = (records: ApprovalRecord[]) => records.map((record) => record.id);
+      const newestFirst = ids([...asked].reverse());
+      // Before the expiry: four waiting, one approved, one denied, one used.
+      const waiting = await store.approvals.list({ limit: 3, statuses: ['waiting'] }, NOW + 20);
+      expect(ids(waiting)).toEqual(newestFirst.slice(0, 3));
+      expect(ids(await store.approvals.list({ limit: 3, offset: 3, statuses: ['waiting'] }, NOW + 20))).toEqual(newestFirst.slice(3, 4));
+      const decided = await store.approvals.list({ limit: 10, statuses: ['approved', 'denied', 'used'] }, NOW + 20);
+      expect(ids(decided)).toEqual([third.id, second.id, first.id]);
+      expect(decided.map((record) => [record.status, record.decidedBy])).toEqual([
+        ['used', 'alice'],
+        ['denied', 'bob'],
+        ['approved', 'alice'],
+      ]);
+      // After it: the waiting ones and the approved, unused one read (and filter) as expired; denied and used stay.
+      const later = NOW + 2 * MINUTE;
+      expect(await store.approvals.list({ limit: 10, statuses: ['waiting', 'approved'] }, later)).toEqual([]);
+      const expired = await store.approvals.list({ limit: 2, offset: 2, statuses: ['expired'] }, later);
+      expect(ids(expired)).toEqual([newestFirst[2], newestFirst[3]]);
+      expect(expired.every((record) => record.status === 'expired')).toBe(true);
+      expect(ids(await store.approvals.list({ limit: 10, offset: 4, statuses: ['expired'] }, later))).toEqual([first.id]);
+      expect(ids(await store.approvals.list({ limit: 10, offset: 7 }, later))).toEqual([]);
     });
 
     it('two handles racing: one decision wins, one use wins, one approval per call', async () => {

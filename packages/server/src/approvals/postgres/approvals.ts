@@ -161,11 +161,14 @@ export class PostgresApprovals implements Approvals {
   }
 
   async list(filter: ApprovalFilter, now = Date.now()): Promise<ApprovalRecord[]> {
+    // The state filter reads the state as recordOf does (an unanswered or unused one past its expiry: expired).
     const { rows } = await this.pool.query<ApprovalRow>(
-      'SELECT * FROM approvals WHERE ($1::text IS NULL OR session_id = $1) ORDER BY created_at DESC, seq DESC LIMIT $2',
-      [filter.sessionId ?? null, filter.status ? 10_000 : filter.limit],
+      `SELECT * FROM approvals WHERE ($1::text IS NULL OR session_id = $1)
+         AND ($2::text[] IS NULL
+           OR (CASE WHEN status IN ('waiting', 'approved') AND expires_at <= $3 THEN 'expired' ELSE status END) = ANY($2))
+       ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`,
+      [filter.sessionId ?? null, filter.statuses ? [...filter.statuses] : null, now, filter.limit, filter.offset ?? 0],
     );
-    const records = rows.map((row) => recordOf(row, now));
-    return (filter.status ? records.filter((record) => record.status === filter.status) : records).slice(0, filter.limit);
+    return rows.map((row) => recordOf(row, now));
   }
 }

@@ -82,8 +82,12 @@ export class SqliteApprovals implements Approvals {
       expire: database.prepare(
         `UPDATE approvals SET status = 'expired' WHERE status IN ('waiting', 'approved') AND expires_at <= ? RETURNING *`,
       ),
+      // The state filter reads the state as recordOf does (an unanswered or unused one past its expiry: expired).
       list: database.prepare(
-        `SELECT * FROM approvals WHERE (@session IS NULL OR session_id = @session) ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
+        `SELECT * FROM approvals WHERE (@session IS NULL OR session_id = @session)
+           AND (@statuses IS NULL OR (CASE WHEN status IN ('waiting', 'approved') AND expires_at <= @now THEN 'expired' ELSE status END)
+             IN (SELECT value FROM json_each(@statuses)))
+         ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`,
       ),
     };
     // Find-or-create in one write transaction: two retries of one call racing create one approval.
@@ -149,9 +153,11 @@ export class SqliteApprovals implements Approvals {
   async list(filter: ApprovalFilter, now = Date.now()): Promise<ApprovalRecord[]> {
     const rows = this.statements.list.all({
       session: filter.sessionId ?? null,
-      limit: filter.status ? 10_000 : filter.limit,
+      statuses: filter.statuses ? JSON.stringify(filter.statuses) : null,
+      now,
+      limit: filter.limit,
+      offset: filter.offset ?? 0,
     }) as ApprovalRow[];
-    const records = rows.map((row) => recordOf(row, now));
-    return (filter.status ? records.filter((record) => record.status === filter.status) : records).slice(0, filter.limit);
+    return rows.map((row) => recordOf(row, now));
   }
 }

@@ -13,6 +13,11 @@ export interface ConsentTool {
   target: { kind: 'http'; method: string; path: string } | { kind: 'mcp'; server: string; tool: string };
   /** Login ids (`<source>/<scheme>`) that calling this tool may use (any one alternative suffices). */
   logins: string[];
+  /**
+   * Set when the tool was reviewed `approval: each-call` (its lock entry): each call waits for a person's approval,
+   * the session's own (`approvers: null`) or one of the people the entry names (docs/approvals.md).
+   */
+  eachCall?: { approvers: readonly string[] | null };
   /** Set when drift blocks the tool: why. The page shows it, and it cannot be chosen. */
   blocked?: string;
 }

@@ -73,3 +73,18 @@ describe('tool text on the consent page', () => {
     expect(html).toContain('Adds two numbers ❤️ héllo 工具.');
   });
 });
+
+describe('a tool reviewed `approval: each-call` on the consent page', () => {
+  it('carries the each-call mark and says each call waits for approval, and by whom', () => {
+    const html = page([
+      tool({ name: 'refund', eachCall: { approvers: null } }),
+      tool({ name: 'pay', eachCall: { approvers: ['@operators', 'bob'] } }),
+      tool({ name: 'echo' }),
+    ]);
+    expect(html.match(/<span class="mark each-call">each-call<\/span>/g)).toHaveLength(2);
+    expect(html).toContain('Each call waits for approval: it runs once you approve it on its approval page.');
+    expect(html).toContain('Each call waits for approval: it runs once an operator or bob approves it on its approval page.');
+    const echo = html.slice(html.indexOf('value="echo"'));
+    expect(echo).not.toContain('each-call');
+  });
+});

@@ -123,12 +123,22 @@ function toolMarks(tool: ConsentTool, change: ReapprovalNote | undefined): SafeH
   return html`${[
     tool.readOnly ? raw('<span class="mark read-only">Read-only</span>') : '',
     tool.destructive ? raw('<span class="mark destructive">Destructive</span>') : '',
+    tool.eachCall ? raw('<span class="mark each-call">each-call</span>') : '',
     // Neither read-only nor destructive: it changes something (MCP Tools › ToolAnnotations).
     !tool.readOnly && !tool.destructive ? raw('<span class="mark writes">Writes</span>') : '',
     change ? raw('<span class="mark changed">Changed</span>') : '',
     tool.blocked !== undefined ? raw('<span class="mark blocked">Unavailable</span>') : '',
     hiddenTextMark(tool),
   ]}`;
+}
+
+/** Beside an `each-call` tool: approving it here does not let it run unasked (docs/approvals.md). */
+function eachCallNote(approvers: readonly string[] | null): SafeHtml {
+  const who =
+    approvers === null
+      ? 'you approve it'
+      : `${approvers.map((name) => (name === '@operators' ? 'an operator' : name)).join(' or ')} approves it`;
+  return html`<p class="hint each-call-note">Each call waits for approval: it runs once ${who} on its approval page.</p>`;
 }
 
 /** A link that connects the person's account for a per-person login the tool uses (it opens in a new tab). */
@@ -173,6 +183,7 @@ ${box}data-logins="${tool.logins.join(' ')}"${raw(state)}>
 <div class="details" id="${id}-details">
 ${hasTitle ? html`<p class="hint">Tool name <code>${toolText(tool.name, oneLine)}</code></p>` : ''}
 <p class="hint target">${toolTarget(tool)}</p>
+${tool.eachCall ? eachCallNote(tool.eachCall.approvers) : ''}
 ${connectLinks(connect)}
 ${paragraphs.length ? html`<div class="tool-description">${description}</div>` : ''}
 ${hiddenTextMark(tool) ? HIDDEN_TEXT_HINT : ''}
