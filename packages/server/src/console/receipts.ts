@@ -91,8 +91,9 @@ export function receiptsBody(
   const nextQuery = new URLSearchParams();
   for (const name of FILTERS) if (search[name]) nextQuery.set(name, search[name]!);
   if (found.next) nextQuery.set('before', found.next);
+  const example = '2026-11-27 or 2026-11-27T09:00 (UTC), or with an offset';
   const invalid = found.invalid?.length
-    ? html`<p role="alert">${found.invalid.join(' and ')}: not a time. Write it as 2026-11-27 or 2026-11-27T09:00 (UTC), or with an offset.</p>`
+    ? html`<p role="alert">${found.invalid.join(' and ')}: not a time. Write it as ${example}.</p>`
     : '';
   return html`${searchForm(consolePath, search)}
 ${invalid}
