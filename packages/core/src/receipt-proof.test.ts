@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdminReceiptProof } from './admin-api.js';
 import { formatCheckpoint, rawPublicKey, signNote, verifierKey } from './checkpoint.js';
 import { inclusionProof, leafHash, rootOf } from './merkle.js';
-import { receiptLeafBytes, type Receipt } from './receipt.js';
+import { receiptLeafBytes } from './receipt.js';
 import { receiptAt } from '../test/support/receipt-fixture.js';
 import { receiptProofHolds } from './receipt-proof.js';
 

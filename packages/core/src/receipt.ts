@@ -10,7 +10,7 @@ import { canonicalJson } from './canonical.js';
 export type ReceiptOutcome = 'allowed' | 'denied' | 'action-required' | 'error';
 
 /** What an operator did in the console (docs/receipts.md › Action receipts). */
-export type ConsoleActionName = 'session.revoke' | 'webhook.resume' | 'login.unlink';
+export type ConsoleActionName = 'session.revoke' | 'webhook.resume' | 'webhook.replay' | 'login.unlink';
 
 /**
  * A decision a person took (or an approval's expiry), receipted in the same log as the calls: a receipt with

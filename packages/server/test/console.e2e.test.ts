@@ -266,7 +266,12 @@ const CONSOLE_GETS = [
   '/console/approvals',
   '/console/approvals?state=expired&page=2',
 ];
-const CONSOLE_POSTS = ['/console/sessions/session-1/revoke', '/console/webhooks/siem/resume', '/console/logins/unlink'];
+const CONSOLE_POSTS = [
+  '/console/sessions/session-1/revoke',
+  '/console/webhooks/siem/resume',
+  '/console/webhooks/audit/replay',
+  '/console/logins/unlink',
+];
 
 describe('who may open the console', () => {
   it('a visitor not signed in is sent to sign in on every page, and refused on every form', async () => {
@@ -290,7 +295,12 @@ describe('who may open the console', () => {
       expect(await response.text()).toContain('does not have the operator role');
     }
     const opened = sessionOf(await approvedToken());
-    for (const path of [`/console/sessions/${opened}/revoke`, '/console/webhooks/siem/resume', '/console/logins/unlink']) {
+    for (const path of [
+      `/console/sessions/${opened}/revoke`,
+      '/console/webhooks/siem/resume',
+      '/console/webhooks/audit/replay',
+      '/console/logins/unlink',
+    ]) {
       const response = await browser.request(`${gateway.url}${path}`, { form: { csrf_token: 'not-theirs' } });
       expect([path, response.status]).toEqual([path, 403]);
     }
@@ -429,6 +439,31 @@ describe('an operator in the console', () => {
     expect(resumed.status).toBe(303);
     await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
     await expectReceiptedAction('webhook.resume', 'siem', null);
+  });
+  it("replays an endpoint's events from a sequence with the CSRF token, not without; a sequence that is not one replays nothing", async () => {
+    const { browser, html } = await signedIn(OPERATOR);
+    const csrf = hiddenField(html, 'csrf_token');
+    const page = await (await browser.request(`${gateway.url}/console/webhooks`)).text();
+    expect(page).toContain('action="/console/webhooks/audit/replay"');
+    const deliveriesOfFirst = () =>
+      audit.requests.filter((request) => request.status === 204 && Number(JSON.parse(request.body).sequence) === 1).length;
+    await waitFor(() => deliveriesOfFirst() >= 1, 'event 1 delivered to audit');
+    const before = deliveriesOfFirst();
+    expect((await browser.request(`${gateway.url}/console/webhooks/audit/replay`, { form: { csrf_token: '', from: '1' } })).status).toBe(
+      403,
+    );
+    const refused = await browser.request(`${gateway.url}/console/webhooks/audit/replay`, { form: { csrf_token: csrf, from: '0x1' } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('nothing was replayed');
+    const unknown = await browser.request(`${gateway.url}/console/webhooks/nowhere/replay`, { form: { csrf_token: csrf, from: '1' } });
+    expect(unknown.status).toBe(404);
+    expect(deliveriesOfFirst()).toBe(before);
+    const replayed = await browser.request(`${gateway.url}/console/webhooks/audit/replay`, { form: { csrf_token: csrf, from: '1' } });
+    expect(replayed.status).toBe(303);
+    expect(replayed.headers.get('location')).toBe('/console/webhooks?replayed=audit');
+    // Sent again, in order: event 1 reaches the receiver once more.
+    await waitFor(() => deliveriesOfFirst() > before, 'event 1 delivered again');
+    await expectReceiptedAction('webhook.replay', 'audit from 1', null);
   });
 });
 

@@ -21,7 +21,7 @@ import { registerLoginsPage } from './logins.js';
 import { receiptBody, receiptIndexOf, receiptsBody, searchReceipts, type ReceiptSearch } from './receipts.js';
 import { sessionsBody, sessionViews } from './sessions.js';
 import { sourcesBody } from './sources.js';
-import { endpointViews, webhooksBody } from './webhooks.js';
+import { registerWebhooksPage } from './webhooks.js';
 
 export interface ConsoleOptions extends ConsoleAccessOptions {
   /** The areas the console shows: the same instances the admin API is given, and the one-call approvals. */
@@ -120,41 +120,7 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
       return sendPage(reply, show(`Receipt ${receipt.id}`, '/receipts', viewer.person.name, receiptBody(consolePath, receipt, proof)));
     });
 
-    app.get('/webhooks', { schema: { querystring: textQuery('resumed') } }, async (request, reply) => {
-      const viewer = viewerOf(request);
-      const resumed = (request.query as { resumed?: string }).resumed;
-      const body = webhooksBody(
-        await endpointViews(areas.webhooks),
-        consolePath,
-        viewer.csrfToken,
-        resumed ? `Delivery to ${resumed} goes on.` : undefined,
-      );
-      return sendPage(reply, show('Webhooks', '/webhooks', viewer.person.name, body));
-    });
-
-    app.post('/webhooks/:endpoint/resume', { schema: { params: pathParameters('endpoint'), body: FORM_BODY } }, async (request, reply) => {
-      const viewer = viewerOf(request);
-      const { endpoint } = request.params as { endpoint: string };
-      if (!areas.webhooks?.endpoints.has(endpoint)) {
-        return sendPage(
-          reply,
-          show(
-            'No such endpoint',
-            '/webhooks',
-            viewer.person.name,
-            html`<p role="alert">There is no webhook endpoint ${endpoint}.</p>`,
-            404,
-          ),
-        );
-      }
-      await areas.webhooks.resume(endpoint);
-      await receiptConsoleAction(areas.receipts, viewer.person, { action: 'webhook.resume', target: endpoint });
-      return reply
-        .status(303)
-        .header('location', `${consolePath}/webhooks?resumed=${encodeURIComponent(endpoint)}`)
-        .send();
-    });
-
+    registerWebhooksPage(app, { show, consolePath, webhooks: areas.webhooks, receipts: areas.receipts });
     registerLoginsPage(app, { show, consolePath, personLogins: areas.personLogins, receipts: areas.receipts });
     registerApprovalsPage(app, { show, consolePath, basePath: options.basePath, approvals: areas.approvals });
   };
