@@ -440,7 +440,7 @@ describe('an operator in the console', () => {
     await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
     await expectReceiptedAction('webhook.resume', 'siem', null);
   });
-  it("replays an endpoint's events from a sequence with the CSRF token, not without; a sequence that is not one replays nothing", async () => {
+  it("replays an endpoint's events from a sequence with the CSRF token, not without; not a sequence, nothing replayed", async () => {
     const { browser, html } = await signedIn(OPERATOR);
     const csrf = hiddenField(html, 'csrf_token');
     const page = await (await browser.request(`${gateway.url}/console/webhooks`)).text();

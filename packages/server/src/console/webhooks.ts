@@ -155,7 +155,8 @@ export function registerWebhooksPage(
     if (!webhooks?.endpoints.has(endpoint)) return notFound(reply, viewer, endpoint);
     const selection = replaySelectionOf(formOf(request).get('from') ?? undefined);
     if (selection === 'invalid') {
-      const message = html`<p role="alert">From event # must be a whole number from 1, or empty for the failed events: nothing was replayed.</p>`;
+      const message = html`<p role="alert">From event # must be a whole number from 1, or empty for the failed events:
+nothing was replayed.</p>`;
       return sendPage(reply, show('Nothing replayed', '/webhooks', viewer.person.name, message, 400));
     }
     await webhooks.replay(endpoint, selection);

@@ -20,7 +20,8 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; m
 dt { font-weight: 600; color: var(--muted); }
 dd { margin: 0; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
-pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem 1rem; }
 legend { font-weight: 700; padding: 0 0.25rem; }
 fieldset fieldset { margin: 0.75rem 0 0; }
