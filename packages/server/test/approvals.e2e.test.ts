@@ -27,6 +27,7 @@ import { openDatabase } from '../src/store/sqlite/database.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 import { repositoryRoot } from '../../../test-support/cli.js';
+import { rawModernCall } from './support/raw-modern-call.js';
 
 /** The approval page's screenshots go to docs/ with GATEWAY_UPDATE_SCREENSHOTS=1 (as the console's do). */
 const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
@@ -215,6 +216,29 @@ describe('one-call approvals', () => {
       ['get_order', 'allowed', null],
       ['get_order', 'action-required', 'PERSON_ACTION_REQUIRED'],
     ]);
+  });
+
+  it('2026-07-28 raw: a forged requestState, or one of other arguments, is refused (-32602) and runs nothing', async () => {
+    session = 'session-raw';
+    const upstreamBefore = upstreamCalls();
+    const first = await rawModernCall(gateway.mcpUrl, headers, 'get_order', { orderId: 'ord_1001' });
+    expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    const state = first.result!.requestState as string;
+    const [elicitationId, request] = Object.entries(first.result!.inputRequests as Record<string, { params: { url: string } }>)[0]!;
+    expect(await decide('alice', request.params.url, 'approve')).toBe(303);
+    const inputResponses = { [elicitationId]: { action: 'accept' } };
+    const [version, payload, tag] = state.split('.') as [string, string, string];
+    const forged = `${version}.${payload.slice(0, -1)}${payload.endsWith('A') ? 'B' : 'A'}.${tag}`;
+    const retry = (requestState: string, orderId: string) =>
+      rawModernCall(gateway.mcpUrl, headers, 'get_order', { orderId }, { inputResponses, requestState });
+    expect((await retry(forged, 'ord_1001')).error?.code).toBe(-32602);
+    // Approved for ord_1001: the state does not carry over to other arguments.
+    expect((await retry(state, 'ord_1002')).error?.code).toBe(-32602);
+    expect(upstreamCalls()).toBe(upstreamBefore);
+    // The genuine retry runs the approved call, once.
+    const retried = await retry(state, 'ord_1001');
+    expect(retried.result?.resultType).toBe('complete');
+    expect(upstreamCalls()).toBe(upstreamBefore + 1);
   });
 
   it('2025-11-25 (SDK v1): -32042 names the page; other arguments are another approval; denied: CALL_APPROVAL_DENIED', async () => {

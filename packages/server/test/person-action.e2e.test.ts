@@ -16,6 +16,7 @@ import { startGateway, type RunningGateway } from '../src/gateway.js';
 import type { McpAuthorizer, McpCaller } from '../src/calls/caller.js';
 import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { testPersonActionGate } from './support/person-action-gate.js';
+import { rawModernCall } from './support/raw-modern-call.js';
 
 let workspace: Workspace;
 let gateway: RunningGateway;
@@ -145,41 +146,8 @@ describe('a person must act first', () => {
 });
 
 /** One raw 2026-07-28 `tools/call` (what the SDK v2 client sends), with optional retry members. */
-async function rawCall(extra: Record<string, unknown>, argumentsValue: Record<string, unknown> = { orderId: 'ord_1001' }) {
-  const response = await fetch(gateway.mcpUrl, {
-    method: 'POST',
-    headers: {
-      ...headers,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'get_order',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'get_order',
-        arguments: argumentsValue,
-        ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  const json = text.startsWith('{')
-    ? text
-    : text
-        .split('\n')
-        .find((line) => line.startsWith('data: '))!
-        .slice(6);
-  return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+function rawCall(extra: Record<string, unknown>, argumentsValue: Record<string, unknown> = { orderId: 'ord_1001' }) {
+  return rawModernCall(gateway.mcpUrl, headers, 'get_order', argumentsValue, extra);
 }
 
 describe('the requestState of a retry', () => {
