@@ -343,11 +343,17 @@ describe('mcp-remote through the gateway', () => {
     expect(again?.code).toBe(-32042);
     expect(again!.data!.elicitations![0]!.url).not.toBe(url);
     expect(notes()).toBe(1);
-    expect((await receiptsSince(before, 3)).map((receipt) => [receipt.tool, receipt.outcome, receipt.reason])).toEqual([
-      ['save_note', 'action-required', 'PERSON_ACTION_REQUIRED'],
-      ['save_note', 'allowed', null],
-      ['save_note', 'action-required', 'PERSON_ACTION_REQUIRED'],
+    // The person's decision is receipted too (an action receipt naming the approver), and the call names its approval.
+    const receipts = await receiptsSince(before, 4);
+    expect(receipts.map((receipt) => [receipt.tool, receipt.outcome, receipt.reason, receipt.action ? 'approval' : 'call'])).toEqual([
+      ['save_note', 'action-required', 'PERSON_ACTION_REQUIRED', 'call'],
+      ['save_note', 'allowed', null, 'approval'],
+      ['save_note', 'allowed', null, 'call'],
+      ['save_note', 'action-required', 'PERSON_ACTION_REQUIRED', 'call'],
     ]);
+    const approvalId = new URL(url).pathname.split('/').pop();
+    expect(receipts[1]!.action).toMatchObject({ kind: 'approval', approval: approvalId, decision: 'approved' });
+    expect(receipts[2]!.approval).toBe(approvalId);
     await remote.close();
   }, 120_000);
 

@@ -299,7 +299,7 @@ describe('OAuth per person for an MCP source', () => {
     }
   }, 60_000);
 
-  it('a token about to expire is refreshed before the call; a revoked grant unlinks and the next call asks again', async () => {
+  it('a token about to expire is refreshed before the call; a revoked grant unlinks, and that very call asks to link', async () => {
     await ageToken('alice');
     const refreshesBefore = refreshGrants;
     const aliceClient = await modernClient(alice);
@@ -326,18 +326,15 @@ describe('OAuth per person for an MCP source', () => {
     try {
       const before = (await gateway.receipts!.store.head()).size;
       const sent = callsSeen.length;
-      const failed = await bobClient.callTool({ name: 'whoami', arguments: {} });
-      expect(failed.isError).toBe(true);
-      expect(JSON.stringify(failed.content)).toContain('invalid_grant');
-      expect(callsSeen.length).toBe(sent);
-      expect(await vault.get(tokenSecretName('local:bob', LOGIN))).toBeUndefined();
+      // The decision finds the revoked grant while making the token usable: the link goes, and the call asks to link.
       const asked = await bobClient.callTool({ name: 'whoami', arguments: {} }).then(
         () => undefined,
         (thrown: unknown) => thrown as { code: number },
       );
       expect(asked?.code).toBe(-32042);
+      expect(callsSeen.length).toBe(sent);
+      expect(await vault.get(tokenSecretName('local:bob', LOGIN))).toBeUndefined();
       expect((await receiptsSince(before)).map((receipt) => [receipt.person, receipt.outcome, receipt.reason])).toEqual([
-        ['local:bob', 'error', 'CREDENTIALS_UNAVAILABLE'],
         ['local:bob', 'action-required', 'PERSON_ACTION_REQUIRED'],
       ]);
     } finally {
