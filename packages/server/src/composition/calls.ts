@@ -49,6 +49,8 @@ export async function startCallArea(
     loaded,
     vault,
     accounts: context.storage.linkedAccounts(),
+    // Processes sharing the storage refresh a person's token once (the lease), not once each.
+    leases: context.storage.leases(),
     dispatcher: tokenAgent,
     warn: (details, message) => logger.warn(details, message),
   });

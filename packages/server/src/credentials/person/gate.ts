@@ -26,6 +26,8 @@ export interface PersonLoginGateOptions {
   loaded: LoadedConfig;
   settings: ReadonlyMap<string, PersonLoginSettings>;
   isLinked(person: string, login: string): boolean;
+  /** Whether the store holds the link (read now, the process's cache filled from it): when `isLinked` said no. */
+  findLinked(person: string, login: string): Promise<boolean>;
   /**
    * Makes a linked login's token usable for a call (refreshed when about to expire): false when the link is gone
    * (the provider answered `invalid_grant`, or the tokens are missing), true otherwise, also when the provider
@@ -74,16 +76,17 @@ export function createPersonLoginGate(options: PersonLoginGateOptions): PersonAc
       // The same choice the executor's credentials make; a login outside the session is the core rules' refusal.
       const choice = chooseLoginAlternative(found, caller.logins);
       if (!choice.chosen) return undefined;
-      const linked: Array<{ login: string; label: string }> = [];
+      const wanted: Array<{ login: string; label: string; isCached: boolean }> = [];
       for (const login of choice.chosen.logins) {
         const person = settings.get(login);
-        if (!person) continue;
-        if (!options.isLinked(caller.subject, login)) return connectAction(caller, tool, login, person.label);
-        linked.push({ login, label: person.label });
+        if (person) wanted.push({ login, label: person.label, isCached: options.isLinked(caller.subject, login) });
       }
-      if (linked.length === 0) return undefined;
+      if (wanted.length === 0) return undefined;
       return (async () => {
-        for (const { login, label } of linked) {
+        for (const { login, label, isCached } of wanted) {
+          // Not in this process's cache: another process (`--workers`, a replica) may have linked it just now, so
+          // the store is asked before the person is (a person is never sent to link an account they have linked).
+          if (!isCached && !(await options.findLinked(caller.subject, login))) return connectAction(caller, tool, login, label);
           if (!(await options.ensureUsable(caller.subject, login))) return connectAction(caller, tool, login, label);
         }
         return undefined;

@@ -14,14 +14,16 @@
  * through on every change here). With several worker processes a link made in another one is read from the store
  * when a call misses it, so the person's retry finds it.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { GatewayError, personCredentialsOf, type LoadedConfig } from '@gateway/core';
 import type { PersonTokenSet, Vault } from '@gateway/runtime';
 import type { PersonActionGate } from '../../calls/pipeline.js';
+import type { Leases } from '../../store/leases.js';
 import { CONNECT_TICKET_KEY_SECRET, createConnectTickets, type ConnectTicketClaims } from './connect-tickets.js';
 import { createPersonLoginGate } from './gate.js';
 import { createLinking, type Linking } from './linking.js';
+import { refreshAcrossProcesses } from './refresh-lease.js';
 import type { LinkedAccount, LinkedAccounts } from './ports.js';
 import { personLoginSettings, type PersonLoginSettings } from './settings.js';
 import { deleteTokens, readTokens, writeTokens, type StoredTokens } from './token-vault.js';
@@ -40,6 +42,13 @@ export interface PersonLoginsOptions {
   dispatcher?: Dispatcher;
   warn(details: object, message: string): void;
   now?: () => number;
+  /**
+   * The storage's leases: a refresh takes the lease of its person and login, so processes sharing one storage
+   * (`serve --workers`, replicas) refresh a token once, not once each (a provider that rotates refresh tokens
+   * would take the second refresh for a stolen token and revoke the grant). Without it, one process collapses its
+   * own concurrent refreshes only.
+   */
+  leases?: Leases;
 }
 
 export interface PersonLogins {
@@ -84,6 +93,8 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
   const links = new Map<string, LinkedAccount>();
   /** When a missing link was last looked up in the store (several workers: another one may have made it). */
   const lookedUp = new Map<string, number>();
+  /** This process as a holder of refresh leases. */
+  const refreshHolder = `person-logins-${randomUUID()}`;
   /** One refresh in flight per person and login: concurrent calls share it. */
   const refreshing = new Map<string, Promise<StoredTokens>>();
 
@@ -151,6 +162,16 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
     return next;
   }
 
+  const refreshOnce = refreshAcrossProcesses({
+    leases: options.leases,
+    holder: refreshHolder,
+    now,
+    read: (person, login) => readTokens(vault, person, login),
+    isFresh: (tokens) => now() < tokens.expiresAt - refreshMargin(tokens),
+    refresh,
+    unlinked: (person, login, why) => notLinked(person, login, why),
+  });
+
   const service: PersonLogins = {
     settings,
     redirectUri,
@@ -158,6 +179,11 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
       loaded,
       settings,
       isLinked: (person, login) => service.isLinked(person, login),
+      findLinked: async (person, login) => {
+        const account = await accounts.find(person, login);
+        if (account) links.set(keyOf(person, login), account);
+        return account !== undefined;
+      },
       ensureUsable: (person, login) =>
         service.accessToken(person, login).then(
           () => true,
@@ -184,7 +210,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
       if (now() < stored.expiresAt - refreshMargin(stored)) return { token: stored.accessToken, subject: account.subject };
       let pending = refreshing.get(key);
       if (!pending) {
-        pending = refresh(person, login, stored).finally(() => refreshing.delete(key));
+        pending = refreshOnce(person, login, stored).finally(() => refreshing.delete(key));
         refreshing.set(key, pending);
       }
       const fresh = await pending;

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../../test-support/cli.js';
 import { openDatabase } from '../../store/sqlite/database.js';
+import { leaseMigrations, sqliteLeases } from '../../store/sqlite/leases.js';
 import { createPersonLogins } from './index.js';
 import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 import { readTokens, tokenSecretName, writeTokens } from './token-vault.js';
@@ -125,6 +128,114 @@ describe('per-person logins', () => {
   });
 });
 
+/**
+ * A provider's token endpoint (with discovery) that rotates refresh tokens, as providers that detect reuse do: each
+ * refresh token works once, and a second use is `invalid_grant`. Slow enough (100 ms) for two refreshes to overlap.
+ */
+async function rotatingProvider() {
+  let current = 'rt-alice';
+  let generation = 0;
+  const grants: string[] = [];
+  const server = createServer((request, response) => {
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const json = (status: number, body: object) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (request.method === 'GET' && request.url?.startsWith('/.well-known/')) {
+      return json(200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+      });
+    }
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      const form = new URLSearchParams(body);
+      const used = form.get('refresh_token') ?? '';
+      grants.push(used);
+      setTimeout(() => {
+        if (form.get('grant_type') !== 'refresh_token' || used !== current) return json(400, { error: 'invalid_grant' });
+        generation += 1;
+        current = `rt-alice-${generation}`;
+        json(200, {
+          access_token: `at-alice-${generation}`,
+          token_type: 'Bearer',
+          expires_in: 3600,
+          refresh_token: current,
+          scope: 'openid',
+        });
+      }, 100);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    grants,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('refreshing a person token across processes', () => {
+  it('two processes sharing the storage refresh an expiring token once, under its lease; both calls get the new token', async () => {
+    const provider = await rotatingProvider();
+    const directory = await temporaryDirectory('gateway-person-refresh-');
+    try {
+      const loaded = parseConfig(
+        [
+          'gateway:',
+          '  url: http://127.0.0.1:8080',
+          'sources:',
+          '  orders:',
+          '    kind: openapi',
+          '    document: x.yaml',
+          '    credentials:',
+          `      oauth: { type: oauthPerson, issuer: "${provider.issuer}", clientId: gateway, secret: client-secret, scopes: [openid] }`,
+          '',
+        ].join('\n'),
+        join(directory.path, 'gateway.yaml'),
+      );
+      const vault = await createVault(loaded, { env: {} });
+      await vault.set('client-secret', 'a client secret');
+      const databases = [0, 1].map(() =>
+        openDatabase(join(directory.path, 'gateway.db'), [...linkedAccountMigrations, ...leaseMigrations]),
+      );
+      try {
+        const ticketKey = randomBytes(32);
+        const processes = databases.map((database) =>
+          createPersonLogins({
+            loaded,
+            vault,
+            accounts: sqliteLinkedAccounts(database),
+            leases: sqliteLeases(database),
+            ticketKey,
+            warn: () => undefined,
+          }),
+        );
+        // Linked, with a token that has just expired.
+        await writeTokens(vault, 'local:alice', LOGIN, { ...tokens, obtainedAt: Date.now() - 3_600_000, expiresAt: Date.now() - 1 });
+        await sqliteLinkedAccounts(databases[0]!).link(link);
+        const answers = await Promise.all(processes.map((logins) => logins.accessToken('local:alice', LOGIN)));
+        expect(answers).toEqual([
+          { token: 'at-alice-1', subject: 'alice' },
+          { token: 'at-alice-1', subject: 'alice' },
+        ]);
+        // One refresh grant: without the lease the second process would send the spent refresh token, and the
+        // provider's invalid_grant would remove the person's link.
+        expect(provider.grants).toEqual(['rt-alice']);
+        expect(await sqliteLinkedAccounts(databases[0]!).find('local:alice', LOGIN)).toBeDefined();
+        expect((await readTokens(vault, 'local:alice', LOGIN))?.refreshToken).toBe('rt-alice-1');
+      } finally {
+        for (const database of databases) database.close();
+      }
+    } finally {
+      await directory.cleanup();
+      await provider.close();
+    }
+  });
+});
+
 describe('the person gate for an MCP source', () => {
   it('applies to the tools of a per-person MCP source only, and asks a person who has not linked its login', async () => {
     const directory = await temporaryDirectory('gateway-person-mcp-gate-');
@@ -170,8 +281,10 @@ describe('the person gate for an MCP source', () => {
       // Not granted in the session: no link is asked for (the core rules refuse with LOGIN_NOT_IN_SESSION).
       expect(await logins.gate.pendingAction(caller([]), personal, {}, 'digest')).toBeUndefined();
       await writeTokens(vault, 'local:alice', 'who/mcp', tokens);
-      await accounts.link({ ...link, login: 'who/mcp' });
-      await logins.load();
+      // Linked by another process (its own store handle): this one's cache does not know yet, and the gate reads the
+      // store before asking the person, so the very next call goes on (no second trip to the connect page).
+      await sqliteLinkedAccounts(database).link({ ...link, login: 'who/mcp' });
+      expect(logins.isLinked('local:alice', 'who/mcp')).toBe(false);
       expect(await logins.gate.pendingAction(caller(['who/mcp']), personal, {}, 'digest')).toBeUndefined();
     } finally {
       database.close();
