@@ -5,6 +5,7 @@
  */
 import { receiptProofHolds, type AdminReceiptProof, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import type { ReceiptLog } from '../receipts/log.js';
+import { receiptIndexOf } from '../receipts/proof.js';
 import { badge, html, table, type BadgeTone, type SafeHtml } from '../views/index.js';
 
 export const RECEIPT_OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-required', 'error'];
@@ -14,11 +15,6 @@ const PAGE_SIZE = 50;
 export type ReceiptSearch = Partial<Record<(typeof FILTERS)[number] | 'before', string>>;
 
 const OUTCOME_TONE: Record<ReceiptOutcome, BadgeTone> = { allowed: 'good', denied: 'bad', 'action-required': 'warn', error: 'bad' };
-
-export function receiptIndexOf(id: string | undefined): number | undefined {
-  const match = id === undefined ? null : /^receipt-(0|[1-9][0-9]{0,15})$/.exec(id);
-  return match ? Number(match[1]) : undefined;
-}
 
 /**
  * A time the search form was given: ISO 8601, read as UTC when it names no offset (`2026-11-27T09:00`). Undefined

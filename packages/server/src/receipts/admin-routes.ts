@@ -7,17 +7,12 @@ import type { AdminReceiptList, ReceiptOutcome } from '@gateway/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BEARER_HEADERS, pathParameters, QUERY_TEXT } from '../http/route-schemas.js';
 import type { ReceiptLog } from './log.js';
-import { receiptProof } from './proof.js';
+import { receiptIndexOf, receiptProof } from './proof.js';
 import { exportLinesOf, verifyStoredLog } from './verification.js';
 
 const OUTCOMES: readonly ReceiptOutcome[] = ['allowed', 'denied', 'action-required', 'error'];
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
-
-function receiptIndexOf(id: string): number | undefined {
-  const match = /^receipt-(0|[1-9][0-9]{0,15})$/.exec(id);
-  return match ? Number(match[1]) : undefined;
-}
 
 /** The filters of `GET /admin/receipts`, each one value; the handler checks what each must be (RECEIPT_FILTER_INVALID). */
 const LIST_QUERY = {

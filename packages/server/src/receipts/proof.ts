@@ -6,6 +6,12 @@
 import { inclusionProof, type AdminReceiptProof } from '@gateway/core';
 import type { ReceiptLog } from './log.js';
 
+/** n of a receipt id `receipt-<n>`; undefined for anything else (the admin API and the console read ids alike). */
+export function receiptIndexOf(id: string | undefined): number | undefined {
+  const match = id === undefined ? null : /^receipt-(0|[1-9][0-9]{0,15})$/.exec(id);
+  return match ? Number(match[1]) : undefined;
+}
+
 /** Undefined when there is no receipt `index` or no checkpoint covers it (receipts off the log's signing). */
 export async function receiptProof(log: ReceiptLog, index: number): Promise<AdminReceiptProof | undefined> {
   const receipt = await log.store.get(index);
