@@ -153,6 +153,8 @@ export async function createTelemetry(
         set: (name, value) => vault.set(name, value),
         delete: (name) => vault.delete(name),
         list: () => vault.list(),
+        ...(vault.check ? { check: () => vault.check!() } : {}),
+        ...(vault.close ? { close: () => vault.close!() } : {}),
       };
     },
     watch(sources) {

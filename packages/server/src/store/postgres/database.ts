@@ -1,5 +1,8 @@
 import pg from 'pg';
 import { GatewayError } from '@gateway/core';
+import { describeDatabase, isPostgresUrl } from '@gateway/runtime';
+
+export { describeDatabase };
 
 /**
  * The gateway's PostgreSQL connection: a pool of node-postgres clients over one connection string (a vault
@@ -26,25 +29,9 @@ const gatewayTypes = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** `host:port/database` of a connection string: what messages and logs may show (never the user's password). */
-export function describeDatabase(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
-  } catch {
-    return 'the configured database';
-  }
-}
-
 /** Checks a connection string's shape, naming only the vault secret it came from (the value is a secret). */
 export function parseConnectionString(value: string, secretName: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+  if (!isPostgresUrl(value.trim())) {
     throw new GatewayError(
       'DATABASE_URL_INVALID',
       `the vault secret '${secretName}' (storage.url) is not a connection string of the form postgres://user:password@host:port/database`,
