@@ -122,7 +122,9 @@ describe('gateway secrets and doctor on the postgres vault', () => {
 
       const doctor = JSON.parse((await run(['doctor', '--json'])).stdout) as { findings: Array<Record<string, string>> };
       expect(doctor.findings.find((finding) => finding.check === 'vault')).toMatchObject({ level: 'ok' });
-      expect(doctor.findings.find((finding) => finding.check === 'vault')!.message).toMatch(/vault provider postgres: 1 secret\(s\) in 127\.0\.0\.1:\d+\/test_/);
+      expect(doctor.findings.find((finding) => finding.check === 'vault')!.message).toMatch(
+        /vault provider postgres: 1 secret\(s\) in 127\.0\.0\.1:\d+\/test_/,
+      );
       expect(doctor.findings.find((finding) => finding.check === 'admin-token')).toMatchObject({ level: 'ok' });
 
       expect((await run(['secrets', 'delete', 'admin-token'])).exitCode).toBe(0);

@@ -699,6 +699,11 @@ export const ERRORS = {
     meaning: 'a flag or argument value is not acceptable (e.g. `--format`, an empty password on stdin)',
   },
   VAULT_BUSY: { category: 'refused', area: 'credentials', meaning: "the vault's write lock was held for more than 5 s" },
+  VAULT_DATABASE_SHARED: {
+    category: 'config',
+    area: 'credentials',
+    meaning: "`storage.url` and `vault.postgres.url` name one database: the vault's values must not be in the gateway's database",
+  },
   VAULT_DATABASE_UNREACHABLE: {
     category: 'network',
     area: 'credentials',

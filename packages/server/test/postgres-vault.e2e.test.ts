@@ -57,7 +57,10 @@ beforeAll(async () => {
   const config = await readFile(workspace.configPath, 'utf8');
   await writeFile(
     workspace.configPath,
-    config.replace('vault:\n  provider: env\n', 'vault:\n  provider: postgres\n  postgres: { url: { env: VAULT_DB_URL }, key: { env: VAULT_KEK } }\n'),
+    config.replace(
+      'vault:\n  provider: env\n',
+      'vault:\n  provider: postgres\n  postgres: { url: { env: VAULT_DB_URL }, key: { env: VAULT_KEK } }\n',
+    ),
   );
   vault = await createVault(await loadConfig(workspace.configPath), { env });
   await vault.set('database-url', gatewayDatabaseUrl);
@@ -89,6 +92,24 @@ describe('replicas with the postgres vault', () => {
     // What a writable vault keeps for every replica (created once, on the first start), besides what was set above.
     expect(names).toEqual(expect.arrayContaining(['admin-token', 'database-url', 'orders-api-key', 'oauth-signing-keys']));
     expect((await vault.list()).find((entry) => entry.name === 'oauth-signing-keys')?.version).toBe(1);
+  });
+
+  it('refuses to start when the storage is the vault database itself: VAULT_DATABASE_SHARED', async () => {
+    const gatewayUrl = (await vault.get('database-url'))!;
+    await vault.set('database-url', env.VAULT_DB_URL!);
+    try {
+      const refused = startGateway({
+        configPath: workspace.configPath,
+        lockPath: workspace.lockPath,
+        env,
+        logger: pino({ level: 'silent' }),
+        listen: `127.0.0.1:${await freePort()}`,
+      });
+      await expect(refused).rejects.toMatchObject({ code: 'VAULT_DATABASE_SHARED' });
+      await expect(refused).rejects.not.toThrow(new URL(env.VAULT_DB_URL!).password);
+    } finally {
+      await vault.set('database-url', gatewayUrl);
+    }
   });
 
   it("the gateway's own database holds no value of the vault", async () => {

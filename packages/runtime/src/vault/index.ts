@@ -129,7 +129,10 @@ async function keyEncryptionKeys(
     const where = describeSource(setting, source, context);
     const text = await readSetting(setting, source, context, { privateFile: true });
     if (text === undefined) {
-      throw new GatewayError('VAULT_KEY_MISSING', `${where} gave no key: the postgres vault needs its key-encryption key (base64, 32 bytes)`);
+      throw new GatewayError(
+        'VAULT_KEY_MISSING',
+        `${where} gave no key: the postgres vault needs its key-encryption key (base64, 32 bytes)`,
+      );
     }
     return keyEncryptionKey(decodeKey(text, where));
   };

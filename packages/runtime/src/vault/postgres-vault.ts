@@ -106,12 +106,12 @@ export async function openPostgresVault(options: PostgresVaultOptions): Promise<
 
   return {
     provider: 'postgres',
+    location: where,
 
     async get(name) {
-      const { rows } = await query<Row>(
-        `SELECT name, format, key_id, wrapped_key, sealed_value FROM ${VAULT_TABLE} WHERE name = $1`,
-        [name],
-      );
+      const { rows } = await query<Row>(`SELECT name, format, key_id, wrapped_key, sealed_value FROM ${VAULT_TABLE} WHERE name = $1`, [
+        name,
+      ]);
       const row = rows[0];
       if (!row) return undefined;
       if (row.format !== FORMAT) {

@@ -59,7 +59,12 @@ export async function readSetting(
     const value = (await readFile(path, 'utf8')).trim();
     return value ? value : undefined;
   }
-  const outcome = await runSecretCommand({ argv: source.exec, directory: context.directory, timeoutMs: source.timeoutMs ?? 5_000, env: context.env });
+  const outcome = await runSecretCommand({
+    argv: source.exec,
+    directory: context.directory,
+    timeoutMs: source.timeoutMs ?? 5_000,
+    env: context.env,
+  });
   if ('failure' in outcome) {
     throw new GatewayError('VAULT_EXEC_FAILED', `${describeSource(setting, source, context)} ${outcome.failure}`, {
       details: { setting },

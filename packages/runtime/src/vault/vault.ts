@@ -23,6 +23,8 @@ export interface Vault {
   set(name: string, value: string): Promise<SecretMetadata>;
   delete(name: string): Promise<boolean>;
   list(): Promise<SecretMetadata[]>;
+  /** Where the values are, when that is a database (`postgres`: `host:port/database`, never a password). */
+  readonly location?: string;
   /** What `gateway doctor` reports beyond opening the vault (`postgres`: every stored value is under a configured key). */
   check?(): Promise<string>;
   /** Releases what the vault holds open (the `postgres` provider's connections). */

@@ -145,6 +145,7 @@ export async function createTelemetry(
       if (!metrics) return vault;
       return {
         provider: vault.provider,
+        ...(vault.location ? { location: vault.location } : {}),
         get: (name) =>
           vault.get(name).catch((error: unknown) => {
             metrics.vaultFailed(vault.provider);

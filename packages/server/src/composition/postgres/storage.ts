@@ -36,6 +36,13 @@ async function connectionStringOf(vault: Vault, secretName: string): Promise<str
 
 export async function openPostgresStorage(secretName: string, vault: Vault, logger: Logger, closers: Closers): Promise<GatewayStorage> {
   const connectionString = await connectionStringOf(vault, secretName);
+  // The gateway's database holds no secret, not even sealed ones: the postgres vault lives in a database of its own.
+  if (vault.location !== undefined && vault.location === describeDatabase(connectionString)) {
+    throw new GatewayError(
+      'VAULT_DATABASE_SHARED',
+      `storage.url and vault.postgres.url name the same database (${vault.location}): give the vault a database and role of its own`,
+    );
+  }
   const pool = openPostgres(connectionString, {
     onIdleError: (error) =>
       logger.warn({ database: describeDatabase(connectionString) }, `a PostgreSQL connection dropped: ${error.message}`),

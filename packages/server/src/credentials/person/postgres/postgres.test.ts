@@ -95,7 +95,14 @@ describe('per-person logins on replicas sharing a postgres vault', () => {
     const setup = await twoReplicas(provider.issuer);
     try {
       const [first, second] = setup.logins as [ReturnType<typeof createPersonLogins>, ReturnType<typeof createPersonLogins>];
-      const link = { person: 'local:alice', login: LOGIN, subject: 'alice', scopes: ['openid'], linkedAt: Date.now(), expiresAt: Date.now() + 3_600_000 };
+      const link = {
+        person: 'local:alice',
+        login: LOGIN,
+        subject: 'alice',
+        scopes: ['openid'],
+        linkedAt: Date.now(),
+        expiresAt: Date.now() + 3_600_000,
+      };
       // Linked on the first replica: its tokens go to the shared vault, its link to the shared database.
       const fresh = { accessToken: 'at-alice', refreshToken: 'rt-alice', expiresAt: Date.now() + 3_600_000, scope: 'openid' };
       await writeTokens(setup.replicas[0]!.vault, 'local:alice', LOGIN, { ...fresh, obtainedAt: Date.now() });
