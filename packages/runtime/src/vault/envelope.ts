@@ -85,7 +85,8 @@ export function openEnvelope(keys: readonly KeyEncryptionKey[], name: string, en
     throw new GatewayError(
       'VAULT_KEY_INVALID',
       `the vault key does not open the secret '${name}': it was sealed under ${envelope.keyId}, and the configured keys are ` +
-        `${keys.map((candidate) => candidate.id).join(', ')}; set vault.postgres.key to that key, or list it under vault.postgres.previousKeys`,
+        `${keys.map((candidate) => candidate.id).join(', ')}; ` +
+        'set vault.postgres.key to that key, or list it under vault.postgres.previousKeys',
       { details: { secret: name, keyId: envelope.keyId } },
     );
   }
