@@ -15,6 +15,7 @@ import { loadConfig } from '@gateway/core';
 import { createVault, type Vault } from '@gateway/runtime';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { storageFindings } from '../src/storage.js';
 import { allowAll, HARNESS_ADMIN_TOKEN, ORDERS_API_KEY, prepareWorkspace, type Workspace } from './support/harness.js';
 import { freePort } from './support/net.js';
 
@@ -94,7 +95,7 @@ describe('replicas with the postgres vault', () => {
     expect((await vault.list()).find((entry) => entry.name === 'oauth-signing-keys')?.version).toBe(1);
   });
 
-  it('refuses to start when the storage is the vault database itself: VAULT_DATABASE_SHARED', async () => {
+  it('refuses to start, and doctor reports it, when the storage is the vault database itself: VAULT_DATABASE_SHARED', async () => {
     const gatewayUrl = (await vault.get('database-url'))!;
     await vault.set('database-url', env.VAULT_DB_URL!);
     try {
@@ -107,6 +108,8 @@ describe('replicas with the postgres vault', () => {
       });
       await expect(refused).rejects.toMatchObject({ code: 'VAULT_DATABASE_SHARED' });
       await expect(refused).rejects.not.toThrow(new URL(env.VAULT_DB_URL!).password);
+      const findings = await storageFindings(await loadConfig(workspace.configPath), vault);
+      expect(findings).toEqual([expect.objectContaining({ check: 'storage', level: 'error', code: 'VAULT_DATABASE_SHARED' })]);
     } finally {
       await vault.set('database-url', gatewayUrl);
     }

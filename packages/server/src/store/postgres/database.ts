@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { GatewayError } from '@gateway/core';
-import { describeDatabase, isPostgresUrl } from '@gateway/runtime';
+import { describeDatabase, isPostgresUrl, type Vault } from '@gateway/runtime';
 
 export { describeDatabase };
 
@@ -38,6 +38,18 @@ export function parseConnectionString(value: string, secretName: string): string
     );
   }
   return value.trim();
+}
+
+/**
+ * VAULT_DATABASE_SHARED when the `postgres` vault's values are in the database `connectionString` names: the
+ * gateway's database holds no secret, not even sealed ones. Undefined otherwise (other vaults have no database).
+ */
+export function vaultDatabaseShared(vault: Pick<Vault, 'location'>, connectionString: string): GatewayError | undefined {
+  if (vault.location === undefined || vault.location !== describeDatabase(connectionString)) return undefined;
+  return new GatewayError(
+    'VAULT_DATABASE_SHARED',
+    `storage.url and vault.postgres.url name the same database (${vault.location}): give the vault a database and role of its own`,
+  );
 }
 
 export interface OpenPostgresOptions {
