@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@gateway/core';
 import { createVault } from '@gateway/runtime';
 import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
+import { postgresForThisFile } from '../../../test-support/postgres.js';
 
 let directory: { path: string; cleanup: () => Promise<void> };
 const env = { PATH: process.env.PATH ?? '' };
@@ -84,5 +85,73 @@ describe('gateway secrets', () => {
     const result = await gateway(['secrets', 'set', 'token'], 'value');
     expect(result.exitCode).toBe(7);
     expect(result.stderr).toContain('VAULT_READ_ONLY');
+  });
+});
+
+describe('gateway secrets and doctor on the postgres vault', () => {
+  const cluster = postgresForThisFile();
+  const key = randomBytes(32).toString('base64');
+
+  async function usePostgresVault(): Promise<Record<string, string>> {
+    const url = await cluster.server.createDatabase();
+    await writeFile(
+      join(directory.path, 'gateway.yaml'),
+      'gateway:\n  url: http://127.0.0.1:8080\nsources: {}\n' +
+        'vault:\n  provider: postgres\n  postgres:\n    url: { env: VAULT_DB_URL }\n    key: { file: vault-kek }\n',
+    );
+    await writeFile(join(directory.path, 'vault-kek'), `${key}\n`, { mode: 0o600 });
+    return { ...env, VAULT_DB_URL: url };
+  }
+
+  it('set stores a value another vault instance reads; list, rotate and delete work; doctor checks the vault', async () => {
+    const vaultEnv = await usePostgresVault();
+    const run = (args: string[], input = '') => runGateway(args, { cwd: directory.path, input, env: vaultEnv });
+    const canary = `canary-${randomBytes(12).toString('hex')}`;
+    const set = await run(['secrets', 'set', 'admin-token'], `${canary}\n`);
+    expect(set.stderr).toBe('');
+    expect(set.exitCode).toBe(0);
+    expect(set.stdout).toContain('stored admin-token (version 1)');
+    const vault = await createVault(await loadConfig(join(directory.path, 'gateway.yaml')), { env: vaultEnv });
+    try {
+      expect(vault.provider).toBe('postgres');
+      expect(await vault.get('admin-token')).toBe(canary);
+      expect((await run(['secrets', 'rotate', 'admin-token'], 'second')).stdout).toContain('rotated admin-token (version 2)');
+      expect(await vault.get('admin-token')).toBe('second');
+      const list = JSON.parse((await run(['secrets', 'list', '--json'])).stdout) as { provider: string; secrets: Array<{ name: string }> };
+      expect(list).toMatchObject({ provider: 'postgres', secrets: [{ name: 'admin-token', version: 2 }] });
+
+      const doctor = JSON.parse((await run(['doctor', '--json'])).stdout) as { findings: Array<Record<string, string>> };
+      expect(doctor.findings.find((finding) => finding.check === 'vault')).toMatchObject({ level: 'ok' });
+      expect(doctor.findings.find((finding) => finding.check === 'vault')!.message).toMatch(
+        /vault provider postgres: 1 secret\(s\) in 127\.0\.0\.1:\d+\/test_/,
+      );
+      expect(doctor.findings.find((finding) => finding.check === 'admin-token')).toMatchObject({ level: 'ok' });
+
+      expect((await run(['secrets', 'delete', 'admin-token'])).exitCode).toBe(0);
+      expect(await vault.get('admin-token')).toBeUndefined();
+    } finally {
+      await vault.close?.();
+    }
+  });
+
+  it('a wrong key and an unreachable database are refused with their codes, by secrets and by doctor', async () => {
+    const vaultEnv = await usePostgresVault();
+    const run = (args: string[], input = '') => runGateway(args, { cwd: directory.path, input, env: vaultEnv });
+    expect((await run(['secrets', 'set', 'admin-token'], 'value')).exitCode).toBe(0);
+    await writeFile(join(directory.path, 'vault-kek'), `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    const doctor = JSON.parse((await run(['doctor', '--json'])).stdout) as { findings: Array<Record<string, string>> };
+    expect(doctor.findings.find((finding) => finding.check === 'vault')).toMatchObject({ level: 'error', code: 'VAULT_KEY_INVALID' });
+    expect(doctor.findings.find((finding) => finding.check === 'admin-token')).toMatchObject({ level: 'error', code: 'VAULT_KEY_INVALID' });
+    const set = await run(['secrets', 'set', 'other'], 'value');
+    expect(set.exitCode).toBe(3);
+    expect(set.stderr).toContain('VAULT_KEY_INVALID');
+
+    const password = new URL(vaultEnv.VAULT_DB_URL!).password;
+    const unreachable = { ...vaultEnv, VAULT_DB_URL: vaultEnv.VAULT_DB_URL!.replace(/:\d+\//, ':1/') };
+    const list = await runGateway(['secrets', 'list'], { cwd: directory.path, env: unreachable });
+    expect(list.exitCode).not.toBe(0);
+    expect(list.stderr).toContain('VAULT_DATABASE_UNREACHABLE');
+    expect(list.stderr).toContain('127.0.0.1:1/test_');
+    expect(list.stderr).not.toContain(password);
   });
 });

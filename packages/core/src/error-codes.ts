@@ -699,17 +699,45 @@ export const ERRORS = {
     meaning: 'a flag or argument value is not acceptable (e.g. `--format`, an empty password on stdin)',
   },
   VAULT_BUSY: { category: 'refused', area: 'credentials', meaning: "the vault's write lock was held for more than 5 s" },
+  VAULT_DATABASE_SHARED: {
+    category: 'config',
+    area: 'credentials',
+    meaning: "`storage.url` and `vault.postgres.url` name one database: the vault's values must not be in the gateway's database",
+  },
+  VAULT_DATABASE_UNREACHABLE: {
+    category: 'network',
+    area: 'credentials',
+    meaning:
+      "the `postgres` vault's database refused or did not answer (or refused a statement: the role lacks a privilege); " +
+      'the message names `host:port/database` only',
+  },
+  VAULT_DATABASE_URL_INVALID: {
+    category: 'config',
+    area: 'credentials',
+    meaning: '`vault.postgres.url` gave something that is not a `postgres://` connection string (the value is never shown)',
+  },
+  VAULT_DATABASE_URL_MISSING: {
+    category: 'config',
+    area: 'credentials',
+    meaning: "`vault.postgres.url`'s environment variable is unset, its file is missing or its command printed nothing",
+  },
   VAULT_EXEC_FAILED: {
     category: 'config',
     area: 'credentials',
-    meaning: 'the exec helper failed, timed out or could not start (its output is never shown)',
+    meaning:
+      'the exec helper (the `exec` provider, or a `vault.postgres` `exec` setting) failed, timed out or could not start ' +
+      '(its output is never shown)',
   },
   VAULT_FILE_INVALID: { category: 'config', area: 'credentials', meaning: 'the vault file is unreadable or of an unknown version' },
-  VAULT_KEY_INVALID: { category: 'config', area: 'credentials', meaning: 'the vault key is malformed or does not open the vault' },
+  VAULT_KEY_INVALID: {
+    category: 'config',
+    area: 'credentials',
+    meaning: 'the vault key is malformed, or does not open the vault (`postgres`: the secret named was sealed under another key)',
+  },
   VAULT_KEY_MISSING: {
     category: 'config',
     area: 'credentials',
-    meaning: 'the vault holds secrets (or `keyEnv` is set) but no key was found',
+    meaning: 'the vault holds secrets (or `keyEnv` is set) but no key was found; `postgres`: `vault.postgres.key` gave nothing',
   },
   VAULT_KEY_PERMISSIONS: {
     category: 'config',
@@ -718,6 +746,11 @@ export const ERRORS = {
   },
   VAULT_LIST_UNSUPPORTED: { category: 'refused', area: 'credentials', meaning: '`list` on the `exec` provider' },
   VAULT_READ_ONLY: { category: 'refused', area: 'credentials', meaning: '`set`/`delete` on the `env` or `exec` provider' },
+  VAULT_SECRET_ALTERED: {
+    category: 'config',
+    area: 'credentials',
+    meaning: "a `postgres` vault row does not open under its own key: it was altered, or moved from another secret's name",
+  },
   VAULT_SECRET_EMPTY: { category: 'usage', area: 'credentials', meaning: 'refusing to store an empty value' },
   VAULT_SECRET_NAME_INVALID: { category: 'usage', area: 'credentials', meaning: 'a secret name outside `[A-Za-z0-9._-]`' },
   VAULT_SECRET_NOT_FOUND: { category: 'usage', area: 'credentials', meaning: '`rotate`/`delete` of an unknown secret' },

@@ -243,7 +243,15 @@ export {
   entryFingerprint,
   fingerprintCoverage,
 } from './source-kinds.js';
-export { type McpCredentialConfig, type McpSourceConfig, type McpSourceCredentialConfig, sourceLocation } from './config/load.js';
+export {
+  type McpCredentialConfig,
+  type McpSourceConfig,
+  type McpSourceCredentialConfig,
+  type SettingSource,
+  sourceLocation,
+  type VaultProvider,
+  WRITABLE_VAULT_PROVIDERS,
+} from './config/load.js';
 export { DEFAULT_CHECKPOINT_EVERY_RECEIPTS, DEFAULT_CHECKPOINT_EVERY_SECONDS } from './config/receipts-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, type TelemetryConfig } from './config/telemetry-schema.js';
 export {

@@ -195,34 +195,69 @@ async function checkVaultAndSecrets(loaded: LoadedConfig, options: DiagnoseOptio
     add({
       check: 'vault',
       level: 'error',
+      ...(isGatewayError(vault) ? { code: vault.code } : {}),
       message: `the vault cannot be opened: ${vault.message}`,
-      fix: 'see docs/vault.md (the file vault needs its key file or GATEWAY_VAULT_KEY)',
+      fix: 'see docs/vault.md (the file vault needs its key file or GATEWAY_VAULT_KEY; the postgres vault its url and key settings)',
+    });
+    return;
+  }
+  try {
+    await checkOpenedVault(loaded, vault, options, add);
+  } finally {
+    await vault.close?.().catch(() => undefined);
+  }
+}
+
+async function checkOpenedVault(
+  loaded: LoadedConfig,
+  vault: Vault,
+  options: DiagnoseOptions,
+  add: (finding: DoctorFinding) => void,
+): Promise<void> {
+  // The postgres vault: every stored value is under a configured key.
+  const checked = vault.check ? await vault.check().catch((error: unknown) => asError(error)) : undefined;
+  if (checked instanceof Error) {
+    add({
+      check: 'vault',
+      level: 'error',
+      ...(isGatewayError(checked) ? { code: checked.code } : {}),
+      message: checked.message,
+      fix: 'see docs/vault.md ("Rotating the key-encryption key")',
     });
   } else {
-    add({ check: 'vault', level: 'ok', message: `vault provider ${loaded.config.vault?.provider ?? 'file'}` });
-    const adminName = loaded.config.admin?.tokenSecret ?? 'admin-token';
-    const storageUrlName = loaded.config.storage?.kind === 'postgres' ? loaded.config.storage.url : undefined;
-    // The storage check reports the connection string's secret itself, with what it means for serve.
-    for (const name of referencedSecretNames(loaded).filter((name) => name !== storageUrlName || !options.checkStorage)) {
-      const value = await vault.get(name).catch(() => undefined);
-      const isAdmin = name === adminName;
-      if (value === undefined) {
-        add({
-          check: isAdmin ? 'admin-token' : 'secret',
-          // Without the admin token serve still serves tools; without a credential's secret its calls fail.
-          level: isAdmin ? 'warning' : 'error',
-          message: isAdmin
-            ? `no admin token '${name}' in the vault: gateway status, sessions and receipts cannot reach the server`
-            : `the vault has no secret '${name}', which a credential or an MCP server's env in gateway.yaml names: calls that need it fail`,
-          fix: isAdmin ? `openssl rand -hex 32 | gateway secrets set ${name}` : `gateway secrets set ${name} < value.txt`,
-        });
-      } else {
-        add({ check: isAdmin ? 'admin-token' : 'secret', level: 'ok', message: `secret '${name}' is in the vault` });
-      }
-    }
-    // 3b. The storage serve would use (PostgreSQL: reachable, migrated).
-    if (options.checkStorage) for (const finding of await options.checkStorage(loaded, vault)) add(finding);
+    add({ check: 'vault', level: 'ok', message: `vault provider ${vault.provider}${checked ? `: ${checked}` : ''}` });
   }
+  const adminName = loaded.config.admin?.tokenSecret ?? 'admin-token';
+  const storageUrlName = loaded.config.storage?.kind === 'postgres' ? loaded.config.storage.url : undefined;
+  // The storage check reports the connection string's secret itself, with what it means for serve.
+  for (const name of referencedSecretNames(loaded).filter((name) => name !== storageUrlName || !options.checkStorage)) {
+    const value = await vault.get(name).catch((error: unknown) => asError(error));
+    const isAdmin = name === adminName;
+    if (value instanceof Error) {
+      // The secret is there but does not open (a wrong key, an altered row), or the vault did not answer.
+      add({
+        check: isAdmin ? 'admin-token' : 'secret',
+        level: 'error',
+        ...(isGatewayError(value) ? { code: value.code } : {}),
+        message: `the secret '${name}' cannot be read: ${value.message}`,
+        fix: 'see docs/vault.md',
+      });
+    } else if (value === undefined) {
+      add({
+        check: isAdmin ? 'admin-token' : 'secret',
+        // Without the admin token serve still serves tools; without a credential's secret its calls fail.
+        level: isAdmin ? 'warning' : 'error',
+        message: isAdmin
+          ? `no admin token '${name}' in the vault: gateway status, sessions and receipts cannot reach the server`
+          : `the vault has no secret '${name}', which a credential or an MCP server's env in gateway.yaml names: calls that need it fail`,
+        fix: isAdmin ? `openssl rand -hex 32 | gateway secrets set ${name}` : `gateway secrets set ${name} < value.txt`,
+      });
+    } else {
+      add({ check: isAdmin ? 'admin-token' : 'secret', level: 'ok', message: `secret '${name}' is in the vault` });
+    }
+  }
+  // 3b. The storage serve would use (PostgreSQL: reachable, migrated).
+  if (options.checkStorage) for (const finding of await options.checkStorage(loaded, vault)) add(finding);
 }
 
 /** Each in-use server's address passes the SSRF guard (or is allowed by network.allowPrivateNetworks). */

@@ -46,6 +46,7 @@ export {
   environmentVariableFor,
   fileVaultPaths,
   referencedSecretNames,
+  vaultIsWritable,
   type CreateVaultOptions,
   type SecretMetadata,
   type Vault,
@@ -64,6 +65,7 @@ export {
   type PersonSummary,
 } from './people/directory.js';
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
+export { describeDatabase, isPostgresUrl } from './database-location.js';
 export { secretsEqual } from './constant-time.js';
 export {
   bytesContainSecret,

@@ -134,6 +134,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   closers.add(() => telemetry.close());
   try {
     const vault = telemetry.observeVault(await createVault(loaded, options.env ? { env: options.env } : {}));
+    // Closed after everything opened later (the storage, the areas that still read the vault while closing).
+    if (vault.close) closers.add(() => vault.close!());
     const storage = await openStorage(config, settings.dataDirectory, vault, logger, closers);
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
     const initial = await loadVerifiedLock(settings.lockPath, loaded);

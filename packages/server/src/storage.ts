@@ -41,7 +41,9 @@ export async function storageFindings(loaded: LoadedConfig, vault: Vault): Promi
 }
 
 async function postgresFindings(secretName: string, vault: Vault): Promise<DoctorFinding[]> {
-  const { checkReachable, describeDatabase, openPostgres, parseConnectionString } = await import('./store/postgres/database.js');
+  const { checkReachable, describeDatabase, openPostgres, parseConnectionString, vaultDatabaseShared } = await import(
+    './store/postgres/database.js'
+  );
   const value = await vault.get(secretName).catch(() => undefined);
   if (value === undefined) {
     return [
@@ -65,6 +67,18 @@ async function postgresFindings(secretName: string, vault: Vault): Promise<Docto
         code: 'DATABASE_URL_INVALID',
         message: (error as Error).message,
         fix: `gateway secrets rotate ${secretName}   # a postgres://user:password@host:port/database URL`,
+      },
+    ];
+  }
+  const shared = vaultDatabaseShared(vault, connectionString);
+  if (shared) {
+    return [
+      {
+        check: 'storage',
+        level: 'error',
+        code: 'VAULT_DATABASE_SHARED',
+        message: shared.message,
+        fix: 'create a database and role for the vault (docs/vault.md) and point vault.postgres.url at it',
       },
     ];
   }

@@ -12,7 +12,8 @@ export function registerSecrets(program: Command): void {
       'after',
       '\nThe vault is chosen by vault.provider in gateway.yaml (docs/vault.md). The embedded `file` provider\n' +
         'keeps AES-256-GCM ciphertexts in <dataDirectory>/vault.json, with its key in GATEWAY_VAULT_KEY or a\n' +
-        '0600 key file created on the first `set`. `env` and `exec` providers are read-only.\n' +
+        '0600 key file created on the first `set`. `postgres` keeps envelope-encrypted values in a database of its\n' +
+        'own, shared by replicas. `env` and `exec` providers are read-only.\n' +
         '\nExamples:\n' +
         '  printf %s "$TOKEN" | gateway secrets set orders-api-key\n' +
         '  gateway secrets set admin-token            (type the value; it is not echoed)\n' +
@@ -31,10 +32,11 @@ export function registerSecrets(program: Command): void {
     .argument('<name>', 'the secret name, as gateway.yaml refers to it')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
-      const vault = await openVault(context);
-      const value = await readSecretValue(name);
-      const metadata = await vault.set(name, value);
-      printResult(context, `stored ${name} (version ${metadata.version})`, { stored: metadata });
+      await withVault(context, async (vault) => {
+        const value = await readSecretValue(name);
+        const metadata = await vault.set(name, value);
+        printResult(context, `stored ${name} (version ${metadata.version})`, { stored: metadata });
+      });
     });
 
   secrets
@@ -44,11 +46,12 @@ export function registerSecrets(program: Command): void {
     .argument('<name>', 'the secret name')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
-      const vault = await openVault(context);
-      await requireExisting(vault, name);
-      const value = await readSecretValue(name);
-      const metadata = await vault.set(name, value);
-      printResult(context, `rotated ${name} (version ${metadata.version})`, { rotated: metadata });
+      await withVault(context, async (vault) => {
+        await requireExisting(vault, name);
+        const value = await readSecretValue(name);
+        const metadata = await vault.set(name, value);
+        printResult(context, `rotated ${name} (version ${metadata.version})`, { rotated: metadata });
+      });
     });
 
   secrets
@@ -57,9 +60,10 @@ export function registerSecrets(program: Command): void {
     .addHelpText('after', '\nExamples:\n  gateway secrets list\n  gateway secrets list --json')
     .action(async (_options: unknown, command: Command) => {
       const context = contextFrom(command);
-      const vault = await openVault(context);
-      const entries = await vault.list();
-      printResult(context, describeList(vault.provider, entries), { provider: vault.provider, secrets: entries });
+      await withVault(context, async (vault) => {
+        const entries = await vault.list();
+        printResult(context, describeList(vault.provider, entries), { provider: vault.provider, secrets: entries });
+      });
     });
 
   secrets
@@ -69,14 +73,21 @@ export function registerSecrets(program: Command): void {
     .argument('<name>', 'the secret name')
     .action(async (name: string, _options: unknown, command: Command) => {
       const context = contextFrom(command);
-      const vault = await openVault(context);
-      if (!(await vault.delete(name))) throw notFound(name);
-      printResult(context, `deleted ${name}`, { deleted: name });
+      await withVault(context, async (vault) => {
+        if (!(await vault.delete(name))) throw notFound(name);
+        printResult(context, `deleted ${name}`, { deleted: name });
+      });
     });
 }
 
-async function openVault(context: CliContext): Promise<Vault> {
-  return createVault(await loadConfig(context.configPath));
+/** Runs `work` on the configured vault, then closes it (the `postgres` provider's connections). */
+async function withVault(context: CliContext, work: (vault: Vault) => Promise<void>): Promise<void> {
+  const vault = await createVault(await loadConfig(context.configPath));
+  try {
+    await work(vault);
+  } finally {
+    await vault.close?.();
+  }
 }
 
 async function requireExisting(vault: Vault, name: string): Promise<void> {

@@ -69,6 +69,47 @@ describe('oauthPerson credentials', () => {
     expect(error.message).toContain("the 'env' vault is read-only; set vault.provider to 'file' (the default)");
     expect(error.message).toContain('oauthClientCredentials');
   });
+
+  it('with the postgres vault is accepted: it is writable and shared by replicas', () => {
+    const vault = 'vault:\n  provider: postgres\n  postgres:\n    url: { env: VAULT_DB }\n    key: { file: kek.txt }\n';
+    const loaded = parseConfig(person(', issuer: https://id.example.com', vault), 'g.yaml');
+    expect(loaded.config.vault?.postgres).toEqual({ url: { env: 'VAULT_DB' }, key: { file: 'kek.txt' } });
+  });
+});
+
+describe('vault.postgres', () => {
+  const config = (vault: string) => `gateway:\n  url: http://127.0.0.1:8080\nsources: {}\nvault:\n${vault}`;
+  const refusal = (text: string) => {
+    try {
+      parseConfig(text, 'gateway.yaml');
+    } catch (error) {
+      return error as Error & { code: string };
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+
+  it('takes the connection string and the key each from env, file or exec, and earlier keys for reading', () => {
+    const loaded = parseConfig(
+      config(
+        '  provider: postgres\n  postgres:\n    url: { exec: [./print-url], timeoutMs: 2000 }\n    key: { env: KEK }\n' +
+          '    previousKeys: [{ file: old.key }]\n',
+      ),
+      'gateway.yaml',
+    );
+    expect(loaded.config.vault?.postgres?.previousKeys).toEqual([{ file: 'old.key' }]);
+  });
+
+  it('refuses the provider without its section, a source naming two places or none, and a timeout without a command', () => {
+    expect(refusal(config('  provider: postgres\n')).code).toBe('CONFIG_INVALID');
+    expect(refusal(config('  provider: postgres\n  postgres: { url: { env: A } }\n')).code).toBe('CONFIG_INVALID');
+    expect(refusal(config('  provider: postgres\n  postgres: { url: { env: A, file: b }, key: { env: K } }\n')).code).toBe(
+      'CONFIG_INVALID',
+    );
+    expect(refusal(config('  provider: postgres\n  postgres: { url: {}, key: { env: K } }\n')).code).toBe('CONFIG_INVALID');
+    expect(refusal(config('  provider: postgres\n  postgres: { url: { env: A, timeoutMs: 5 }, key: { env: K } }\n')).code).toBe(
+      'CONFIG_INVALID',
+    );
+  });
 });
 
 describe('oauthPerson credentials of an MCP source', () => {

@@ -75,6 +75,18 @@ export interface McpSourceConfig {
 
 export type SourceConfig = OpenApiSourceConfig | McpSourceConfig;
 
+/** Where the vault keeps secrets: `file` (the embedded default), `env`, `exec` (read-only), `postgres` (shared by replicas). */
+export type VaultProvider = 'file' | 'env' | 'exec' | 'postgres';
+
+/** The providers `set` and `delete` work on (what a per-person login's tokens need). */
+export const WRITABLE_VAULT_PROVIDERS: readonly VaultProvider[] = ['file', 'postgres'];
+
+/**
+ * A setting read from outside the vault (it cannot come from the vault it opens): an environment variable, a file
+ * (relative to gateway.yaml) or the stdout of a command (argv, run without a shell).
+ */
+export type SettingSource = { env: string } | { file: string } | { exec: string[]; timeoutMs?: number };
+
 export interface GatewayConfig {
   gateway: {
     url: string;
@@ -91,10 +103,11 @@ export interface GatewayConfig {
   import?: { maxDocumentBytes?: number; timeoutMs?: number };
   network?: { allowPrivateNetworks?: string[] };
   vault?: {
-    provider?: 'file' | 'env' | 'exec';
+    provider?: VaultProvider;
     file?: { path?: string; keyEnv?: string; keyFile?: string };
     env?: { prefix?: string };
     exec?: { command: string[]; timeoutMs?: number };
+    postgres?: { url: SettingSource; key: SettingSource; previousKeys?: SettingSource[] };
   };
   storage?: import('./storage-schema.js').StorageConfig;
   admin?: { tokenSecret?: string };
@@ -290,7 +303,7 @@ function checkMcpSource(name: string, source: McpSourceConfig, path: string): vo
 
 /**
  * A per-person login names its provider by `issuer` or by both endpoint URLs, and keeps each person's tokens in
- * the vault, so it needs a vault that can store them (`file`; `env` and `exec` only read).
+ * the vault, so it needs a vault that can store them (`file` or `postgres`; `env` and `exec` only read).
  */
 function checkPersonLogins(config: GatewayConfig, path: string): void {
   const provider = config.vault?.provider ?? 'file';
@@ -305,11 +318,11 @@ function checkPersonLogins(config: GatewayConfig, path: string): void {
           { details: { source: sourceName, key } },
         );
       }
-      if (provider !== 'file') {
+      if (!WRITABLE_VAULT_PROVIDERS.includes(provider)) {
         throw new GatewayError(
           'PERSON_LOGIN_VAULT_READ_ONLY',
           `${where}: an oauthPerson login keeps each person's tokens in the vault, and the '${provider}' vault is read-only; ` +
-            "set vault.provider to 'file' (the default), or give it a credential of the gateway's own " +
+            "set vault.provider to 'file' (the default) or 'postgres' (several replicas), or give it a credential of the gateway's own " +
             (source.kind === 'mcp' ? '(bearer, apiKey, oauthClientCredentials)' : '(oauthClientCredentials, bearer)'),
           { details: { source: sourceName, key, vault: provider } },
         );

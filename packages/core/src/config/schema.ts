@@ -252,11 +252,30 @@ export const sourceSchema = {
   ],
 } as const;
 
+/**
+ * Where a setting that cannot come from the vault itself is read (the vault database's connection string, the
+ * key-encryption key): exactly one of an environment variable, a file, or a command's stdout.
+ */
+export const settingSourceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 2,
+  properties: {
+    env: { type: 'string', minLength: 1, description: 'environment variable holding the value' },
+    file: { type: 'string', minLength: 1, description: 'file holding the value, relative to gateway.yaml' },
+    exec: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'argv of a command that prints the value' },
+    timeoutMs: { ...duration, description: 'with exec: time limit of the command (default 5000)' },
+  },
+  oneOf: [{ required: ['env'] }, { required: ['file'] }, { required: ['exec'] }],
+  dependentSchemas: { timeoutMs: { required: ['exec'] } },
+} as const;
+
 export const vaultSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    provider: { enum: ['file', 'env', 'exec'], default: 'file' },
+    provider: { enum: ['file', 'env', 'exec', 'postgres'], default: 'file' },
     file: {
       type: 'object',
       additionalProperties: false,
@@ -280,7 +299,28 @@ export const vaultSchema = {
         timeoutMs: duration,
       },
     },
+    postgres: {
+      type: 'object',
+      required: ['url', 'key'],
+      additionalProperties: false,
+      description: 'a vault several replicas share: its own PostgreSQL database and role, every value envelope-encrypted (docs/vault.md)',
+      properties: {
+        url: {
+          ...settingSourceSchema,
+          description: "where the vault database's connection string is read (postgres://user:password@host:port/database)",
+        },
+        key: { ...settingSourceSchema, description: 'where the key-encryption key (base64, 32 bytes) is read; never in a database' },
+        previousKeys: {
+          type: 'array',
+          items: settingSourceSchema,
+          description: 'earlier key-encryption keys, still accepted for reading values sealed under them',
+        },
+      },
+    },
   },
+  if: { properties: { provider: { const: 'postgres' } }, required: ['provider'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
+  then: { required: ['postgres'] },
 } as const;
 
 export const configSchema = {

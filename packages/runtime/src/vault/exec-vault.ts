@@ -1,5 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
 import { GatewayError } from '@gateway/core';
+import { commandProgram, runSecretCommand } from './command.js';
 import { readOnly } from './env-vault.js';
 import { checkSecretName } from './file-vault.js';
 import type { Vault } from './vault.js';
@@ -21,47 +21,20 @@ export interface ExecVaultOptions {
  * Neither stdout nor stderr ever reaches an error message or a log: either may hold the secret.
  */
 export function createExecVault(options: ExecVaultOptions): Vault {
-  const [program, ...baseArguments] = options.command;
-  const executable = program!.includes('/') && !isAbsolute(program!) ? resolve(options.directory, program!) : program!;
+  const command = { argv: options.command, directory: options.directory, timeoutMs: options.timeoutMs, env: options.env };
+  const executable = commandProgram(command);
   return {
     provider: 'exec',
     async get(name) {
       // The name becomes an argument: a name starting with '-' could be read as an option, so names are checked.
       checkSecretName(name);
-      // Loaded at the first lookup: a gateway on the env or file vault never loads execa (docs/server.md, "Memory").
-      const { execa } = await import('execa');
-      // Its own process group, so a timeout kills the helper's children too: a grandchild (e.g. `sleep`
-      // in a shell script) would otherwise keep stdout open and the call waiting past the timeout.
-      const subprocess = execa(executable, [...baseArguments, name], {
-        reject: false,
-        detached: process.platform !== 'win32',
-        stdin: 'ignore',
-        stderr: 'ignore',
-        maxBuffer: 1024 * 1024,
-        env: options.env,
-        extendEnv: false,
-        windowsHide: true,
-      });
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup(subprocess.pid, () => subprocess.kill('SIGKILL'));
-      }, options.timeoutMs);
-      const result = await subprocess.finally(() => clearTimeout(timer));
-      if (timedOut) {
-        throw failed(name, `did not answer within ${options.timeoutMs} ms`);
+      const outcome = await runSecretCommand(command, [name]);
+      if ('failure' in outcome) {
+        throw new GatewayError('VAULT_EXEC_FAILED', `the vault command ${executable} ${outcome.failure} while reading '${name}'`, {
+          details: { secret: name },
+        });
       }
-      if (result.failed) {
-        const reason =
-          result.exitCode !== undefined
-            ? `exited with code ${result.exitCode}`
-            : result.signal
-              ? `was killed by ${result.signal}`
-              : `could not be started (${(result as { code?: string }).code ?? 'unknown error'})`;
-        throw failed(name, reason);
-      }
-      const value = String(result.stdout).trim();
-      return value === '' ? undefined : value;
+      return outcome.stdout === '' ? undefined : outcome.stdout;
     },
     async set() {
       throw readOnly('exec');
@@ -76,22 +49,4 @@ export function createExecVault(options: ExecVaultOptions): Vault {
       );
     },
   };
-
-  function failed(name: string, reason: string): GatewayError {
-    return new GatewayError('VAULT_EXEC_FAILED', `the vault command ${executable} ${reason} while reading '${name}'`, {
-      details: { secret: name },
-    });
-  }
-}
-
-function killGroup(pid: number | undefined, fallback: () => void): void {
-  if (pid === undefined || process.platform === 'win32') {
-    fallback();
-    return;
-  }
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    fallback();
-  }
 }

@@ -3,10 +3,13 @@
  * docs/vault.md documents the providers, key handling, rotation and the exec contract.
  */
 import { join } from 'node:path';
-import { GatewayError, resolveConfigPath, type LoadedConfig } from '@gateway/core';
+import { GatewayError, resolveConfigPath, WRITABLE_VAULT_PROVIDERS, type LoadedConfig, type SettingSource } from '@gateway/core';
+import { isPostgresUrl } from '../database-location.js';
+import { keyEncryptionKey, type KeyEncryptionKey } from './envelope.js';
 import { createEnvVault } from './env-vault.js';
 import { createExecVault } from './exec-vault.js';
-import { createFileVault } from './file-vault.js';
+import { createFileVault, decodeKey } from './file-vault.js';
+import { describeSource, readSetting, type SettingContext } from './setting-source.js';
 import type { Vault } from './vault.js';
 
 export type { SecretMetadata, Vault } from './vault.js';
@@ -51,6 +54,11 @@ export function referencedSecretNames(loaded: LoadedConfig): string[] {
   return [...names].sort();
 }
 
+/** Whether `set` and `delete` work on this vault (`file`, `postgres`), so the gateway may keep what it creates there. */
+export function vaultIsWritable(vault: Pick<Vault, 'provider'>): boolean {
+  return WRITABLE_VAULT_PROVIDERS.includes(vault.provider);
+}
+
 export async function createVault(loaded: LoadedConfig, options: CreateVaultOptions = {}): Promise<Vault> {
   const env = options.env ?? process.env;
   const settings = loaded.config.vault ?? {};
@@ -78,10 +86,58 @@ export async function createVault(loaded: LoadedConfig, options: CreateVaultOpti
         env,
       });
     }
+    case 'postgres': {
+      const context = { directory: loaded.directory, env };
+      const settings = loaded.config.vault!.postgres!;
+      const connectionString = await vaultConnectionString(settings.url, context);
+      const keys = await keyEncryptionKeys(settings.key, settings.previousKeys ?? [], context);
+      // node-postgres is loaded only by a gateway whose vault is in PostgreSQL.
+      const { openPostgresVault } = await import('./postgres-vault.js');
+      return openPostgresVault({ connectionString, keys });
+    }
     default: {
       // A provider added to the config schema must be created here before it compiles.
       const unreachable: never = provider;
       throw new GatewayError('INTERNAL_ERROR', `unknown vault provider ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** The `postgres` vault's connection string, from `vault.postgres.url` (never from the vault it opens). */
+async function vaultConnectionString(source: SettingSource, context: SettingContext): Promise<string> {
+  const where = describeSource('vault.postgres.url', source, context);
+  const value = await readSetting('vault.postgres.url', source, context);
+  if (value === undefined) {
+    throw new GatewayError('VAULT_DATABASE_URL_MISSING', `${where} gave no connection string for the vault database`);
+  }
+  if (!isPostgresUrl(value)) {
+    throw new GatewayError(
+      'VAULT_DATABASE_URL_INVALID',
+      `${where} is not a connection string of the form postgres://user:password@host:port/database`,
+    );
+  }
+  return value;
+}
+
+/** The key-encryption key, then the previous ones (each base64, 32 bytes; a key file must be 0600). */
+async function keyEncryptionKeys(
+  current: SettingSource,
+  previous: readonly SettingSource[],
+  context: SettingContext,
+): Promise<[KeyEncryptionKey, ...KeyEncryptionKey[]]> {
+  const read = async (setting: string, source: SettingSource): Promise<KeyEncryptionKey> => {
+    const where = describeSource(setting, source, context);
+    const text = await readSetting(setting, source, context, { privateFile: true });
+    if (text === undefined) {
+      throw new GatewayError(
+        'VAULT_KEY_MISSING',
+        `${where} gave no key: the postgres vault needs its key-encryption key (base64, 32 bytes)`,
+      );
+    }
+    return keyEncryptionKey(decodeKey(text, where));
+  };
+  const first = await read('vault.postgres.key', current);
+  const rest: KeyEncryptionKey[] = [];
+  for (const [index, source] of previous.entries()) rest.push(await read(`vault.postgres.previousKeys[${index}]`, source));
+  return [first, ...rest];
 }

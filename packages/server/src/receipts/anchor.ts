@@ -16,7 +16,7 @@ import {
   verifyCheckpointNote,
   verifyConsistency,
 } from '@gateway/core';
-import type { Vault } from '@gateway/runtime';
+import { vaultIsWritable, type Vault } from '@gateway/runtime';
 import type { Transaction } from '../store/unit-of-work.js';
 import type { ReceiptStore, TreeHead } from './store.js';
 
@@ -179,7 +179,7 @@ export async function openReceiptAnchor(options: {
   isStarting = false;
 
   // The vault copy: one write at a time, the newest anchor only, never replacing a larger one.
-  const isVaultWritable = vault.provider === 'file';
+  const isVaultWritable = vaultIsWritable(vault);
   let queued: Omit<Anchor, 'source'> | undefined;
   let writing: Promise<void> = Promise.resolve();
   let hasWarned = false;

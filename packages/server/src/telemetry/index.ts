@@ -145,6 +145,7 @@ export async function createTelemetry(
       if (!metrics) return vault;
       return {
         provider: vault.provider,
+        ...(vault.location ? { location: vault.location } : {}),
         get: (name) =>
           vault.get(name).catch((error: unknown) => {
             metrics.vaultFailed(vault.provider);
@@ -153,6 +154,8 @@ export async function createTelemetry(
         set: (name, value) => vault.set(name, value),
         delete: (name) => vault.delete(name),
         list: () => vault.list(),
+        ...(vault.check ? { check: () => vault.check!() } : {}),
+        ...(vault.close ? { close: () => vault.close!() } : {}),
       };
     },
     watch(sources) {

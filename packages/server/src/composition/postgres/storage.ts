@@ -14,7 +14,13 @@ import { postgresDriftStore } from '../../drift/postgres/index.js';
 import { postgresOutboxStore } from '../../outbox/postgres/index.js';
 import { postgresReceiptStorage } from '../../receipts/postgres/index.js';
 import { postgresMigrations } from '../../storage.js';
-import { checkReachable, describeDatabase, openPostgres, parseConnectionString } from '../../store/postgres/database.js';
+import {
+  checkReachable,
+  describeDatabase,
+  openPostgres,
+  parseConnectionString,
+  vaultDatabaseShared,
+} from '../../store/postgres/database.js';
 import { openPostgresChangeFeed } from '../../store/postgres/changes.js';
 import { postgresLeases } from '../../store/postgres/leases.js';
 import { migratePostgres } from '../../store/postgres/migrate.js';
@@ -36,6 +42,9 @@ async function connectionStringOf(vault: Vault, secretName: string): Promise<str
 
 export async function openPostgresStorage(secretName: string, vault: Vault, logger: Logger, closers: Closers): Promise<GatewayStorage> {
   const connectionString = await connectionStringOf(vault, secretName);
+  // The gateway's database holds no secret, not even sealed ones: the postgres vault lives in a database of its own.
+  const shared = vaultDatabaseShared(vault, connectionString);
+  if (shared) throw shared;
   const pool = openPostgres(connectionString, {
     onIdleError: (error) =>
       logger.warn({ database: describeDatabase(connectionString) }, `a PostgreSQL connection dropped: ${error.message}`),

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@gateway/core';
@@ -12,6 +10,7 @@ import { createPersonLogins } from './index.js';
 import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 import { readTokens, tokenSecretName, writeTokens } from './token-vault.js';
 import type { IndexedTool } from '../../publications/registry.js';
+import { rotatingProvider } from '../../../test/support/rotating-provider.js';
 
 const LOGIN = 'orders/oauth';
 
@@ -127,55 +126,6 @@ describe('per-person logins', () => {
     }
   });
 });
-
-/**
- * A provider's token endpoint (with discovery) that rotates refresh tokens, as providers that detect reuse do: each
- * refresh token works once, and a second use is `invalid_grant`. Slow enough (100 ms) for two refreshes to overlap.
- */
-async function rotatingProvider() {
-  let current = 'rt-alice';
-  let generation = 0;
-  const grants: string[] = [];
-  const server = createServer((request, response) => {
-    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const json = (status: number, body: object) =>
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (request.method === 'GET' && request.url?.startsWith('/.well-known/')) {
-      return json(200, {
-        issuer,
-        authorization_endpoint: `${issuer}/authorize`,
-        token_endpoint: `${issuer}/token`,
-        response_types_supported: ['code'],
-        code_challenge_methods_supported: ['S256'],
-      });
-    }
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      const form = new URLSearchParams(body);
-      const used = form.get('refresh_token') ?? '';
-      grants.push(used);
-      setTimeout(() => {
-        if (form.get('grant_type') !== 'refresh_token' || used !== current) return json(400, { error: 'invalid_grant' });
-        generation += 1;
-        current = `rt-alice-${generation}`;
-        json(200, {
-          access_token: `at-alice-${generation}`,
-          token_type: 'Bearer',
-          expires_in: 3600,
-          refresh_token: current,
-          scope: 'openid',
-        });
-      }, 100);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    grants,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe('refreshing a person token across processes', () => {
   it('two processes sharing the storage refresh an expiring token once, under its lease; both calls get the new token', async () => {

@@ -1,5 +1,8 @@
 import pg from 'pg';
 import { GatewayError } from '@gateway/core';
+import { describeDatabase, isPostgresUrl, type Vault } from '@gateway/runtime';
+
+export { describeDatabase };
 
 /**
  * The gateway's PostgreSQL connection: a pool of node-postgres clients over one connection string (a vault
@@ -26,31 +29,27 @@ const gatewayTypes = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** `host:port/database` of a connection string: what messages and logs may show (never the user's password). */
-export function describeDatabase(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
-  } catch {
-    return 'the configured database';
-  }
-}
-
 /** Checks a connection string's shape, naming only the vault secret it came from (the value is a secret). */
 export function parseConnectionString(value: string, secretName: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+  if (!isPostgresUrl(value.trim())) {
     throw new GatewayError(
       'DATABASE_URL_INVALID',
       `the vault secret '${secretName}' (storage.url) is not a connection string of the form postgres://user:password@host:port/database`,
     );
   }
   return value.trim();
+}
+
+/**
+ * VAULT_DATABASE_SHARED when the `postgres` vault's values are in the database `connectionString` names: the
+ * gateway's database holds no secret, not even sealed ones. Undefined otherwise (other vaults have no database).
+ */
+export function vaultDatabaseShared(vault: Pick<Vault, 'location'>, connectionString: string): GatewayError | undefined {
+  if (vault.location === undefined || vault.location !== describeDatabase(connectionString)) return undefined;
+  return new GatewayError(
+    'VAULT_DATABASE_SHARED',
+    `storage.url and vault.postgres.url name the same database (${vault.location}): give the vault a database and role of its own`,
+  );
 }
 
 export interface OpenPostgresOptions {
