@@ -7,17 +7,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { approvedSession, signingKeysSecret } from './support/cluster.js';
 import { mcpRequest } from './support/fixtures.js';
 import { HARNESS_ADMIN_TOKEN, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
 import { freePort } from './support/net.js';
-import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
+import { PERSON } from './oauth-support/authorization-server.js';
 
-const REDIRECT = 'http://127.0.0.1:9/callback';
 /** The promise: what one replica changes holds on every other one within this bound. */
 const WITHIN_MS = 1_000;
 /** How often the test asks every replica while it waits (bounded by the waits below). */
@@ -28,14 +27,6 @@ let workspace: Workspace;
 let original: string;
 /** Replica n's gateway and the base URL it listens on (the canonical URL, a load balancer's, is replica 1's). */
 const replicas: Array<{ gateway: RunningGateway; base: string }> = [];
-
-/** The env vault cannot store signing keys: the operator provides one key set that every replica reads. */
-async function signingKeySet(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
-}
 
 /** Replica 1 on the workspace's config; the others on copies with a data directory of their own (other hosts). */
 async function startReplica(index: number): Promise<void> {
@@ -55,35 +46,6 @@ async function startReplica(index: number): Promise<void> {
     ...(index > 1 ? { listen: `127.0.0.1:${port}` } : {}),
   });
   replicas.push({ gateway, base: `http://127.0.0.1:${port}` });
-}
-
-/** A person approves a session through replica 1 (the canonical URL): the authorization code flow, PKCE, consent. */
-async function approvedToken(): Promise<string> {
-  const issuer = `http://127.0.0.1:${workspace.port}`;
-  const server = { issuer, mcpUrl: `${issuer}/mcp` };
-  const registered = await registerClient(issuer, {
-    client_name: 'replicas test',
-    redirect_uris: [REDIRECT],
-    token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
-  });
-  const clientId = registered.body.client_id as string;
-  const { verifier, challenge } = pkce();
-  const location = await approve(
-    server,
-    { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
-    { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 },
-  );
-  const tokens = await tokenRequest(issuer, {
-    grant_type: 'authorization_code',
-    code: location.searchParams.get('code')!,
-    code_verifier: verifier,
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    resource: server.mcpUrl,
-  });
-  expect(tokens.status).toBe(200);
-  return tokens.body.access_token as string;
 }
 
 /** One 2026-07-28 tools/call of get_order on replica `index` (1-based); `answeredAt`: when its answer was read. */
@@ -106,7 +68,7 @@ beforeAll(async () => {
   original = await readFile(workspace.documentPath, 'utf8');
   workspace.env.GATEWAY_SECRET_DATABASE_URL = await postgres.server.createDatabase();
   // Shared by the replicas through the vault: a token replica 1 issues verifies on replica 3; each signs the one log.
-  workspace.env.GATEWAY_SECRET_OAUTH_SIGNING_KEYS = await signingKeySet();
+  workspace.env.GATEWAY_SECRET_OAUTH_SIGNING_KEYS = await signingKeysSecret();
   workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
   for (const index of [1, 2, 3]) await startReplica(index);
@@ -120,8 +82,8 @@ afterAll(async () => {
 
 describe('three replicas on one PostgreSQL', () => {
   it('a session revoked through the admin API of replica 1 is refused by replica 3 within a second', async () => {
-    const token = await approvedToken();
-    const sessionId = decodeJwt(token).sid as string;
+    // Approved through replica 1 (the canonical URL, the authorization server's issuer).
+    const { accessToken: token, sessionId } = await approvedSession(replicas[0]!.base, 'replicas test');
     // Replica 3 serves the session (and so holds it in its caches) before the revocation.
     const before = await callOn(3, token);
     expect(before.status, before.text).toBe(200);
@@ -150,7 +112,7 @@ describe('three replicas on one PostgreSQL', () => {
   }, 60_000);
 
   it('a drift block recorded by the drift leader holds on every replica within a second of the first refusal', async () => {
-    const token = await approvedToken();
+    const { accessToken: token } = await approvedSession(replicas[0]!.base, 'replicas test');
     for (const index of [1, 2, 3]) {
       const answer = await callOn(index, token);
       expect(answer.text, `replica ${index}`).toContain('Ada Lovelace');
@@ -177,7 +139,10 @@ describe('three replicas on one PostgreSQL', () => {
       });
       await sleep(PROBE_INTERVAL_MS);
     }
-    expect(firstRefusal.every((at) => at !== undefined), `refused on replicas: ${JSON.stringify(firstRefusal)}`).toBe(true);
+    expect(
+      firstRefusal.every((at) => at !== undefined),
+      `refused on replicas: ${JSON.stringify(firstRefusal)}`,
+    ).toBe(true);
     const times = firstRefusal as number[];
     const spreadMs = Math.max(...times) - Math.min(...times);
     console.info(`drift block held on all three replicas within ${spreadMs} ms of the first refusal`);

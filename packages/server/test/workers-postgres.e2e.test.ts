@@ -6,24 +6,21 @@
  * the log is contiguous and `gateway receipts verify` passes, and the one dispatcher (a lease, not a worker
  * number) delivers the events in receipt order.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Agent, fetch as undiciFetch } from 'undici';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PeopleDirectory } from '@gateway/runtime';
-import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
+import { runGateway } from '../../../test-support/cli.js';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { openPostgres } from '../src/store/postgres/database.js';
+import { approvedSession, onFreshConnections, signingKeysSecret, startCluster, waitForValue, workerPids } from './support/cluster.js';
 import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
-import { newWebhookSecret, startWebhookReceiver, waitFor as waitForCondition, type WebhookReceiver } from './support/webhook-receiver.js';
-import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
+import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
+import { PERSON } from './oauth-support/authorization-server.js';
 
-const REDIRECT = 'http://127.0.0.1:9/callback';
 const CALLS = 24;
 
 const postgres = postgresForThisFile();
@@ -31,105 +28,6 @@ let workspace: Workspace;
 let env: Record<string, string>;
 let databaseUrl: string;
 let audit: WebhookReceiver;
-
-/** The env vault cannot store signing keys: the operator provides one key set that every worker reads. */
-async function signingKeySet(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
-}
-
-interface Cluster {
-  child: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  stdout: string;
-  stderr: string;
-  exited: Promise<number | null>;
-}
-
-function startCluster(): Cluster {
-  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--workers', '2'], {
-    cwd: workspace.directory,
-    env: { ...process.env, ...env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const cluster: Cluster = { child, lines: [], stdout: '', stderr: '', exited: new Promise((resolve) => child.once('close', resolve)) };
-  let pending = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    cluster.stderr += chunk.toString('utf8');
-    pending += chunk.toString('utf8');
-    const parts = pending.split('\n');
-    pending = parts.pop()!;
-    for (const line of parts) {
-      try {
-        cluster.lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        cluster.lines.push({ msg: line });
-      }
-    }
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (cluster.stdout += chunk.toString('utf8')));
-  return cluster;
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** The pids of the workers that logged a line matching `filter` after line `from`. */
-function workerPids(cluster: Cluster, from: number, filter: (line: Record<string, unknown>) => boolean): Set<number> {
-  return new Set(
-    cluster.lines
-      .slice(from)
-      .filter((line) => typeof line.worker === 'number' && filter(line))
-      .map((line) => line.pid as number),
-  );
-}
-
-/** Sign-in, consent and the token grant with every request on a new connection: the steps reach both workers. */
-async function approveThroughCluster(): Promise<string> {
-  const fresh = new Agent({ pipelining: 0 });
-  const originalFetch = globalThis.fetch;
-  globalThis.fetch = ((input: string, init?: Record<string, unknown>) =>
-    undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
-  try {
-    const issuer = `http://127.0.0.1:${workspace.port}`;
-    const server = { issuer, mcpUrl: `${issuer}/mcp` };
-    const registered = await registerClient(issuer, {
-      client_name: 'workers on postgres',
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-    });
-    const clientId = registered.body.client_id as string;
-    const { verifier, challenge } = pkce();
-    const location = await approve(
-      server,
-      { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
-      { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 },
-    );
-    const tokens = await tokenRequest(issuer, {
-      grant_type: 'authorization_code',
-      code: location.searchParams.get('code')!,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      resource: server.mcpUrl,
-    });
-    expect(tokens.status).toBe(200);
-    return tokens.body.access_token as string;
-  } finally {
-    globalThis.fetch = originalFetch;
-    await fresh.close();
-  }
-}
 
 type Call = (name: string, args: Record<string, unknown>) => Promise<{ isError?: boolean; content?: unknown }>;
 
@@ -163,7 +61,7 @@ beforeAll(async () => {
     ...workspace.env,
     GATEWAY_SECRET_DATABASE_URL: databaseUrl,
     GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: newWebhookSecret(),
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet(),
+    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeysSecret(),
     GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
@@ -176,32 +74,41 @@ afterAll(async () => {
 
 describe('gateway serve --workers on PostgreSQL', () => {
   it('two workers on one database serve a session approved through both to SDK clients of both eras; one verified log, events in order', async () => {
-    const cluster = startCluster();
+    const cluster = startCluster({ directory: workspace.directory, env, workers: 2 });
     try {
-      await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null);
+      await waitForValue(
+        'the cluster to serve',
+        () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null,
+        60_000,
+      );
       expect(cluster.stdout, cluster.stderr).toContain('with 2 workers');
-      const listening = await waitFor('both workers to be reported', () => {
+      const listening = await waitForValue('both workers to be reported', () => {
         const lines = cluster.lines.filter((line) => line.msg === 'worker listening');
         return lines.length === 2 ? lines : undefined;
       });
       const pids = listening.map((line) => line.pid as number);
       // Worker 1 migrated the database alone; worker 2 found nothing left to do.
-      expect(cluster.lines.filter((line) => String(line.msg).startsWith('migrated the PostgreSQL database')).map((line) => line.worker)).toEqual([1]);
+      expect(
+        cluster.lines.filter((line) => String(line.msg).startsWith('migrated the PostgreSQL database')).map((line) => line.worker),
+      ).toEqual([1]);
 
-      const token = await approveThroughCluster();
-      const before = cluster.lines.length;
-      const clients = await Promise.all(
-        Array.from({ length: 8 }, (_, index) => connect(index % 2 === 0 ? 'modern' : 'legacy', token)),
+      // Every step of sign-in, consent and the grant on a new connection: both workers take part.
+      const { accessToken: token } = await onFreshConnections(() =>
+        approvedSession(`http://127.0.0.1:${workspace.port}`, 'workers on postgres'),
       );
+      const before = cluster.lines.length;
+      const clients = await Promise.all(Array.from({ length: 8 }, (_, index) => connect(index % 2 === 0 ? 'modern' : 'legacy', token)));
       try {
         const results = await Promise.all(
-          Array.from({ length: CALLS }, (_, index) => clients[index % clients.length]!.call('get_order', { orderId: `ord_${1001 + (index % 3)}` })),
+          Array.from({ length: CALLS }, (_, index) =>
+            clients[index % clients.length]!.call('get_order', { orderId: `ord_${1001 + (index % 3)}` }),
+          ),
         );
         for (const result of results) expect(result.isError, JSON.stringify(result)).toBeFalsy();
       } finally {
         await Promise.all(clients.map((client) => client.close()));
       }
-      const served = await waitFor('both workers to log calls', () => {
+      const served = await waitForValue('both workers to log calls', () => {
         const seen = workerPids(cluster, before, (line) => line.msg === 'tool call' && line.outcome === 'ok');
         return seen.size === 2 ? seen : undefined;
       });
@@ -226,7 +133,7 @@ describe('gateway serve --workers on PostgreSQL', () => {
           .filter((request) => request.status === 204)
           .map((request) => JSON.parse(request.body) as { type: string; sequence: string; data: { receipt: string } })
           .filter((event) => event.type === 'io.service.call.receipted');
-      await waitForCondition(() => receiptEvents().length >= CALLS, `${CALLS} receipt events at the receiver`);
+      await waitFor(() => receiptEvents().length >= CALLS, `${CALLS} receipt events at the receiver`);
       const events = receiptEvents();
       expect(events.map((event) => event.data.receipt)).toEqual(Array.from({ length: CALLS }, (_, index) => `receipt-${index}`));
       const sequences = events.map((event) => Number(event.sequence));
