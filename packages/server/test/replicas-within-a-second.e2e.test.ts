@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { approvedSession, signingKeysSecret } from './support/cluster.js';
+import { approvedSession, sharedKeysEnv } from './support/cluster.js';
 import { mcpRequest } from './support/fixtures.js';
-import { HARNESS_ADMIN_TOKEN, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support/harness.js';
 import { freePort } from './support/net.js';
 import { PERSON } from './oauth-support/authorization-server.js';
 
@@ -68,8 +68,7 @@ beforeAll(async () => {
   original = await readFile(workspace.documentPath, 'utf8');
   workspace.env.GATEWAY_SECRET_DATABASE_URL = await postgres.server.createDatabase();
   // Shared by the replicas through the vault: a token replica 1 issues verifies on replica 3; each signs the one log.
-  workspace.env.GATEWAY_SECRET_OAUTH_SIGNING_KEYS = await signingKeysSecret();
-  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
+  Object.assign(workspace.env, await sharedKeysEnv());
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
   for (const index of [1, 2, 3]) await startReplica(index);
 }, 180_000);

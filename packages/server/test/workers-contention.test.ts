@@ -14,8 +14,8 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { gatewayBinary } from '../../../test-support/cli.js';
 import { hashToken } from '../src/authorization/stores/tokens.js';
 import { PERSON } from './oauth-support/authorization-server.js';
-import { approvedSession, onFreshConnections, signingKeysSecret } from './support/cluster.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { approvedSession, onFreshConnections, sharedKeysEnv } from './support/cluster.js';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
 
 const WORKERS = 4;
 /** Independent refresh-token chains, each rotated ROTATIONS times in a row: CHAINS × ROTATIONS grants in all. */
@@ -31,9 +31,8 @@ beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
   env = {
     ...workspace.env,
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeysSecret(),
-    // Workers sign receipt checkpoints in turn with one key, which the env vault must hold.
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    // The keys every worker must hold alike (the receipt signing key: workers sign checkpoints in turn).
+    ...(await sharedKeysEnv()),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
 }, 90_000);

@@ -16,8 +16,8 @@ import { PeopleDirectory } from '@gateway/runtime';
 import { runGateway } from '../../../test-support/cli.js';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { openPostgres } from '../src/store/postgres/database.js';
-import { approvedSession, onFreshConnections, signingKeysSecret, startCluster, waitForValue, workerPids } from './support/cluster.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { approvedSession, onFreshConnections, sharedKeysEnv, startCluster, waitForValue, workerPids } from './support/cluster.js';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 import { PERSON } from './oauth-support/authorization-server.js';
 
@@ -61,8 +61,7 @@ beforeAll(async () => {
     ...workspace.env,
     GATEWAY_SECRET_DATABASE_URL: databaseUrl,
     GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET: newWebhookSecret(),
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeysSecret(),
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    ...(await sharedKeysEnv()),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
 }, 120_000);

@@ -14,7 +14,7 @@ import { PeopleDirectory } from '@gateway/runtime';
 import {
   approvedSession,
   onFreshConnections,
-  signingKeysSecret,
+  sharedKeysEnv,
   startCluster,
   TEST_REDIRECT_URI,
   waitForValue,
@@ -22,7 +22,7 @@ import {
   type Cluster,
 } from './support/cluster.js';
 import { mcpRequest } from './support/fixtures.js';
-import { HARNESS_ADMIN_TOKEN, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support/harness.js';
 import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import { authorizeUrl, Browser, hiddenField, PERSON, pkce, registerClient } from './oauth-support/authorization-server.js';
@@ -64,9 +64,9 @@ beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
   env = {
     ...workspace.env,
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeysSecret(),
-    // Shared by the workers as the OAuth keys are: each signs receipt checkpoints the others must trust.
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    // The keys every worker must hold alike: OAuth's, the receipt signing key (each signs checkpoints the others
+    // must trust) and the request-state key.
+    ...(await sharedKeysEnv()),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
   workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
@@ -119,10 +119,23 @@ describe('gateway serve --workers', () => {
     expect(cluster.stderr).toContain('RECEIPTS_SIGNING_KEY_NOT_SHARED');
   }, 30_000);
 
+  it("refuses to start workers when the vault cannot share the request-state key (REQUEST_STATE_KEY_NOT_SHARED): a retry's state issued by one worker must open on the others", async () => {
+    const cluster = startWorkers({ GATEWAY_SECRET_REQUEST_STATE_KEY: '' });
+    const code = await cluster.exited;
+    expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
+    expect(cluster.stderr).toContain('REQUEST_STATE_KEY_NOT_SHARED');
+  }, 30_000);
+
   it('counts failed sign-ins across workers: the limit is the same as with one process, not one per worker', async () => {
     const cluster = startWorkers();
     try {
-      await waitForValue('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      // A start on a loaded machine takes a while; a cluster that exits instead says why.
+      await waitForValue(
+        'the cluster to serve',
+        () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null,
+        60_000,
+      );
+      expect(cluster.stdout, cluster.stderr).toContain('with 2 workers');
       await waitForValue('both workers to listen', () => cluster.lines.filter((line) => line.msg === 'worker listening').length === 2);
       const statuses = await onFreshConnections(async () => {
         const issuer = `http://127.0.0.1:${workspace.port}`;
@@ -164,7 +177,7 @@ describe('gateway serve --workers', () => {
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 120_000);
 
   it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, ' +
     'restarts a killed worker and stops all on SIGTERM', async () => {
@@ -177,7 +190,13 @@ describe('gateway serve --workers', () => {
     );
     const cluster = startWorkers();
     try {
-      await waitForValue('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      // A start on a loaded machine takes a while; a cluster that exits instead says why.
+      await waitForValue(
+        'the cluster to serve',
+        () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null,
+        60_000,
+      );
+      expect(cluster.stdout, cluster.stderr).toContain('with 2 workers');
       const receiptTools = () => {
         const database = new Database(join(dataDirectory, 'gateway.db'), { readonly: true });
         try {
@@ -271,5 +290,5 @@ describe('gateway serve --workers', () => {
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 120_000);
 });
