@@ -72,7 +72,9 @@ afterAll(async () => {
 });
 
 describe('gateway serve --workers on PostgreSQL', () => {
-  it('two workers on one database serve a session approved through both to SDK clients of both eras; one verified log, events in order', async () => {
+  it('two workers on one database serve a session approved through both to SDK clients of both eras; one verified log, events in order', {
+    timeout: 120_000,
+  }, async () => {
     const cluster = startCluster({ directory: workspace.directory, env, workers: 2 });
     try {
       await waitForValue(
@@ -158,5 +160,5 @@ describe('gateway serve --workers on PostgreSQL', () => {
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 120_000);
+  });
 });

@@ -119,7 +119,8 @@ describe('gateway serve --workers', () => {
     expect(cluster.stderr).toContain('RECEIPTS_SIGNING_KEY_NOT_SHARED');
   }, 30_000);
 
-  it("refuses to start workers when the vault cannot share the request-state key (REQUEST_STATE_KEY_NOT_SHARED): a retry's state issued by one worker must open on the others", async () => {
+  it('refuses to start workers when the vault cannot share the request-state key (REQUEST_STATE_KEY_NOT_SHARED): ' +
+    "a retry's state issued by one worker must open on the others", async () => {
     const cluster = startWorkers({ GATEWAY_SECRET_REQUEST_STATE_KEY: '' });
     const code = await cluster.exited;
     expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
