@@ -601,6 +601,13 @@ export const ERRORS = {
       "a retry's `requestState` was changed, was not issued by this gateway, or was issued for another session, person, tool or " +
       'arguments (-32602)',
   },
+  REQUEST_STATE_KEY_NOT_SHARED: {
+    category: 'config',
+    area: 'serving',
+    meaning:
+      "`--workers N` with a read-only vault that has no `request-state-key`: a retry's `requestState` issued by one worker " +
+      'would be refused by the others; use the file vault or provide the entry',
+  },
   REQUEST_STATE_USED: {
     category: 'refused',
     area: 'receipts',

@@ -5,12 +5,17 @@ import { answerClusterMetrics } from './telemetry/index.js';
 
 /**
  * `gateway serve --workers N`: the primary process forks N workers (node:cluster) that share the listen
- * socket; each runs the whole gateway on the same SQLite database (WAL mode, busy_timeout: database.ts).
+ * socket; each runs the whole gateway on the same storage: the SQLite database (WAL mode, busy_timeout:
+ * store/sqlite/database.ts), or PostgreSQL (`storage.kind: postgres`), where each worker opens its own pool and
+ * change-feed connection, as replicas do, and no receipt journal is kept (composition/records.ts).
  *
  * What is single and why:
- * - Worker 1 starts alone first: it applies migrations and, on a fresh vault, generates the signing keys
+ * - Worker 1 starts alone first: it applies migrations (on PostgreSQL under the runner's advisory lock too, so
+ *   replicas on other hosts starting at once wait) and, on a fresh vault, generates the signing keys
  *   (or rotates them when due); the others start once it is listening, so they all load the same keys. A
  *   restarted worker never rotates: the others, which keep their keys in memory, would refuse its tokens.
+ * - Nothing else goes by worker number: drift checks, webhook delivery and person-token refreshes go by the
+ *   storage's leases, so workers and replicas on other hosts take turns alike.
  * - Drift checks run in the worker that holds the `drift-leader` lease (drift/leader.ts); the others apply the
  *   blocks it records (drift/follower.ts), and one of them takes the lease over when that worker dies. The lock
  *   watcher runs in every worker: each verifies and swaps its own copy.

@@ -178,7 +178,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
-      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message)), authorizationStores.ephemeral),
+      requestStates: createRequestStates(
+        // Workers answer one client together: a retry's state issued by one must open on another.
+        await requestStateKey(vault, (message) => logger.warn(message), { requireShared: options.worker !== undefined }),
+        authorizationStores.ephemeral,
+      ),
       personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
       authPlugin: approvals.withPages(authorization.plugin),
       adminPlugin: createAdminPlugin({

@@ -8,16 +8,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
-import { Agent, fetch as undiciFetch, request } from 'undici';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PeopleDirectory } from '@gateway/runtime';
 import { gatewayBinary } from '../../../test-support/cli.js';
 import { hashToken } from '../src/authorization/stores/tokens.js';
-import { approve, PERSON, pkce, registerClient, tokenRequest } from './oauth-support/authorization-server.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { PERSON } from './oauth-support/authorization-server.js';
+import { approvedSession, onFreshConnections, sharedKeysEnv } from './support/cluster.js';
+import { prepareWorkspace, type Workspace } from './support/harness.js';
 
-const REDIRECT = 'http://127.0.0.1:9/callback';
 const WORKERS = 4;
 /** Independent refresh-token chains, each rotated ROTATIONS times in a row: CHAINS × ROTATIONS grants in all. */
 const CHAINS = 200;
@@ -28,20 +27,12 @@ const STORM_DEADLINE_MS = 150_000;
 let workspace: Workspace;
 let env: Record<string, string>;
 
-async function signingKeySet(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
-}
-
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
   env = {
     ...workspace.env,
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet(),
-    // Workers sign receipt checkpoints in turn with one key, which the env vault must hold.
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    // The keys every worker must hold alike (the receipt signing key: workers sign checkpoints in turn).
+    ...(await sharedKeysEnv()),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
 }, 90_000);
@@ -78,43 +69,6 @@ async function waitFor(what: string, probe: () => boolean, timeoutMs = 60_000): 
   while (!probe()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** A person approves one session through the cluster; returns its client, session and the first refresh token. */
-async function approvedSession(issuer: string): Promise<{ clientId: string; sessionId: string; refreshToken: string }> {
-  const fresh = new Agent({ pipelining: 0 });
-  const originalFetch = globalThis.fetch;
-  globalThis.fetch = ((input: string, init?: Record<string, unknown>) =>
-    undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
-  try {
-    const registered = await registerClient(issuer, {
-      client_name: 'contention test',
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-    });
-    const clientId = registered.body.client_id as string;
-    const { verifier, challenge } = pkce();
-    const location = await approve(
-      { issuer, mcpUrl: `${issuer}/mcp` },
-      { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
-      { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 },
-    );
-    const tokens = await tokenRequest(issuer, {
-      grant_type: 'authorization_code',
-      code: location.searchParams.get('code')!,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      resource: `${issuer}/mcp`,
-    });
-    expect(tokens.status).toBe(200);
-    const sessionId = decodeJwt(tokens.body.access_token as string).sid as string;
-    return { clientId, sessionId, refreshToken: tokens.body.refresh_token as string };
-  } finally {
-    globalThis.fetch = originalFetch;
-    await fresh.close();
   }
 }
 
@@ -181,7 +135,7 @@ describe(`gateway serve --workers ${WORKERS} under concurrent refresh-token gran
     const dispatcher = new Agent({ connections: 64, pipelining: 1 });
     try {
       await waitFor('every worker to listen', () => (cluster.output().match(/worker listening/g) ?? []).length >= WORKERS, 120_000);
-      const session = await approvedSession(issuer);
+      const session = await onFreshConnections(() => approvedSession(issuer, 'contention test'));
       const chains = mintRefreshTokens(join(workspace.directory, '.gateway', 'gateway.db'), session.refreshToken, CHAINS);
 
       const answers: Answer[] = [];

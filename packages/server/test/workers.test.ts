@@ -4,92 +4,36 @@
  * works through both workers; revoking it (the CLI, on the shared database) is refused
  * by every worker at once; a killed worker is restarted; SIGTERM stops them all.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { Agent, fetch as undiciFetch, request } from 'undici';
+import { Agent, request } from 'undici';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayBinary, runGateway } from '../../../test-support/cli.js';
+import { runGateway } from '../../../test-support/cli.js';
 import { PeopleDirectory } from '@gateway/runtime';
+import {
+  approvedSession,
+  onFreshConnections,
+  sharedKeysEnv,
+  startCluster,
+  TEST_REDIRECT_URI,
+  waitForValue,
+  workerPids,
+  type Cluster,
+} from './support/cluster.js';
 import { mcpRequest } from './support/fixtures.js';
-import { HARNESS_ADMIN_TOKEN, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { HARNESS_ADMIN_TOKEN, prepareWorkspace, type Workspace } from './support/harness.js';
 import { journalKeyOf, journalText, receiptDraft } from './support/receipt-journal.js';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
-import {
-  approve,
-  authorizeUrl,
-  Browser,
-  hiddenField,
-  PERSON,
-  pkce,
-  registerClient,
-  tokenRequest,
-} from './oauth-support/authorization-server.js';
-
-const REDIRECT = 'http://127.0.0.1:9/callback';
+import { authorizeUrl, Browser, hiddenField, PERSON, pkce, registerClient } from './oauth-support/authorization-server.js';
 
 let workspace: Workspace;
 let env: Record<string, string>;
 let token: string;
 let sessionId: string;
 
-/** The env vault cannot store signing keys: the operator provides one key set that every worker reads. */
-async function signingKeySet(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
-}
-
-interface Cluster {
-  child: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  stdout: string;
-  stderr: string;
-  exited: Promise<number | null>;
-}
-
-function startCluster(extraEnv: Record<string, string> = {}): Cluster {
-  const child = spawn(process.execPath, [gatewayBinary, 'serve', '--workers', '2'], {
-    cwd: workspace.directory,
-    env: { ...process.env, ...env, ...extraEnv, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const cluster: Cluster = {
-    child,
-    lines: [],
-    stdout: '',
-    stderr: '',
-    exited: new Promise((resolve) => child.once('close', (code) => resolve(code))),
-  };
-  let pending = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    cluster.stderr += chunk.toString('utf8');
-    pending += chunk.toString('utf8');
-    const parts = pending.split('\n');
-    pending = parts.pop()!;
-    for (const line of parts) {
-      try {
-        cluster.lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        cluster.lines.push({ msg: line });
-      }
-    }
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (cluster.stdout += chunk.toString('utf8')));
-  return cluster;
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function startWorkers(extraEnv: Record<string, string> = {}): Cluster {
+  return startCluster({ directory: workspace.directory, env: { ...env, ...extraEnv }, workers: 2 });
 }
 
 function isAlive(pid: number): boolean {
@@ -116,46 +60,22 @@ async function callOnNewConnection(): Promise<{ status: number; text: string }> 
   }
 }
 
-/** The pids of the workers that logged a line matching `filter` after line `from`. */
-function workerPids(cluster: Cluster, from: number, filter: (line: Record<string, unknown>) => boolean): Set<number> {
-  return new Set(
-    cluster.lines
-      .slice(from)
-      .filter((line) => typeof line.worker === 'number' && filter(line))
-      .map((line) => line.pid as number),
-  );
-}
-
 beforeAll(async () => {
   workspace = await prepareWorkspace({ configExtra: ['auth:', '  sessions:', '    lifetimeChoicesSeconds: [3600]'].join('\n') });
   env = {
     ...workspace.env,
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeySet(),
-    // Shared by the workers as the OAuth keys are: each signs receipt checkpoints the others must trust.
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    // The keys every worker must hold alike: OAuth's, the receipt signing key (each signs checkpoints the others
+    // must trust) and the request-state key.
+    ...(await sharedKeysEnv()),
   };
   await new PeopleDirectory(join(workspace.directory, '.gateway', 'people.json')).add(PERSON.name, PERSON.password);
   workspace.env.MCP_URL = `http://127.0.0.1:${workspace.port}/mcp`;
 }, 90_000);
 
-/** Runs `work` with every fetch() on a new connection (no keep-alive), so its requests reach both workers. */
-async function onFreshConnections<T>(work: () => Promise<T>): Promise<T> {
-  const fresh = new Agent({ pipelining: 0 });
-  const originalFetch = globalThis.fetch;
-  globalThis.fetch = ((input: string, init?: Record<string, unknown>) =>
-    undiciFetch(input, { ...init, dispatcher: fresh })) as unknown as typeof fetch;
-  try {
-    return await work();
-  } finally {
-    globalThis.fetch = originalFetch;
-    await fresh.close();
-  }
-}
-
 async function registerNativeClient(name: string): Promise<string> {
   const registered = await registerClient(`http://127.0.0.1:${workspace.port}`, {
     client_name: name,
-    redirect_uris: [REDIRECT],
+    redirect_uris: [TEST_REDIRECT_URI],
     token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
   });
@@ -167,27 +87,9 @@ async function registerNativeClient(name: string): Promise<string> {
  * so the steps of one sign-in land on different workers: the page state they share is in the database.
  */
 async function approveThroughCluster(): Promise<void> {
-  await onFreshConnections(async () => {
-    const server = { issuer: `http://127.0.0.1:${workspace.port}`, mcpUrl: workspace.env.MCP_URL! };
-    const clientId = await registerNativeClient('workers test');
-    const { verifier, challenge } = pkce();
-    const location = await approve(
-      server,
-      { clientId, redirectUri: REDIRECT, challenge, method: 'S256' },
-      { tools: ['get_order'], logins: ['orders/api_key'], lifetime: 3600 },
-    );
-    const tokens = await tokenRequest(server.issuer, {
-      grant_type: 'authorization_code',
-      code: location.searchParams.get('code')!,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      resource: server.mcpUrl,
-    });
-    expect(tokens.status).toBe(200);
-    token = tokens.body.access_token as string;
-    sessionId = decodeJwt(token).sid as string;
-  });
+  const approved = await onFreshConnections(() => approvedSession(`http://127.0.0.1:${workspace.port}`, 'workers test'));
+  token = approved.accessToken;
+  sessionId = approved.sessionId;
 }
 
 afterAll(async () => {
@@ -204,24 +106,38 @@ describe('gateway serve --workers', () => {
   }, 30_000);
 
   it('refuses to start workers when the vault cannot share the signing keys (WORKERS_SIGNING_KEYS_NOT_SHARED)', async () => {
-    const cluster = startCluster({ GATEWAY_SECRET_OAUTH_SIGNING_KEYS: '' });
+    const cluster = startWorkers({ GATEWAY_SECRET_OAUTH_SIGNING_KEYS: '' });
     const code = await cluster.exited;
     expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
     expect(cluster.stderr).toContain('WORKERS_SIGNING_KEYS_NOT_SHARED');
   }, 30_000);
 
   it('refuses to start workers when the vault cannot share the receipt signing key (RECEIPTS_SIGNING_KEY_NOT_SHARED)', async () => {
-    const cluster = startCluster({ GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: '' });
+    const cluster = startWorkers({ GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: '' });
     const code = await cluster.exited;
     expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
     expect(cluster.stderr).toContain('RECEIPTS_SIGNING_KEY_NOT_SHARED');
   }, 30_000);
 
+  it('refuses to start workers when the vault cannot share the request-state key (REQUEST_STATE_KEY_NOT_SHARED): ' +
+    "a retry's state issued by one worker must open on the others", async () => {
+    const cluster = startWorkers({ GATEWAY_SECRET_REQUEST_STATE_KEY: '' });
+    const code = await cluster.exited;
+    expect(code, cluster.stderr + cluster.stdout).not.toBe(0);
+    expect(cluster.stderr).toContain('REQUEST_STATE_KEY_NOT_SHARED');
+  }, 30_000);
+
   it('counts failed sign-ins across workers: the limit is the same as with one process, not one per worker', async () => {
-    const cluster = startCluster();
+    const cluster = startWorkers();
     try {
-      await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
-      await waitFor('both workers to listen', () => cluster.lines.filter((line) => line.msg === 'worker listening').length === 2);
+      // A start on a loaded machine takes a while; a cluster that exits instead says why.
+      await waitForValue(
+        'the cluster to serve',
+        () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null,
+        60_000,
+      );
+      expect(cluster.stdout, cluster.stderr).toContain('with 2 workers');
+      await waitForValue('both workers to listen', () => cluster.lines.filter((line) => line.msg === 'worker listening').length === 2);
       const statuses = await onFreshConnections(async () => {
         const issuer = `http://127.0.0.1:${workspace.port}`;
         const clientId = await registerNativeClient('throttle test');
@@ -229,7 +145,7 @@ describe('gateway serve --workers', () => {
         const signIn = await browser.follow(
           authorizeUrl(
             { issuer, mcpUrl: workspace.env.MCP_URL! },
-            { clientId, redirectUri: REDIRECT, challenge: pkce().challenge, method: 'S256' },
+            { clientId, redirectUri: TEST_REDIRECT_URI, challenge: pkce().challenge, method: 'S256' },
           ),
           issuer,
         );
@@ -249,7 +165,7 @@ describe('gateway serve --workers', () => {
           seen.push(response.status);
           html = await response.text();
         }
-        const answeredBy = await waitFor('both workers to answer guesses', () => {
+        const answeredBy = await waitForValue('both workers to answer guesses', () => {
           const pids = workerPids(cluster, before, (line) => line.msg === 'request completed');
           return pids.size === 2 ? pids : undefined;
         });
@@ -262,7 +178,7 @@ describe('gateway serve --workers', () => {
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 120_000);
 
   it('approves a session across workers, serves it through every worker, refuses it in every worker once revoked, ' +
     'restarts a killed worker and stops all on SIGTERM', async () => {
@@ -273,9 +189,15 @@ describe('gateway serve --workers', () => {
       join(dataDirectory, 'receipts-journal-worker-3.jsonl'),
       journalText(journalKeyOf(env.GATEWAY_SECRET_RECEIPTS_DIGEST_KEY!), 'worker-3', [receiptDraft('left_by_worker_3')]),
     );
-    const cluster = startCluster();
+    const cluster = startWorkers();
     try {
-      await waitFor('the cluster to serve', () => cluster.stdout.includes('with 2 workers'));
+      // A start on a loaded machine takes a while; a cluster that exits instead says why.
+      await waitForValue(
+        'the cluster to serve',
+        () => cluster.stdout.includes('with 2 workers') || cluster.child.exitCode !== null,
+        60_000,
+      );
+      expect(cluster.stdout, cluster.stderr).toContain('with 2 workers');
       const receiptTools = () => {
         const database = new Database(join(dataDirectory, 'gateway.db'), { readonly: true });
         try {
@@ -286,7 +208,7 @@ describe('gateway serve --workers', () => {
       };
       expect(receiptTools()).toContain('left_by_worker_3');
       // Log lines come asynchronously on another pipe than stdout: wait for both.
-      const listening = await waitFor('both workers to be reported', () => {
+      const listening = await waitForValue('both workers to be reported', () => {
         const lines = cluster.lines.filter((line) => line.msg === 'worker listening');
         return lines.length === 2 ? lines : undefined;
       });
@@ -314,7 +236,7 @@ describe('gateway serve --workers', () => {
         expect(answer.status).toBe(200);
         expect(answer.text).toContain('Ada Lovelace');
       }
-      const served = await waitFor('both workers to log calls', () => {
+      const served = await waitForValue('both workers to log calls', () => {
         const seen = workerPids(cluster, before, (line) => line.msg === 'tool call' && line.outcome === 'ok');
         return seen.size === 2 ? seen : undefined;
       });
@@ -346,7 +268,7 @@ describe('gateway serve --workers', () => {
         expect(answer.status).toBe(401);
         expect(answer.text).toContain('revoked');
       }
-      const refused = await waitFor('both workers to refuse', () => {
+      const refused = await waitForValue('both workers to refuse', () => {
         const seen = workerPids(cluster, afterRevoke, (line) => line.msg === 'mcp request refused' && line.reason === 'session_revoked');
         return seen.size === 2 ? seen : undefined;
       });
@@ -355,7 +277,7 @@ describe('gateway serve --workers', () => {
       // A worker that dies is replaced (same worker number, new process).
       const victim = listening.find((line) => line.worker === 2)!.pid as number;
       process.kill(victim, 'SIGKILL');
-      const replacement = await waitFor('worker 2 to restart', () =>
+      const replacement = await waitForValue('worker 2 to restart', () =>
         cluster.lines.find((line) => line.msg === 'worker listening' && line.worker === 2 && line.pid !== victim),
       );
       const live = [pids.find((pid) => pid !== victim)!, replacement.pid as number];
@@ -369,5 +291,5 @@ describe('gateway serve --workers', () => {
     } finally {
       if (cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -27,8 +27,9 @@ export function registerServe(program: Command): void {
         'each new version that verifies. HTTPS with gateway.tls; plain HTTP is refused unless the listen address\n' +
         'is loopback. Logs are JSON lines on stderr (secrets redacted). SIGTERM or SIGINT stops accepting, lets\n' +
         'calls in flight finish, then exits. Health: GET /healthz (alive), GET /readyz (a verified lock is loaded).\n' +
-        '\n--workers N runs N gateway processes behind the one port (node:cluster): worker 1 checks drift, all share\n' +
-        'sessions through the database, a crashed worker is restarted, SIGTERM stops them all (docs/server.md).\n' +
+        '\n--workers N runs N gateway processes behind the one port (node:cluster) on the one storage (the SQLite file\n' +
+        'or PostgreSQL): all share sessions through the database, the drift-leader lease names the one that checks\n' +
+        'drift, a crashed worker is restarted, SIGTERM stops them all (docs/server.md).\n' +
         '\nExamples:\n' +
         '  gateway serve\n' +
         '  gateway serve --listen 127.0.0.1:9000 --url http://127.0.0.1:9000\n' +

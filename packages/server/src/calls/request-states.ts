@@ -6,7 +6,7 @@
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { Vault } from '@gateway/runtime';
-import { keyedDigest, openRequestState, sealRequestState, type RequestStateClaims } from '@gateway/core';
+import { GatewayError, keyedDigest, openRequestState, sealRequestState, type RequestStateClaims } from '@gateway/core';
 import type { EphemeralState } from '../store/ephemeral-state.js';
 import { MemoryEphemeralState } from '../store/memory/ephemeral-state.js';
 
@@ -65,14 +65,28 @@ export const REQUEST_STATE_KEY_SECRET = 'request-state-key';
 /**
  * The key from the vault, created there on first start. A read-only vault (env, exec) without the entry gets
  * a key for this process, with a warning: states issued before a restart are then refused as invalid.
+ * `requireShared` (the workers of `gateway serve --workers N`): several processes answer one client, so a key of this
+ * process alone would make the others refuse its states (and digest arguments differently): refused instead.
  */
-export async function requestStateKey(vault: Vault, warn: (message: string) => void): Promise<Uint8Array> {
+export async function requestStateKey(
+  vault: Vault,
+  warn: (message: string) => void,
+  options: { requireShared?: boolean } = {},
+): Promise<Uint8Array> {
   const existing = await vault.get(REQUEST_STATE_KEY_SECRET);
   if (existing) return Buffer.from(existing, 'base64url');
   const created = randomBytes(32);
   try {
     await vault.set(REQUEST_STATE_KEY_SECRET, created.toString('base64url'));
   } catch {
+    if (options.requireShared) {
+      throw new GatewayError(
+        'REQUEST_STATE_KEY_NOT_SHARED',
+        `--workers needs the request-state key in the vault, but the ${vault.provider} vault has no ` +
+          `'${REQUEST_STATE_KEY_SECRET}' and cannot store one: use the file vault, or provide '${REQUEST_STATE_KEY_SECRET}' ` +
+          '(32 random bytes, base64url; docs/server.md)',
+      );
+    }
     warn(
       `the ${vault.provider} vault has no '${REQUEST_STATE_KEY_SECRET}' and cannot store one: requestStates last until this process stops`,
     );
