@@ -214,6 +214,12 @@ async function measure(title, { rounds, calls, warmup }, load, direct, databaseC
   const directP50s = [];
   await load.burst(direct, warmup);
   for (const side of sides) await load.burst(callOf(side), warmup);
+  // What the processes spend with no call at all (timers, polls, the change feed), so a per-call figure at a low
+  // rate can be read against it.
+  const idle = await idleCpu(
+    sides.map((side) => () => gatewaysCpuMs(side)),
+    databaseCpuMs,
+  );
   for (let round = 0; round < rounds; round += 1) {
     directP50s.push(percentile(await load.burst(direct, calls), 0.5));
     // Alternate which side goes first, so neither always runs on a machine just warmed (or slowed) by the other.
@@ -232,6 +238,10 @@ async function measure(title, { rounds, calls, warmup }, load, direct, databaseC
   }
   const directP50 = median(directP50s);
   console.log(`${title} (direct call p50 ${directP50.toFixed(3)} ms)`);
+  console.log(
+    `  idle, CPU ms per second: ${sides.map((side, index) => `${side.name} ${idle.sides[index].toFixed(1)}`).join(', ')}, ` +
+      `PostgreSQL ${idle.database.toFixed(1)}`,
+  );
   const perCall = (ms, figure) => ((ms / figure.calls) * 1000).toFixed(0);
   for (const [index, side] of sides.entries()) {
     const figure = figures[index];
@@ -305,4 +315,17 @@ function project(figure, ceiling) {
     `projection, gateways and PostgreSQL on one machine at ${microseconds.toFixed(0)} µs of CPU per call, ` +
       `the load balancer and clients elsewhere: calls/s at most ${rows.join(', ')}`,
   );
+}
+
+/** CPU milliseconds per second of each side's gateways and of PostgreSQL over 3 s without calls. */
+async function idleCpu(sideReadings, databaseCpuMs) {
+  const read = () => ({ sides: sideReadings.map((reading) => reading()), database: databaseCpuMs() });
+  const seconds = 3;
+  const before = read();
+  await new Promise((wake) => setTimeout(wake, seconds * 1000));
+  const after = read();
+  return {
+    sides: after.sides.map((value, index) => (value - before.sides[index]) / seconds),
+    database: (after.database - before.database) / seconds,
+  };
 }
