@@ -21,7 +21,7 @@
 // UPDATE, COMMIT on a scratch table) at concurrency 1 and prints the bound it puts on receipted calls per
 // second, with the projection for a machine with more cores.
 import { generateKeyPairSync } from 'node:crypto';
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -45,6 +45,8 @@ import {
   startUpstream,
   treeStats,
 } from './support.mjs';
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 if (process.argv[2] === 'child') {
   await serveWithAllowAllAuthorizer({ logins: ['orders/api_key'], listen: process.env.BENCH_LISTEN });
@@ -96,7 +98,9 @@ async function main() {
     ENV.GATEWAY_SECRET_DATABASE_URL = databaseUrl;
     ENV.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
     const postmaster = Number(readFileSync(join(postgres.folder, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const databaseCpuMs = () => treeStats(processTree(postmaster)).cpuMs;
+    // The server's processes now, plus the backends that have exited (a pool closes idle connections): the
+    // postmaster reaps them, and /proc counts their CPU in its children's time.
+    const databaseCpuMs = () => treeStats(processTree(postmaster)).cpuMs + reapedChildrenCpuMs(postmaster);
 
     const agent = new Agent({ connections: settings.concurrency, keepAliveTimeout: 30_000 });
     cleanups.push(() => agent.close());
@@ -239,23 +243,25 @@ async function measure(title, { rounds, calls, warmup }, load, direct, databaseC
   const directP50 = median(directP50s);
   console.log(`${title} (direct call p50 ${directP50.toFixed(3)} ms)`);
   console.log(
-    `  idle, CPU ms per second: ${sides.map((side, index) => `${side.name} ${idle.sides[index].toFixed(1)}`).join(', ')}, ` +
-      `PostgreSQL ${idle.database.toFixed(1)}`,
+    `  idle, CPU ms per second: gateways ${sides.map((side, index) => `${side.name} ${idle.sides[index].toFixed(1)}`).join(', ')}, ` +
+      `the PostgreSQL server ${idle.database.toFixed(1)}`,
   );
   const perCall = (ms, figure) => ((ms / figure.calls) * 1000).toFixed(0);
   for (const [index, side] of sides.entries()) {
     const figure = figures[index];
     figure.rate = figure.calls / figure.seconds;
     console.log(
-      `  ${side.name}: gateway CPU ${perCall(figure.gatewayMs, figure)} µs/call, PostgreSQL CPU ${perCall(figure.databaseMs, figure)} µs/call, ` +
+      `  ${side.name}: gateway CPU ${perCall(figure.gatewayMs, figure)} µs/call, ` +
+        `PostgreSQL CPU ${perCall(figure.databaseMs, figure)} µs/call, ` +
         `${Math.round(figure.rate)} calls/s, p50 ${median(figure.p50s).toFixed(3)} ms (median of rounds), ` +
         `added p50 ${(median(figure.p50s) - directP50).toFixed(3)} ms`,
     );
   }
   const [a, b] = figures;
+  const cpuPerCall = (figure) => (figure.gatewayMs + figure.databaseMs) / figure.calls;
   console.log(
     `  ${sides[1].name}/${sides[0].name}: throughput ${(b.rate / a.rate).toFixed(3)}, ` +
-      `CPU per call (gateways + PostgreSQL) ${((b.gatewayMs + b.databaseMs) / b.calls / ((a.gatewayMs + a.databaseMs) / a.calls)).toFixed(3)}`,
+      `CPU per call (gateways + PostgreSQL) ${(cpuPerCall(b) / cpuPerCall(a)).toFixed(3)}`,
   );
   return figures;
 }
@@ -328,4 +334,11 @@ async function idleCpu(sideReadings, databaseCpuMs) {
     sides: after.sides.map((value, index) => (value - before.sides[index]) / seconds),
     database: (after.database - before.database) / seconds,
   };
+}
+
+/** CPU time (ms) of the children `pid` has waited for (cutime + cstime of /proc/<pid>/stat). */
+function reapedChildrenCpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
 }
