@@ -3,6 +3,9 @@
 //   pnpm build && node bench/replicas.mjs [--rounds 6] [--calls 2000] [--warmup 1500] [--concurrency 8] [--replicas 3]
 //                                         [--no-fsync]
 //
+// At the defaults a run takes the better part of an hour on a busy 2-core machine (PostgreSQL made 50–150 calls/s
+// there); docs/performance.md's figures used --rounds 4 --calls 1000 --warmup 1000.
+//
 // A throw-away PostgreSQL cluster (test-support/postgres-cluster.mjs, the tests' own) on a free loopback port,
 // with PostgreSQL's durable defaults (fsync and synchronous commits on; --no-fsync turns them off, as the tests
 // run it). Every gateway runs in its own process with the allow-all authorizer of bench/support.mjs (this
