@@ -180,9 +180,14 @@ export async function startUpstream() {
  * A workspace for the example orders API with a signed lock made by the real CLI (import → review
  * --all-supported → publish) and a local account. `vault: file` when several workers must share the
  * signing keys (the env vault cannot store them). `build`: the checkout whose CLI makes the lock (bench/ab.mjs:
- * each side's own, so each gateway reads a lock its own schema knows).
+ * each side's own, so each gateway reads a lock its own schema knows). `postgres`: state in PostgreSQL
+ * (`storage.kind: postgres`, the connection string in the vault as `database-url`: with the env vault, the
+ * gateway's environment gives GATEWAY_SECRET_DATABASE_URL and GATEWAY_SECRET_RECEIPTS_SIGNING_KEY).
  */
-export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, build, tracesEndpoint, metricsOff = false } = {}) {
+export async function ordersWorkspace(
+  upstreamUrl,
+  { vault = 'env', webhookUrl, build, tracesEndpoint, metricsOff = false, postgres = false } = {},
+) {
   const cliPath = build ? join(build, 'packages', 'cli', 'dist', 'main.js') : cli;
   const run = (args, cwd, input) => gateway(args, cwd, input, cliPath);
   const directory = benchDirectory('gateway-bench-orders-');
@@ -209,6 +214,7 @@ export async function ordersWorkspace(upstreamUrl, { vault = 'env', webhookUrl, 
       `  provider: ${vault}`,
       'drift:',
       '  enabled: false',
+      ...(postgres ? ['storage:', '  kind: postgres', '  url: database-url'] : []),
       // Events on: every receipt becomes a signed CloudEvents webhook to this receiver (startWebhookReceiver).
       ...(webhookUrl ? ['webhooks:', '  bench:', `    url: ${webhookUrl}`, `    secret: ${WEBHOOK_SECRET_NAME}`] : []),
       // Traces on: every call's spans exported over OTLP/HTTP to this collector (bench/ab.mjs --traces).
@@ -453,15 +459,17 @@ export async function startCannedMcpServer(text) {
  * environment the parent forked it with, a silent logger, and an authorizer that lets one session call every
  * published tool as approved (`logins`: the login ids that session holds). Sends `{ mcpUrl }` to the parent and
  * closes the gateway when the parent sends any message. `build`: the checkout whose built server runs (bench/ab.mjs
- * compares two; default this one).
+ * compares two; default this one). `listen`: `host:port` instead of gateway.listen (bench/replicas.mjs: replicas
+ * of one config, each on its own port).
  */
-export async function serveWithAllowAllAuthorizer({ logins = [], build = root } = {}) {
+export async function serveWithAllowAllAuthorizer({ logins = [], build = root, listen } = {}) {
   const { startGateway } = await import(pathToFileURL(join(build, 'packages/server/dist/index.js')).href);
   const { pino } = await import(pathToFileURL(createRequire(join(build, 'packages/server/package.json')).resolve('pino')).href);
   const gateway = await startGateway({
     configPath: process.env.BENCH_CONFIG,
     env: process.env,
     logger: pino({ level: 'silent' }),
+    ...(listen ? { listen } : {}),
     authorizerOverride: ({ registry }) => {
       const snapshot = registry.snapshot();
       // What the call decision compares: each tool's fingerprint as published.

@@ -34,11 +34,26 @@ describe('the test PostgreSQL', () => {
       const url = await server.createDatabase();
       expect(url).toMatch(new RegExp(`^postgres://gateway_test:[^@]+@127\\.0\\.0\\.1:${server.port}/test_\\d+_1$`));
       expect(statSync(folder).isDirectory()).toBe(true);
+      expect(folder).toBe(join(server.folder, 'data'));
+      // Tests do not prove durability: no flush per commit keeps a database per test cheap.
+      expect(await server.psql('SHOW fsync')).toBe('off');
+      expect(await server.psql('SHOW synchronous_commit')).toBe('off');
     } finally {
       await server.stop();
     }
     expect(existsSync(folder)).toBe(false);
     await expect(tcpQuery(server.port, server.password, 'SELECT 1')).rejects.toThrow();
+  });
+
+  it('a durable cluster (what bench/replicas.mjs measures commits on) keeps fsync and synchronous commits on', async () => {
+    const server = await startPostgres({ durable: true });
+    try {
+      expect(await server.psql('SHOW fsync')).toBe('on');
+      expect(await server.psql('SHOW synchronous_commit')).toBe('on');
+      expect(await server.psql('SHOW full_page_writes')).toBe('on');
+    } finally {
+      await server.stop();
+    }
   });
 
   it('fails with the command that installs PostgreSQL when its binaries are missing', async () => {
