@@ -1,3 +1,5 @@
+import type { Transaction } from './unit-of-work.js';
+
 /**
  * Named leases: at most one holder of a name at a time, until an expiry the holder keeps pushing forward. What one
  * process of several must do alone (the drift leader; next the checkpoint signer and the webhook dispatcher) runs
@@ -30,4 +32,11 @@ export interface Leases {
   release(name: string, holder: string, token: number): Promise<boolean>;
   /** Who holds `name` now; undefined when nobody does (never taken, released or expired). */
   holder(name: string, now?: number): Promise<Lease | undefined>;
+  /**
+   * The fence of a write: whether `holder` still holds `name` under `token`, read in the unit of work `tx` that
+   * writes what only the holder may write (true past the expiry too, as long as nobody took it since, as `renew`).
+   * Nothing that would make it false commits before `tx` ends: on PostgreSQL the lease's row stays locked
+   * (`FOR SHARE`) until then; on SQLite the unit of work holds the database's write lock.
+   */
+  isHeld(tx: Transaction, name: string, holder: string, token: number): Promise<boolean>;
 }
