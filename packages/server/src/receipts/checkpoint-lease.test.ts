@@ -251,7 +251,9 @@ describe('checkpoint signing under a lease, two workers on one SQLite file', () 
     for (const name of ['worker-1', 'worker-2']) {
       const database = openDatabase(path, [...receiptMigrations, ...leaseMigrations, ...changeMigrations]);
       databases.push(database);
-      cleanups.push(() => database.close());
+      cleanups.push(() => {
+        database.close();
+      });
       if (options.deadHolder && databases.length === 1) await leaveDeadHolder(sqliteLeases(database));
       const changes = sqliteChangeFeed(database, { pollIntervalMs: 20 });
       cleanups.push(() => changes.close());

@@ -31,7 +31,11 @@ export type ChangeTopic = keyof ChangePayloads;
 
 export const CHANGE_TOPICS: readonly ChangeTopic[] = [
   'checkpoint-due',
-  'drift-blocks', 'publication-changed', 'session-ended', 'webhook-endpoint'];
+  'drift-blocks',
+  'publication-changed',
+  'session-ended',
+  'webhook-endpoint',
+];
 
 /** How long the table keeps a change: the longest outage after which a reconnecting feed still catches up. */
 export const CHANGE_RETENTION_MS = 60 * 60_000;
