@@ -44,7 +44,10 @@ export interface Checkpointing {
   checkpoint(): Promise<StoredCheckpoint | undefined>;
   /** Signs one when `lastIndex` (the last receipt committed) reaches N receipts past the last; never rejects. */
   checkpointWhenDue(lastIndex: number): Promise<void>;
-  /** Signs one now when the tree grew (without the lease: asks its holder, without waiting); never rejects. */
+  /**
+   * Signs one now when the tree grew, rejecting as `checkpoint` does; without the lease, asks its holder without
+   * waiting (and never rejects).
+   */
   checkpointSoon(): Promise<void>;
   /** Stops the timer, signs a final checkpoint when this process may sign, and gives the lease up; never rejects. */
   close(): Promise<void>;
@@ -183,7 +186,11 @@ export async function startCheckpointing(options: {
       }
     },
     async checkpointSoon() {
-      if (isSigner()) return checkpointOrWarn('receipt checkpoint');
+      const lease = keeper?.held();
+      if (!keeper || lease) {
+        await signTree(lease);
+        return;
+      }
       const { size } = await store.head().catch(() => ({ size: 0 }));
       if (size > Math.max(checkpointedSize, askedSize)) await askHolder(size);
     },
