@@ -40,7 +40,10 @@ beforeEach(async () => {
   directory = await temporaryDirectory('gateway-checkpoint-lease-');
   // Checkpoints every 5 receipts; the timer (a minute) stays out of the way.
   loaded = parseConfig(
-    `gateway:\n  url: http://127.0.0.1:8080\nsources: {}\nreceipts:\n  checkpoint:\n    everyReceipts: ${EVERY_RECEIPTS}\n    everySeconds: 60\n`,
+    [
+      'gateway:\n  url: http://127.0.0.1:8080\nsources: {}',
+      `receipts:\n  checkpoint:\n    everyReceipts: ${EVERY_RECEIPTS}\n    everySeconds: 60\n`,
+    ].join('\n'),
     join(directory.path, 'gateway.yaml'),
   );
   // One vault for both processes: the signing key is shared, as `--workers` and replicas require.

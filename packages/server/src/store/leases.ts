@@ -4,9 +4,9 @@ import type { Transaction } from './unit-of-work.js';
  * Named leases: at most one holder of a name at a time, until an expiry the holder keeps pushing forward. What one
  * process of several must do alone (the drift leader, the checkpoint signer through ./lease-keeper.ts; next the
  * webhook dispatcher) runs only while its process holds the lease. Each new holder gets a fencing token greater
- * than every earlier one, so a write that carries the token can be refused once a later holder exists (`isHeld`). Each operation is one atomic method: an
- * adapter runs it in one transaction (SQLite in ./sqlite/leases.ts); ./contract/leases.contract.ts states the rules.
- * Times are epoch milliseconds of the caller's clock.
+ * than every earlier one, so a write that carries the token can be refused once a later holder exists (`isHeld`).
+ * Each operation is one atomic method: an adapter runs it in one transaction (SQLite in ./sqlite/leases.ts);
+ * ./contract/leases.contract.ts states the rules. Times are epoch milliseconds of the caller's clock.
  */
 export interface Lease {
   name: string;
