@@ -59,7 +59,8 @@ beforeAll(async () => {
   });
   workspace.env.GATEWAY_SECRET_DATABASE_URL = databaseUrl;
   workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
-  // Every replica signs checkpoints of the one log: the signing key is the vault's, shared.
+  // One replica at a time signs checkpoints of the one log (the checkpoint-signer lease's holder): the signing key
+  // is the vault's, shared, so a successor's checkpoints extend its predecessor's.
   workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
   await startReplica();
   await startReplica(await freePort());
@@ -108,9 +109,10 @@ describe('the gateway on PostgreSQL', () => {
     } finally {
       await pool.end();
     }
-    // Both replicas read the same tree.
+    // Both replicas read the same tree; the first started holds the signer's lease, the second signs nothing.
     const heads = await Promise.all(replicas.map(({ gateway }) => gateway.receipts!.store.head()));
     expect(heads[1]).toEqual(heads[0]);
+    expect(replicas.map(({ gateway }) => gateway.receipts!.isCheckpointSigner())).toEqual([true, false]);
     const verified = await runGateway(['receipts', 'verify'], { cwd: workspace.directory, env: workspace.env });
     expect(verified.exitCode, String(verified.stdout) + String(verified.stderr)).toBe(0);
     expect(String(verified.stdout)).toContain('receipt log OK');

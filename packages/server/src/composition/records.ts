@@ -69,7 +69,8 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
   if (loaded.config.receipts?.enabled === false) return undefined;
   // On PostgreSQL replicas share the log: a journal is a file of one host, and what a replica that never comes
   // back left in it would be stranded, so each call waits for its receipt's commit instead (durable before the
-  // answer, in the shared database). The signing key is the vault's, as with workers: every replica signs the log.
+  // answer, in the shared database). The signing key is the vault's, as with workers: whichever replica holds the
+  // `checkpoint-signer` lease signs the log.
   const isShared = context.storage.kind === 'postgres';
   // `receipts.journal: false`: no journal (each call waits for its receipt's commit). The process that starts
   // first (alone, or worker 1 before the others) also takes over the journals of slots nobody serves from now.
@@ -88,6 +89,10 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
       loaded,
       dataDirectory: context.dataDirectory,
       requiresSharedSigningKey: worker !== undefined || isShared,
+      // Shared by several processes: one signs the checkpoints at a time, the holder of the signer's lease.
+      ...(worker !== undefined || isShared
+        ? { signingLease: { leases: context.storage.leases(), changes: context.storage.changeFeed() } }
+        : {}),
       ...(claimed.journal ? { journal: claimed.journal } : {}),
       adopt: claimed.adopt,
       ...(webhooks ? { hooks: [webhooks.outbox] } : {}),

@@ -13,7 +13,6 @@ export {
 export { followDrift, DRIFT_FOLLOW_INTERVAL_MS } from './follower.js';
 export {
   startDrift,
-  processHolder,
   DRIFT_LEADER_LEASE,
   DRIFT_LEASE_MS,
   type DriftLeadership,

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { processHolder } from '../store/lease-keeper.js';
 import type { Lease, Leases } from '../store/leases.js';
 import { followDrift } from './follower.js';
 import type { DriftWatcher, DriftWatcherOptions } from './types.js';
@@ -22,11 +21,6 @@ export interface DriftLeadershipOptions extends Omit<DriftWatcherOptions, 'mayCh
 export interface DriftLeadership extends DriftWatcher {
   /** True while this process holds the `drift-leader` lease and checks the descriptions. */
   isLeader(): boolean;
-}
-
-/** A holder name no other process uses: the host and pid say who it is in the store, the random part makes it unique. */
-export function processHolder(): string {
-  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
 }
 
 /**

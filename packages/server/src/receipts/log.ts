@@ -12,7 +12,7 @@ import {
 } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
 import { openReceiptAnchor, type ReceiptAnchor } from './anchor.js';
-import { startCheckpointing } from './checkpointing.js';
+import { startCheckpointing, type CheckpointLease } from './checkpointing.js';
 import type { ReceiptJournal } from './journal.js';
 import { createJournalMover, moveFromJournal, reportQuarantined, type JournalMover, type JournalMoverOptions } from './journal-mover.js';
 import { loadReceiptKeys, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptKeys } from './keys.js';
@@ -65,9 +65,17 @@ export interface ReceiptLog {
   record(fields: ReceiptFields): Promise<Receipt | undefined>;
   /** Hooks run in each append's and each new checkpoint's unit of work (the webhook outbox registers one). */
   addHook(hook: ReceiptHook): void;
-  /** Signs a checkpoint of the current tree when it grew since the last one; resolves with the latest. */
+  /**
+   * Signs a checkpoint of the current tree when it grew since the last one; resolves with the latest. When the log
+   * is shared and another process holds the signer's lease: asks it, and waits a little for its checkpoint.
+   */
   checkpoint(): Promise<StoredCheckpoint | undefined>;
-  /** Commits what is queued, stops the timer and signs a final checkpoint (its anchor copied to the vault). */
+  /** Whether this process signs the checkpoints now (always, unless another process holds the signer's lease). */
+  isCheckpointSigner(): boolean;
+  /**
+   * Commits what is queued, stops the timer and signs a final checkpoint when this process signs (its anchor
+   * copied to the vault), then gives the signer's lease up.
+   */
   close(): Promise<void>;
   /** Receipts recorded (durable in the journal) and not yet in the database: the backlog metrics report. */
   waitingCount(): number;
@@ -95,6 +103,11 @@ export interface ReceiptLogOptions extends ReceiptStorage {
    * or each process's checkpoints and anchors would be signed by a key the others do not trust.
    */
   requiresSharedSigningKey?: boolean;
+  /**
+   * Several processes share the log (replicas on PostgreSQL, `serve --workers`): only the holder of the
+   * `checkpoint-signer` lease signs checkpoints (checkpointing.ts). Without it, this process signs them all.
+   */
+  signingLease?: CheckpointLease;
   vault: Vault;
   loaded: LoadedConfig;
   hooks?: ReceiptHook[];
@@ -201,6 +214,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
     anchor,
     everyReceipts,
     everySeconds: settings.checkpoint?.everySeconds ?? DEFAULT_CHECKPOINT_EVERY_SECONDS,
+    ...(options.signingLease ? { lease: options.signingLease } : {}),
     warn,
     now: options.now ?? (() => new Date()),
   });
@@ -214,7 +228,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
   };
   const sizeBefore = (await store.head()).size;
   const mover = await startJournals(moverOptions, journals, options.maxPendingInMemory ?? MAX_PENDING_IN_MEMORY);
-  if ((await store.head()).size > sizeBefore) await checkpointing.checkpoint();
+  if ((await store.head()).size > sizeBefore) await checkpointing.checkpointSoon();
 
   let closing: Promise<void> | undefined;
   return {
@@ -241,6 +255,7 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       hooks.push(hook);
     },
     checkpoint: checkpointing.checkpoint,
+    isCheckpointSigner: checkpointing.isSigner,
     waitingCount: () => mover?.waitingCount() ?? 0,
     close() {
       closing ??= (async () => {

@@ -12,6 +12,11 @@ import type { Transaction } from './unit-of-work.js';
  * reconnect). ./contract/changes.contract.ts states the rules.
  */
 export interface ChangePayloads {
+  /**
+   * A process without the `checkpoint-signer` lease saw the receipt tree reach `treeSize` with no checkpoint over
+   * it due (N receipts, an export, a verification): the holder signs one (receipts/checkpointing.ts).
+   */
+  'checkpoint-due': { treeSize: number };
   /** A session was revoked (or otherwise ended before its expiry): its state is read again. */
   'session-ended': { sessionId: string };
   /** The drift leader recorded another set of blocked tools for a source: followers apply the recorded state. */
@@ -24,7 +29,13 @@ export interface ChangePayloads {
 
 export type ChangeTopic = keyof ChangePayloads;
 
-export const CHANGE_TOPICS: readonly ChangeTopic[] = ['drift-blocks', 'publication-changed', 'session-ended', 'webhook-endpoint'];
+export const CHANGE_TOPICS: readonly ChangeTopic[] = [
+  'checkpoint-due',
+  'drift-blocks',
+  'publication-changed',
+  'session-ended',
+  'webhook-endpoint',
+];
 
 /** How long the table keeps a change: the longest outage after which a reconnecting feed still catches up. */
 export const CHANGE_RETENTION_MS = 60 * 60_000;

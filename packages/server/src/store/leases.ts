@@ -1,10 +1,12 @@
+import type { Transaction } from './unit-of-work.js';
+
 /**
  * Named leases: at most one holder of a name at a time, until an expiry the holder keeps pushing forward. What one
- * process of several must do alone (the drift leader; next the checkpoint signer and the webhook dispatcher) runs
- * only while its process holds the lease. Each new holder gets a fencing token greater than every earlier one, so a
- * write that carries the token can be refused once a later holder exists. Each operation is one atomic method: an
- * adapter runs it in one transaction (SQLite in ./sqlite/leases.ts); ./contract/leases.contract.ts states the rules.
- * Times are epoch milliseconds of the caller's clock.
+ * process of several must do alone (the drift leader, the checkpoint signer through ./lease-keeper.ts; next the
+ * webhook dispatcher) runs only while its process holds the lease. Each new holder gets a fencing token greater
+ * than every earlier one, so a write that carries the token can be refused once a later holder exists (`isHeld`).
+ * Each operation is one atomic method: an adapter runs it in one transaction (SQLite in ./sqlite/leases.ts);
+ * ./contract/leases.contract.ts states the rules. Times are epoch milliseconds of the caller's clock.
  */
 export interface Lease {
   name: string;
@@ -30,4 +32,11 @@ export interface Leases {
   release(name: string, holder: string, token: number): Promise<boolean>;
   /** Who holds `name` now; undefined when nobody does (never taken, released or expired). */
   holder(name: string, now?: number): Promise<Lease | undefined>;
+  /**
+   * The fence of a write: whether `holder` still holds `name` under `token`, read in the unit of work `tx` that
+   * writes what only the holder may write (true past the expiry too, as long as nobody took it since, as `renew`).
+   * Nothing that would make it false commits before `tx` ends: on PostgreSQL the lease's row stays locked
+   * (`FOR SHARE`) until then; on SQLite the unit of work holds the database's write lock.
+   */
+  isHeld(tx: Transaction, name: string, holder: string, token: number): Promise<boolean>;
 }

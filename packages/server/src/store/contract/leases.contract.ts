@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Leases } from '../leases.js';
+import type { UnitOfWork } from '../unit-of-work.js';
 
 /**
  * What the leases suite runs against: two handles on one fresh, empty backing database (as two processes see it),
@@ -9,6 +10,8 @@ export interface LeasesUnderTest {
   /** Two connections to the same database. */
   first: Leases;
   second: Leases;
+  /** Units of work on `first`'s connection (what `isHeld` reads in). */
+  unitOfWork: UnitOfWork;
   close(): Promise<void>;
 }
 
@@ -85,6 +88,24 @@ export function leasesContract(adapter: string, factory: LeasesFactory): void {
       // The first holder coming back is a new holder too.
       await second.release(NAME, 'b', next.token);
       expect((await first.take(NAME, 'a', MINUTE_MS, now + 2))!.token).toBeGreaterThan(next.token);
+    });
+
+    it('a fenced write sees, in its unit of work, whether the holder still holds the lease under its token', async () => {
+      const now = Date.now();
+      const isHeld = (holder: string, token: number) => underTest.unitOfWork.run((tx) => first.isHeld(tx, NAME, holder, token));
+      expect(await isHeld('a', 1)).toBe(false);
+      const lease = (await first.take(NAME, 'a', 1000, now))!;
+      expect(await isHeld('a', lease.token)).toBe(true);
+      expect(await isHeld('b', lease.token)).toBe(false);
+      expect(await isHeld('a', lease.token + 1)).toBe(false);
+      // Expired but taken by nobody since: its writes still fence out nobody else.
+      expect(await second.holder(NAME, now + 1000)).toBeUndefined();
+      expect(await isHeld('a', lease.token)).toBe(true);
+      const taken = (await second.take(NAME, 'b', 1000, now + 1000))!;
+      expect(await isHeld('a', lease.token)).toBe(false);
+      expect(await isHeld('b', taken.token)).toBe(true);
+      await second.release(NAME, 'b', taken.token);
+      expect(await isHeld('b', taken.token)).toBe(false);
     });
 
     it('of concurrent takes of a free lease exactly one succeeds', async () => {

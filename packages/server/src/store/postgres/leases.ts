@@ -1,6 +1,8 @@
 import type { Lease, Leases } from '../leases.js';
 import type { Migration } from '../schema/migration.js';
+import type { Transaction } from '../unit-of-work.js';
 import type { PostgresPool } from './database.js';
+import { postgresClientOf } from './unit-of-work.js';
 
 /** The leases table, under the SQLite adapter's id: one row per name, kept after a release so tokens keep growing. */
 export const postgresLeaseMigrations: Migration[] = [
@@ -71,6 +73,15 @@ export class PostgresLeases implements Leases {
       now,
     ]);
     return rows[0] ? leaseOf(rows[0]) : undefined;
+  }
+
+  async isHeld(tx: Transaction, name: string, holder: string, token: number): Promise<boolean> {
+    // FOR SHARE: a take (its upsert) or a release of this name waits for `tx` to end.
+    const { rows } = await postgresClientOf(tx, this.pool).query(
+      'SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND token = $3 FOR SHARE',
+      [name, holder, token],
+    );
+    return rows.length > 0;
   }
 }
 

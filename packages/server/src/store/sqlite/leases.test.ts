@@ -3,6 +3,7 @@ import { temporaryDirectory } from '../../../../../test-support/cli.js';
 import { leasesContract, type LeasesFactory } from '../contract/leases.contract.js';
 import { openDatabase } from './database.js';
 import { leaseMigrations, sqliteLeases } from './leases.js';
+import { createSqliteUnitOfWork } from './unit-of-work.js';
 
 /** Each test: a fresh SQLite file, opened twice (two connections, as two processes hold it). */
 const sqlite: LeasesFactory = async () => {
@@ -12,6 +13,7 @@ const sqlite: LeasesFactory = async () => {
   return {
     first: sqliteLeases(databases[0]!),
     second: sqliteLeases(databases[1]!),
+    unitOfWork: createSqliteUnitOfWork(databases[0]!),
     async close() {
       for (const database of databases) database.close();
       await directory.cleanup();

@@ -1,5 +1,6 @@
 import type { Lease, Leases } from '../leases.js';
 import { writeTransaction, type Migration, type SqliteDatabase } from './database.js';
+import { sqliteTransactionOf } from './unit-of-work.js';
 
 /** The leases table: one row per name, kept after a release so the next holder's token still increases. */
 export const leaseMigrations: Migration[] = [
@@ -30,13 +31,14 @@ export class SqliteLeases implements Leases {
   private readonly statements;
   private readonly takeAtomically;
 
-  constructor(database: SqliteDatabase) {
+  constructor(private readonly database: SqliteDatabase) {
     this.statements = {
       select: database.prepare('SELECT * FROM leases WHERE name = ?'),
       insert: database.prepare('INSERT INTO leases (name, holder, token, expires_at) VALUES (?, ?, 1, ?)'),
       hand: database.prepare('UPDATE leases SET holder = ?, token = token + 1, expires_at = ? WHERE name = ?'),
       extend: database.prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?'),
       release: database.prepare('UPDATE leases SET holder = NULL WHERE name = ? AND holder = ? AND token = ?'),
+      isHeld: database.prepare('SELECT 1 FROM leases WHERE name = ? AND holder = ? AND token = ?'),
     };
     this.takeAtomically = writeTransaction(database, (name: string, holder: string, expiresAt: number, now: number) => {
       const row = this.statements.select.get(name) as LeaseRow | undefined;
@@ -66,6 +68,12 @@ export class SqliteLeases implements Leases {
   async holder(name: string, now = Date.now()): Promise<Lease | undefined> {
     const row = this.statements.select.get(name) as LeaseRow | undefined;
     return row && row.holder !== null && row.expires_at > now ? leaseOf(row) : undefined;
+  }
+
+  async isHeld(tx: { readonly adapter: string }, name: string, holder: string, token: number): Promise<boolean> {
+    // On the unit of work's connection, inside its BEGIN IMMEDIATE: no other process takes the lease meanwhile.
+    sqliteTransactionOf(tx, this.database);
+    return this.statements.isHeld.get(name, holder, token) !== undefined;
   }
 }
 
