@@ -69,13 +69,10 @@ async function startBalancer(port: number): Promise<Server> {
     const path = request.url ?? '/';
     const target = path.startsWith('/connect/callback') ? replicaPorts[1]! : replicaPorts[0]!;
     routed.push({ path: path.split('?')[0]!, port: target });
-    const upstream = httpRequest(
-      { host: '127.0.0.1', port: target, method: request.method, path, headers: request.headers },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      },
-    );
+    const upstream = httpRequest({ host: '127.0.0.1', port: target, method: request.method, path, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
     upstream.on('error', () => response.writeHead(502).end());
     request.pipe(upstream);
   });

@@ -41,10 +41,7 @@ export async function startExampleApi(apiKey = ORDERS_API_KEY): Promise<OrdersAp
  * Every tool in the current snapshot, approved with its current fingerprint, and every configured login:
  * what a person (`subject`) approving everything would get. Recomputed after each reload.
  */
-export function allowAll(
-  logins: ReadonlySet<string>,
-  subject = 'harness',
-): (context: { registry: PublicationRegistry }) => McpAuthorizer {
+export function allowAll(logins: ReadonlySet<string>, subject = 'harness'): (context: { registry: PublicationRegistry }) => McpAuthorizer {
   return ({ registry }) => {
     let generation = -1;
     let caller: McpCaller | undefined;

@@ -20,7 +20,10 @@ describe('connect tickets', () => {
     const [version, payload, tag] = ticket.split('.') as [string, string, string];
     const forgedClaims = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), person: 'local:bob' }));
     expect(await tickets.open(`${version}.${forgedClaims.toString('base64url')}.${tag}`, now)).toEqual({ ok: false, why: 'invalid' });
-    expect(await createConnectTickets(randomBytes(32), new MemoryEphemeralState()).open(ticket, now)).toEqual({ ok: false, why: 'invalid' });
+    expect(await createConnectTickets(randomBytes(32), new MemoryEphemeralState()).open(ticket, now)).toEqual({
+      ok: false,
+      why: 'invalid',
+    });
     expect(await tickets.open('not-a-ticket', now)).toEqual({ ok: false, why: 'invalid' });
   });
 

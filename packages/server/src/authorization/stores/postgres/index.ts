@@ -33,7 +33,10 @@ export const postgresAuthorizationMigrations: Migration[] = [...postgresSessionM
  * the throttles' counts and the pages' ephemeral state are always in the database, because replicas share them.
  * `ephemeral`: the process's one ephemeral state (the composition's), else one over `pool`.
  */
-export function postgresAuthorizationPorts(pool: PostgresPool, ephemeral: EphemeralState = postgresEphemeralState(pool)): AuthorizationPorts {
+export function postgresAuthorizationPorts(
+  pool: PostgresPool,
+  ephemeral: EphemeralState = postgresEphemeralState(pool),
+): AuthorizationPorts {
   return { ...postgresAuthorizationStores(pool), throttles: new PostgresThrottles(pool), ephemeral };
 }
 
