@@ -174,16 +174,18 @@ afterAll(async () => {
   await directory?.cleanup();
 });
 
-/** An SDK v2 client (2026-07-28) of one replica's /mcp; with `onUrl` it declares URL elicitation and links through it. */
-async function clientOf(port: number, onUrl?: (url: string) => Promise<void>): Promise<Client> {
+/**
+ * An SDK v2 client (2026-07-28) of one replica's /mcp; with `onUrl` it declares URL elicitation and links through
+ * it (`onUrl` false: the person declines).
+ */
+async function clientOf(port: number, onUrl?: (url: string) => Promise<boolean>): Promise<Client> {
   const client = new Client(
     { name: 'alice-v2', version: '1.0.0' },
     { versionNegotiation: { mode: 'auto' }, ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}) },
   );
   if (onUrl) {
     client.setRequestHandler('elicitation/create', async (request) => {
-      await onUrl((request.params as { url: string }).url);
-      return { action: 'accept' };
+      return { action: (await onUrl((request.params as { url: string }).url)) ? 'accept' : 'decline' };
     });
   }
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
@@ -196,8 +198,11 @@ describe('OAuth per person across replicas on PostgreSQL', () => {
   it("linking started on one replica is finished by the provider's callback reaching the other; calls on both run as alice", async () => {
     const context = await browser.newContext();
     const headings: string[] = [];
+    const elicited: string[] = [];
     const first = await clientOf(replicaPorts[0]!, async (url) => {
-      expect(url).toMatch(new RegExp(`^${canonicalUrl}/connect\\?ticket=`));
+      elicited.push(url);
+      // Asked again after linking: the link did not work (the assertions below say how); she declines.
+      if (elicited.length > 1) return false;
       const page = await context.newPage();
       try {
         await page.goto(url);
@@ -211,10 +216,16 @@ describe('OAuth per person across replicas on PostgreSQL', () => {
       } finally {
         await page.close();
       }
+      return true;
     });
     try {
-      const result = await first.callTool({ name: 'whoami', arguments: {} });
+      // A declined elicitation may end the call with an error: what the person saw is asserted first.
+      const result = await first
+        .callTool({ name: 'whoami', arguments: {} })
+        .catch((error: unknown) => ({ isError: true, structuredContent: undefined, error }));
       expect(headings).toEqual(['Connected Example ID']);
+      expect(elicited).toHaveLength(1);
+      expect(elicited[0]).toMatch(new RegExp(`^${canonicalUrl}/connect\\?ticket=`));
       expect(result.isError).toBeFalsy();
       expect(subOf(result)).toBe('alice');
     } finally {
