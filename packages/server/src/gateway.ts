@@ -140,8 +140,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // Read once: the bytes verified are the bytes served, and their digest is what the watcher compares against.
     const initial = await loadVerifiedLock(settings.lockPath, loaded);
     registry.replace(initial.lock);
+    // One ephemeral state for every area of this process: the database's when processes serve together.
+    const ephemeral = storage.ephemeralState({ sharedByWorkers: options.worker !== undefined });
     // What every area starts with; `worker`: this process is one of `gateway serve --workers N`.
-    const area = { loaded, vault, storage, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
+    const area = { loaded, vault, storage, ephemeral, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
     const calls = await startCallArea(area, closers);
     const webhookLeaseMs = options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {};
     const records = { ...area, dataDirectory: settings.dataDirectory, deliveryTelemetry: telemetry.deliveries, ...webhookLeaseMs };
@@ -179,9 +181,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       mcpUrl,
       authorizer,
       requestStates: createRequestStates(
-        // Workers answer one client together: a retry's state issued by one must open on another.
-        await requestStateKey(vault, (message) => logger.warn(message), { requireShared: options.worker !== undefined }),
-        authorizationStores.ephemeral,
+        // Processes answer one client together (workers, replicas on PostgreSQL): a retry's state issued by one must open on another.
+        await requestStateKey(vault, (message) => logger.warn(message), {
+          requireShared: options.worker !== undefined || storage.kind === 'postgres',
+        }),
+        ephemeral,
       ),
       personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
       authPlugin: approvals.withPages(authorization.plugin),

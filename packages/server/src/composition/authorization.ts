@@ -10,6 +10,7 @@ import { createAuthorization } from '../authorization/index.js';
 import { listLogins } from '../credentials/index.js';
 import type { PersonLogins } from '../credentials/person/index.js';
 import type { PublicationRegistry } from '../publications/registry.js';
+import type { EphemeralState } from '../store/ephemeral-state.js';
 import type { GatewayStorage } from './storage.js';
 import type { Closers } from './closers.js';
 import { changesSince, consentTools } from './consent-offer.js';
@@ -18,6 +19,8 @@ export async function startAuthorization(
   context: {
     loaded: LoadedConfig;
     storage: GatewayStorage;
+    /** The process's ephemeral state (the per-person logins use the same one). */
+    ephemeral: EphemeralState;
     vault: Vault;
     logger: FastifyBaseLogger;
     mcpUrl: string;
@@ -28,7 +31,7 @@ export async function startAuthorization(
   closers: Closers,
 ) {
   const { loaded, registry, worker } = context;
-  const stores = context.storage.authorizationStores({ sharedByWorkers: worker !== undefined });
+  const stores = context.storage.authorizationStores({ sharedByWorkers: worker !== undefined, ephemeral: context.ephemeral });
   const authorization = await createAuthorization({
     loaded,
     stores,

@@ -10,6 +10,7 @@ import { createCredentialResolver } from '../credentials/index.js';
 import { startPersonLogins, type PersonLogins } from '../credentials/person/index.js';
 import { createExecutor, sourceLimits, type Executor } from '../execute/executor.js';
 import { McpUpstreamPool } from '../execute/mcp-upstream.js';
+import type { EphemeralState } from '../store/ephemeral-state.js';
 import type { GatewayStorage } from './storage.js';
 import type { Closers } from './closers.js';
 
@@ -25,7 +26,7 @@ export interface CallArea {
 }
 
 export async function startCallArea(
-  context: { loaded: LoadedConfig; vault: Vault; storage: GatewayStorage; logger: Logger },
+  context: { loaded: LoadedConfig; vault: Vault; storage: GatewayStorage; ephemeral: EphemeralState; logger: Logger },
   closers: Closers,
 ): Promise<CallArea> {
   const { loaded, vault, logger } = context;
@@ -51,6 +52,8 @@ export async function startCallArea(
     accounts: context.storage.linkedAccounts(),
     // Processes sharing the storage refresh a person's token once (the lease), not once each.
     leases: context.storage.leases(),
+    // A provider's callback may reach another process than the one that started the linking.
+    ephemeral: context.ephemeral,
     dispatcher: tokenAgent,
     warn: (details, message) => logger.warn(details, message),
   });

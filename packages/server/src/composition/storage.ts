@@ -10,12 +10,22 @@ import type { DriftStore } from '../drift/ports.js';
 import type { OutboxStore } from '../outbox/ports.js';
 import type { ReceiptStorage } from '../receipts/store.js';
 import type { ChangeFeed } from '../store/changes.js';
+import type { EphemeralState } from '../store/ephemeral-state.js';
 import type { Leases } from '../store/leases.js';
 
 export interface GatewayStorage {
   readonly kind: 'sqlite' | 'postgres';
-  /** `sharedByWorkers`: several processes serve together, so the pages' ephemeral state is the database's too. */
-  authorizationStores(options: { sharedByWorkers: boolean }): AuthorizationPorts;
+  /**
+   * The ephemeral state of this process's areas (sign-in and consent pages, retries' spent `requestState`s, per-person
+   * logins' connect tickets and linking attempts): built once by the composition and given to each area.
+   * `sharedByWorkers`: several processes serve together, so it is the database's (PostgreSQL: always).
+   */
+  ephemeralState(options: { sharedByWorkers: boolean }): EphemeralState;
+  /**
+   * `sharedByWorkers`: several processes serve together, so the throttles' counts are the database's too;
+   * `ephemeral`: the process's ephemeral state (`ephemeralState`), which the area's ports hold.
+   */
+  authorizationStores(options: { sharedByWorkers: boolean; ephemeral: EphemeralState }): AuthorizationPorts;
   /** The receipt store and the unit of work its appends (and the outbox's rows) commit in. */
   receiptStorage(): ReceiptStorage;
   outboxStore(): OutboxStore;

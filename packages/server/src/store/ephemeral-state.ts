@@ -10,7 +10,7 @@
 export interface EphemeralState {
   /**
    * True when the entries are written where other processes, and a copy of the database, see them: a value that
-   * could act as a credential is then sealed by its user (authorization/signin/sealed.ts), never stored readable.
+   * could act as a credential is then sealed by its user (./sealed.ts), never stored readable.
    */
   readonly isShared: boolean;
   /** Stores `value` under (`kind`, `key`) until `expiresAt` (epoch ms), replacing what was there. */

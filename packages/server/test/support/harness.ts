@@ -39,9 +39,9 @@ export async function startExampleApi(apiKey = ORDERS_API_KEY): Promise<OrdersAp
 
 /**
  * Every tool in the current snapshot, approved with its current fingerprint, and every configured login:
- * what a person approving everything would get. Recomputed after each reload.
+ * what a person (`subject`) approving everything would get. Recomputed after each reload.
  */
-export function allowAll(logins: ReadonlySet<string>): (context: { registry: PublicationRegistry }) => McpAuthorizer {
+export function allowAll(logins: ReadonlySet<string>, subject = 'harness'): (context: { registry: PublicationRegistry }) => McpAuthorizer {
   return ({ registry }) => {
     let generation = -1;
     let caller: McpCaller | undefined;
@@ -51,7 +51,7 @@ export function allowAll(logins: ReadonlySet<string>): (context: { registry: Pub
         if (!caller || generation !== snapshot.generation) {
           const tools = new Map<string, string>();
           for (const name of snapshot.names) tools.set(name, snapshot.tools.get(name)!.entry.fingerprint);
-          caller = { sessionId: 'session-1', subject: 'harness', clientId: 'harness', tools, logins, expiresAt: Date.now() + 3_600_000 };
+          caller = { sessionId: 'session-1', subject, clientId: 'harness', tools, logins, expiresAt: Date.now() + 3_600_000 };
           generation = snapshot.generation;
         }
         return { ok: true, caller };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { secretsEqual, type PersonRole } from '@gateway/runtime';
 import type { EphemeralState } from '../../store/ephemeral-state.js';
-import { seal, sealedKey, unseal } from './sealed.js';
+import { seal, sealedKey, unseal } from '../../store/sealed.js';
 
 /** The ephemeral state kind of browser sessions. */
 const KIND = 'browser-session';
@@ -58,7 +58,7 @@ export function readCookie(header: string | undefined, name: string): string | u
  * Browser sessions of the sign-in and consent pages, kept in the ephemeral state port (store/ephemeral-state.ts):
  * this process's memory, so a gateway restart signs people out, which costs them one sign-in and keeps no
  * long-lived secrets on disk; or, with several worker processes (`gateway serve --workers N`), the database, so
- * any worker can continue them. In a shared store each is sealed with its cookie (./sealed.ts): the database never
+ * any worker can continue them. In a shared store each is sealed with its cookie (store/sealed.ts): the database never
  * holds a session id or CSRF token it could be used with. Bounded in size (per process) and time.
  */
 export class BrowserSessions {
@@ -86,12 +86,12 @@ export class BrowserSessions {
   async save(session: BrowserSession): Promise<void> {
     const { id, ...rest } = session;
     const text = JSON.stringify(rest);
-    await this.state.put(KIND, this.keyOf(id), this.state.isShared ? seal(id, text) : text, session.expiresAt);
+    await this.state.put(KIND, this.keyOf(id), this.state.isShared ? seal('browser-session', id, text) : text, session.expiresAt);
   }
 
   private async load(id: string, now: number): Promise<BrowserSession | undefined> {
     const stored = await this.state.get(KIND, this.keyOf(id), now);
-    const text = stored === undefined || !this.state.isShared ? stored : unseal(id, stored);
+    const text = stored === undefined || !this.state.isShared ? stored : unseal('browser-session', id, stored);
     if (text === undefined) {
       this.sessions.delete(id);
       return undefined;

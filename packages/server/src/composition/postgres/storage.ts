@@ -22,6 +22,7 @@ import {
   vaultDatabaseShared,
 } from '../../store/postgres/database.js';
 import { openPostgresChangeFeed } from '../../store/postgres/changes.js';
+import { postgresEphemeralState } from '../../store/postgres/ephemeral-state.js';
 import { postgresLeases } from '../../store/postgres/leases.js';
 import { migratePostgres } from '../../store/postgres/migrate.js';
 import type { Closers } from '../closers.js';
@@ -61,8 +62,9 @@ export async function openPostgresStorage(secretName: string, vault: Vault, logg
   closers.add(() => changes.close());
   return {
     kind: 'postgres',
-    // Replicas always share the pages' ephemeral state and the throttles' counts: they are in the database.
-    authorizationStores: () => postgresAuthorizationPorts(pool),
+    // Replicas always share the ephemeral state and the throttles' counts: they are in the database.
+    ephemeralState: () => postgresEphemeralState(pool),
+    authorizationStores: ({ ephemeral }) => postgresAuthorizationPorts(pool, ephemeral),
     receiptStorage: () => postgresReceiptStorage(pool),
     outboxStore: () => postgresOutboxStore(pool),
     driftStore: () => postgresDriftStore(pool),

@@ -14,6 +14,8 @@ import { startBackgroundCheckpointer } from '../../store/sqlite/checkpointer.js'
 import { openDatabase, type Migration } from '../../store/sqlite/database.js';
 import { changeMigrations, sqliteChangeFeed } from '../../store/sqlite/changes.js';
 import { leaseMigrations } from '../../store/sqlite/leases.js';
+import { MemoryEphemeralState } from '../../store/memory/ephemeral-state.js';
+import { SqliteEphemeralState } from '../../store/sqlite/ephemeral-state.js';
 import { sqliteApprovals } from '../../approvals/sqlite/index.js';
 import { openSqliteAuthorizationStores } from '../../authorization/stores/sqlite/index.js';
 import { sqliteLinkedAccounts } from '../../credentials/person/sqlite/index.js';
@@ -50,6 +52,8 @@ export function openSqliteStorage(dataDirectory: string, logger: Logger, closers
   closers.add(() => changes.close());
   return {
     kind: 'sqlite',
+    // One process keeps it in memory and writes nothing for it; workers share it through the database.
+    ephemeralState: ({ sharedByWorkers }) => (sharedByWorkers ? new SqliteEphemeralState(database) : new MemoryEphemeralState()),
     authorizationStores: (options) => openSqliteAuthorizationStores(database, options),
     receiptStorage: () => sqliteReceiptStorage(database),
     outboxStore: () => sqliteOutboxStore(database),

@@ -3,9 +3,12 @@
  * for a per-person login, from a call that needs it ("a person must act first") or from the consent page. It
  * seals who must open it (the session's person), for which session and login, an expiry and a nonce, with an
  * HMAC-SHA-256 whose key only the gateway holds (the vault). Anyone may read the claims; no one can change them.
- * Single use is enforced by the caller on the nonce (ConnectTickets.spend).
+ * Single use is enforced by the caller on the nonce (ConnectTickets.spend), claimed in the ephemeral state port
+ * (store/ephemeral-state.ts): with workers or replicas, the storage they share, so a ticket spent in one process is
+ * refused by every other.
  */
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
 
 export interface ConnectTicketClaims {
   /** The person who must be signed in to open it. */
@@ -26,18 +29,23 @@ export const CONNECT_TICKET_TTL_MS = 10 * 60_000;
 
 const VERSION = 'c1';
 
+/** The ephemeral state kind of spent tickets' nonces. */
+const SPENT = 'connect-ticket-spent';
+
 export interface ConnectTickets {
   issue(claims: Omit<ConnectTicketClaims, 'expiresAt' | 'nonce'>, now: number): string;
   /** The claims of an intact, unexpired, unspent ticket; spends nothing. */
-  open(ticket: string, now: number): OpenedTicket;
-  /** Spends a ticket: false when it was spent already (single use). */
-  spend(claims: ConnectTicketClaims, now: number): boolean;
+  open(ticket: string, now: number): Promise<OpenedTicket>;
+  /**
+   * Spends a ticket, once across every process sharing `state`: false when it was spent already (single use; of
+   * two concurrent spends, one wins).
+   */
+  spend(claims: ConnectTicketClaims, now: number): Promise<boolean>;
 }
 
-export function createConnectTickets(key: Uint8Array): ConnectTickets {
+/** `state`: where spent nonces are claimed (the storage processes share, or this process's memory). */
+export function createConnectTickets(key: Uint8Array, state: EphemeralState): ConnectTickets {
   const secret: KeyObject = createSecretKey(key);
-  /** Spent nonce → its ticket's expiry (after that it is refused as expired anyway). */
-  const spent = new Map<string, number>();
   const tag = (payload: string): Buffer => createHmac('sha256', secret).update(`${VERSION}.${payload}`).digest();
 
   return {
@@ -50,7 +58,7 @@ export function createConnectTickets(key: Uint8Array): ConnectTickets {
       const payload = Buffer.from(JSON.stringify(sealed), 'utf8').toString('base64url');
       return `${VERSION}.${payload}.${tag(payload).toString('base64url')}`;
     },
-    open(ticket, now) {
+    async open(ticket, now) {
       const parts = ticket.split('.');
       if (parts.length !== 3 || parts[0] !== VERSION) return { ok: false, why: 'invalid' };
       const [, payload, signature] = parts as [string, string, string];
@@ -64,15 +72,11 @@ export function createConnectTickets(key: Uint8Array): ConnectTickets {
         return { ok: false, why: 'invalid' };
       }
       if (typeof claims.expiresAt !== 'number' || claims.expiresAt <= now) return { ok: false, why: 'expired' };
-      if (spent.has(claims.nonce)) return { ok: false, why: 'used' };
+      if ((await state.get(SPENT, claims.nonce, now)) !== undefined) return { ok: false, why: 'used' };
       return { ok: true, claims };
     },
-    spend(claims, now) {
-      if (spent.has(claims.nonce)) return false;
-      if (spent.size >= 1024) for (const [nonce, expiresAt] of spent) if (expiresAt <= now) spent.delete(nonce);
-      spent.set(claims.nonce, claims.expiresAt);
-      return true;
-    },
+    // Kept until the ticket expires: after that it is refused as expired anyway.
+    spend: (claims, now) => state.claimOnce(SPENT, claims.nonce, claims.expiresAt, now),
   };
 }
 

@@ -12,13 +12,15 @@
  *
  * The decision is synchronous, so the links are also held in this process's memory (read at start, written
  * through on every change here). With several worker processes a link made in another one is read from the store
- * when a call misses it, so the person's retry finds it.
+ * when a call misses it, so the person's retry finds it. Spent connect tickets and linking attempts in flight are
+ * in the ephemeral state the processes share, so a flow started in one may finish in another.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { GatewayError, personCredentialsOf, type LoadedConfig } from '@gateway/core';
 import type { PersonTokenSet, Vault } from '@gateway/runtime';
 import type { PersonActionGate } from '../../calls/pipeline.js';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
 import type { Leases } from '../../store/leases.js';
 import { CONNECT_TICKET_KEY_SECRET, createConnectTickets, type ConnectTicketClaims } from './connect-tickets.js';
 import { createPersonLoginGate } from './gate.js';
@@ -49,6 +51,12 @@ export interface PersonLoginsOptions {
    * own concurrent refreshes only.
    */
   leases?: Leases;
+  /**
+   * Where spent connect tickets and linking attempts in flight are kept: the ephemeral state the processes serving
+   * together share (with `serve --workers` or replicas, the storage's), so the provider's callback may reach any of
+   * them and a ticket is spent once across all; one process's memory otherwise.
+   */
+  ephemeral: EphemeralState;
 }
 
 export interface PersonLogins {
@@ -87,7 +95,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
   const { loaded, vault, accounts } = options;
   const now = options.now ?? Date.now;
   const settings = personLoginSettings(loaded, vault, options.dispatcher);
-  const tickets = createConnectTickets(options.ticketKey);
+  const tickets = createConnectTickets(options.ticketKey, options.ephemeral);
   const base = loaded.config.gateway.url.replace(/\/+$/, '');
   const redirectUri = `${base}/connect/callback`;
   const links = new Map<string, LinkedAccount>();
@@ -191,7 +199,7 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
         ),
       connectUrl: (claims) => service.connectUrl(claims),
     }),
-    linking: createLinking({ settings, tickets, redirectUri, link, warn: options.warn, now }),
+    linking: createLinking({ settings, tickets, state: options.ephemeral, redirectUri, link, warn: options.warn, now }),
     connectUrl: (claims) => `${base}/connect?ticket=${encodeURIComponent(tickets.issue(claims, now()))}`,
     isLinked(person, login) {
       if (links.has(keyOf(person, login))) return true;

@@ -4,10 +4,18 @@
  * S256, state, nonce); the provider's answer comes back to the callback in the same browser, whose code is
  * redeemed, the tokens go to the vault and the link to the store. Protocol-free: the authorization area's
  * connect handler turns these outcomes into pages and redirects.
+ *
+ * The attempt in flight (its `state`, nonce and PKCE verifier, the ticket's claims, the browser) is kept in the
+ * ephemeral state port (store/ephemeral-state.ts) until the callback takes it: with workers or replicas, the
+ * storage they share, because the provider's redirect may reach another process than the one that started the
+ * flow. There it is named by the hash of its `state` and sealed with it (store/sealed.ts), so the
+ * database never holds a verifier it could be redeemed with.
  */
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '@gateway/core';
 import type { PersonTokenSet } from '@gateway/runtime';
+import { seal, sealedKey, unseal } from '../../store/sealed.js';
+import type { EphemeralState } from '../../store/ephemeral-state.js';
 import type { ConnectTicketClaims, ConnectTickets } from './connect-tickets.js';
 import type { LinkedAccount } from './ports.js';
 import type { PersonLoginSettings } from './settings.js';
@@ -35,7 +43,10 @@ interface LinkAttempt {
 
 /** How long a person has at the provider before the callback is refused. */
 export const LINK_ATTEMPT_TTL_MS = 10 * 60_000;
+/** Attempts one process keeps in flight at most: past that, the oldest it started are dropped. */
 const MAX_ATTEMPTS = 2_000;
+/** The ephemeral state kind of attempts in flight. */
+const ATTEMPT = 'link-attempt';
 
 export interface Linking {
   /** Opens a connect ticket for the browser's person and starts the flow at the provider. */
@@ -53,6 +64,8 @@ export interface Linking {
 export interface LinkingOptions {
   settings: ReadonlyMap<string, PersonLoginSettings>;
   tickets: ConnectTickets;
+  /** Where attempts in flight are kept until their callback (shared by the processes serving together). */
+  state: EphemeralState;
   redirectUri: string;
   /** Stores the tokens and the link (the service's `link`). */
   link(account: Omit<LinkedAccount, 'linkedAt'>, tokens: PersonTokenSet): Promise<LinkedAccount>;
@@ -66,21 +79,11 @@ const refused = (status: number, title: string, message: string): LinkOutcome =>
 
 export function createLinking(options: LinkingOptions): Linking {
   const now = options.now ?? Date.now;
-  /** Attempts in flight, by `state`: taken once by the callback. */
-  const attempts = new Map<string, LinkAttempt>();
-
-  function forgetOld(at: number): void {
-    for (const [state, attempt] of attempts) if (at - attempt.startedAt > LINK_ATTEMPT_TTL_MS) attempts.delete(state);
-    // Still full: the oldest go first (Map order).
-    for (const state of attempts.keys()) {
-      if (attempts.size < MAX_ATTEMPTS) break;
-      attempts.delete(state);
-    }
-  }
+  const attempts = attemptsIn(options.state);
 
   return {
     async providerOf(ticket) {
-      const opened = options.tickets.open(ticket, now());
+      const opened = await options.tickets.open(ticket, now());
       const settings = opened.ok ? options.settings.get(opened.claims.login) : undefined;
       if (!settings) return undefined;
       try {
@@ -92,7 +95,7 @@ export function createLinking(options: LinkingOptions): Linking {
 
     async begin(ticket, browser) {
       const at = now();
-      const opened = options.tickets.open(ticket, at);
+      const opened = await options.tickets.open(ticket, at);
       if (!opened.ok) {
         return opened.why === 'invalid'
           ? refused(
@@ -112,7 +115,6 @@ export function createLinking(options: LinkingOptions): Linking {
       }
       const settings = options.settings.get(claims.login);
       if (!settings) return refused(400, 'This login is no longer offered', `The gateway has no per-person login ${claims.login}.`);
-      forgetOld(at);
       const state = randomBytes(24).toString('base64url');
       const attempt: LinkAttempt = {
         claims,
@@ -123,7 +125,7 @@ export function createLinking(options: LinkingOptions): Linking {
       };
       try {
         const location = await settings.client.authorizationUrl({ redirectUri: options.redirectUri, state, ...attempt });
-        attempts.set(state, attempt);
+        await attempts.add(state, attempt);
         return { kind: 'redirect', location };
       } catch (error) {
         options.warn({ login: claims.login, error: (error as Error).message }, 'linking could not start');
@@ -133,9 +135,8 @@ export function createLinking(options: LinkingOptions): Linking {
 
     async complete(callbackUrl, browser) {
       const state = callbackUrl.searchParams.get('state') ?? '';
-      const attempt = attempts.get(state);
-      // Single use: the state is gone once a callback took it, right or wrong.
-      attempts.delete(state);
+      // Single use: the state is gone once a callback took it, right or wrong (in whichever process).
+      const attempt = state === '' ? undefined : await attempts.take(state, now());
       if (!attempt || now() - attempt.startedAt > LINK_ATTEMPT_TTL_MS) {
         return refused(400, 'This link attempt has expired', 'Nothing was linked. Call the tool again for a new link.');
       }
@@ -150,7 +151,7 @@ export function createLinking(options: LinkingOptions): Linking {
       const settings = options.settings.get(claims.login);
       if (!settings) return refused(400, 'This login is no longer offered', `The gateway has no per-person login ${claims.login}.`);
       // Single use: the ticket is spent by the link it makes (opening it, as a browser's prefetch may, spends nothing).
-      if (!options.tickets.spend(claims, now())) {
+      if (!(await options.tickets.spend(claims, now()))) {
         return refused(400, 'This link was already used', 'Each link works once. Call the tool again for a new one.');
       }
       let tokens: RedeemedTokens;
@@ -172,6 +173,43 @@ export function createLinking(options: LinkingOptions): Linking {
         tokens,
       );
       return { kind: 'linked', account, label: settings.label };
+    },
+  };
+}
+
+/**
+ * The attempts in flight in `state`, by their `state` parameter: in a shared store under its hash and sealed with
+ * it; in this process's memory as they are. Bounded per process over the attempts it started (the oldest go first).
+ */
+function attemptsIn(state: EphemeralState) {
+  /** Store keys of the attempts this process started, oldest first, with their expiry. */
+  const started = new Map<string, number>();
+  const keyOf = (attemptState: string): string => (state.isShared ? sealedKey(attemptState) : attemptState);
+
+  async function makeRoom(at: number): Promise<void> {
+    for (const [key, expiresAt] of started) if (expiresAt <= at) started.delete(key);
+    for (const key of started.keys()) {
+      if (started.size < MAX_ATTEMPTS) break;
+      started.delete(key);
+      await state.delete(ATTEMPT, key);
+    }
+  }
+
+  return {
+    async add(attemptState: string, attempt: LinkAttempt): Promise<void> {
+      const expiresAt = attempt.startedAt + LINK_ATTEMPT_TTL_MS;
+      await makeRoom(attempt.startedAt);
+      const text = JSON.stringify(attempt);
+      const key = keyOf(attemptState);
+      await state.put(ATTEMPT, key, state.isShared ? seal('link-attempt', attemptState, text) : text, expiresAt);
+      started.set(key, expiresAt);
+    },
+    async take(attemptState: string, at: number): Promise<LinkAttempt | undefined> {
+      const key = keyOf(attemptState);
+      started.delete(key);
+      const stored = await state.take(ATTEMPT, key, at);
+      const text = stored === undefined || !state.isShared ? stored : unseal('link-attempt', attemptState, stored);
+      return text === undefined ? undefined : (JSON.parse(text) as LinkAttempt);
     },
   };
 }

@@ -6,6 +6,7 @@ import { createVault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../../../test-support/cli.js';
 import { openDatabase } from '../../store/sqlite/database.js';
 import { leaseMigrations, sqliteLeases } from '../../store/sqlite/leases.js';
+import { MemoryEphemeralState } from '../../store/memory/ephemeral-state.js';
 import { createPersonLogins } from './index.js';
 import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 import { readTokens, tokenSecretName, writeTokens } from './token-vault.js';
@@ -36,7 +37,14 @@ async function twoProcesses() {
   const databases = [0, 1].map(() => openDatabase(join(directory.path, 'gateway.db'), linkedAccountMigrations));
   const ticketKey = randomBytes(32);
   const [first, second] = databases.map((database) =>
-    createPersonLogins({ loaded, vault, accounts: sqliteLinkedAccounts(database), ticketKey, warn: () => undefined }),
+    createPersonLogins({
+      loaded,
+      vault,
+      accounts: sqliteLinkedAccounts(database),
+      ephemeral: new MemoryEphemeralState(),
+      ticketKey,
+      warn: () => undefined,
+    }),
   ) as [ReturnType<typeof createPersonLogins>, ReturnType<typeof createPersonLogins>];
   const accounts = sqliteLinkedAccounts(databases[0]!);
   return {
@@ -159,6 +167,7 @@ describe('refreshing a person token across processes', () => {
             vault,
             accounts: sqliteLinkedAccounts(database),
             leases: sqliteLeases(database),
+            ephemeral: new MemoryEphemeralState(),
             ticketKey,
             warn: () => undefined,
           }),
@@ -209,7 +218,14 @@ describe('the person gate for an MCP source', () => {
     try {
       const vault = await createVault(loaded, { env: {} });
       const accounts = sqliteLinkedAccounts(database);
-      const logins = createPersonLogins({ loaded, vault, accounts, ticketKey: randomBytes(32), warn: () => undefined });
+      const logins = createPersonLogins({
+        loaded,
+        vault,
+        accounts,
+        ephemeral: new MemoryEphemeralState(),
+        ticketKey: randomBytes(32),
+        warn: () => undefined,
+      });
       expect([...logins.settings.keys()]).toEqual(['who/mcp']);
       const tool = (sourceName: string) => ({ kind: 'mcp', sourceName, name: `${sourceName}-tool` }) as unknown as IndexedTool;
       const [personal, plain] = [tool('who'), tool('plain')];

@@ -1,4 +1,5 @@
 import type { PostgresPool } from '../../../store/postgres/database.js';
+import type { EphemeralState } from '../../../store/ephemeral-state.js';
 import { postgresEphemeralState, postgresEphemeralStateMigrations } from '../../../store/postgres/ephemeral-state.js';
 import type { Migration } from '../../../store/schema/migration.js';
 import type { AuthorizationPorts, AuthorizationStores } from '../ports.js';
@@ -30,9 +31,13 @@ export const postgresAuthorizationMigrations: Migration[] = [...postgresSessionM
 /**
  * Every store of the authorization area over one PostgreSQL database (migrated with `postgresAuthorizationMigrations`):
  * the throttles' counts and the pages' ephemeral state are always in the database, because replicas share them.
+ * `ephemeral`: the process's one ephemeral state (the composition's), else one over `pool`.
  */
-export function postgresAuthorizationPorts(pool: PostgresPool): AuthorizationPorts {
-  return { ...postgresAuthorizationStores(pool), throttles: new PostgresThrottles(pool), ephemeral: postgresEphemeralState(pool) };
+export function postgresAuthorizationPorts(
+  pool: PostgresPool,
+  ephemeral: EphemeralState = postgresEphemeralState(pool),
+): AuthorizationPorts {
+  return { ...postgresAuthorizationStores(pool), throttles: new PostgresThrottles(pool), ephemeral };
 }
 
 /** The session store over the PostgreSQL adapters. */

@@ -1,5 +1,6 @@
 import type { Migration, SqliteDatabase } from '../../../store/sqlite/database.js';
 import { ephemeralStateMigrations, SqliteEphemeralState } from '../../../store/sqlite/ephemeral-state.js';
+import type { EphemeralState } from '../../../store/ephemeral-state.js';
 import { MemoryEphemeralState } from '../../../store/memory/ephemeral-state.js';
 import { MemoryThrottles } from '../memory/throttles.js';
 import type { AuthorizationPorts, AuthorizationStores } from '../ports.js';
@@ -34,13 +35,17 @@ export function sqliteAuthorizationStores(database: SqliteDatabase): Authorizati
  * Every store of the authorization area over one SQLite database (migrated with `authorizationMigrations`): what
  * the composition root builds. The throttles' counts and the pages' ephemeral state go to the database only when
  * `sharedByWorkers` (`gateway serve --workers N`: a browser's next page may reach another worker); one process
- * keeps them in memory, and writes nothing for them.
+ * keeps them in memory, and writes nothing for them. `ephemeral`: the process's one ephemeral state (the
+ * composition's, which its other areas use too), else one chosen by `sharedByWorkers`.
  */
-export function openSqliteAuthorizationStores(database: SqliteDatabase, { sharedByWorkers = false } = {}): AuthorizationPorts {
+export function openSqliteAuthorizationStores(
+  database: SqliteDatabase,
+  { sharedByWorkers = false, ephemeral }: { sharedByWorkers?: boolean; ephemeral?: EphemeralState } = {},
+): AuthorizationPorts {
   return {
     ...sqliteAuthorizationStores(database),
     throttles: sharedByWorkers ? new SqliteThrottles(database) : new MemoryThrottles(),
-    ephemeral: sharedByWorkers ? new SqliteEphemeralState(database) : new MemoryEphemeralState(),
+    ephemeral: ephemeral ?? (sharedByWorkers ? new SqliteEphemeralState(database) : new MemoryEphemeralState()),
   };
 }
 

@@ -8,6 +8,7 @@ import { postgresForThisFile } from '../../../../../../test-support/postgres.js'
 import { freshPostgresDatabase } from '../../../../test/support/databases.js';
 import { rotatingProvider } from '../../../../test/support/rotating-provider.js';
 import { openPostgres, type PostgresPool } from '../../../store/postgres/database.js';
+import { postgresEphemeralState, postgresEphemeralStateMigrations } from '../../../store/postgres/ephemeral-state.js';
 import { postgresLeaseMigrations, postgresLeases } from '../../../store/postgres/leases.js';
 import { linkedAccountsContract, type LinkedAccountsFactory } from '../contract/linked-accounts.contract.js';
 import { createPersonLogins } from '../index.js';
@@ -56,7 +57,11 @@ async function twoReplicas(issuer: string) {
     ].join('\n'),
     join(directory.path, 'gateway.yaml'),
   );
-  const gatewayDatabase = await freshPostgresDatabase(postgres.server, [...postgresLinkedAccountMigrations, ...postgresLeaseMigrations]);
+  const gatewayDatabase = await freshPostgresDatabase(postgres.server, [
+    ...postgresLinkedAccountMigrations,
+    ...postgresLeaseMigrations,
+    ...postgresEphemeralStateMigrations,
+  ]);
   const ticketKey = randomBytes(32);
   // Each replica: its own pool on the gateway's database (another host's connections) and its own vault instance.
   const replicas: Array<{ vault: Vault; pool: PostgresPool }> = [];
@@ -70,6 +75,7 @@ async function twoReplicas(issuer: string) {
       vault,
       accounts: postgresLinkedAccounts(pool),
       leases: postgresLeases(pool),
+      ephemeral: postgresEphemeralState(pool),
       ticketKey,
       warn: () => undefined,
     }),
