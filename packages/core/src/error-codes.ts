@@ -605,8 +605,8 @@ export const ERRORS = {
     category: 'config',
     area: 'serving',
     meaning:
-      "`--workers N` with a read-only vault that has no `request-state-key`: a retry's `requestState` issued by one worker " +
-      'would be refused by the others; use the file vault or provide the entry',
+      "`--workers N`, or a replica on PostgreSQL, with a read-only vault that has no `request-state-key`: a retry's " +
+      '`requestState` issued by one process would be refused by the others; use a writable vault they share or provide the entry',
   },
   REQUEST_STATE_USED: {
     category: 'refused',
@@ -790,8 +790,8 @@ export const ERRORS = {
     category: 'config',
     area: 'serving',
     meaning:
-      "`--workers N` with a read-only vault that has no `oauth-signing-keys`: the workers could not verify each other's tokens; " +
-      'use the file vault or provide the entry',
+      '`--workers N`, or a replica on PostgreSQL, with a read-only vault that has no `oauth-signing-keys`: the processes could ' +
+      "not verify each other's tokens; use a writable vault they share or provide the entry",
   },
   WORKER_START_FAILED: {
     category: 'internal',

@@ -14,7 +14,8 @@ import { runGateway } from '../../../test-support/cli.js';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { openPostgres } from '../src/store/postgres/database.js';
-import { allowAll, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './support/harness.js';
+import { sharedKeysEnv } from './support/cluster.js';
+import { allowAll, prepareWorkspace, type Workspace } from './support/harness.js';
 import { freePort } from './support/net.js';
 import { newWebhookSecret, startWebhookReceiver, waitFor, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -59,9 +60,10 @@ beforeAll(async () => {
   });
   workspace.env.GATEWAY_SECRET_DATABASE_URL = databaseUrl;
   workspace.env.GATEWAY_SECRET_AUDIT_WEBHOOK_SECRET = newWebhookSecret();
-  // One replica at a time signs checkpoints of the one log (the checkpoint-signer lease's holder): the signing key
-  // is the vault's, shared, so a successor's checkpoints extend its predecessor's.
-  workspace.env.GATEWAY_SECRET_RECEIPTS_SIGNING_KEY = receiptSigningKeyPem();
+  // The keys replicas share from the vault: tokens and retries' states one issues open on the other, and one replica
+  // at a time signs checkpoints of the one log (the checkpoint-signer lease's holder) under the shared receipt key,
+  // so a successor's checkpoints extend its predecessor's.
+  Object.assign(workspace.env, await sharedKeysEnv());
   await startReplica();
   await startReplica(await freePort());
 }, 120_000);

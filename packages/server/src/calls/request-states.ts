@@ -65,7 +65,7 @@ export const REQUEST_STATE_KEY_SECRET = 'request-state-key';
 /**
  * The key from the vault, created there on first start. A read-only vault (env, exec) without the entry gets
  * a key for this process, with a warning: states issued before a restart are then refused as invalid.
- * `requireShared` (the workers of `gateway serve --workers N`): several processes answer one client, so a key of this
+ * `requireShared` (the workers of `gateway serve --workers N`, replicas on PostgreSQL): several processes answer one client, so a key of this
  * process alone would make the others refuse its states (and digest arguments differently): refused instead.
  */
 export async function requestStateKey(
@@ -82,8 +82,9 @@ export async function requestStateKey(
     if (options.requireShared) {
       throw new GatewayError(
         'REQUEST_STATE_KEY_NOT_SHARED',
-        `--workers needs the request-state key in the vault, but the ${vault.provider} vault has no ` +
-          `'${REQUEST_STATE_KEY_SECRET}' and cannot store one: use the file vault, or provide '${REQUEST_STATE_KEY_SECRET}' ` +
+        `processes that serve together (--workers, or replicas on PostgreSQL) need the request-state key in the vault, ` +
+          `but the ${vault.provider} vault has no '${REQUEST_STATE_KEY_SECRET}' and cannot store one: use a writable vault ` +
+          `they share (file for --workers, postgres for replicas), or provide '${REQUEST_STATE_KEY_SECRET}' ` +
           '(32 random bytes, base64url; docs/server.md)',
       );
     }

@@ -43,7 +43,9 @@ export async function startAuthorization(
     changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
     ...(context.personLogins ? { personLogins: context.personLogins } : {}),
     changes: context.storage.changeFeed(),
-    ...(worker ? { requireSharedSigningKeys: true, ...(worker.mayRotateSigningKeys ? {} : { rotateSigningKeys: false }) } : {}),
+    // Processes that answer one client together (workers, replicas on PostgreSQL) verify each other's tokens.
+    ...(worker || context.storage.kind === 'postgres' ? { requireSharedSigningKeys: true } : {}),
+    ...(worker && !worker.mayRotateSigningKeys ? { rotateSigningKeys: false } : {}),
   });
   closers.add(() => authorization.close());
   return { authorization, stores };

@@ -88,13 +88,14 @@ export async function loadSigningKeys(
       stored = next;
     } catch {
       if (newest === undefined && options.requireShared) {
-        // Several worker processes (`gateway serve --workers N`) must sign and verify with the same key: a
-        // key of this process alone would make every other worker refuse the tokens it issues.
+        // Several processes (`gateway serve --workers N`, replicas on PostgreSQL) must sign and verify with the
+        // same key: a key of this process alone would make every other one refuse the tokens it issues.
         throw new GatewayError(
           'WORKERS_SIGNING_KEYS_NOT_SHARED',
-          `--workers needs the signing keys in ` +
+          `processes that serve together (--workers, or replicas on PostgreSQL) need the signing keys in ` +
             `the vault, but the ${vault.provider} vault has no '${SIGNING_KEYS_SECRET}' and cannot store one: ` +
-            `use the file vault, or provide '${SIGNING_KEYS_SECRET}' (docs/authorization.md › Signing keys)`,
+            `use a writable vault they share (file for --workers, postgres for replicas), or provide '${SIGNING_KEYS_SECRET}' ` +
+            '(docs/authorization.md › Signing keys)',
         );
       }
       if (newest === undefined) {
