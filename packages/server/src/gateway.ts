@@ -19,7 +19,7 @@ import { Closers } from './composition/closers.js';
 import { startDriftChecks, type DriftReports } from './composition/drift.js';
 import { watchServedLock, type ServedLock } from './composition/lock.js';
 import { startRecords } from './composition/records.js';
-import { readSettings } from './composition/settings.js';
+import { readSettings, type GatewaySettings } from './composition/settings.js';
 import { openSqliteStorage } from './composition/sqlite/storage.js';
 import type { GatewayStorage } from './composition/storage.js';
 import type { Vault } from '@gateway/runtime';
@@ -142,6 +142,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     registry.replace(initial.lock);
     // One ephemeral state for every area of this process: the database's when processes serve together.
     const ephemeral = storage.ephemeralState({ sharedByWorkers: options.worker !== undefined });
+    const requireShared = options.worker !== undefined || storage.kind === 'postgres';
     // What every area starts with; `worker`: this process is one of `gateway serve --workers N`.
     const area = { loaded, vault, storage, ephemeral, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
     const calls = await startCallArea(area, closers);
@@ -159,13 +160,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       { loaded, storage, registry, agent: calls.tokenAgent, logger, calls },
       closers,
     );
-    // One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection).
-    const guard = createOriginGuard({
-      mcpUrl,
-      isLoopbackListener: settings.isLoopbackListener,
-      listenPort: listen.port,
-      allowedOrigins: config.gateway.allowedOrigins ?? [],
-    });
+    const guard = originGuardOf(settings);
     const approvals = startApprovals({
       loaded,
       storage,
@@ -180,13 +175,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
-      requestStates: createRequestStates(
-        // Processes answer one client together (workers, replicas on PostgreSQL): a retry's state issued by one must open on another.
-        await requestStateKey(vault, (message) => logger.warn(message), {
-          requireShared: options.worker !== undefined || storage.kind === 'postgres',
-        }),
-        ephemeral,
-      ),
+      // Processes that answer one client together (workers, replicas): a retry's state one issues must open on another.
+      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message), { requireShared }), ephemeral),
       personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
       authPlugin: approvals.withPages(authorization.plugin),
       adminPlugin: createAdminPlugin({
@@ -275,6 +265,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await closers.closeAll();
     throw error;
   }
+}
+
+/** One Host/Origin policy for /mcp and the admin API (DNS-rebinding protection). */
+function originGuardOf(settings: GatewaySettings) {
+  return createOriginGuard({
+    mcpUrl: settings.mcpUrl,
+    isLoopbackListener: settings.isLoopbackListener,
+    listenPort: settings.listen.port,
+    allowedOrigins: settings.loaded.config.gateway.allowedOrigins ?? [],
+  });
 }
 
 /** What the console shows: the same areas as the admin API. */

@@ -166,7 +166,8 @@ describe('gateway serve --workers on PostgreSQL', () => {
     ['GATEWAY_SECRET_REQUEST_STATE_KEY', 'REQUEST_STATE_KEY_NOT_SHARED'],
     ['GATEWAY_SECRET_OAUTH_SIGNING_KEYS', 'WORKERS_SIGNING_KEYS_NOT_SHARED'],
   ])(
-    'one replica on PostgreSQL, without --workers, refuses to start when the read-only vault lacks %s (%s): the other replicas could not open what it issues',
+    'one replica on PostgreSQL, without --workers, refuses to start when the read-only vault lacks %s (%s): ' +
+      'the other replicas could not open what it issues',
     async (secret, code) => {
       // Exits at start-up; a replica that served instead is killed by the timeout and fails on its exit code.
       const run = await runGateway(['serve'], { cwd: workspace.directory, env: { ...env, [secret]: '' }, timeout: 60_000 });

@@ -65,7 +65,7 @@ export const REQUEST_STATE_KEY_SECRET = 'request-state-key';
 /**
  * The key from the vault, created there on first start. A read-only vault (env, exec) without the entry gets
  * a key for this process, with a warning: states issued before a restart are then refused as invalid.
- * `requireShared` (the workers of `gateway serve --workers N`, replicas on PostgreSQL): several processes answer one client, so a key of this
+ * `requireShared` (`gateway serve --workers N`, replicas on PostgreSQL): several processes answer one client, so a key of this
  * process alone would make the others refuse its states (and digest arguments differently): refused instead.
  */
 export async function requestStateKey(
