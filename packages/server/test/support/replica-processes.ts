@@ -194,7 +194,10 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
     replica.child = child;
     replica.starts += 1;
     // Should the test process die without stopping it, the replica goes too (and its data directory).
-    watchdogs.set(child, stopWhenGone(process.pid, ['kill', ['-9', String(child.pid)]], join(workspace.directory, `.gateway-replica-${index}`)));
+    watchdogs.set(
+      child,
+      stopWhenGone(process.pid, ['kill', ['-9', String(child.pid)]], join(workspace.directory, `.gateway-replica-${index}`)),
+    );
     child.once('exit', (code, signal) => {
       watchdogs.get(child)?.kill();
       watchdogs.delete(child);
@@ -223,7 +226,8 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   };
 
   try {
-    for (let index = 0; index < replicas.length; index += 1) await start(index);
+    // Together, as a deployment rolls them out: migrations run once, under their advisory lock.
+    await Promise.all(replicas.map((replica) => start(replica.index)));
     const token = await approvedSessionToken(workspace, options.tools);
     return {
       workspace,
