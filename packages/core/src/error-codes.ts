@@ -580,7 +580,8 @@ export const ERRORS = {
     category: 'internal',
     area: 'receipts',
     meaning:
-      "(server log) a call's receipt could not be written: with the journal the call was answered; without one (PostgreSQL, `receipts.journal: false`) it was answered with an internal error instead of its result",
+      "(server log) a call's receipt could not be written: with the journal the call was answered; without one " +
+      '(PostgreSQL, `receipts.journal: false`) it was answered with an internal error instead of its result',
   },
   REQUEST_INVALID: {
     category: 'usage',

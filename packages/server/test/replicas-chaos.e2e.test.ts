@@ -267,8 +267,9 @@ describe('three replicas on one PostgreSQL, under kills and a database restart',
     expect(repeats).toBeLessThanOrEqual(kills.length + postgresRestarts);
 
     const seconds = (ms: number) => (ms / 1000).toFixed(1);
+    const legacyCalls = answers.filter((answer) => answer.era === '2025-11-25').length;
     console.log(
-      `replicas chaos: ${next} of ${TOTAL_CALLS} calls (${answers.filter((answer) => answer.era === '2025-11-25').length} on 2025-11-25) in ` +
+      `replicas chaos: ${next} of ${TOTAL_CALLS} calls (${legacyCalls} on 2025-11-25) in ` +
         `${seconds(driven - started)} s, ${failures.length} failed attempts retried ` +
         `(${failures.filter((failure) => failure.includes('RECEIPT_WRITE_FAILED')).length} answered RECEIPT_WRITE_FAILED), ` +
         `${kills.length} kills, ` +

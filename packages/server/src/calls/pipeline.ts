@@ -72,6 +72,18 @@ async function spendOnce(decision: CallDecision, requestStates: RequestStates, n
   }
 }
 
+/**
+ * Without a journal the commit is what makes a receipt durable: a call whose commit failed (the database restarting,
+ * a replica's connection cut) has no receipt, so it gets this error (RECEIPT_WRITE_FAILED is logged by the receipting
+ * step), never its result as if it had one.
+ */
+function answerWithheld(tool: string): GatewayError {
+  return new GatewayError(
+    'RECEIPT_WRITE_FAILED',
+    `the call of '${tool}' may have run, but its receipt could not be written: its answer is withheld (a retry may run it again)`,
+  );
+}
+
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
 
@@ -99,10 +111,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     });
   }
 
-  /**
-   * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
-   * nothing waits for the database); without one, after the receipt's commit.
-   */
+  /** The answer once its receipt is durable: at once with a journal (written when `record` returns); else after its commit. */
   function answered(
     tool: string,
     answer: CallAnswer,
@@ -114,15 +123,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return { answer, receipt: written };
     }
     return written.then((stored) => {
-      // Without a journal the commit is what makes the receipt durable: a call whose commit failed (the database
-      // restarting, a replica's connection cut) has no receipt, so it gets an error (logged RECEIPT_WRITE_FAILED by
-      // the receipting step), never its result as if it had one.
-      if (!stored) {
-        throw new GatewayError(
-          'RECEIPT_WRITE_FAILED',
-          `the call of '${tool}' may have run, but its receipt could not be written: its answer is withheld (a retry may run it again)`,
-        );
-      }
+      if (!stored) throw answerWithheld(tool);
       // Queued once the answer can go: its line still follows the answer, on a later turn.
       if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
