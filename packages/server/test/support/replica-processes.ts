@@ -10,13 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { PeopleDirectory } from '@gateway/runtime';
 import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import { gatewayBinary } from '../../../../test-support/cli.js';
 import { stopWhenGone } from '../../../../test-support/postgres.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from '../oauth-support/authorization-server.js';
-import { prepareWorkspace, receiptSigningKeyPem, type Workspace } from './harness.js';
+import { oauthSigningKeySet, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './harness.js';
 import { freePort } from './net.js';
 
 /** How long a (re)started replica may take to answer `/readyz` (a shared 2-core machine under load). */
@@ -74,14 +73,6 @@ export interface ReplicaSetOptions {
   secrets?: Record<string, string>;
   /** The tools the session approves (with the orders API key login). */
   tools: string[];
-}
-
-/** An OAuth signing key set as the vault holds it (`oauth-signing-keys`): what lets one replica's tokens verify on all. */
-async function oauthSigningKeySet(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
 }
 
 async function waitUntilReady(replica: Replica, child: ChildProcess): Promise<void> {
