@@ -579,7 +579,9 @@ export const ERRORS = {
   RECEIPT_WRITE_FAILED: {
     category: 'internal',
     area: 'receipts',
-    meaning: '(server log) a call was answered but its receipt could not be written',
+    meaning:
+      "(server log) a call's receipt could not be written: with the journal the call was answered; without one " +
+      '(PostgreSQL, `receipts.journal: false`) it was answered with an internal error instead of its result',
   },
   REQUEST_INVALID: {
     category: 'usage',

@@ -72,6 +72,7 @@ function pipelineOver(
   logger: Logger,
   gates: readonly PersonActionGate[] = [],
   telemetry?: CallTelemetry,
+  receipts: ReceiptLog = log,
 ): CallPipeline {
   return createCallPipeline({
     registry,
@@ -82,7 +83,7 @@ function pipelineOver(
       limitsFor: () => ({ connectMs: 1000, totalMs: 2000, maxResponseBytes: 10_000 }),
     }),
     ...(loaded ? { loaded } : {}),
-    receipts: log,
+    receipts,
     logger,
     gates,
     ...(telemetry ? { telemetry } : {}),
@@ -159,6 +160,21 @@ describe('the call pipeline', () => {
       publication: 'publication-1',
     });
     expect(receipt!.resultDigest).toMatch(/^hmac-sha256:/);
+  });
+
+  it('without a journal, a call whose receipt could not be committed is not answered with its result', async () => {
+    // PostgreSQL (or receipts.journal: false): the commit is what makes a receipt durable; a commit that failed (the
+    // database restarting) leaves the call without a receipt, so its result must not go out as if it had one.
+    const uncommitted: ReceiptLog = Object.assign(Object.create(log) as ReceiptLog, {
+      isDurableOnReturn: false,
+      record: () => Promise.reject(new Error('Connection terminated unexpectedly')),
+    });
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    await expect(pipelineOver(loadedConfig, logger, [], undefined, uncommitted).callTool(caller(), 'ping', {}, undefined)).rejects.toThrow(
+      expect.objectContaining({ code: 'RECEIPT_WRITE_FAILED', message: expect.stringContaining('ping') }),
+    );
+    expect(lines.map((line) => JSON.parse(line).code)).toContain('RECEIPT_WRITE_FAILED');
   });
 
   it('the arguments digest is made once the upstream request is out, before its answer, and is the one receipted', async () => {

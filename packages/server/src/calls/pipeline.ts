@@ -6,7 +6,7 @@
  * every receipt written meanwhile (receipts/journal.ts). Refusals are receipted too. The wire mapping stays with
  * the MCP layer: this returns a protocol-neutral answer.
  */
-import type { CallDenialReason, CallVerdict, Receipt, ReceiptOutcome } from '@gateway/core';
+import { GatewayError, type CallDenialReason, type CallVerdict, type Receipt, type ReceiptOutcome } from '@gateway/core';
 import { createRequestStates, REQUEST_STATE_USED_MESSAGE, type RequestStates } from './request-states.js';
 import type { ToolCallContext, ToolCallOutcome } from '../execute/executor.js';
 import type { McpCaller } from './caller.js';
@@ -72,6 +72,18 @@ async function spendOnce(decision: CallDecision, requestStates: RequestStates, n
   }
 }
 
+/**
+ * Without a journal the commit is what makes a receipt durable: a call whose commit failed (the database restarting,
+ * a replica's connection cut) has no receipt, so it gets this error (RECEIPT_WRITE_FAILED is logged by the receipting
+ * step), never its result as if it had one.
+ */
+function answerWithheld(tool: string): GatewayError {
+  return new GatewayError(
+    'RECEIPT_WRITE_FAILED',
+    `the call of '${tool}' may have run, but its receipt could not be written: its answer is withheld (a retry may run it again)`,
+  );
+}
+
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
 
@@ -99,11 +111,9 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     });
   }
 
-  /**
-   * The answer once its receipt is durable: at once with a journal (the line is written when `record` returns, so
-   * nothing waits for the database); without one, after the receipt's commit.
-   */
+  /** The answer once its receipt is durable: at once with a journal (written when `record` returns); else after its commit. */
   function answered(
+    tool: string,
     answer: CallAnswer,
     written: Promise<Receipt | undefined>,
     line?: Record<string, unknown>,
@@ -112,7 +122,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
     }
-    return written.then(() => {
+    return written.then((stored) => {
+      if (!stored) throw answerWithheld(tool);
       // Queued once the answer can go: its line still follows the answer, on a later turn.
       if (line) logWithReceipt(line, written);
       return { answer, receipt: written };
@@ -163,14 +174,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const { verdict, tool } = decision;
     if (verdict.kind === 'act') {
       const answer = actAnswer(caller, decision, verdict);
-      return answered(answer, refuse(caller, decision, argumentsObject));
+      return answered(name, answer, refuse(caller, decision, argumentsObject));
     }
     if (verdict.kind === 'deny') {
       const written = refuse(caller, decision, argumentsObject);
       const answer: CallAnswer = isProtocolRefusal(verdict.reason)
         ? { kind: 'invalid-params', message: verdict.message }
         : { kind: 'result', result: { content: [{ type: 'text', text: verdict.message }], isError: true } };
-      return answered(answer, written);
+      return answered(name, answer, written);
     }
     let outcome: ToolCallOutcome;
     // Made while the upstream works (the executor calls onSent once the request is out), off the answer's path.
@@ -219,7 +230,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         upstreamMs: outcome.durationMs,
       },
     );
-    return answered({ kind: 'result', result: outcome.result }, written, line);
+    return answered(name, { kind: 'result', result: outcome.result }, written, line);
   }
 
   return { decide, callTool, refuse };

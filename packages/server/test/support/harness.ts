@@ -5,6 +5,7 @@
  * no unauthenticated mode, and `authorizerOverride` is not reachable from config or CLI flags.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -68,6 +69,14 @@ export function allowAll(logins: ReadonlySet<string>, subject = 'harness'): (con
  */
 export function receiptSigningKeyPem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
+/** An OAuth signing key set as the vault holds it (`oauth-signing-keys`): shared, so every process's tokens verify on all. */
+export async function oauthSigningKeySet(): Promise<string> {
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
+  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
 }
 
 /** The admin API token of harness gateways (env vault), for tests that run `gateway status` against them. */

@@ -36,6 +36,24 @@ describe('the PostgreSQL connection', () => {
     expect((await database.query<{ n: number }>('SELECT n FROM t')).rows).toEqual([{ n: 1 }]);
   });
 
+  it('a server restart during a transaction fails that transaction, never the process, and the pool goes on', async () => {
+    const database = pool(await postgres.server.createDatabase());
+    await database.query('CREATE TABLE t (n INT)');
+    // The client is checked out (between two statements of its transaction) when every connection is closed: its
+    // error must reach the transaction, not be an unhandled 'error' event (which ends a process under node-postgres).
+    const outcome = inTransaction(database, async (client) => {
+      await client.query('INSERT INTO t VALUES (1)');
+      await postgres.server.restart();
+      await client.query('INSERT INTO t VALUES (2)');
+    }).then(
+      () => 'committed',
+      () => 'failed',
+    );
+    expect(await outcome).toBe('failed');
+    await inTransaction(database, (client) => client.query('INSERT INTO t VALUES (3)'));
+    expect((await database.query<{ n: number }>('SELECT n FROM t')).rows).toEqual([{ n: 3 }]);
+  }, 60_000);
+
   it('an unreachable database or a wrong password is DATABASE_UNREACHABLE, naming where but never the password', async () => {
     const wrongPassword = postgres.server.url().replace(encodeURIComponent(postgres.server.password), 'not-the-password-42');
     const refused = `postgres://gateway_test:secret-pw-42@127.0.0.1:1/postgres`;

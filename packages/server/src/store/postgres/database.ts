@@ -71,8 +71,15 @@ export function openPostgres(connectionString: string, options: OpenPostgresOpti
   });
   // Without a listener an idle client's error (the server restarted) would crash the process.
   pool.on('error', (error) => options.onIdleError?.(error));
+  // The pool listens only to its idle clients: a client checked out (a transaction, a migration) whose connection
+  // drops would emit an unhandled 'error' and end the process. The error reaches the query in flight (rejected) and
+  // any later one (the client is no longer queryable); released, the broken client is discarded by the pool.
+  pool.on('connect', (client) => client.on('error', ignoreCheckedOutClientError));
   return pool;
 }
+
+/** The error of a checked-out client's connection: its queries fail with it; nothing else to do here. */
+function ignoreCheckedOutClientError(): void {}
 
 /** The registered error for a database that refused or did not answer; the driver's reason, never the password. */
 export function databaseUnreachableError(connectionString: string, cause: unknown): GatewayError {
