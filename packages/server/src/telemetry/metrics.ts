@@ -147,14 +147,15 @@ export function createGatewayMetrics(): GatewayMetrics {
   registerStateGauges(registers, () => sources);
 
   // The hot path's series, found once per label set (bounded like the labels themselves).
-  const callSeries = new Map<string, { inc(): void }>();
+  // Nested by label, not keyed by one joined string: a call then builds and hashes no new string.
+  const callSeries = new Map<string, Map<string, Map<string, { inc(): void }>>>();
   const callCounter = (source: string, tool: string, outcome: string) => {
-    const key = `${source}\n${tool}\n${outcome}`;
-    let series = callSeries.get(key);
-    if (!series) {
-      series = callCounts.series({ source, tool, outcome });
-      callSeries.set(key, series);
-    }
+    let bySource = callSeries.get(source);
+    if (!bySource) callSeries.set(source, (bySource = new Map()));
+    let byTool = bySource.get(tool);
+    if (!byTool) bySource.set(tool, (byTool = new Map()));
+    let series = byTool.get(outcome);
+    if (!series) byTool.set(outcome, (series = callCounts.series({ source, tool, outcome })));
     return series;
   };
 
