@@ -84,10 +84,13 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const telemetry = options.telemetry;
   const { receipt, logAfterAnswer } = createReceipting(receipts, logger, telemetry);
 
-  /** The trace id of the current request for a log line (traces on only). */
-  function traceField(): { traceId?: string } {
+  /**
+   * Names the current request's trace in its log line (traces on only). Added in place: with traces off a call
+   * makes no object and spreads nothing for it (docs/observability.md#cost).
+   */
+  function addTraceId(line: Record<string, unknown>): void {
     const traceId = telemetry?.tracing?.traceId();
-    return traceId ? { traceId } : {};
+    if (traceId) line.traceId = traceId;
   }
 
   /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
@@ -124,7 +127,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (verdict.kind === 'allow') throw new Error('refuse() called with an allowed decision');
     // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
     const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
-    const line = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason, ...traceField() };
+    const line: Record<string, unknown> = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason };
+    addTraceId(line);
     const written = receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
     void written.then((stored) => logger.info({ ...line, ...(stored ? { receipt: stored.id } : {}) }, 'tool call refused'));
     return written;
@@ -178,15 +182,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const onSent =
       receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
     const upstreamSpan = telemetry?.tracing?.upstreamStarted(tool!);
+    // Set member by member: the options a call does not use (traces off, no progress) cost it nothing.
+    const context: ToolCallContext = { logins: caller.logins, person: caller.subject };
+    if (signal) context.signal = signal;
+    if (onProgress) context.onProgress = onProgress;
+    if (onSent) context.onSent = onSent;
+    if (upstreamSpan) context.trace = upstreamSpan.carrier;
     try {
-      outcome = await executor.execute(tool!, argumentsObject, {
-        logins: caller.logins,
-        person: caller.subject,
-        ...(signal ? { signal } : {}),
-        ...(onProgress ? { onProgress } : {}),
-        ...(onSent ? { onSent } : {}),
-        ...(upstreamSpan ? { trace: upstreamSpan.carrier } : {}),
-      });
+      outcome = await executor.execute(tool!, argumentsObject, context);
     } catch (error) {
       upstreamSpan?.end(undefined);
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
@@ -202,8 +205,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       outcome: outcome.outcome,
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
-      ...traceField(),
     };
+    addTraceId(line);
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
       decision,
