@@ -151,11 +151,20 @@ export function createGatewayMetrics(): GatewayMetrics {
   const callSeries = new Map<string, Map<string, Map<string, { inc(): void }>>>();
   const callCounter = (source: string, tool: string, outcome: string) => {
     let bySource = callSeries.get(source);
-    if (!bySource) callSeries.set(source, (bySource = new Map()));
+    if (!bySource) {
+      bySource = new Map();
+      callSeries.set(source, bySource);
+    }
     let byTool = bySource.get(tool);
-    if (!byTool) bySource.set(tool, (byTool = new Map()));
+    if (!byTool) {
+      byTool = new Map();
+      bySource.set(tool, byTool);
+    }
     let series = byTool.get(outcome);
-    if (!series) byTool.set(outcome, (series = callCounts.series({ source, tool, outcome })));
+    if (!series) {
+      series = callCounts.series({ source, tool, outcome });
+      byTool.set(outcome, series);
+    }
     return series;
   };
 
