@@ -72,6 +72,15 @@ async function spendOnce(decision: CallDecision, requestStates: RequestStates, n
   }
 }
 
+/**
+ * Names the current request's trace in its log line (traces on only). Added in place: with traces off a call
+ * makes no object and spreads nothing for it (docs/observability.md#cost).
+ */
+function addTraceId(line: Record<string, unknown>, telemetry: CallPipelineOptions['telemetry']): void {
+  const traceId = telemetry?.tracing?.traceId();
+  if (traceId) line.traceId = traceId;
+}
+
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
 
@@ -84,14 +93,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const telemetry = options.telemetry;
   const { receipt, logAfterAnswer } = createReceipting(receipts, logger, telemetry);
 
-  /**
-   * Names the current request's trace in its log line (traces on only). Added in place: with traces off a call
-   * makes no object and spreads nothing for it (docs/observability.md#cost).
-   */
-  function addTraceId(line: Record<string, unknown>): void {
-    const traceId = telemetry?.tracing?.traceId();
-    if (traceId) line.traceId = traceId;
-  }
 
   /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
   function logWithReceipt(line: Record<string, unknown>, written: Promise<Receipt | undefined>): void {
@@ -128,7 +129,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
     const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
     const line: Record<string, unknown> = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason };
-    addTraceId(line);
+    addTraceId(line, telemetry);
     const written = receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
     void written.then((stored) => logger.info({ ...line, ...(stored ? { receipt: stored.id } : {}) }, 'tool call refused'));
     return written;
@@ -206,7 +207,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
     };
-    addTraceId(line);
+    addTraceId(line, telemetry);
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
       decision,
