@@ -93,7 +93,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const telemetry = options.telemetry;
   const { receipt, logAfterAnswer } = createReceipting(receipts, logger, telemetry);
 
-
   /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
   function logWithReceipt(line: Record<string, unknown>, written: Promise<Receipt | undefined>): void {
     void written.then((receipt) => {
