@@ -4,7 +4,7 @@
 //
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
 //   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000] [--warmup 1500]
-//                                  [--modes modern-raw,legacy-raw,legacy-sdk]
+//                                  [--modes modern-raw,legacy-raw,legacy-sdk] [--instructions]
 //
 // Each side: its own workspace (its own CLI: import → review → publish, so each gateway reads a lock its own
 // schema knows), the same example upstream, the allow-all authorizer of bench/support.mjs (this measures the
@@ -14,6 +14,13 @@
 // SDK 1.x client over Streamable HTTP, what mcp-remote uses). Per side and mode: gateway CPU per call (/proc,
 // all threads), calls (and events) per second, the median of the rounds' p50, and that p50 minus the direct
 // call's (the upstream asked without the gateway, in the same rounds): the p50 the gateway adds.
+//
+// --instructions: each side's gateway process runs under valgrind's callgrind, and what is reported per side and
+// mode is the instructions it executed per call (every thread: JIT code, V8, GC, libuv, SQLite), read with
+// callgrind_control around each round's calls; the warm-up runs uninstrumented. The count does not depend on the
+// machine's load, so a run of a few hundred calls per round says what a CPU run of thousands cannot on a shared
+// machine (docs/performance.md › Instructions per call). Each call costs ~50× its time under callgrind:
+//   node bench/ab.mjs --a ../base --instructions --rounds 2 --calls 300
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -24,6 +31,8 @@ import {
   API_KEY,
   allowAllOrderCall,
   benchChild,
+  callgrindCounter,
+  callgrindFork,
   gatewayExecArgv,
   legacyRequest,
   ordersWorkspace,
@@ -44,6 +53,7 @@ if (process.argv[2] === 'child') {
       b: { type: 'string', default: root },
       hooks: { type: 'boolean', default: false },
       traces: { type: 'boolean', default: false },
+      instructions: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       rounds: { type: 'string', default: '6' },
       calls: { type: 'string', default: '2000' },
@@ -65,7 +75,8 @@ if (process.argv[2] === 'child') {
     pathToFileURL(createRequire(resolve(root, 'packages/server/package.json')).resolve('undici')).href
   );
 
-  const upstream = await startUpstream();
+  // Under callgrind the gateway's timers run late: it reused connections the upstream had closed after 5 s idle.
+  const upstream = await startUpstream(options.instructions ? { keepAliveMs: 600_000 } : {});
   const sides = [];
   const cleanups = [() => upstream.child.kill()];
   try {
@@ -73,28 +84,36 @@ if (process.argv[2] === 'child') {
     if (traces) cleanups.push(() => traces.close());
     const plan = [
       ...(options.a ? [['A', resolve(options.a), {}]] : []),
-      ...(traces ? [['B-metrics', resolve(options.b), { metricsOff: true }]] : []),
-      ['B', resolve(options.b), {}],
-      ...(traces ? [['B+traces', resolve(options.b), { tracesEndpoint: traces.url }]] : []),
+      ...(traces ? [['B-metrics', resolve(options.b.split(',')[0]), { metricsOff: true }]] : []),
+      // `--b <checkout>[,<checkout>…]`: further builds are B2, B3… (a change before and after, against one A).
+      ...options.b.split(',').map((build, index) => [index === 0 ? 'B' : `B${index + 1}`, resolve(build), {}]),
+      ...(traces ? [['B+traces', resolve(options.b.split(',')[0]), { tracesEndpoint: traces.url }]] : []),
     ];
     for (const [name, build, telemetry] of plan) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}), ...telemetry });
+      const callgrind = options.instructions ? callgrindFork() : undefined;
       const child = benchChild(
         fork(fileURLToPath(import.meta.url), ['child'], {
           env: { ...ENV, BENCH_BUILD: build, BENCH_CONFIG: workspace.configPath },
           stdio: 'inherit',
-          execArgv: gatewayExecArgv(),
+          ...(callgrind ? { execPath: callgrind.execPath, execArgv: callgrind.execArgv } : { execArgv: gatewayExecArgv() }),
         }),
       );
       cleanups.push(() => child.kill());
       const mcpUrl = await new Promise((ready) => child.once('message', (message) => ready(message.mcpUrl)));
-      sides.push({ name, build, child, mcpUrl, receiver, events: 0 });
+      const counter = callgrind ? callgrindCounter(child.pid, callgrind.directory) : undefined;
+      sides.push({ name, build, child, mcpUrl, receiver, counter, events: 0 });
     }
 
-    const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+    let agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
     cleanups.push(() => agent.close());
+    /** New connections: under callgrind one side's turn outlasts the other's keep-alive (Fastify closes after 72 s). */
+    const reconnect = async () => {
+      await agent.close();
+      agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+    };
     const expectOrder = (statusCode, text) => {
       if (statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${statusCode}: ${text}`);
     };
@@ -157,14 +176,39 @@ if (process.argv[2] === 'child') {
       return latencies.sort((left, right) => left - right);
     };
 
+    /** --instructions: per round and side, the instructions its gateway executes for CALLS calls (and their events). */
+    const countInstructions = async (mode, calls) => {
+      const perCall = sides.map(() => []);
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [index, side] of sides.entries()) {
+          await reconnect();
+          side.counter.start();
+          await burst(calls[index], CALLS);
+          side.events += CALLS;
+          await eventsReached(side);
+          perCall[index].push(side.counter.read() / CALLS);
+          side.counter.stop();
+        }
+      }
+      const spread = (values) => `${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))}`;
+      const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+      console.log(mode);
+      for (const [index, side] of sides.entries())
+        console.log(
+          `  ${side.name} (${side.build}): ${Math.round(mean(perCall[index]))} instructions/call (rounds: ${spread(perCall[index])})`,
+        );
+      for (const [index, side] of sides.entries())
+        if (index > 0)
+          console.log(`  ${side.name}/${sides[0].name}: instructions per call ${(mean(perCall[index]) / mean(perCall[0])).toFixed(3)}`);
+    };
     // Calls per side and mode before the first measured round: V8 optimises a function after some thousands of
     // runs, and the build with more (or differently split) code gets there later; 300 left the first mode of each
     // run measuring a partly unoptimised gateway (docs/performance.md).
     const WARMUP = Number(options.warmup);
     const what = options.hooks ? 'calls and their events' : 'calls';
     console.log(
-      `${ROUNDS} interleaved rounds of ${CALLS} tools/call at concurrency ${CONCURRENCY} per mode, ` +
-        `receipts on${options.hooks ? ', events on' : ''}`,
+      `${ROUNDS} ${options.instructions ? 'callgrind' : 'interleaved'} rounds of ${CALLS} tools/call at concurrency ` +
+        `${CONCURRENCY} per mode, receipts on${options.hooks ? ', events on' : ''}`,
     );
     for (const mode of MODES) {
       const calls = await callers(mode);
@@ -175,6 +219,10 @@ if (process.argv[2] === 'child') {
         await burst(calls[index], WARMUP);
         side.events += WARMUP;
         await eventsReached(side);
+      }
+      if (options.instructions) {
+        await countInstructions(mode, calls);
+        continue;
       }
       for (let round = 0; round < ROUNDS; round += 1) {
         directP50s.push(percentile(await burst(direct, CALLS), 0.5));

@@ -4,7 +4,7 @@
 // and RSS read from /proc (so every process is measured the same way, whoever started it).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -163,13 +163,13 @@ export function gateway(args, cwd, input, cliPath = cli) {
   });
 }
 
-/** The example upstream in its own process. */
-export async function startUpstream() {
+/** The example upstream in its own process (`keepAliveMs`: its idle connections' timeout, Node's 5 s unless given). */
+export async function startUpstream({ keepAliveMs } = {}) {
   const port = await freePort();
+  const server = join(root, 'examples', 'orders-api', 'server.mjs');
+  const keepAlive = keepAliveMs === undefined ? [] : ['--keep-alive-ms', String(keepAliveMs)];
   const child = benchChild(
-    spawn(process.execPath, [join(root, 'examples', 'orders-api', 'server.mjs'), '--port', String(port), '--api-key', API_KEY], {
-      stdio: 'ignore',
-    }),
+    spawn(process.execPath, [server, '--port', String(port), '--api-key', API_KEY, ...keepAlive], { stdio: 'ignore' }),
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/orders`);
@@ -486,6 +486,7 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root, l
       return { authenticate: async () => ({ ok: true, caller }), sessionState: () => 'open', isSessionOpen: () => true };
     },
   });
+  if (process.env.BENCH_HEAP_PROFILE) await sampleAllocations(process.env.BENCH_HEAP_PROFILE);
   process.send({ mcpUrl: gateway.mcpUrl });
   // The bench that forked this process is gone (stopped with Ctrl-C or killed): do not outlive it.
   process.once('disconnect', () => process.exit(0));
@@ -495,4 +496,88 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root, l
     await gateway.close();
     process.exit(0);
   });
+}
+
+/**
+ * BENCH_HEAP_PROFILE=<dir>: a sampling heap profile of everything the gateway process allocates from its start to
+ * the bench's end, garbage included (V8 keeps samples of objects young- and old-generation collections freed), written
+ * to `<dir>/heap-<pid>.heapprofile` (Chrome DevTools opens it; `node bench/heap-summary.mjs <dir>` ranks its allocation sites).
+ */
+async function sampleAllocations(directory) {
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, parameters) =>
+    new Promise((resolve, reject) => session.post(method, parameters, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  // However the process ends (the bench's stop message or its SIGTERM): a session of this very thread answers
+  // synchronously, so the profile is written before the process is gone.
+  process.once('exit', () =>
+    session.post('HeapProfiler.stopSampling', (error, result) => {
+      if (!error) writeFileSync(join(directory, `heap-${process.pid}.heapprofile`), JSON.stringify(result.profile));
+    }),
+  );
+}
+
+/**
+ * Node under valgrind's callgrind, for a bench that counts the instructions a gateway process executes (bench/ab.mjs
+ * --instructions): unlike CPU time, the count does not move with what else the machine runs. Returns `fork` options
+ * (`execPath`, `execArgv`) that start the module under `valgrind --tool=callgrind` with `gatewayExecArgv(extra)`,
+ * instrumentation off until `callgrindCounter(pid).start()` (start-up and warm-up run about 5× slower instead of
+ * 50×), and the folder of its out files. `--smc-check=all-non-file`: V8 writes and rewrites machine code in anonymous
+ * memory, which valgrind must then translate again.
+ */
+export function callgrindFork(extra = []) {
+  try {
+    execFileSync('callgrind_control', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('--instructions needs valgrind (with callgrind_control) on the PATH');
+  }
+  const directory = benchDirectory('gateway-bench-callgrind-');
+  return {
+    execPath: 'valgrind',
+    execArgv: [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      '--instr-atstart=no',
+      `--log-file=${join(directory, 'valgrind.%p.log')}`,
+      `--callgrind-out-file=${join(directory, 'callgrind.%p.out')}`,
+      process.execPath,
+      ...gatewayExecArgv(extra),
+    ],
+    directory,
+  };
+}
+
+/**
+ * Instructions callgrind counts in the process `pid` (started with callgrindFork's options, out files in
+ * `directory`), all its threads: `start()` turns instrumentation on and zeroes the count, `read()` dumps the count
+ * since the last start or read and returns it, `stop()` turns instrumentation off. Each is a `callgrind_control`
+ * round trip (valgrind reads the command between basic blocks). BENCH_KEEP=1 keeps the dumps, for callgrind_annotate.
+ */
+export function callgrindCounter(pid, directory) {
+  const control = (...args) => execFileSync('callgrind_control', [...args, String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let dumps = 0;
+  return {
+    start() {
+      control('--instr=on');
+      control('--zero');
+    },
+    read() {
+      control('--dump');
+      dumps += 1;
+      const file = join(directory, `callgrind.${pid}.out.${dumps}`);
+      const summary = /^summary:\s+(\d+)/m.exec(readFileSync(file, 'utf8'));
+      if (!summary) throw new Error(`no summary line in ${file}`);
+      if (!process.env.BENCH_KEEP) rmSync(file, { force: true });
+      return Number(summary[1]);
+    },
+    stop() {
+      control('--instr=off');
+    },
+  };
 }

@@ -82,7 +82,9 @@ function newOrderProblem(value) {
 
 /**
  * Starts the orders API. `port: 0` picks a free port. Resolves once listening.
- * @param {{ host?: string, port?: number, apiKey?: string }} [options]
+ * `keepAliveTimeoutMs`: how long an idle connection stays open (Node's default, 5 s, unless given; bench/ab.mjs
+ * --instructions gives a minute, since a client slowed down by valgrind may reuse a connection after 5 s).
+ * @param {{ host?: string, port?: number, apiKey?: string, keepAliveTimeoutMs?: number }} [options]
  */
 export async function startOrdersApi(options = {}) {
   const host = options.host ?? '127.0.0.1';
@@ -185,6 +187,7 @@ export async function startOrdersApi(options = {}) {
     problem(response, 404, 'not_found', `no route ${request.method} ${url.pathname}`);
   });
 
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 4010, host, () => {
@@ -214,7 +217,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const port = Number(argumentValue('--port') ?? process.env.PORT ?? 4010);
   const host = argumentValue('--host') ?? '127.0.0.1';
   const apiKey = argumentValue('--api-key') ?? process.env.ORDERS_API_KEY ?? DEFAULT_API_KEY;
-  const api = await startOrdersApi({ host, port, apiKey });
+  const keepAlive = argumentValue('--keep-alive-ms');
+  const api = await startOrdersApi({ host, port, apiKey, ...(keepAlive ? { keepAliveTimeoutMs: Number(keepAlive) } : {}) });
   process.stdout.write(`orders API listening on ${api.url} (X-API-Key: ${apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '<as given>'})\n`);
   const stop = () => api.close().then(() => process.exit(0));
   process.on('SIGINT', stop);

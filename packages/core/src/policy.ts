@@ -138,13 +138,15 @@ export function chooseLoginAlternative<T extends { logins: readonly string[] }>(
   alternatives: readonly T[],
   granted: ReadonlySet<string>,
 ): { chosen: T; missing?: undefined } | { chosen?: undefined; missing: string[] } {
-  let firstMissing: string[] | undefined;
-  for (const alternative of alternatives) {
-    const missing = alternative.logins.filter((id) => !granted.has(id));
-    if (missing.length === 0) return { chosen: alternative };
-    firstMissing ??= missing;
-  }
-  return { missing: firstMissing ?? [] };
+  // On every call (the decision and the credential resolver): the granted case allocates no list.
+  for (const alternative of alternatives) if (hasEvery(alternative.logins, granted)) return { chosen: alternative };
+  const first = alternatives[0];
+  return { missing: first ? first.logins.filter((id) => !granted.has(id)) : [] };
+}
+
+function hasEvery(logins: readonly string[], granted: ReadonlySet<string>): boolean {
+  for (const id of logins) if (!granted.has(id)) return false;
+  return true;
 }
 
 /**

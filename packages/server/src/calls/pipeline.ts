@@ -84,6 +84,15 @@ function answerWithheld(tool: string): GatewayError {
   );
 }
 
+/**
+ * Names the current request's trace in its log line (traces on only). Added in place: with traces off a call
+ * makes no object and spreads nothing for it (docs/observability.md#cost).
+ */
+function addTraceId(line: Record<string, unknown>, telemetry: CallPipelineOptions['telemetry']): void {
+  const traceId = telemetry?.tracing?.traceId();
+  if (traceId) line.traceId = traceId;
+}
+
 /** A call's answer, and its receipt once it is in the database. */
 type CallResult = { answer: CallAnswer; receipt: Promise<Receipt | undefined> };
 
@@ -95,12 +104,6 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const decide = createDecider({ registry, authorizer, loaded, requestStates, gates: options.gates ?? [], argumentsDigestOf });
   const telemetry = options.telemetry;
   const { receipt, logAfterAnswer } = createReceipting(receipts, logger, telemetry);
-
-  /** The trace id of the current request for a log line (traces on only). */
-  function traceField(): { traceId?: string } {
-    const traceId = telemetry?.tracing?.traceId();
-    return traceId ? { traceId } : {};
-  }
 
   /** The call's log line, naming its receipt once it has its number (a later turn: after the answer anyway). */
   function logWithReceipt(line: Record<string, unknown>, written: Promise<Receipt | undefined>): void {
@@ -135,7 +138,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     if (verdict.kind === 'allow') throw new Error('refuse() called with an allowed decision');
     // "A person must act first" is an outcome of its own: nothing ran, and nothing is wrong with the call.
     const outcome: ReceiptOutcome = verdict.kind === 'act' ? 'action-required' : 'denied';
-    const line = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason, ...traceField() };
+    const line: Record<string, unknown> = { tool: decision.name, session: caller.sessionId, outcome, reason: verdict.reason };
+    addTraceId(line, telemetry);
     const written = receipt(decision, caller, argumentsValue, outcome, verdict.reason, { argumentsDigest: decision.argumentsDigest });
     void written.then((stored) => logger.info({ ...line, ...(stored ? { receipt: stored.id } : {}) }, 'tool call refused'));
     return written;
@@ -189,15 +193,14 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     const onSent =
       receipts && argumentsDigest === undefined ? () => (argumentsDigest = receipts.argumentsDigest(argumentsObject)) : undefined;
     const upstreamSpan = telemetry?.tracing?.upstreamStarted(tool!);
+    // Set member by member: the options a call does not use (traces off, no progress) cost it nothing.
+    const context: ToolCallContext = { logins: caller.logins, person: caller.subject };
+    if (signal) context.signal = signal;
+    if (onProgress) context.onProgress = onProgress;
+    if (onSent) context.onSent = onSent;
+    if (upstreamSpan) context.trace = upstreamSpan.carrier;
     try {
-      outcome = await executor.execute(tool!, argumentsObject, {
-        logins: caller.logins,
-        person: caller.subject,
-        ...(signal ? { signal } : {}),
-        ...(onProgress ? { onProgress } : {}),
-        ...(onSent ? { onSent } : {}),
-        ...(upstreamSpan ? { trace: upstreamSpan.carrier } : {}),
-      });
+      outcome = await executor.execute(tool!, argumentsObject, context);
     } catch (error) {
       upstreamSpan?.end(undefined);
       receipt(decision, caller, argumentsObject, 'error', 'INTERNAL_ERROR', {});
@@ -213,8 +216,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       outcome: outcome.outcome,
       upstreamStatus: outcome.upstreamStatus,
       durationMs: roundedMs(outcome.durationMs),
-      ...traceField(),
     };
+    addTraceId(line, telemetry);
     const isOk = outcome.outcome === 'ok';
     const written = receipt(
       decision,

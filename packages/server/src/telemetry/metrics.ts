@@ -147,13 +147,23 @@ export function createGatewayMetrics(): GatewayMetrics {
   registerStateGauges(registers, () => sources);
 
   // The hot path's series, found once per label set (bounded like the labels themselves).
-  const callSeries = new Map<string, { inc(): void }>();
+  // Nested by label, not keyed by one joined string: a call then builds and hashes no new string.
+  const callSeries = new Map<string, Map<string, Map<string, { inc(): void }>>>();
   const callCounter = (source: string, tool: string, outcome: string) => {
-    const key = `${source}\n${tool}\n${outcome}`;
-    let series = callSeries.get(key);
+    let bySource = callSeries.get(source);
+    if (!bySource) {
+      bySource = new Map();
+      callSeries.set(source, bySource);
+    }
+    let byTool = bySource.get(tool);
+    if (!byTool) {
+      byTool = new Map();
+      bySource.set(tool, byTool);
+    }
+    let series = byTool.get(outcome);
     if (!series) {
       series = callCounts.series({ source, tool, outcome });
-      callSeries.set(key, series);
+      byTool.set(outcome, series);
     }
     return series;
   };
