@@ -34,12 +34,15 @@ const CONCURRENCY = 16;
  */
 const DISRUPTIONS = ['kill', 'kill', 'kill', 'postgres', 'kill', 'kill', 'kill', 'kill'] as const;
 const DISRUPT_EVERY_CALLS = Math.floor(TOTAL_CALLS / (DISRUPTIONS.length + 1));
-const DISRUPT_EVERY_MS = 14_000;
+const DISRUPT_EVERY_MS = 40_000;
 /** Attempts per call (each on the next replica), with a growing pause between them. */
 const MAX_ATTEMPTS = 12;
 const REQUEST_TIMEOUT_MS = 15_000;
-/** The driver stops sending after this long, whatever is left of the 10,000 (the whole test stays under 4 minutes). */
-const DRIVE_DEADLINE_MS = 120_000;
+/**
+ * A bound on the driver: all 10,000 calls must be sent before it (asserted), about 3 minutes on a quiet 2-core
+ * machine; a machine too loaded to send them fails the test rather than proving less than it says.
+ */
+const DRIVE_DEADLINE_MS = 420_000;
 
 const postgres = postgresForThisFile();
 let receiver: WebhookReceiver;
@@ -206,8 +209,9 @@ describe('three replicas on one PostgreSQL, under kills and a database restart',
     expect(set.unexpectedExits, `no replica exited on its own:\n${crashLogs}`).toEqual([]);
     expect(kills.length).toBe(DISRUPTIONS.filter((kind) => kind === 'kill').length);
     expect(postgresRestarts).toBe(1);
-    // Every call sent was answered, within its attempts (all 10,000 unless the time bound stopped the driver first).
-    expect(new Set(answers.map((answer) => answer.call)).size, failures.slice(-5).join('\n')).toBe(next);
+    // All 10,000 calls were sent within the bound, and every one was answered within its attempts.
+    expect(next, `calls sent in ${DRIVE_DEADLINE_MS / 1000} s`).toBe(TOTAL_CALLS);
+    expect(new Set(answers.map((answer) => answer.call)).size, failures.slice(-5).join('\n')).toBe(TOTAL_CALLS);
 
     // The log: leaves 0…n-1 without a gap, the tree's head at n, one receipt per answered attempt.
     const pool = openPostgres(databaseUrl, { max: 1 });
@@ -276,5 +280,5 @@ describe('three replicas on one PostgreSQL, under kills and a database restart',
         `${postgresRestarts} PostgreSQL restart, ${receipts.length} receipts (${receipts.length - answers.length} of cut answers), ` +
         `${events.length} deliveries (${repeats} repeats), all checked ${seconds(Date.now() - started)} s after the first call`,
     );
-  }, 240_000);
+  }, 600_000);
 });

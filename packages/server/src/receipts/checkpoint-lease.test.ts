@@ -143,8 +143,8 @@ interface Connection {
 }
 
 /** Takes the lease for a holder that will never renew nor release it. */
-async function leaveDeadHolder(leases: Leases): Promise<void> {
-  expect(await leases.take(CHECKPOINT_SIGNER_LEASE, 'dead-replica', LEASE_MS)).toMatchObject({ holder: 'dead-replica' });
+async function leaveDeadHolder(leases: Leases, leaseMs = LEASE_MS): Promise<void> {
+  expect(await leases.take(CHECKPOINT_SIGNER_LEASE, 'dead-replica', leaseMs)).toMatchObject({ holder: 'dead-replica' });
 }
 
 /** Two processes on one log: what both storages must show. */
@@ -211,6 +211,20 @@ function sharedLogRules(connect: (options?: Connection) => Promise<{ first: Proc
     await expectVerified(other);
   });
 
+  it('a verification right after the holder died waits for the takeover: its checkpoint covers what the dead holder left', async () => {
+    // A lease longer than a live holder's answer takes (5 s): the old wait gave up before anyone could sign.
+    const leaseMs = 6_000;
+    const { first } = await connect({ deadHolder: true, leaseMs });
+    expect(first.log.isCheckpointSigner()).toBe(false);
+    await record(first, EVERY_RECEIPTS + 1);
+    const { size } = await first.log.store.head();
+    const asked = Date.now();
+    const checkpoint = await first.log.checkpoint();
+    expect(checkpoint?.treeSize).toBe(size);
+    expect(Date.now() - asked).toBeLessThan(2 * leaseMs + 5_000);
+    await expectVerified(first);
+  }, 30_000);
+
   it('a process whose lease another took since stores no checkpoint (the token is checked where it is stored)', async () => {
     // A long lease: the first process still believes it holds it when another takes it (its clock was off).
     const { first, leases } = await connect({ leaseMs: 60_000 });
@@ -231,7 +245,7 @@ describe('checkpoint signing under a lease, two replicas on one PostgreSQL', () 
   sharedLogRules(async (options = {}) => {
     const database = await freshPostgresDatabase(postgres.server, postgresMigrations);
     cleanups.push(() => database.close());
-    if (options.deadHolder) await leaveDeadHolder(postgresLeases(database.pool));
+    if (options.deadHolder) await leaveDeadHolder(postgresLeases(database.pool), options.leaseMs);
     const processes: Process[] = [];
     const leases: Leases[] = [];
     for (const name of ['replica-a', 'replica-b']) {
@@ -257,7 +271,7 @@ describe('checkpoint signing under a lease, two workers on one SQLite file', () 
       cleanups.push(() => {
         database.close();
       });
-      if (options.deadHolder && databases.length === 1) await leaveDeadHolder(sqliteLeases(database));
+      if (options.deadHolder && databases.length === 1) await leaveDeadHolder(sqliteLeases(database), options.leaseMs);
       const changes = sqliteChangeFeed(database, { pollIntervalMs: 20 });
       cleanups.push(() => changes.close());
       processes.push(await startProcess(name, sqliteReceiptStorage(database), sqliteLeases(database), changes, options.leaseMs));

@@ -22,7 +22,7 @@ import type { ReceiptWriter } from './writer.js';
 export const CHECKPOINT_SIGNER_LEASE = 'checkpoint-signer';
 /** How long the signer's lease lasts unless renewed (every third of it): the longest a takeover waits. */
 export const CHECKPOINT_LEASE_MS = 15_000;
-/** How long a process without the lease waits for the holder's checkpoint over its tree (an export, a proof). */
+/** How long a process without the lease waits for a live holder's checkpoint over its tree (an export, a proof). */
 const HOLDER_WAIT_MS = 5_000;
 const HOLDER_POLL_MS = 50;
 
@@ -56,17 +56,25 @@ export interface Checkpointing {
 }
 
 /**
- * A process without the lease: asks the holder for a checkpoint over the tree of `size` and waits (a bounded
- * time) until one is stored; resolves with the latest stored then.
+ * A process without the lease: asks the holder for a checkpoint over the tree of `size` and waits until one is
+ * stored; resolves with the latest stored then. A holder that died keeps its lease until it expires, and then the
+ * next holder (perhaps this process: `signIfHeld`) signs what it left unsigned at once, so the wait is bounded by
+ * a takeover (`takeoverMs`), not by HOLDER_WAIT_MS alone: an export or a verification right after a crash still
+ * covers the receipts the dead holder left.
  */
-async function checkpointOfHolder(store: ReceiptStore, changes: ChangeFeed | undefined): Promise<StoredCheckpoint | undefined> {
+async function checkpointOfHolder(
+  store: ReceiptStore,
+  changes: ChangeFeed | undefined,
+  takeoverMs: number,
+  signIfHeld: () => Promise<StoredCheckpoint | undefined> | undefined,
+): Promise<StoredCheckpoint | undefined> {
   const { size } = await store.head();
   let latest = await store.latestCheckpoint();
   if (size === 0 || (latest?.treeSize ?? 0) >= size || !changes) return latest;
   await changes.publish('checkpoint-due', { treeSize: size });
-  for (const deadline = Date.now() + HOLDER_WAIT_MS; (latest?.treeSize ?? 0) < size && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + takeoverMs + HOLDER_WAIT_MS; (latest?.treeSize ?? 0) < size && Date.now() < deadline; ) {
     await new Promise((resolve) => setTimeout(resolve, HOLDER_POLL_MS));
-    latest = await store.latestCheckpoint();
+    latest = (await signIfHeld()) ?? (await store.latestCheckpoint());
   }
   return latest;
 }
@@ -176,7 +184,13 @@ export async function startCheckpointing(options: {
   return {
     async checkpoint() {
       const lease = keeper?.held();
-      return !keeper || lease ? signTree(lease) : checkpointOfHolder(store, options.lease?.changes);
+      if (!keeper || lease) return signTree(lease);
+      // The longest a takeover takes: the dead holder's lease runs out, then a keeper's next try (every third of it).
+      const leaseMs = options.lease?.leaseMs ?? CHECKPOINT_LEASE_MS;
+      return checkpointOfHolder(store, options.lease?.changes, leaseMs + Math.ceil(leaseMs / 3), () => {
+        const taken = keeper.held();
+        return taken ? signTree(taken) : undefined;
+      });
     },
     async checkpointWhenDue(lastIndex) {
       if (isSigner()) {

@@ -5,25 +5,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import { decodeJwt } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { gatewayBinary } from '../../../../test-support/cli.js';
 import { approve, pkce, registerClient, tokenRequest } from '../oauth-support/authorization-server.js';
-import { receiptSigningKeyPem } from './harness.js';
+import { oauthSigningKeySet, receiptSigningKeyPem } from './harness.js';
 
 /** Where the test clients say they are redirected to (never reached: the code is read from the Location). */
 export const TEST_REDIRECT_URI = 'http://127.0.0.1:9/callback';
-
-/**
- * The value of `oauth-signing-keys` an operator provides (`GATEWAY_SECRET_OAUTH_SIGNING_KEYS`): the env vault cannot
- * store the set a gateway makes, and every worker or replica must sign and verify with the same one.
- */
-async function signingKeysSecret(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x! });
-  return JSON.stringify({ keys: [{ kid, createdAt: new Date().toISOString(), privateJwk: { ...jwk, kid, alg: 'EdDSA' } }] });
-}
 
 /**
  * What processes sharing one storage must hold alike, as an operator provides them to a read-only (env) vault: the
@@ -31,7 +20,7 @@ async function signingKeysSecret(): Promise<string> {
  */
 export async function sharedKeysEnv(): Promise<Record<string, string>> {
   return {
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await signingKeysSecret(),
+    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await oauthSigningKeySet(),
     GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
     GATEWAY_SECRET_REQUEST_STATE_KEY: randomBytes(32).toString('base64url'),
   };

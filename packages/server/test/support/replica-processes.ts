@@ -15,7 +15,8 @@ import { SEMI_SPACE_FLAG } from '@gateway/runtime/node-flags';
 import { gatewayBinary } from '../../../../test-support/cli.js';
 import { stopWhenGone } from '../../../../test-support/postgres.js';
 import { approve, PERSON, pkce, registerClient, tokenRequest } from '../oauth-support/authorization-server.js';
-import { oauthSigningKeySet, prepareWorkspace, receiptSigningKeyPem, type Workspace } from './harness.js';
+import { sharedKeysEnv } from './cluster.js';
+import { prepareWorkspace, type Workspace } from './harness.js';
 import { freePort } from './net.js';
 
 /** How long a (re)started replica may take to answer `/readyz` (a shared 2-core machine under load). */
@@ -145,9 +146,9 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
     ...workspace.env,
     ...options.secrets,
     GATEWAY_SECRET_DATABASE_URL: options.databaseUrl,
-    GATEWAY_SECRET_OAUTH_SIGNING_KEYS: await oauthSigningKeySet(),
-    // Every replica signs checkpoints of the one log under one origin: the key is the vault's, shared.
-    GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
+    // What replicas must hold alike: the OAuth signing keys, the receipt signing key (one log, one origin) and the
+    // request-state key.
+    ...(await sharedKeysEnv()),
   };
   workspace.env = env;
   await new PeopleDirectory(join(workspace.directory, 'people.json')).add(PERSON.name, PERSON.password);
