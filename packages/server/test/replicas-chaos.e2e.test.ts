@@ -281,4 +281,46 @@ describe('three replicas on one PostgreSQL, under kills and a database restart',
         `${events.length} deliveries (${repeats} repeats), all checked ${seconds(Date.now() - started)} s after the first call`,
     );
   }, 600_000);
+
+  it("delivery is taken over within the lease's 15 s when the dispatcher's replica is SIGKILLed", async () => {
+    const holderOf = async (): Promise<string | null> => {
+      const pool = openPostgres(databaseUrl, { max: 1 });
+      try {
+        const { rows } = await pool.query<{ lease_holder: string | null }>(
+          "SELECT lease_holder FROM webhook_endpoints WHERE name = 'audit'",
+        );
+        return rows[0]?.lease_holder ?? null;
+      } finally {
+        await pool.end();
+      }
+    };
+    const delivered = () => receiver.requests.filter((request) => request.status === 204).length;
+    const call = async (mcpUrl: string, customer: string) => {
+      const args = { body: { customer, items: [{ sku: 'SKU-1', quantity: 1 }] } };
+      const { message, failure } = await send(mcpUrl, requestOf('2026-07-28', 1, 'tools/call', { name: 'create_order', arguments: args }));
+      expect(failure).toBeUndefined();
+      expect(message?.result?.isError).not.toBe(true);
+    };
+    // A call delivered first: whoever delivered it holds the lease now (a live replica, not one killed earlier).
+    const warmedUp = delivered();
+    await call(set.replicas[0]!.mcpUrl, 'before-the-dispatcher-dies');
+    await waitFor(() => delivered() > warmedUp, 'the event of a call made before the kill', 30_000);
+    // The holder names its process (host/pid/random): the replica whose pid it carries delivers now.
+    const holder = await holderOf();
+    const dispatcher = set.replicas.find(
+      (replica) => replica.child?.pid !== undefined && holder?.split('/')[1] === String(replica.child.pid),
+    );
+    expect(dispatcher, `the lease holder ${holder} is one of the replicas`).toBeDefined();
+    const other = set.replicas.find((replica) => replica !== dispatcher)!;
+    const before = delivered();
+    const killedAt = Date.now();
+    await set.kill(dispatcher!.index);
+    await call(other.mcpUrl, 'after-the-dispatcher-died');
+    await waitFor(() => delivered() > before, 'the event of a call made after the kill', 30_000);
+    const takeoverMs = Date.now() - killedAt;
+    console.log(`replicas chaos: delivery taken over ${(takeoverMs / 1000).toFixed(1)} s after the dispatcher's replica was killed`);
+    expect(takeoverMs).toBeLessThan(15_000 + 5_000);
+    expect(await holderOf()).not.toBe(holder);
+    await set.start(dispatcher!.index);
+  }, 60_000);
 });

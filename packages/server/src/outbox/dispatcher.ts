@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { sendAttempt, type AttemptResult, type DispatcherEndpoint } from './attempt.js';
 import { deliverEvent, type DeliveryContext, type DispatcherLogger } from './delivery.js';
 import type { DeliveryTelemetry } from './delivery-telemetry.js';
 import type { OutboxEvent, OutboxStore } from './ports.js';
 import { createWorker, forgetReadAhead, notifyWorker, readPending, type Worker } from './worker.js';
+import { processHolder } from '../store/lease-keeper.js';
 
 export type { AttemptResult, DispatcherEndpoint } from './attempt.js';
 export type { DispatcherLogger } from './delivery.js';
@@ -16,7 +16,7 @@ export interface CreateDispatcherOptions {
   endpoints: readonly DispatcherEndpoint[];
   /** The HTTP dispatcher: the SSRF-guarded agent in the gateway. */
   agent: Dispatcher;
-  /** This process's lease holder id (default: a random UUID). */
+  /** This process's lease holder id (default: host/pid/random, as every lease names its holder: processHolder()). */
   holder?: string;
   /** How long a lease lasts; renewed at half. Another process takes over this long after a crash. */
   leaseMs?: number;
@@ -59,7 +59,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 1_000;
  */
 export function createDispatcher(options: CreateDispatcherOptions): WebhookDispatcher {
   const store = options.store;
-  const holder = options.holder ?? randomUUID();
+  const holder = options.holder ?? processHolder();
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const stopController = new AbortController();
