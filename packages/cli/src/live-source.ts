@@ -13,6 +13,7 @@ function lazyVault(loaded: LoadedConfig): Vault {
     provider: loaded.config.vault?.provider ?? 'file',
     get: async (name) => (await open()).get(name),
     set: async (name, value) => (await open()).set(name, value),
+    create: async (name, value) => (await open()).create(name, value),
     delete: async (name) => (await open()).delete(name),
     list: async () => (await open()).list(),
   };

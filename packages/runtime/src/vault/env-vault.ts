@@ -30,6 +30,9 @@ export function createEnvVault(options: { prefix: string; env: NodeJS.ProcessEnv
     async set() {
       throw readOnly('env');
     },
+    async create() {
+      throw readOnly('env');
+    },
     async delete() {
       throw readOnly('env');
     },

@@ -39,6 +39,9 @@ export function createExecVault(options: ExecVaultOptions): Vault {
     async set() {
       throw readOnly('exec');
     },
+    async create() {
+      throw readOnly('exec');
+    },
     async delete() {
       throw readOnly('exec');
     },

@@ -59,6 +59,12 @@ export function checkSecretName(name: string): void {
   }
 }
 
+/** A name and value a writable vault accepts (`set`, `create`). */
+export function checkSecretToStore(name: string, value: string): void {
+  checkSecretName(name);
+  if (value.length === 0) throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`);
+}
+
 function secretAad(name: string): Buffer {
   return Buffer.from(`gateway-vault/v1/secret/${name}`, 'utf8');
 }
@@ -175,6 +181,25 @@ async function withWriteLock<T>(path: string, action: () => Promise<T>): Promise
   }
 }
 
+/** Seals `value` into the document under `name`, a new version of what was there (first writes the key check). */
+function storeIn(document: VaultDocument, key: Buffer, name: string, value: string): StoredSecret {
+  document.keyCheck ??= seal(key, KEY_CHECK_PLAINTEXT, Buffer.from(KEY_CHECK_AAD));
+  const now = new Date().toISOString();
+  const previous = Object.hasOwn(document.secrets, name) ? document.secrets[name] : undefined;
+  const stored: StoredSecret = {
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+    version: (previous?.version ?? 0) + 1,
+    ...seal(key, value, secretAad(name)),
+  };
+  document.secrets[name] = stored;
+  return stored;
+}
+
+function metadataOf(name: string, stored: StoredSecret): SecretMetadata {
+  return { name, createdAt: stored.createdAt, updatedAt: stored.updatedAt, version: stored.version };
+}
+
 export function createFileVault(options: FileVaultOptions): Vault {
   let cachedKey: Buffer | undefined;
   let verifiedKeyCheck = false;
@@ -256,10 +281,6 @@ export function createFileVault(options: FileVaultOptions): Vault {
     file.forget();
   }
 
-  function metadataOf(name: string, stored: StoredSecret): SecretMetadata {
-    return { name, createdAt: stored.createdAt, updatedAt: stored.updatedAt, version: stored.version };
-  }
-
   return {
     provider: 'file',
 
@@ -276,27 +297,36 @@ export function createFileVault(options: FileVaultOptions): Vault {
     },
 
     async set(name, value) {
-      checkSecretName(name);
-      if (value.length === 0) {
-        throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`);
-      }
+      checkSecretToStore(name, value);
       return withWriteLock(options.path, async () => {
         file.forget();
         const document = structuredClone(await readDocument());
         const key = (await loadKey(document, true))!;
         verifyKey(document, key);
-        document.keyCheck ??= seal(key, KEY_CHECK_PLAINTEXT, Buffer.from(KEY_CHECK_AAD));
-        const now = new Date().toISOString();
-        const previous = Object.hasOwn(document.secrets, name) ? document.secrets[name] : undefined;
-        const stored: StoredSecret = {
-          createdAt: previous?.createdAt ?? now,
-          updatedAt: now,
-          version: (previous?.version ?? 0) + 1,
-          ...seal(key, value, secretAad(name)),
-        };
-        document.secrets[name] = stored;
+        const stored = storeIn(document, key, name, value);
         await writeDocument(document);
         return metadataOf(name, stored);
+      });
+    },
+
+    async create(name, value) {
+      checkSecretToStore(name, value);
+      // The check and the write under the lock every writer takes, on the file as it is now (not a cached read):
+      // of processes creating one name at once, the first stores its value and the others read it back.
+      return withWriteLock(options.path, async () => {
+        file.forget();
+        const document = structuredClone(await readDocument());
+        const key = (await loadKey(document, true))!;
+        verifyKey(document, key);
+        const previous = Object.hasOwn(document.secrets, name) ? document.secrets[name] : undefined;
+        if (previous) {
+          const stored = unseal(key, previous, secretAad(name));
+          if (stored === undefined) throw wrongKey();
+          return stored;
+        }
+        storeIn(document, key, name, value);
+        await writeDocument(document);
+        return value;
       });
     },
 

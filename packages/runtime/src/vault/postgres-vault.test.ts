@@ -165,6 +165,24 @@ describe('the postgres vault', () => {
     expect(await first.get('person-login.abc')).toBeUndefined();
   });
 
+  it('concurrent creates of one name by two replicas (two pools) all return the value stored first, which get returns', async () => {
+    const first = await open();
+    const second = await open();
+    const created = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => (index % 2 ? first : second).create('first-start-key', `value-${index}`)),
+    );
+    expect(new Set(created).size).toBe(1);
+    expect(created[0]).toMatch(/^value-\d$/);
+    expect(await first.get('first-start-key')).toBe(created[0]);
+    expect(await second.get('first-start-key')).toBe(created[0]);
+    // Stored once: the creates that found the name changed nothing.
+    expect((await first.list()).find((entry) => entry.name === 'first-start-key')?.version).toBe(1);
+    await first.set('kept', 'stored-before');
+    expect(await second.create('kept', 'newer')).toBe('stored-before');
+    expect(await first.get('kept')).toBe('stored-before');
+    expect((await refusal(first.create('kept', ''))).code).toBe('VAULT_SECRET_EMPTY');
+  });
+
   it('rotates its key: the new key seals, a previous key still opens what it sealed, doctor counts what is left', async () => {
     const old = await open();
     await old.set('kept', 'sealed-under-the-old-key');
@@ -195,6 +213,8 @@ describe('the postgres vault', () => {
     const vault = await open({ VAULT_DB_URL: url });
     expect(await vault.get('first')).toBe('v1');
     expect((await vault.set('second', 'v2')).version).toBe(1);
+    expect(await vault.create('second', 'not-stored')).toBe('v2');
+    expect(await vault.create('third', 'v3')).toBe('v3');
   });
 });
 

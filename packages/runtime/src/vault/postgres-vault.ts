@@ -12,7 +12,7 @@ import pg from 'pg';
 import { compareText, GatewayError } from '@gateway/core';
 import { describeDatabase, withoutPassword } from '../database-location.js';
 import { openEnvelope, sealEnvelope, type KeyEncryptionKey } from './envelope.js';
-import { checkSecretName } from './file-vault.js';
+import { checkSecretToStore } from './file-vault.js';
 import type { SecretMetadata, Vault } from './vault.js';
 
 export const VAULT_TABLE = 'gateway_vault_secrets';
@@ -97,6 +97,17 @@ export async function openPostgresVault(options: PostgresVaultOptions): Promise<
     keyChecked = true;
   }
 
+  function openRow(name: string, row: Pick<Row, 'format' | 'key_id' | 'wrapped_key' | 'sealed_value'>): string {
+    if (row.format !== FORMAT) {
+      throw new GatewayError(
+        'VAULT_SECRET_ALTERED',
+        `the secret '${name}' is stored in format ${row.format}, which this gateway version does not read`,
+        { details: { secret: name } },
+      );
+    }
+    return openEnvelope(options.keys, name, { keyId: row.key_id, wrappedKey: row.wrapped_key, sealedValue: row.sealed_value });
+  }
+
   try {
     await createTableIfMissing(pool);
   } catch (error) {
@@ -113,20 +124,11 @@ export async function openPostgresVault(options: PostgresVaultOptions): Promise<
         name,
       ]);
       const row = rows[0];
-      if (!row) return undefined;
-      if (row.format !== FORMAT) {
-        throw new GatewayError(
-          'VAULT_SECRET_ALTERED',
-          `the secret '${name}' is stored in format ${row.format}, which this gateway version does not read`,
-          { details: { secret: name } },
-        );
-      }
-      return openEnvelope(options.keys, name, { keyId: row.key_id, wrappedKey: row.wrapped_key, sealedValue: row.sealed_value });
+      return row ? openRow(name, row) : undefined;
     },
 
     async set(name, value) {
-      checkSecretName(name);
-      if (value.length === 0) throw new GatewayError('VAULT_SECRET_EMPTY', `refusing to store an empty value for '${name}'`);
+      checkSecretToStore(name, value);
       await checkKeyBeforeWriting();
       const envelope = sealEnvelope(current, name, value);
       // One statement: two replicas writing one name at once each bump the version once, neither loses the row.
@@ -139,6 +141,23 @@ export async function openPostgresVault(options: PostgresVaultOptions): Promise<
         [name, FORMAT, envelope.keyId, envelope.wrappedKey, envelope.sealedValue],
       );
       return metadataOf(rows[0]!);
+    },
+
+    async create(name, value) {
+      checkSecretToStore(name, value);
+      await checkKeyBeforeWriting();
+      const envelope = sealEnvelope(current, name, value);
+      // One statement, on the primary key: of replicas creating one name at once, one row goes in; the others wait
+      // for it to commit and get it back from the no-op update (DO NOTHING would return nothing, and a read after it
+      // could find the name deleted in between), so every caller returns the one stored value.
+      const { rows } = await query<Row>(
+        `INSERT INTO ${VAULT_TABLE} AS s (name, format, key_id, wrapped_key, sealed_value, version, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 1, clock_timestamp(), clock_timestamp())
+         ON CONFLICT (name) DO UPDATE SET name = s.name
+         RETURNING name, format, key_id, wrapped_key, sealed_value`,
+        [name, FORMAT, envelope.keyId, envelope.wrappedKey, envelope.sealedValue],
+      );
+      return openRow(name, rows[0]!);
     },
 
     async delete(name) {

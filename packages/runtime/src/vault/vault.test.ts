@@ -145,6 +145,38 @@ describe('file vault', () => {
   });
 });
 
+describe('create-if-absent (the keys a gateway creates on first start)', () => {
+  it('file: concurrent creates of one name by two vault objects on one file all return the value stored first', async () => {
+    const loaded = configWith('');
+    // Two processes on one vault file (the workers of `serve --workers`), on a vault with no key file yet.
+    const vaults = [await createVault(loaded, { env: noKeyEnv }), await createVault(loaded, { env: noKeyEnv })];
+    const created = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => vaults[index % 2]!.create('first-start-key', `value-${index}`)),
+    );
+    expect(new Set(created).size).toBe(1);
+    expect(created[0]).toMatch(/^value-\d$/);
+    for (const vault of [...vaults, await createVault(loaded, { env: noKeyEnv })])
+      expect(await vault.get('first-start-key')).toBe(created[0]);
+    expect((await vaults[0]!.list()).find((entry) => entry.name === 'first-start-key')?.version).toBe(1);
+  });
+
+  it('file: create leaves a stored value as it is and returns it; set still replaces', async () => {
+    const vault = await createVault(configWith(''), { env: noKeyEnv });
+    await vault.set('kept', 'stored-before');
+    expect(await vault.create('kept', 'newer')).toBe('stored-before');
+    expect(await vault.get('kept')).toBe('stored-before');
+    await expect(vault.create('token', '')).rejects.toMatchObject({ code: 'VAULT_SECRET_EMPTY' });
+    await expect(vault.create('-rf', 'x')).rejects.toMatchObject({ code: 'VAULT_SECRET_NAME_INVALID' });
+  });
+
+  it('env and exec: create is refused as read-only, like set', async () => {
+    const env = await createVault(configWith('vault:\n  provider: env\n'), { env: {} });
+    await expect(env.create('x', 'y')).rejects.toMatchObject({ code: 'VAULT_READ_ONLY' });
+    const exec = await createVault(configWith('vault:\n  provider: exec\n  exec:\n    command: [/bin/true]\n'), { env: noKeyEnv });
+    await expect(exec.create('x', 'y')).rejects.toMatchObject({ code: 'VAULT_READ_ONLY' });
+  });
+});
+
 describe('env vault', () => {
   it('reads GATEWAY_SECRET_<NAME> and is read-only', async () => {
     const loaded = configWith('vault:\n  provider: env\n');

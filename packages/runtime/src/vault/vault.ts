@@ -21,6 +21,13 @@ export interface Vault {
   get(name: string): Promise<string | undefined>;
   /** Stores or replaces a value (`file` and `postgres`; the others throw VAULT_READ_ONLY). */
   set(name: string, value: string): Promise<SecretMetadata>;
+  /**
+   * Stores `value` only when the vault has no such name, and returns the value stored under the name afterwards:
+   * `value`, or the one another process stored first. Atomic across every process sharing the vault, so keys the
+   * gateway creates on first start are one key even when replicas or workers start together (`file` and
+   * `postgres`; the others throw VAULT_READ_ONLY, as for `set`).
+   */
+  create(name: string, value: string): Promise<string>;
   delete(name: string): Promise<boolean>;
   list(): Promise<SecretMetadata[]>;
   /** Where the values are, when that is a database (`postgres`: `host:port/database`, never a password). */

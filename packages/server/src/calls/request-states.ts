@@ -77,7 +77,8 @@ export async function requestStateKey(
   if (existing) return Buffer.from(existing, 'base64url');
   const created = randomBytes(32);
   try {
-    await vault.set(REQUEST_STATE_KEY_SECRET, created.toString('base64url'));
+    // Processes starting together on an empty vault each generate a key: the one stored first is everyone's.
+    return Buffer.from(await vault.create(REQUEST_STATE_KEY_SECRET, created.toString('base64url')), 'base64url');
   } catch {
     if (options.requireShared) {
       throw new GatewayError(

@@ -52,12 +52,12 @@ async function storedVaultSecret(
   if (existing) return { value: existing, isStored: true };
   const value = create();
   try {
-    await vault.set(name, value);
+    // Processes starting together on an empty vault each generate one: the one stored first is everyone's.
+    return { value: await vault.create(name, value), isStored: true };
   } catch {
     warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
     return { value, isStored: false };
   }
-  return { value, isStored: true };
 }
 
 function signingKeyOf(pem: string): KeyObject {

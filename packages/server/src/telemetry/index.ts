@@ -152,6 +152,7 @@ export async function createTelemetry(
             throw error;
           }),
         set: (name, value) => vault.set(name, value),
+        create: (name, value) => vault.create(name, value),
         delete: (name) => vault.delete(name),
         list: () => vault.list(),
         ...(vault.check ? { check: () => vault.check!() } : {}),

@@ -110,7 +110,7 @@ describe('createTelemetry', () => {
     await telemetry.close();
   });
 
-  it('counts failed vault reads, and passes values and misses through', async () => {
+  it('counts failed vault reads, and passes values, misses and create-if-absent through', async () => {
     const telemetry = await createTelemetry(loadedWith(''));
     const vault: Vault = {
       provider: 'exec',
@@ -121,10 +121,13 @@ describe('createTelemetry', () => {
       set: async () => {
         throw new Error('read-only');
       },
+      // What another process stored first: the observed vault must hand back the vault's answer, not the value given.
+      create: async (name) => `stored-first-${name}`,
       delete: async () => false,
       list: async () => [],
     };
     const observed = telemetry.observeVault(vault);
+    expect(await observed.create('key', 'mine')).toBe('stored-first-key');
     expect(await observed.get('present')).toBe('value');
     expect(await observed.get('absent')).toBeUndefined();
     await expect(observed.get('broken')).rejects.toThrow('the command failed');

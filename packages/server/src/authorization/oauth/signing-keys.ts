@@ -38,6 +38,18 @@ async function newStoredKey(now: Date): Promise<StoredKey> {
   return { kid, createdAt: now.toISOString(), privateJwk: { ...privateJwk, kid, alg: ACCESS_TOKEN_ALGORITHM } };
 }
 
+function storedKeysOf(text: string): StoredKey[] {
+  try {
+    const parsed = JSON.parse(text) as { keys?: StoredKey[] };
+    return Array.isArray(parsed.keys) ? parsed.keys : [];
+  } catch {
+    throw new GatewayError(
+      'AUTH_SIGNING_KEYS_INVALID',
+      `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`,
+    );
+  }
+}
+
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
   const publicJwk: JWK = {
     kty: stored.privateJwk.kty,
@@ -67,25 +79,23 @@ export async function loadSigningKeys(
 ): Promise<SigningKeySet> {
   const now = options.now ?? new Date();
   const text = await vault.get(SIGNING_KEYS_SECRET);
-  let stored: StoredKey[] = [];
-  if (text !== undefined) {
-    try {
-      const parsed = JSON.parse(text) as { keys?: StoredKey[] };
-      stored = Array.isArray(parsed.keys) ? parsed.keys : [];
-    } catch {
-      throw new GatewayError(
-        'AUTH_SIGNING_KEYS_INVALID',
-        `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`,
-      );
-    }
-  }
+  let stored: StoredKey[] = text === undefined ? [] : storedKeysOf(text);
   const newest = stored[0];
   const isDue = newest === undefined || now.getTime() - Date.parse(newest.createdAt) > options.maxAgeDays * 86_400_000;
+  /** What the vault holds once this process has written: its own set, or on first start the one stored first. */
+  let kept: string | undefined;
   if (isDue) {
     const next = [await newStoredKey(now), ...stored.slice(0, 1)];
+    const nextText = JSON.stringify({ keys: next });
     try {
-      await vault.set(SIGNING_KEYS_SECRET, JSON.stringify({ keys: next }));
-      stored = next;
+      if (text === undefined) {
+        // First start: processes starting together on an empty vault each generate a key; the set stored first is
+        // everyone's. A rotation (or an entry holding no key) replaces the set instead.
+        kept = await vault.create(SIGNING_KEYS_SECRET, nextText);
+      } else {
+        await vault.set(SIGNING_KEYS_SECRET, nextText);
+        kept = nextText;
+      }
     } catch {
       if (newest === undefined && options.requireShared) {
         // Several processes (`gateway serve --workers N`, replicas on PostgreSQL) must sign and verify with the
@@ -112,6 +122,7 @@ export async function loadSigningKeys(
       }
     }
   }
+  if (kept !== undefined) stored = storedKeysOf(kept);
   const all = await Promise.all(stored.map(toSigningKey));
   const byKid = new Map(all.map((key) => [key.kid, key]));
   return {

@@ -240,11 +240,10 @@ export function createPersonLogins(options: PersonLoginsOptions): PersonLogins {
 export async function startPersonLogins(options: Omit<PersonLoginsOptions, 'ticketKey'>): Promise<PersonLogins | undefined> {
   const hasPersonLogins = Object.values(options.loaded.config.sources).some((source) => personCredentialsOf(source).length > 0);
   if (!hasPersonLogins) return undefined;
-  let key = await options.vault.get(CONNECT_TICKET_KEY_SECRET);
-  if (!key) {
-    key = randomBytes(32).toString('base64url');
-    await options.vault.set(CONNECT_TICKET_KEY_SECRET, key);
-  }
+  // Processes starting together on an empty vault each generate a key: the one stored first is everyone's.
+  const key =
+    (await options.vault.get(CONNECT_TICKET_KEY_SECRET)) ??
+    (await options.vault.create(CONNECT_TICKET_KEY_SECRET, randomBytes(32).toString('base64url')));
   const service = createPersonLogins({ ...options, ticketKey: Buffer.from(key, 'base64url') });
   await service.load();
   return service;

@@ -19,7 +19,7 @@ import { openPostgres } from '../../store/postgres/database.js';
 import { postgresEphemeralState, postgresEphemeralStateMigrations } from '../../store/postgres/ephemeral-state.js';
 import { openDatabase } from '../../store/sqlite/database.js';
 import { ephemeralStateMigrations, SqliteEphemeralState } from '../../store/sqlite/ephemeral-state.js';
-import { createPersonLogins, type LinkedAccounts, type PersonLogins } from './index.js';
+import { createPersonLogins, startPersonLogins, type LinkedAccounts, type PersonLogins } from './index.js';
 import { postgresLinkedAccountMigrations, postgresLinkedAccounts } from './postgres/index.js';
 import { linkedAccountMigrations, sqliteLinkedAccounts } from './sqlite/index.js';
 import { readTokens } from './token-vault.js';
@@ -126,12 +126,12 @@ async function postgresStorage(): Promise<Storage> {
   };
 }
 
-/** Two processes' person logins over `storage`, one file vault (as workers share it) and one ticket key. */
-async function twoProcesses(storage: Storage): Promise<{ first: PersonLogins; second: PersonLogins; vault: Vault; loaded: LoadedConfig }> {
+/** A config with one per-person login at a loopback provider, in a fresh directory (its file vault in there). */
+async function personLoginConfig(): Promise<LoadedConfig> {
   const issuer = await loopbackProvider();
   const directory = await temporaryDirectory('gateway-linking-config-');
   closers.push(() => directory.cleanup());
-  const loaded = parseConfig(
+  return parseConfig(
     [
       'gateway:',
       '  url: http://127.0.0.1:8080',
@@ -145,6 +145,11 @@ async function twoProcesses(storage: Storage): Promise<{ first: PersonLogins; se
     ].join('\n'),
     join(directory.path, 'gateway.yaml'),
   );
+}
+
+/** Two processes' person logins over `storage`, one file vault (as workers share it) and one ticket key. */
+async function twoProcesses(storage: Storage): Promise<{ first: PersonLogins; second: PersonLogins; vault: Vault; loaded: LoadedConfig }> {
+  const loaded = await personLoginConfig();
   const vault = await createVault(loaded, { env: {} });
   await vault.set('client-secret', 'a client secret');
   const ticketKey = randomBytes(32);
@@ -203,5 +208,22 @@ describe.each([
     const [inFirst, inSecond] = [await startLinking(first, again), await startLinking(second, again)];
     expect(await second.linking.complete(inFirst, browser)).toMatchObject({ kind: 'linked' });
     expect(await first.linking.complete(inSecond, browser)).toMatchObject(used);
+  });
+});
+
+describe('the connect-ticket key', () => {
+  it('processes starting together on an empty vault file create one: a ticket one issues opens in the others', async () => {
+    const storage = await sqliteStorage();
+    const loaded = await personLoginConfig();
+    await (await createVault(loaded, { env: {} })).set('client-secret', 'a client secret');
+    // Each process opens the vault file itself, as the workers of `serve --workers` do.
+    const vaults = await Promise.all([1, 2, 3].map(() => createVault(loaded, { env: {} })));
+    const processes = await Promise.all(
+      vaults.map(async (vault) => (await startPersonLogins({ loaded, vault, ...storage.process(), warn: () => undefined }))!),
+    );
+    for (const issuing of processes) {
+      const ticket = ticketOf(issuing.connectUrl({ person: PERSON, login: LOGIN, session: 'session-1' }));
+      for (const opening of processes) expect(await opening.linking.providerOf(ticket)).toMatchObject({ label: expect.any(String) });
+    }
   });
 });
