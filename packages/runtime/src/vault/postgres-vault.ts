@@ -11,6 +11,7 @@
 import pg from 'pg';
 import { compareText, GatewayError } from '@gateway/core';
 import { describeDatabase, withoutPassword } from '../database-location.js';
+import { inTransaction } from '../postgres-transaction.js';
 import { openEnvelope, sealEnvelope, type KeyEncryptionKey } from './envelope.js';
 import { checkSecretToStore } from './file-vault.js';
 import type { SecretMetadata, Vault } from './vault.js';
@@ -201,10 +202,7 @@ async function createTableIfMissing(pool: pg.Pool): Promise<void> {
   const { rows } = await pool.query<{ present: boolean }>(`SELECT to_regclass('${VAULT_TABLE}') IS NOT NULL AS present`);
   // A role granted only SELECT, INSERT, UPDATE and DELETE on a table its owner created never needs CREATE.
   if (rows[0]!.present) return;
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${CREATE_LOCK_KEY})`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${VAULT_TABLE} (
@@ -218,13 +216,5 @@ async function createTableIfMissing(pool: pg.Pool): Promise<void> {
          updated_at TIMESTAMPTZ NOT NULL
        )`,
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }

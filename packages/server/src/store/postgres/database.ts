@@ -98,24 +98,5 @@ export async function checkReachable(pool: PostgresPool, connectionString: strin
   }
 }
 
-/**
- * `work` on one client of the pool inside BEGIN … COMMIT; ROLLBACK and rethrow when it rejects. A client whose
- * ROLLBACK failed (its connection broke) is discarded, not returned to the pool.
- */
-export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
+/** The transaction runner (`@gateway/runtime`'s, which the `postgres` vault uses too). */
+export { inTransaction } from '@gateway/runtime';
