@@ -272,6 +272,13 @@ export function createFileVault(options: FileVaultOptions): Vault {
     return new GatewayError('VAULT_KEY_INVALID', `the vault key does not open ${options.path} (wrong key, or the file was altered)`);
   }
 
+  /** `edit` on a copy of the document as the file holds it now (not a cached read), under the lock every writer takes. */
+  const underWriteLock = <T>(edit: (document: VaultDocument) => Promise<T>): Promise<T> =>
+    withWriteLock(options.path, async () => {
+      file.forget();
+      return edit(structuredClone(await readDocument()));
+    });
+
   async function writeDocument(document: VaultDocument): Promise<void> {
     const sorted: VaultDocument = {
       ...document,
@@ -298,9 +305,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
 
     async set(name, value) {
       checkSecretToStore(name, value);
-      return withWriteLock(options.path, async () => {
-        file.forget();
-        const document = structuredClone(await readDocument());
+      return underWriteLock(async (document) => {
         const key = (await loadKey(document, true))!;
         verifyKey(document, key);
         const stored = storeIn(document, key, name, value);
@@ -311,11 +316,9 @@ export function createFileVault(options: FileVaultOptions): Vault {
 
     async create(name, value) {
       checkSecretToStore(name, value);
-      // The check and the write under the lock every writer takes, on the file as it is now (not a cached read):
-      // of processes creating one name at once, the first stores its value and the others read it back.
-      return withWriteLock(options.path, async () => {
-        file.forget();
-        const document = structuredClone(await readDocument());
+      // The check and the write under the writers' lock, on the file as it is now: of processes creating one name
+      // at once, the first stores its value and the others read it back.
+      return underWriteLock(async (document) => {
         const key = (await loadKey(document, true))!;
         verifyKey(document, key);
         const previous = Object.hasOwn(document.secrets, name) ? document.secrets[name] : undefined;
@@ -331,9 +334,7 @@ export function createFileVault(options: FileVaultOptions): Vault {
     },
 
     async delete(name) {
-      return withWriteLock(options.path, async () => {
-        file.forget();
-        const document = structuredClone(await readDocument());
+      return underWriteLock(async (document) => {
         if (!Object.hasOwn(document.secrets, name)) return false;
         delete document.secrets[name];
         await writeDocument(document);
