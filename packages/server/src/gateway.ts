@@ -142,9 +142,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     registry.replace(initial.lock);
     // One ephemeral state for every area of this process: the database's when processes serve together.
     const ephemeral = storage.ephemeralState({ sharedByWorkers: options.worker !== undefined });
-    const requireShared = options.worker !== undefined || storage.kind === 'postgres';
+    // Workers, or replicas on PostgreSQL: what one process issues or signs opens on every other (keys from the vault).
+    const servesTogether = options.worker !== undefined || storage.kind === 'postgres';
     // What every area starts with; `worker`: this process is one of `gateway serve --workers N`.
-    const area = { loaded, vault, storage, ephemeral, logger, registry, ...(options.worker ? { worker: options.worker } : {}) };
+    const worker = options.worker ? { worker: options.worker } : {};
+    const area = { loaded, vault, storage, ephemeral, logger, registry, servesTogether, ...worker };
     const calls = await startCallArea(area, closers);
     const webhookLeaseMs = options.webhookLeaseMs ? { webhookLeaseMs: options.webhookLeaseMs } : {};
     const records = { ...area, dataDirectory: settings.dataDirectory, deliveryTelemetry: telemetry.deliveries, ...webhookLeaseMs };
@@ -175,8 +177,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       loaded,
       mcpUrl,
       authorizer,
-      // Processes that answer one client together (workers, replicas): a retry's state one issues must open on another.
-      requestStates: createRequestStates(await requestStateKey(vault, (message) => logger.warn(message), { requireShared }), ephemeral),
+      requestStates: createRequestStates(
+        await requestStateKey(vault, (message) => logger.warn(message), { requireShared: servesTogether }),
+        ephemeral,
+      ),
       personActionGates: [...(calls.personLogins ? [calls.personLogins.gate] : []), approvals.gate, ...(options.personActionGates ?? [])],
       authPlugin: approvals.withPages(authorization.plugin),
       adminPlugin: createAdminPlugin({

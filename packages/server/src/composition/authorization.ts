@@ -21,6 +21,8 @@ export async function startAuthorization(
     storage: GatewayStorage;
     /** The process's ephemeral state (the per-person logins use the same one). */
     ephemeral: EphemeralState;
+    /** Several processes serve the same clients (workers, replicas on PostgreSQL): they verify each other's tokens. */
+    servesTogether: boolean;
     vault: Vault;
     logger: FastifyBaseLogger;
     mcpUrl: string;
@@ -43,8 +45,7 @@ export async function startAuthorization(
     changesSince: (toolName, approvedFingerprint) => changesSince(registry, toolName, approvedFingerprint),
     ...(context.personLogins ? { personLogins: context.personLogins } : {}),
     changes: context.storage.changeFeed(),
-    // Processes that answer one client together (workers, replicas on PostgreSQL) verify each other's tokens.
-    ...(worker || context.storage.kind === 'postgres' ? { requireSharedSigningKeys: true } : {}),
+    ...(context.servesTogether ? { requireSharedSigningKeys: true } : {}),
     ...(worker && !worker.mayRotateSigningKeys ? { rotateSigningKeys: false } : {}),
   });
   closers.add(() => authorization.close());

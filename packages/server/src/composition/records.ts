@@ -21,6 +21,8 @@ export interface RecordsContext {
   dataDirectory: string;
   /** This process is worker `id` of `gateway serve --workers N`; `startsAlone`: no other worker runs yet. */
   worker?: { id: number; startsAlone?: boolean };
+  /** Several processes share the receipt log (workers, replicas on PostgreSQL): one shared signing key, one signer at a time. */
+  servesTogether: boolean;
   webhookLeaseMs?: number;
   /** Metrics and traces of delivery attempts (telemetry/). */
   deliveryTelemetry?: DeliveryTelemetry;
@@ -88,9 +90,9 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
       vault: context.vault,
       loaded,
       dataDirectory: context.dataDirectory,
-      requiresSharedSigningKey: worker !== undefined || isShared,
+      requiresSharedSigningKey: context.servesTogether,
       // Shared by several processes: one signs the checkpoints at a time, the holder of the signer's lease.
-      ...(worker !== undefined || isShared
+      ...(context.servesTogether
         ? { signingLease: { leases: context.storage.leases(), changes: context.storage.changeFeed() } }
         : {}),
       ...(claimed.journal ? { journal: claimed.journal } : {}),
