@@ -110,6 +110,28 @@ describe('vault.postgres', () => {
       'CONFIG_INVALID',
     );
   });
+
+  it('refuses hostile shapes: wrong types, unknown keys, __proto__, deep nesting, oversized values', () => {
+    const deep = `${'['.repeat(64)}x${']'.repeat(64)}`;
+    const hostile = [
+      'url: 5, key: { env: K }',
+      'url: [postgres://x], key: { env: K }',
+      'url: { env: 5 }, key: { env: K }',
+      'url: { env: A }, key: { env: K }, extra: true',
+      'url: { env: A, __proto__: { file: x } }, key: { env: K }',
+      '__proto__: { url: { env: A } }, key: { env: K }',
+      'url: { env: A }, key: { exec: "not a list" }',
+      `url: { env: A }, key: { exec: ${deep} }`,
+      'url: { env: A }, key: { env: K }, previousKeys: { env: K }',
+      `url: { env: ${'A'.repeat(100_000)} }, key: { env: K }`,
+      'url: { env: "A=B" }, key: { env: K }',
+      `url: { file: ${'a'.repeat(5_000)} }, key: { env: K }`,
+      `url: { env: A }, key: { env: K }, previousKeys: [${Array.from({ length: 17 }, (_, index) => `{ env: K${index} }`).join(', ')}]`,
+    ];
+    for (const shape of hostile) {
+      expect(refusal(config(`  provider: postgres\n  postgres: { ${shape} }\n`)).code, shape.slice(0, 80)).toBe('CONFIG_INVALID');
+    }
+  });
 });
 
 describe('oauthPerson credentials of an MCP source', () => {

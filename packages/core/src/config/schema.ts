@@ -262,8 +262,8 @@ export const settingSourceSchema = {
   minProperties: 1,
   maxProperties: 2,
   properties: {
-    env: { type: 'string', minLength: 1, description: 'environment variable holding the value' },
-    file: { type: 'string', minLength: 1, description: 'file holding the value, relative to gateway.yaml' },
+    env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,255}$', description: 'environment variable holding the value' },
+    file: { type: 'string', minLength: 1, maxLength: 4096, description: 'file holding the value, relative to gateway.yaml' },
     exec: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'argv of a command that prints the value' },
     timeoutMs: { ...duration, description: 'with exec: time limit of the command (default 5000)' },
   },
@@ -312,6 +312,7 @@ export const vaultSchema = {
         key: { ...settingSourceSchema, description: 'where the key-encryption key (base64, 32 bytes) is read; never in a database' },
         previousKeys: {
           type: 'array',
+          maxItems: 16,
           items: settingSourceSchema,
           description: 'earlier key-encryption keys, still accepted for reading values sealed under them',
         },
