@@ -92,9 +92,7 @@ async function startReceipts(context: RecordsContext, webhooks: Webhooks | undef
       dataDirectory: context.dataDirectory,
       requiresSharedSigningKey: context.servesTogether,
       // Shared by several processes: one signs the checkpoints at a time, the holder of the signer's lease.
-      ...(context.servesTogether
-        ? { signingLease: { leases: context.storage.leases(), changes: context.storage.changeFeed() } }
-        : {}),
+      ...(context.servesTogether ? { signingLease: { leases: context.storage.leases(), changes: context.storage.changeFeed() } } : {}),
       ...(claimed.journal ? { journal: claimed.journal } : {}),
       adopt: claimed.adopt,
       ...(webhooks ? { hooks: [webhooks.outbox] } : {}),
