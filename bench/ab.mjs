@@ -4,7 +4,7 @@
 //
 //   git worktree add ../base main && (cd ../base && pnpm install && pnpm build)     # the build to compare with
 //   pnpm build && node bench/ab.mjs --a ../base [--b .] [--hooks] [--concurrency 8] [--rounds 6] [--calls 2000] [--warmup 1500]
-//                                  [--modes modern-raw,legacy-raw,legacy-sdk] [--instructions]
+//                                  [--modes modern-raw,legacy-raw,legacy-sdk] [--lives 1] [--pin] [--instructions]
 //
 // Each side: its own workspace (its own CLI: import → review → publish, so each gateway reads a lock its own
 // schema knows), the same example upstream, the allow-all authorizer of bench/support.mjs (this measures the
@@ -15,13 +15,21 @@
 // all threads), calls (and events) per second, the median of the rounds' p50, and that p50 minus the direct
 // call's (the upstream asked without the gateway, in the same rounds): the p50 the gateway adds.
 //
+// --lives N: each side runs as N gateway processes ("lives": A#1…A#N), all measured in the same interleaved rounds,
+// and each side's figures are summed over its lives. Identical builds in two processes differ by 5–10 % in CPU per
+// call, and the difference holds for a whole life (every mode of it): one life per side cannot tell a 5 % change from
+// which process drew the better life. Per side the lives' own figures are printed too, so the spread is visible.
+//
+// --pin: the gateways run on the second core only, this process and the upstream on the first (taskset, every
+// thread), so the gateways never share a core with the client that loads them and each life runs where the others do.
+//
 // --instructions: each side's gateway process runs under valgrind's callgrind, and what is reported per side and
 // mode is the instructions it executed per call (every thread: JIT code, V8, GC, libuv, SQLite), read with
 // callgrind_control around each round's calls; the warm-up runs uninstrumented. The count does not depend on the
 // machine's load, so a run of a few hundred calls per round says what a CPU run of thousands cannot on a shared
 // machine (docs/performance.md › Instructions per call). Each call costs ~50× its time under callgrind:
 //   node bench/ab.mjs --a ../base --instructions --rounds 2 --calls 300
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -59,11 +67,15 @@ if (process.argv[2] === 'child') {
       calls: { type: 'string', default: '2000' },
       warmup: { type: 'string', default: '1500' },
       modes: { type: 'string', default: 'modern-raw,legacy-raw,legacy-sdk' },
+      lives: { type: 'string', default: '1' },
+      pin: { type: 'boolean', default: false },
     },
   });
   const ROUNDS = Number(options.rounds);
   const CALLS = Number(options.calls);
   const CONCURRENCY = Number(options.concurrency);
+  const LIVES = Number(options.lives);
+  if (!(Number.isInteger(LIVES) && LIVES >= 1 && LIVES <= 8)) throw new Error('--lives 1..8');
   if (!options.a && !options.traces) throw new Error('--a <checkout> is required: the build to compare with (its packages/*/dist built)');
   if (!(ROUNDS >= 1 && ROUNDS <= 50 && CALLS >= 100 && CALLS <= 20_000 && CONCURRENCY >= 1 && CONCURRENCY <= 64))
     throw new Error('--rounds 1..50, --calls 100..20000, --concurrency 1..64');
@@ -77,6 +89,12 @@ if (process.argv[2] === 'child') {
 
   // Under callgrind the gateway's timers run late: it reused connections the upstream had closed after 5 s idle.
   const upstream = await startUpstream(options.instructions ? { keepAliveMs: 600_000 } : {});
+  /** --pin: every thread of `pid` on core `cpu` only. */
+  const pin = (pid, cpu) => {
+    if (options.pin) execFileSync('taskset', ['--all-tasks', '--cpu-list', '-p', String(cpu), String(pid)], { stdio: 'ignore' });
+  };
+  pin(process.pid, 0);
+  pin(upstream.pid, 0);
   const sides = [];
   const cleanups = [() => upstream.child.kill()];
   try {
@@ -89,7 +107,12 @@ if (process.argv[2] === 'child') {
       ...options.b.split(',').map((build, index) => [index === 0 ? 'B' : `B${index + 1}`, resolve(build), {}]),
       ...(traces ? [['B+traces', resolve(options.b.split(',')[0]), { tracesEndpoint: traces.url }]] : []),
     ];
-    for (const [name, build, telemetry] of plan) {
+    // With --lives N, each side of the plan is N processes; their figures are summed per side (`group`). They
+    // start in turns (A#1, B#1, A#2, B#2, …), so no side's processes are all younger than the other's.
+    const lives = Array.from({ length: LIVES }, (_, life) =>
+      plan.map(([name, build, telemetry]) => [LIVES > 1 ? `${name}#${life + 1}` : name, build, telemetry, name]),
+    ).flat();
+    for (const [name, build, telemetry, group] of lives) {
       const receiver = options.hooks ? await startWebhookReceiver() : undefined;
       if (receiver) cleanups.push(() => receiver.stop());
       const workspace = await ordersWorkspace(upstream.url, { build, ...(receiver ? { webhookUrl: receiver.url } : {}), ...telemetry });
@@ -103,8 +126,10 @@ if (process.argv[2] === 'child') {
       );
       cleanups.push(() => child.kill());
       const mcpUrl = await new Promise((ready) => child.once('message', (message) => ready(message.mcpUrl)));
+      // After start-up: the threads the gateway starts as it starts (V8's, libuv's, the checkpointer) exist by now.
+      pin(child.pid, 1);
       const counter = callgrind ? callgrindCounter(child.pid, callgrind.directory) : undefined;
-      sides.push({ name, build, child, mcpUrl, receiver, counter, events: 0 });
+      sides.push({ name, group, build, child, mcpUrl, receiver, counter, events: 0 });
     }
 
     let agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
@@ -258,10 +283,25 @@ if (process.argv[2] === 'child') {
             `(median of rounds), added p50 ${figure.added.toFixed(3)} ms`,
         );
       }
-      const [a, ...others] = figures;
-      for (const [offset, b] of others.entries()) {
+      // Per side (a group of lives): CPU and calls summed over its lives, p50 the median of all their rounds.
+      const groups = [...new Set(sides.map((side) => side.group))].map((group) => {
+        const members = figures.filter((_, index) => sides[index].group === group);
+        const sum = (key) => members.reduce((total, figure) => total + figure[key], 0);
+        const added = median(members.flatMap((figure) => figure.p50s)) - directP50;
+        return { group, cpuMs: sum('cpuMs'), calls: sum('calls'), seconds: sum('seconds'), added, members };
+      });
+      if (LIVES > 1)
+        for (const group of groups) {
+          const perLife = group.members.map((figure) => ((figure.cpuMs / figure.calls) * 1000).toFixed(0));
+          console.log(
+            `  ${group.group} over ${LIVES} lives: gateway CPU ${((group.cpuMs / group.calls) * 1000).toFixed(0)} µs/call ` +
+              `(lives: ${perLife.join(', ')}), added p50 ${group.added.toFixed(3)} ms`,
+          );
+        }
+      const [a, ...others] = groups;
+      for (const b of others) {
         console.log(
-          `  ${sides[offset + 1].name}/${sides[0].name}: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
+          `  ${b.group}/${a.group}: gateway CPU per call ${(b.cpuMs / b.calls / (a.cpuMs / a.calls)).toFixed(3)}, ` +
             `added p50 ${(b.added / a.added).toFixed(3)}, throughput ${(b.calls / b.seconds / (a.calls / a.seconds)).toFixed(3)}`,
         );
       }

@@ -492,7 +492,9 @@ export async function serveWithAllowAllAuthorizer({ logins = [], build = root, l
   process.once('disconnect', () => process.exit(0));
   // Stopped by the bench's cleanup: exit normally, so a `--cpu-prof` in BENCH_GATEWAY_FLAGS writes its profile.
   process.once('SIGTERM', () => process.exit(0));
-  process.on('message', async () => {
+  // 'stop' (other messages are the bench's own, e.g. bench/op-counts.mjs's).
+  process.on('message', async (message) => {
+    if (message !== 'stop') return;
     await gateway.close();
     process.exit(0);
   });
