@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -119,20 +119,38 @@ describe('gateway serve', () => {
     expect(after.stderr).not.toContain('nobody can sign in');
   });
 
-  it('with storage.kind postgres and no connection string in the vault, stops naming the secret, no SQLite file made', async () => {
+  /** `gateway serve` of a published workspace with `storage.kind: postgres` whose `storage.url` names `database-url`. */
+  async function serveOnPostgres(prepare: (path: string) => Promise<void> = async () => undefined) {
     workspace = await createPublishingWorkspace();
     await workspace.importAndPublish('orders');
     const config = await workspace.read('gateway.yaml');
     await workspace.write('gateway.yaml', `${config}storage:\n  kind: postgres\n  url: database-url\n`);
+    await prepare(workspace.path);
     const port = await closedPort();
     const result = await runGateway(['serve', '--listen', `127.0.0.1:${port}`, '--url', `http://127.0.0.1:${port}`], {
       cwd: workspace.path,
       timeout: 20_000,
     });
+    return { result, served: workspace };
+  }
+
+  it('with storage.kind postgres and no connection string in the vault, stops naming the secret, no SQLite file made', async () => {
+    const { result, served } = await serveOnPostgres();
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain('DATABASE_URL_MISSING');
     expect(result.stderr).toContain("'database-url'");
     // Nothing half-started: no SQLite file standing in for the database.
-    await expect(workspace.read('.gateway/gateway.db')).rejects.toThrow(/ENOENT/);
+    await expect(served.read('.gateway/gateway.db')).rejects.toThrow(/ENOENT/);
+  });
+
+  it("with storage.kind postgres and a vault it cannot read, stops with the vault's own code, not DATABASE_URL_MISSING", async () => {
+    const { result, served } = await serveOnPostgres(async (path) => {
+      await mkdir(join(path, '.gateway'), { recursive: true });
+      await writeFile(join(path, '.gateway', 'vault.json'), 'not a vault');
+    });
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain('VAULT_FILE_INVALID');
+    expect(result.stderr).not.toContain('DATABASE_URL_MISSING');
+    await expect(served.read('.gateway/gateway.db')).rejects.toThrow(/ENOENT/);
   });
 });

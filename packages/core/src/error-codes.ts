@@ -591,6 +591,14 @@ export const ERRORS = {
       'problem+json naming what does not match',
     status: 400,
   },
+  REQUEST_PATH_INVALID: {
+    category: 'usage',
+    area: 'serving',
+    meaning:
+      'a request path with a segment longer than 100 characters (414) or malformed percent-encoding (400); problem+json that does ' +
+      'not repeat the path',
+    status: 400,
+  },
   REQUEST_STATE_EXPIRED: {
     category: 'refused',
     area: 'receipts',

@@ -45,6 +45,7 @@ export {
   createVault,
   environmentVariableFor,
   fileVaultPaths,
+  isVaultReadOnly,
   referencedSecretNames,
   vaultIsWritable,
   type CreateVaultOptions,

@@ -14,7 +14,7 @@ import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
-import { answerRequestErrors } from './http/errors.js';
+import { answerFrameworkError, answerRequestErrors } from './http/errors.js';
 import { addProblemReplies } from './http/problem.js';
 import { recordRoutes } from './http/route-inventory.js';
 import type { PersonActionGate } from './calls/pipeline.js';
@@ -128,6 +128,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Idle keep-alive sockets are closed at shutdown; busy ones finish their request first.
     forceCloseConnections: 'idle' as const,
     return503OnClosing: true,
+    // A path Fastify cannot route (too long a segment, bad percent-encoding): problem+json, not its echo of the path.
+    frameworkErrors: answerFrameworkError,
     logController: new McpQuietLogController(),
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
   };

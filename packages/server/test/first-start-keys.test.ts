@@ -5,10 +5,11 @@
  * objects, each with its own pool, on one database). All must end with the same keys: a process signing with
  * a key of its own would have its tokens, retries' requestStates and checkpoints refused by every other one.
  */
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '@gateway/core';
-import { createVault, type Vault } from '@gateway/runtime';
+import { createVault, fileVaultPaths, type Vault } from '@gateway/runtime';
 import { temporaryDirectory } from '../../../test-support/cli.js';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { loadSigningKeys } from '../src/authorization/oauth/signing-keys.js';
@@ -79,4 +80,32 @@ describe.each(['file', 'postgres'] as const)('processes starting together on an 
     expect(loadedKeys.every((keys) => keys.isSigningKeyKept && keys.isDigestKeyKept)).toBe(true);
     expect(await vaults[0]!.get('receipts-digest-key')).toBe(loadedKeys[0]!.digestKey.export().toString('base64url'));
   });
+});
+
+describe('a vault that fails to store a first-start key for a reason other than being read-only', () => {
+  it('stops the start with the vault error, where it used to warn and use a key of this process alone', async () => {
+    const { loaded, env } = await configWith('  provider: file\n', {});
+    const vault = await createVault(loaded, { env });
+    // Another writer holds the vault file's lock (fresh, so not taken over): every write waits its 5 s, then VAULT_BUSY.
+    const { path } = fileVaultPaths(loaded);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(`${path}.lock`, '');
+    const warnings: string[] = [];
+    const warn = (message: string): void => void warnings.push(message);
+    const [stateKey, signingKeys, receiptKeys] = await Promise.allSettled([
+      requestStateKey(vault, warn),
+      loadSigningKeys(vault, { maxAgeDays: 90, warn }),
+      loadReceiptKeys({ vault, loaded, requiresSharedSigningKey: false, warn }),
+    ]);
+    for (const outcome of [stateKey, signingKeys, receiptKeys]) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'VAULT_BUSY' });
+    }
+    expect(warnings).toEqual([]);
+    // The read-only vaults keep their warning and a key of the process (docs/server.md).
+    const readOnly = await configWith('  provider: env\n', {});
+    const envVault = await createVault(readOnly.loaded, { env: readOnly.env });
+    expect((await requestStateKey(envVault, warn)).length).toBe(32);
+    expect(warnings).toEqual([expect.stringContaining("the env vault has no 'request-state-key' and cannot store one")]);
+  }, 20_000);
 });

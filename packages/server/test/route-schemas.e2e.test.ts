@@ -115,4 +115,23 @@ describe('route schemas', () => {
     const ready = (await (await fetch(`${gateway.url}/readyz`)).json()) as Record<string, unknown>;
     expect(ready).toMatchObject({ status: 'ready', tools: expect.any(Number), generation: expect.any(Number) });
   });
+
+  it('a path Fastify cannot route is problem+json REQUEST_PATH_INVALID that does not repeat the path', async () => {
+    const routes = gateway.app.routeRecords.map((route) => route.url);
+    const withParameter = routes.find((url) => url.includes('/:'));
+    expect(withParameter).toBeDefined();
+    const long = 'x'.repeat(300);
+    const tooLong = await fetch(`${gateway.url}${withParameter!.replace(/:[^/]+/, long)}`, { headers: admin });
+    expect(tooLong.status).toBe(414);
+    expect(tooLong.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    const tooLongText = await tooLong.text();
+    expect(JSON.parse(tooLongText)).toMatchObject({ status: 414, code: 'REQUEST_PATH_INVALID' });
+    expect(tooLongText).not.toContain(long);
+
+    const malformed = await fetch(`${gateway.url}/healthz%E0%A4%A`);
+    expect(malformed.status).toBe(400);
+    const malformedText = await malformed.text();
+    expect(JSON.parse(malformedText)).toMatchObject({ status: 400, code: 'REQUEST_PATH_INVALID' });
+    expect(malformedText).not.toContain('%E0%A4%A');
+  });
 });

@@ -14,6 +14,15 @@ export function readOnly(provider: string): GatewayError {
 }
 
 /**
+ * Whether a vault refused a write because it never writes (env, exec): the one failure a first start may answer with
+ * a key of its own process. Any other failure of a write (a full disk, a busy lock, an unreachable database) is
+ * the vault's error, for the caller to raise.
+ */
+export function isVaultReadOnly(error: unknown): boolean {
+  return error instanceof GatewayError && error.code === 'VAULT_READ_ONLY';
+}
+
+/**
  * Secrets from environment variables (for platforms that inject them, e.g. Kubernetes secrets as env).
  * Read on every call, so a restart with new variables is the rotation. Read-only.
  */

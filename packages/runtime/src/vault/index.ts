@@ -13,7 +13,7 @@ import { describeSource, readSetting, type SettingContext } from './setting-sour
 import type { Vault } from './vault.js';
 
 export type { SecretMetadata, Vault } from './vault.js';
-export { environmentVariableFor } from './env-vault.js';
+export { environmentVariableFor, isVaultReadOnly } from './env-vault.js';
 
 export interface CreateVaultOptions {
   /** Environment read by the `env` provider, the file provider's key variable and the exec command (default process.env). */

@@ -5,7 +5,7 @@
  * share, so a retry replayed to another worker is refused too.
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import type { Vault } from '@gateway/runtime';
+import { isVaultReadOnly, type Vault } from '@gateway/runtime';
 import { GatewayError, keyedDigest, openRequestState, sealRequestState, type RequestStateClaims } from '@gateway/core';
 import type { EphemeralState } from '../store/ephemeral-state.js';
 import { MemoryEphemeralState } from '../store/memory/ephemeral-state.js';
@@ -79,7 +79,8 @@ export async function requestStateKey(
   try {
     // Processes starting together on an empty vault each generate a key: the one stored first is everyone's.
     return Buffer.from(await vault.create(REQUEST_STATE_KEY_SECRET, created.toString('base64url')), 'base64url');
-  } catch {
+  } catch (error) {
+    if (!isVaultReadOnly(error)) throw error;
     if (options.requireShared) {
       throw new GatewayError(
         'REQUEST_STATE_KEY_NOT_SHARED',

@@ -44,6 +44,14 @@ function problem(this: FastifyReply, code: ErrorCode, detail: string, options: P
 }
 
 /**
+ * `reply.problem` on a reply that may lack the decorator: Fastify's framework errors (a path it cannot route) build
+ * their reply before any instance's decorators apply.
+ */
+export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, options?: ProblemOptions): FastifyReply {
+  return problem.call(reply, code, detail, options);
+}
+
+/**
  * Adds `reply.problem` to this instance and everything registered in it. The application does it once at its root
  * (app.ts); an area registered on its own (a test's bare Fastify) does it for itself, and finding it there already
  * is not an error.

@@ -14,7 +14,7 @@ import {
   verifierKey,
   type LoadedConfig,
 } from '@gateway/core';
-import type { Vault } from '@gateway/runtime';
+import { isVaultReadOnly, type Vault } from '@gateway/runtime';
 import { journalKeyFrom } from './journal.js';
 
 /** Vault entries of the receipt log (created on first start when the vault can store them). */
@@ -54,7 +54,8 @@ async function storedVaultSecret(
   try {
     // Processes starting together on an empty vault each generate one: the one stored first is everyone's.
     return { value: await vault.create(name, value), isStored: true };
-  } catch {
+  } catch (error) {
+    if (!isVaultReadOnly(error)) throw error;
     warn(`the ${vault.provider} vault has no '${name}' and cannot store one: using a key that lasts until this process stops`);
     return { value, isStored: false };
   }

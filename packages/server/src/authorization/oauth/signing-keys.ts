@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { GatewayError } from '@gateway/core';
-import type { Vault } from '@gateway/runtime';
+import { isVaultReadOnly, type Vault } from '@gateway/runtime';
 
 /** The vault entry holding the authorization server's signing keys (never the database). */
 export const SIGNING_KEYS_SECRET = 'oauth-signing-keys';
@@ -96,7 +96,8 @@ export async function loadSigningKeys(
         await vault.set(SIGNING_KEYS_SECRET, nextText);
         kept = nextText;
       }
-    } catch {
+    } catch (error) {
+      if (!isVaultReadOnly(error)) throw error;
       if (newest === undefined && options.requireShared) {
         // Several processes (`gateway serve --workers N`, replicas on PostgreSQL) must sign and verify with the
         // same key: a key of this process alone would make every other one refuse the tokens it issues.

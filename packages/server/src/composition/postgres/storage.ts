@@ -30,7 +30,9 @@ import type { GatewayStorage } from '../storage.js';
 
 /** The connection string the vault keeps under `secretName` (a secret: only its host, port and database are ever shown). */
 async function connectionStringOf(vault: Vault, secretName: string): Promise<string> {
-  const value = await vault.get(secretName).catch(() => undefined);
+  // A vault that cannot be read says why in its own words (VAULT_FILE_INVALID, VAULT_KEY_INVALID, …): only a
+  // secret the vault does not have is a missing connection string.
+  const value = await vault.get(secretName);
   if (value === undefined) {
     throw new GatewayError(
       'DATABASE_URL_MISSING',
