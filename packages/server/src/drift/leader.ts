@@ -1,4 +1,4 @@
-import { processHolder } from '../store/lease-keeper.js';
+import { leaseKeeper, processHolder } from '../store/lease-keeper.js';
 import type { Lease, Leases } from '../store/leases.js';
 import { followDrift } from './follower.js';
 import type { DriftWatcher, DriftWatcherOptions } from './types.js';
@@ -25,35 +25,29 @@ export interface DriftLeadership extends DriftWatcher {
 
 /**
  * Drift for one of several processes on one store (`gateway serve --workers N`, replicas): whoever holds the
- * `drift-leader` lease checks the descriptions (watcher.ts); the others apply what it records (follower.ts). The
- * leader renews its lease every third of its duration and stops checking the moment a renewal fails or its lease
- * runs out unrenewed, so two processes never check at once; a follower tries to take the lease as often, so when the
- * leader dies (its lease expires) or stops (it releases the lease) another takes over.
+ * `drift-leader` lease checks the descriptions (watcher.ts); the others apply what it records (follower.ts). The lease
+ * is kept by the one lease keeper (store/lease-keeper.ts): the leader stops checking the moment a renewal fails or its
+ * lease runs out unrenewed, so two processes never check at once; a follower tries to take the lease as often, so when
+ * the leader dies (its lease expires) or stops (it releases the lease) another takes over.
  */
 export async function startDrift(options: DriftLeadershipOptions): Promise<DriftLeadership> {
-  const { leases, logger } = options;
+  const { logger } = options;
   const holder = options.holder ?? processHolder();
-  const leaseMs = options.leaseMs ?? DRIFT_LEASE_MS;
-  let lease: Lease | undefined;
-  /** The local time until which this process may check: the start of its last successful take or renewal plus leaseMs. */
-  let validUntil = 0;
   let current: DriftWatcher | undefined;
   let isLeading = false;
-  let stopped = false;
 
-  const mayCheck = () => !stopped && lease !== undefined && Date.now() < validUntil;
-
-  async function leaseAttempt(): Promise<Lease | undefined> {
-    const startedAt = Date.now();
-    const held = lease
-      ? await leases.renew(DRIFT_LEADER_LEASE, holder, lease.token, leaseMs, startedAt)
-      : await leases.take(DRIFT_LEADER_LEASE, holder, leaseMs, startedAt);
-    if (held) validUntil = startedAt + leaseMs;
-    return held;
-  }
+  const keeper = leaseKeeper({
+    leases: options.leases,
+    name: DRIFT_LEADER_LEASE,
+    holder,
+    leaseMs: options.leaseMs ?? DRIFT_LEASE_MS,
+    onTaken: lead,
+    onLost: (reason) => follow(reason).catch(() => undefined),
+    onStepError: (error) => logger.error({ error: (error as Error)?.message }, 'drift: the leadership step failed'),
+  });
+  const mayCheck = () => keeper.held() !== undefined;
 
   async function lead(taken: Lease): Promise<void> {
-    lease = taken;
     await current?.stop();
     current = await startDriftWatcher({ ...options, mayCheck });
     isLeading = true;
@@ -61,8 +55,7 @@ export async function startDrift(options: DriftLeadershipOptions): Promise<Drift
   }
 
   async function follow(reason?: string): Promise<void> {
-    if (lease) logger.warn({ holder, reason }, 'drift: the drift-leader lease is lost; following the recorded drift state');
-    lease = undefined;
+    if (isLeading) logger.warn({ holder, reason }, 'drift: the drift-leader lease is lost; following the recorded drift state');
     isLeading = false;
     await current?.stop();
     current = undefined;
@@ -76,36 +69,9 @@ export async function startDrift(options: DriftLeadershipOptions): Promise<Drift
     });
   }
 
-  /** One step: keep, take or lose the lease, and switch role when it changes. */
-  async function step(): Promise<void> {
-    let held: Lease | undefined;
-    try {
-      held = await leaseAttempt();
-    } catch (error) {
-      if (lease) return follow((error as Error)?.message).catch(() => undefined);
-      return;
-    }
-    if (held && !isLeading) await lead(held);
-    else if (held) lease = held;
-    else if (isLeading || !current) await follow('taken by another process');
-  }
-
-  // The first step at start-up, before the gateway serves: a store that cannot be read fails the start.
-  const first = await leaseAttempt();
-  if (first) await lead(first);
-  else await follow();
-  let steps: Promise<void> = Promise.resolve();
-  const timer = setInterval(
-    () => {
-      steps = steps
-        .then(() => (stopped ? undefined : step()))
-        .catch((error: unknown) => {
-          logger.error({ error: (error as Error)?.message }, 'drift: the leadership step failed');
-        });
-    },
-    Math.max(1, Math.floor(leaseMs / 3)),
-  );
-  timer.unref();
+  // The first attempt at start-up, before the gateway serves: a store that cannot be read fails the start.
+  await keeper.start();
+  if (!isLeading) await follow();
 
   return {
     isLeader: () => isLeading && mayCheck(),
@@ -113,12 +79,10 @@ export async function startDrift(options: DriftLeadershipOptions): Promise<Drift
     prepareFor: (lock) => current?.prepareFor?.(lock) ?? Promise.resolve(),
     report: () => current?.report() ?? [],
     async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await steps.catch(() => undefined);
+      // Released as it stops, so another process takes over at once rather than after the expiry; from then on this
+      // process may not check (mayCheck), and its watcher or follower stops.
+      await keeper.stop();
       await current?.stop();
-      // Released, so another process takes over at once rather than after the expiry.
-      if (lease) await leases.release(DRIFT_LEADER_LEASE, holder, lease.token).catch(() => undefined);
     },
   };
 }
