@@ -425,6 +425,20 @@ describe('an operator in the console', () => {
     const revoked = await browser.request(`${gateway.url}/console/sessions/${id}/revoke`, { form: { csrf_token: csrf } });
     expect(revoked.status).toBe(303);
     expect(revoked.headers.get('location')).toBe(`/console/sessions?revoked=${id}`);
+    const after = await (await browser.request(`${gateway.url}/console/sessions?revoked=${id}`)).text();
+    expect(after).toContain(`<p class="notice" role="status">${id} is revoked: its client&#39;s next call to /mcp is refused.</p>`);
+    // A link cannot put words of its own on the console: a notice names only what the page shows.
+    const forged = 'Your console is locked. Call +1 555 0100';
+    for (const path of [
+      `/console/sessions?revoked=${encodeURIComponent(forged)}`,
+      `/console/webhooks?resumed=${encodeURIComponent(forged)}`,
+      `/console/webhooks?replayed=${encodeURIComponent(forged)}`,
+      `/console/logins?unlinked=${encodeURIComponent(forged)}&person=olga`,
+    ]) {
+      const page = await (await browser.request(`${gateway.url}${path}`)).text();
+      expect(page).not.toContain('Your console is locked');
+      expect(page).not.toContain('class="notice"');
+    }
     expect((await rpc('tools/list', {}, token)).status).toBe(401);
     expect(await sessionAnswer(id)).toMatchObject({ state: 'revoked', revokedReason: 'revoked by olga in the console' });
     await expectReceiptedAction('session.revoke', id, id);
@@ -437,6 +451,8 @@ describe('an operator in the console', () => {
     expect(await endpointState('siem')).toBe('paused');
     const resumed = await browser.request(`${gateway.url}/console/webhooks/siem/resume`, { form: { csrf_token: csrf } });
     expect(resumed.status).toBe(303);
+    const after = await (await browser.request(`${gateway.url}${resumed.headers.get('location')}`)).text();
+    expect(after).toContain('<p class="notice" role="status">Delivery to siem goes on.</p>');
     await waitFor(async () => (await endpointState('siem')) === 'active', 'siem resumed');
     await expectReceiptedAction('webhook.resume', 'siem', null);
   });

@@ -50,7 +50,7 @@ export interface AdminPluginOptions {
   /** Serves `GET /metrics` behind the admin token: the Prometheus exposition text (telemetry/). */
   metrics?: () => Promise<{ contentType: string; text: string }>;
   /** Per-person logins (`/admin/logins…`); absent when none is configured (the list is then empty). */
-  personLogins?: Pick<PersonLogins, 'list' | 'unlink'>;
+  personLogins?: Pick<PersonLogins, 'list' | 'unlink' | 'settings'>;
   /** Refused `/mcp` requests by reason, counted by this process's authorizer (`AdminStatus.mcpRefusals`). */
   mcpRefusals?: () => Record<string, number>;
 }

@@ -63,11 +63,14 @@ export function createConsolePlugin(options: ConsoleOptions): FastifyPluginAsync
     app.get('/sessions', { schema: { querystring: textQuery('revoked') } }, async (request, reply) => {
       const viewer = viewerOf(request);
       const revoked = (request.query as { revoked?: string }).revoked;
+      const sessions = await sessionViews(areas);
+      // Said only of a session the page shows as revoked: a link cannot put words of its own on the console.
+      const isRevoked = revoked !== undefined && sessions.some((session) => session.id === revoked && session.state === 'revoked');
       const body = sessionsBody({
-        sessions: await sessionViews(areas),
+        sessions,
         csrfToken: viewer.csrfToken,
         consolePath,
-        ...(revoked ? { notice: `${revoked} is revoked: its client's next call to /mcp is refused.` } : {}),
+        ...(isRevoked ? { notice: `${revoked} is revoked: its client's next call to /mcp is refused.` } : {}),
       });
       return sendPage(reply, show('Sessions', '/sessions', viewer.person.name, body));
     });

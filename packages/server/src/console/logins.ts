@@ -14,7 +14,7 @@ import { viewerOf } from './access.js';
 import { receiptConsoleAction } from './actions.js';
 import { timeLeft, type ShowConsolePage } from './layout.js';
 
-export type ConsoleLogins = Pick<PersonLogins, 'list' | 'unlink'>;
+export type ConsoleLogins = Pick<PersonLogins, 'list' | 'unlink' | 'settings'>;
 
 export interface LoginsPageInput {
   /** Undefined when gateway.yaml configures no per-person login. */
@@ -70,15 +70,23 @@ export function registerLoginsPage(
   context: { show: ShowConsolePage; consolePath: string; personLogins: ConsoleLogins | undefined; receipts: ReceiptLog | undefined },
 ): void {
   const { show, consolePath, personLogins, receipts } = context;
-  const querystring = { type: 'object', properties: { unlinked: QUERY_TEXT } } as const;
+  const querystring = { type: 'object', properties: { unlinked: QUERY_TEXT, person: QUERY_TEXT } } as const;
   app.get('/logins', { schema: { querystring } }, async (request, reply) => {
     const viewer = viewerOf(request);
-    const unlinked = (request.query as { unlinked?: string }).unlinked;
+    const { unlinked, person } = request.query as { unlinked?: string; person?: string };
+    const links = personLogins ? await personLogins.list() : undefined;
+    // Said only of a per-person login this gateway has, for a person who has no link for it now: a link cannot put
+    // words of its own on the console.
+    const isUnlinked =
+      unlinked !== undefined &&
+      person !== undefined &&
+      personLogins?.settings.has(unlinked) === true &&
+      !links?.some((link) => link.person === person && link.login === unlinked);
     const body = loginsBody({
-      links: personLogins ? await personLogins.list() : undefined,
+      links,
       csrfToken: viewer.csrfToken,
       consolePath,
-      ...(unlinked ? { notice: `${unlinked} is unlinked: the person's next call using it asks them to link again.` } : {}),
+      ...(isUnlinked ? { notice: `${unlinked} of ${person} is unlinked: the person's next call using it asks them to link again.` } : {}),
     });
     return sendPage(reply, show('Logins', '/logins', viewer.person.name, body));
   });
@@ -95,10 +103,9 @@ export function registerLoginsPage(
       return sendPage(reply, show('No such link', '/logins', viewer.person.name, message, 404));
     }
     await receiptConsoleAction(receipts, viewer.person, { action: 'login.unlink', target: `${person} ${login}` });
-    const unlinked = `${login} of ${person}`;
     return reply
       .status(303)
-      .header('location', `${consolePath}/logins?unlinked=${encodeURIComponent(unlinked)}`)
+      .header('location', `${consolePath}/logins?unlinked=${encodeURIComponent(login)}&person=${encodeURIComponent(person)}`)
       .send();
   });
 }

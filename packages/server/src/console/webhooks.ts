@@ -132,8 +132,15 @@ export function registerWebhooksPage(
   app.get('/webhooks', { schema: { querystring } }, async (request, reply) => {
     const viewer = viewerOf(request);
     const { resumed, replayed } = request.query as { resumed?: string; replayed?: string };
-    const notice = resumed ? `Delivery to ${resumed} goes on.` : replayed ? `Events to ${replayed} are sent again, in order.` : undefined;
-    const body = webhooksBody(await endpointViews(webhooks), consolePath, viewer.csrfToken, notice);
+    const views = await endpointViews(webhooks);
+    // Said only of an endpoint the page shows: a link cannot put words of its own on the console.
+    const isShown = (name: string | undefined) => name !== undefined && views.some((view) => view.summary.name === name);
+    const notice = isShown(resumed)
+      ? `Delivery to ${resumed} goes on.`
+      : isShown(replayed)
+        ? `Events to ${replayed} are sent again, in order.`
+        : undefined;
+    const body = webhooksBody(views, consolePath, viewer.csrfToken, notice);
     return sendPage(reply, show('Webhooks', '/webhooks', viewer.person.name, body));
   });
 
