@@ -48,6 +48,7 @@ export { createAjv, describeSchemaErrors, type ValidateFunction } from './json-s
 export {
   canonicalMcpUrl,
   configSchema,
+  DEFAULT_POSTGRES_POOL_SIZE,
   isLoopbackHostname,
   loadConfig,
   parseConfig,

@@ -117,7 +117,7 @@ async function openStorage(
   // No database file creates it: the data directory still holds what stays with this host (the receipt anchor).
   await mkdir(dataDirectory, { recursive: true });
   const { openPostgresStorage } = await import('./composition/postgres/storage.js');
-  return openPostgresStorage(storage.url!, vault, logger, closers);
+  return openPostgresStorage({ url: storage.url!, poolSize: storage.poolSize }, vault, logger, closers);
 }
 
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {

@@ -38,7 +38,7 @@ export {
   receiptsSchema,
   type ReceiptsConfig,
 } from './receipts-schema.js';
-export { storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
+export { DEFAULT_POSTGRES_POOL_SIZE, storageSchema, type StorageConfig, type StorageKind } from './storage-schema.js';
 export { DEFAULT_TRACES_SERVICE_NAME, telemetrySchema, type TelemetryConfig } from './telemetry-schema.js';
 export {
   APPROVAL_EVENT_TYPE,

@@ -239,6 +239,17 @@ describe('storage', () => {
     expect(problem('  kind: mysql\n')).toMatch(/storage\.kind: must be one of \["sqlite","postgres"\]/);
   });
 
+  it('takes a pool size of 1 to 200 connections per process', () => {
+    expect(parseConfig(withStorage('  kind: postgres\n  url: database-url\n  poolSize: 4\n'), 'gateway.yaml').config.storage).toEqual({
+      kind: 'postgres',
+      url: 'database-url',
+      poolSize: 4,
+    });
+    expect(problem('  kind: postgres\n  url: database-url\n  poolSize: 0\n')).toMatch(/storage\.poolSize: must be >= 1/);
+    expect(problem('  kind: postgres\n  url: database-url\n  poolSize: 201\n')).toMatch(/storage\.poolSize: must be <= 200/);
+    expect(problem('  kind: postgres\n  url: database-url\n  poolSize: ten\n')).toMatch(/storage\.poolSize: must be integer/);
+  });
+
   it('refuses a connection string written where the vault name goes (it would put the password in gateway.yaml)', () => {
     const message = problem('  kind: postgres\n  url: postgres://gateway:hunter2@db:5432/gateway\n');
     expect(message).toMatch(/^gateway\.yaml:6: storage\.url/);

@@ -7,7 +7,12 @@ export interface StorageConfig {
   kind?: StorageKind;
   /** With `postgres`: the vault name of the connection string (it holds a password, so it is a secret). */
   url?: string;
+  /** With `postgres`: connections in each process's pool (default 10); each process also holds one for the change feed. */
+  poolSize?: number;
 }
+
+/** Connections in a process's pool when `storage.poolSize` is not set. */
+export const DEFAULT_POSTGRES_POOL_SIZE = 10;
 
 export const storageSchema = {
   type: 'object',
@@ -19,6 +24,15 @@ export const storageSchema = {
       type: 'string',
       pattern: '^[A-Za-z0-9._-]+$',
       description: 'with kind postgres: vault name of the connection string (postgres://user:password@host:port/database)',
+    },
+    poolSize: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 200,
+      default: 10,
+      description:
+        'with kind postgres: connections in each process pool (each process also keeps one for the change feed): ' +
+        'replicas × workers × (poolSize + 1) must fit max_connections',
     },
   },
   if: { properties: { kind: { const: 'postgres' } }, required: ['kind'] },

@@ -109,6 +109,8 @@ export interface WorkspaceOptions {
   editDocument?: (document: string) => string;
   /** Turn the drift watcher on with this interval (off by default in the harness). */
   driftIntervalSeconds?: number;
+  /** More variables of the gateway's environment (secrets of the env vault: `GATEWAY_SECRET_…`). */
+  env?: Record<string, string>;
 }
 
 export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<Workspace> {
@@ -122,6 +124,7 @@ export async function prepareWorkspace(options: WorkspaceOptions = {}): Promise<
     // The env vault cannot create the receipt digest key: one the gateway keeps across restarts, as an operator
     // provides it, so that the receipt journal (authenticated with a key derived from it) is on.
     GATEWAY_SECRET_RECEIPTS_DIGEST_KEY: newDigestKey(),
+    ...options.env,
   };
   const example = await readFile(join(repositoryRoot, 'examples', 'orders-api', 'openapi.yaml'), 'utf8');
   const documentPath = join(directory, 'openapi.yaml');

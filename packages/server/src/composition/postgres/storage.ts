@@ -4,7 +4,7 @@
  * time under an advisory lock), and each area's stores from its own `postgres/` factory. Several replicas on one
  * database share everything the gateway keeps; nothing is in a local file (docs/deployment.md).
  */
-import { GatewayError } from '@gateway/core';
+import { DEFAULT_POSTGRES_POOL_SIZE, GatewayError } from '@gateway/core';
 import type { Vault } from '@gateway/runtime';
 import type { Logger } from 'pino';
 import { postgresApprovals } from '../../approvals/postgres/index.js';
@@ -43,12 +43,19 @@ async function connectionStringOf(vault: Vault, secretName: string): Promise<str
   return parseConnectionString(value, secretName);
 }
 
-export async function openPostgresStorage(secretName: string, vault: Vault, logger: Logger, closers: Closers): Promise<GatewayStorage> {
+export async function openPostgresStorage(
+  storage: { url: string; poolSize?: number | undefined },
+  vault: Vault,
+  logger: Logger,
+  closers: Closers,
+): Promise<GatewayStorage> {
+  const secretName = storage.url;
   const connectionString = await connectionStringOf(vault, secretName);
   // The gateway's database holds no secret, not even sealed ones: the postgres vault lives in a database of its own.
   const shared = vaultDatabaseShared(vault, connectionString);
   if (shared) throw shared;
   const pool = openPostgres(connectionString, {
+    max: storage.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE,
     onIdleError: (error) =>
       logger.warn({ database: describeDatabase(connectionString) }, `a PostgreSQL connection dropped: ${error.message}`),
   });
