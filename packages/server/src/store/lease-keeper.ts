@@ -72,15 +72,30 @@ export function leaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     }
     const hadIt = lease !== undefined;
     lease = kept;
-    if (kept && !hadIt) await options.onTaken(kept);
+    if (kept && !hadIt) await taken(kept);
     else if (!kept && hadIt) await options.onLost('taken by another process');
+  }
+
+  /**
+   * Hands a lease just taken to `onTaken`. When that fails, the lease is given back at once: a process that could not
+   * take up the role must not keep others from it, and its next step takes the lease (and tries the role) again.
+   */
+  async function taken(kept: Lease): Promise<void> {
+    try {
+      await options.onTaken(kept);
+    } catch (error) {
+      lease = undefined;
+      validUntil = 0;
+      await leases.release(name, holder, kept.token).catch(() => undefined);
+      throw error;
+    }
   }
 
   return {
     async start() {
       const first = await attempt();
       lease = first;
-      if (first) await options.onTaken(first);
+      if (first) await taken(first);
       timer = setInterval(
         () => {
           steps = steps.then(() => (stopped ? undefined : step())).catch(options.onStepError);
