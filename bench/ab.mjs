@@ -37,12 +37,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   ENV,
   API_KEY,
+  allowAllLegacyOrderCall,
   allowAllOrderCall,
   benchChild,
   callgrindCounter,
   callgrindFork,
+  expectOrder,
   gatewayExecArgv,
-  legacyRequest,
   ordersWorkspace,
   percentile,
   processStats,
@@ -139,15 +140,12 @@ if (process.argv[2] === 'child') {
       await agent.close();
       agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
     };
-    const expectOrder = (statusCode, text) => {
-      if (statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${statusCode}: ${text}`);
-    };
     const post = async (url, { body, headers }) => {
       const response = await request(url, { method: 'POST', headers, body, dispatcher: agent });
       expectOrder(response.statusCode, await response.body.text());
     };
     const modern = allowAllOrderCall();
-    const legacy = legacyRequest('', 'bench', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } });
+    const legacy = allowAllLegacyOrderCall();
     /** What one call is, per mode and side (legacy-sdk: one SDK 1.x client per side, connected once). */
     const callers = async (mode) => {
       if (mode === 'modern-raw') return sides.map((side) => () => post(side.mcpUrl, modern));

@@ -17,9 +17,10 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   ENV,
+  allowAllLegacyOrderCall,
   allowAllOrderCall,
   benchChild,
-  legacyRequest,
+  expectOrder,
   ordersWorkspace,
   root,
   serveWithAllowAllAuthorizer,
@@ -149,10 +150,7 @@ if (process.argv[2] === 'child') {
       const mcpUrl = await new Promise((ready) => child.once('message', (message) => ready(message.mcpUrl)));
       sides.push({ name, build, child, mcpUrl });
     }
-    const requests = {
-      'modern-raw': allowAllOrderCall(),
-      'legacy-raw': legacyRequest('', 'bench', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } }),
-    };
+    const requests = { 'modern-raw': allowAllOrderCall(), 'legacy-raw': allowAllLegacyOrderCall() };
     const calls = async (side, mode, count) => {
       let next = 0;
       await Promise.all(
@@ -161,9 +159,7 @@ if (process.argv[2] === 'child') {
             next += 1;
             const { headers, body } = requests[mode];
             const response = await request(side.mcpUrl, { method: 'POST', headers, body, dispatcher: agent });
-            const text = await response.body.text();
-            if (response.statusCode !== 200 || !text.includes('ord_1001'))
-              throw new Error(`unexpected answer ${response.statusCode}: ${text}`);
+            expectOrder(response.statusCode, await response.body.text());
           }
         }),
       );

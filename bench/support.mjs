@@ -380,6 +380,17 @@ export function allowAllOrderCall() {
   return { body, headers };
 }
 
+/** The same call as the 2025-11-25 requests SDK 1.x clients send (no `_meta`), for the allow-all authorizer too. */
+export function allowAllLegacyOrderCall() {
+  const { body, headers } = legacyRequest('', 'bench', 'tools/call', { name: 'get_order', arguments: { orderId: 'ord_1001' } });
+  return { body, headers };
+}
+
+/** Throws unless a bench's `get_order` call was answered with the order (a refusal must not pass for a fast call). */
+export function expectOrder(statusCode, text) {
+  if (statusCode !== 200 || !text.includes('ord_1001')) throw new Error(`unexpected answer ${statusCode}: ${text}`);
+}
+
 export function percentile(sorted, fraction) {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
 }

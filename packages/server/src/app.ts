@@ -14,7 +14,7 @@ import { createOriginGuard, type OriginGuard } from './mcp/origin.js';
 import { createMcpPlugin, DEFAULT_MAX_REQUEST_BYTES } from './mcp/plugin.js';
 import type { PublicationRegistry } from './publications/registry.js';
 import type { ReceiptLog } from './receipts/log.js';
-import { answerFrameworkError, answerRequestErrors } from './http/errors.js';
+import { answerFrameworkError, answerRequestErrors, MAX_PATH_PARAMETER_LENGTH } from './http/errors.js';
 import { addProblemReplies } from './http/problem.js';
 import { recordRoutes } from './http/route-inventory.js';
 import type { PersonActionGate } from './calls/pipeline.js';
@@ -129,6 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     forceCloseConnections: 'idle' as const,
     return503OnClosing: true,
     // A path Fastify cannot route (too long a segment, bad percent-encoding): problem+json, not its echo of the path.
+    maxParamLength: MAX_PATH_PARAMETER_LENGTH,
     frameworkErrors: answerFrameworkError,
     logController: new McpQuietLogController(),
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),

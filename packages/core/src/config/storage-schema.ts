@@ -29,7 +29,7 @@ export const storageSchema = {
       type: 'integer',
       minimum: 1,
       maximum: 200,
-      default: 10,
+      default: DEFAULT_POSTGRES_POOL_SIZE,
       description:
         'with kind postgres: connections in each process pool (each process also keeps one for the change feed): ' +
         'replicas × workers × (poolSize + 1) must fit max_connections',

@@ -13,6 +13,9 @@ export function isValidationError(error: unknown): error is Error & { validation
   return typeof error === 'object' && error !== null && Array.isArray((error as { validation?: unknown }).validation);
 }
 
+/** The longest path parameter Fastify routes (its `maxParamLength`, set from here so the refusal below says it). */
+export const MAX_PATH_PARAMETER_LENGTH = 100;
+
 /**
  * Fastify's `frameworkErrors`: a path it cannot route, answered as problem+json like every other refusal. Fastify's
  * own answer is JSON that repeats the path (an approval id of 500 characters came back whole); this one names the
@@ -20,7 +23,7 @@ export function isValidationError(error: unknown): error is Error & { validation
  */
 export function answerFrameworkError(error: Error, _request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof errorCodes.FST_ERR_MAX_PARAM_LENGTH) {
-    sendProblem(reply, 'REQUEST_PATH_INVALID', 'a segment of the request path is longer than 100 characters', {
+    sendProblem(reply, 'REQUEST_PATH_INVALID', `a segment of the request path is longer than ${MAX_PATH_PARAMETER_LENGTH} characters`, {
       status: 414,
       title: 'URI too long',
     });
