@@ -119,6 +119,14 @@ describe('gateway serve', () => {
     expect(after.stderr).not.toContain('nobody can sign in');
   });
 
+  it('starts without a warning from Node or a library (a deprecated option would print one at every start)', async () => {
+    workspace = await createPublishingWorkspace();
+    await workspace.importAndPublish('orders');
+    const { stderr } = await serveOnce(workspace.path);
+    // Node writes process warnings (its own and libraries' deprecations, e.g. Fastify's FSTDEP*) as "(node:<pid>) …".
+    expect(stderr).not.toMatch(/\(node:\d+\)/);
+  });
+
   /** `gateway serve` of a published workspace with `storage.kind: postgres` whose `storage.url` names `database-url`. */
   async function serveOnPostgres(prepare: (path: string) => Promise<void> = async () => undefined) {
     workspace = await createPublishingWorkspace();

@@ -129,7 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     forceCloseConnections: 'idle' as const,
     return503OnClosing: true,
     // A path Fastify cannot route (too long a segment, bad percent-encoding): problem+json, not its echo of the path.
-    maxParamLength: MAX_PATH_PARAMETER_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: answerFrameworkError,
     logController: new McpQuietLogController(),
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
