@@ -4,6 +4,9 @@
 // side. Sizes are V8's sample estimates (one sample per `samplingInterval` bytes on average).
 //
 //   BENCH_HEAP_PROFILE=<dir> node bench/ab.mjs --a ../base --modes modern-raw && node bench/heap-summary.mjs <dir> [--top 30]
+//
+// With BENCH_HEAP_PROFILE_SURVIVORS=1 the profiles keep only objects no scavenge freed: what lived long enough to be
+// copied and promoted to the old generation (the garbage collector's dear part), by the site that allocated it.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -524,8 +524,10 @@ async function sampleAllocations(directory) {
     new Promise((resolve, reject) => session.post(method, parameters, (error, result) => (error ? reject(error) : resolve(result))));
   await post('HeapProfiler.startSampling', {
     samplingInterval: 4096,
+    // BENCH_HEAP_PROFILE_SURVIVORS=1: only objects no scavenge freed, by the site that allocated them: what lived long
+    // enough to be promoted to the old generation (and cost a copy or two and a mark-compact's work), and what is alive.
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: !process.env.BENCH_HEAP_PROFILE_SURVIVORS,
   });
   // However the process ends (the bench's stop message or its SIGTERM): a session of this very thread answers
   // synchronously, so the profile is written before the process is gone.

@@ -67,7 +67,7 @@ export {
 } from './people/directory.js';
 export { gatewayDataDirectory, gatewayDatabasePath, peopleFilePath } from './paths.js';
 export { describeDatabase, isPostgresUrl } from './database-location.js';
-export { inTransaction } from './postgres-transaction.js';
+export { inTransaction, isRetryableTransactionError } from './postgres-transaction.js';
 export { secretsEqual } from './constant-time.js';
 export {
   bytesContainSecret,

@@ -17,7 +17,7 @@ import type { ReceiptJournal } from './journal.js';
 import { createJournalMover, moveFromJournal, reportQuarantined, type JournalMover, type JournalMoverOptions } from './journal-mover.js';
 import { loadReceiptKeys, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET, type ReceiptKeys } from './keys.js';
 import type { ReceiptDraft, ReceiptHook, ReceiptStorage, ReceiptStore, StoredCheckpoint } from './store.js';
-import { createReceiptWriter } from './writer.js';
+import { createReceiptWriter, RECEIPT_COMMIT_RETRY_DELAYS_MS } from './writer.js';
 
 export { RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECRET };
 /** Receipts kept in memory while they wait for the database; later ones wait in the journal only. */
@@ -245,8 +245,14 @@ export async function createReceiptLog(options: ReceiptLogOptions): Promise<Rece
       if (closing) throw new Error('the receipt log is closed');
       // Durable once the journal has the line; the database gets it on a later turn, with the others by then.
       if (mover) return mover.enqueue(journals.journal!.append(draft), draft);
-      // No journal: the commit itself, before the promise resolves.
-      return writer.append([draft]).then(async ([receipt]) => {
+      // No journal: the commit itself, before the promise resolves. The call has run: a commit refused for a reason
+      // that passes (a serialisation failure, a connection cut before COMMIT) is tried again rather than lost.
+      const onRetry = (error: unknown, retry: number, delayMs: number) =>
+        warn(
+          `receipt of '${draft.tool}' not committed (${(error as Error).message}): trying again in ${delayMs} ms ` +
+            `(retry ${retry} of ${RECEIPT_COMMIT_RETRY_DELAYS_MS.length})`,
+        );
+      return writer.appendRetrying([draft], onRetry).then(async ([receipt]) => {
         await checkpointing.checkpointWhenDue(receipt!.index);
         return receipt;
       });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Receipt } from '@gateway/core';
 import type { Transaction } from '../store/unit-of-work.js';
 import type { JournalMark, ReceiptDraft, ReceiptHook, ReceiptStorage, StoredCheckpoint, TreeHead } from './store.js';
@@ -13,6 +14,13 @@ export interface ReceiptWriter {
    * holds every receipt queued until the transaction began, none recorded meanwhile is left behind.
    */
   appendTaken(take: () => { drafts: readonly ReceiptDraft[]; mark?: JournalMark }): Promise<Receipt[]>;
+  /**
+   * `append` of receipts of calls that have run, with no journal to keep them meanwhile: a unit of work the database
+   * refused for a reason that passes (`UnitOfWork.isRetryable`: a serialisation failure, a cut connection, nothing
+   * written) runs again after each of RECEIPT_COMMIT_RETRY_DELAYS_MS, `onRetry` told first; any other error, or the
+   * last, rejects.
+   */
+  appendRetrying(drafts: readonly ReceiptDraft[], onRetry: (error: unknown, retry: number, delayMs: number) => void): Promise<Receipt[]>;
   /** Records a journal mark alone: the entries up to it are given up (they cannot be written). */
   giveUp(mark: JournalMark): Promise<void>;
   /**
@@ -23,6 +31,13 @@ export interface ReceiptWriter {
    */
   addCheckpoint(sign: (tx: Transaction, head: TreeHead) => Promise<StoredCheckpoint | undefined>): Promise<StoredCheckpoint | undefined>;
 }
+
+/**
+ * The waits before each new try of a receipt's unit of work the database refused for a passing reason (about 1.3 s
+ * in all): long enough for a deadlock's other side to commit or a pool to reconnect, short enough that the call
+ * still answers.
+ */
+export const RECEIPT_COMMIT_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
 
 /**
  * The receipt log's writes, each one unit of work. A hook that writes synchronously (the SQLite outbox) is not
@@ -47,9 +62,22 @@ export function createReceiptWriter(storage: ReceiptStorage, hooks: readonly Rec
     for (const hook of hooks) hook.afterCommit?.(receipts, written!);
     return receipts;
   }
+  const append = (drafts: readonly ReceiptDraft[], mark?: JournalMark) => appendTaken(() => ({ drafts, ...(mark ? { mark } : {}) }));
   return {
-    append: (drafts, mark) => appendTaken(() => ({ drafts, ...(mark ? { mark } : {}) })),
+    append,
     appendTaken,
+    appendRetrying: async (drafts, onRetry) => {
+      for (let retry = 0; ; retry += 1) {
+        try {
+          return await append(drafts);
+        } catch (error) {
+          const delayMs = RECEIPT_COMMIT_RETRY_DELAYS_MS[retry];
+          if (delayMs === undefined || !unitOfWork.isRetryable?.(error)) throw error;
+          onRetry(error, retry + 1, delayMs);
+          await sleep(delayMs);
+        }
+      }
+    },
     giveUp: (mark) => unitOfWork.run((tx) => store.setJournalMark(tx, mark)),
     addCheckpoint: async (sign) => {
       let stored: Transaction | undefined;

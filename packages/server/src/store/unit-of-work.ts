@@ -18,4 +18,10 @@ export interface UnitOfWork {
    * `work` must not start another unit of work (on SQLite that would wait on itself).
    */
   run<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Whether a `run` that rejected with `error` certainly wrote nothing and may pass when run again (a serialisation
+   * failure, a deadlock, a connection cut before COMMIT: PostgreSQL). Absent: no error of the adapter is (SQLite
+   * waits out a busy database inside `run`, up to its busy timeout).
+   */
+  isRetryable?(error: unknown): boolean;
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from '@gateway/core';
 import type { Transaction, UnitOfWork } from '../unit-of-work.js';
+import { isRetryableTransactionError } from '@gateway/runtime';
 import { inTransaction, type PostgresClient, type PostgresPool } from './database.js';
 
 /**
@@ -27,6 +28,10 @@ export class PostgresUnitOfWork implements UnitOfWork {
         entry.isOpen = false;
       }
     });
+  }
+
+  isRetryable(error: unknown): boolean {
+    return isRetryableTransactionError(error);
   }
 }
 
