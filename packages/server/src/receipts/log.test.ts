@@ -10,6 +10,7 @@ import { createReceiptLog, RECEIPTS_DIGEST_KEY_SECRET, RECEIPTS_SIGNING_KEY_SECR
 import { RECEIPTS_ANCHOR_FILE, RECEIPTS_ANCHOR_SECRET } from './anchor.js';
 import { authenticatedLine, claimJournals, journalSlots, openReceiptJournal, type ReceiptJournal } from './journal.js';
 import { journalKeyIn, journalText, receiptDraft } from '../../test/support/receipt-journal.js';
+import { MOVE_GATHER_RECEIPTS } from './journal-mover.js';
 import { receiptMigrations, sqliteReceiptStorage } from './sqlite/index.js';
 import type { ReceiptHook, ReceiptStorage } from './store.js';
 
@@ -305,6 +306,30 @@ describe('the receipt log', () => {
     expect((await log.store.list({ limit: 10 })).map((receipt) => receipt.tool)).not.toContain('refused_tool');
     expect(await log.store.journalMark('main')).toBe(6);
     expect(journalLines()).toEqual([]);
+  });
+
+  it('receipts recorded on turns soon after a move wait to join the next one (group commit); an idle receipt moves at once', async () => {
+    const { log } = await start('', undefined, { journal: true });
+    const units: number[] = [];
+    log.addHook({ onReceipt() {}, afterCommit: (receipts) => void units.push(receipts.length) });
+    // Idle: the receipt moves on the next turn, alone, as before.
+    await log.record(call());
+    expect(units).toEqual([1]);
+    // Twelve calls answered on twelve turns right after that move (a gateway under load): without gathering, each
+    // turn's move took its one receipt (twelve transactions); gathered, they share a few.
+    const waiting: Array<Promise<unknown>> = [];
+    for (let turn = 0; turn < 12; turn += 1) {
+      waiting.push(log.record(call()));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(waiting);
+    expect(units.slice(1).reduce((sum, size) => sum + size, 0)).toBe(12);
+    expect(units.length - 1).toBeLessThanOrEqual(6);
+    // MOVE_GATHER_RECEIPTS queued start a move without waiting for the time.
+    const burst = Array.from({ length: MOVE_GATHER_RECEIPTS }, () => log.record(call()));
+    await Promise.all(burst);
+    expect(units.at(-1)).toBe(MOVE_GATHER_RECEIPTS);
+    expect((await log.store.head()).size).toBe(1 + 12 + MOVE_GATHER_RECEIPTS);
   });
 
   it('a start moves what a stopped process left in its journal, once, in order, with the hooks, skipping a cut-off line', async () => {
