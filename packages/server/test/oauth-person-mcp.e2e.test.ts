@@ -26,7 +26,8 @@ import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
-import { CHROMIUM_ARGS, consentInBrowser, openConnectUrl, startPersonProvider, type ConsentingPerson } from './support/person-provider.js';
+import { startPersonProvider, type RunningProvider } from './support/oidc-providers.js';
+import { CHROMIUM_ARGS, consentInBrowser, openConnectUrl, type ConsentingPerson } from './support/person-provider.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-mcp-tests';
@@ -36,7 +37,7 @@ const LOGIN = 'who/mcp';
 const LABEL = 'Example ID';
 
 let directory: { path: string; cleanup(): Promise<void> };
-let providerServer: Server;
+let provider: RunningProvider | undefined;
 let providerIssuer: string;
 let mcpServer: Server;
 let mcpUrl: string;
@@ -100,12 +101,13 @@ beforeAll(async () => {
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   providerIssuer = `http://127.0.0.1:${providerPort}`;
   mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
-  providerServer = startPersonProvider({
+  provider = await startPersonProvider({
     port: providerPort,
-    issuer: providerIssuer,
+    gatewayUrl,
+    clientId: 'gateway',
     clientSecret: CLIENT_SECRET,
-    redirectUri: `${gatewayUrl}/connect/callback`,
-    resource: mcpUrl,
+    resource: () => mcpUrl,
+    scope: 'orders:read',
     onRefresh: () => {
       refreshGrants += 1;
     },
@@ -158,8 +160,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await gateway?.close();
-  providerServer?.closeAllConnections();
-  await new Promise((resolve) => providerServer?.close(resolve));
+  await provider?.close();
   mcpServer?.closeAllConnections();
   await new Promise((resolve) => mcpServer?.close(resolve));
   await directory?.cleanup();

@@ -35,9 +35,9 @@ import {
   consentInBrowser,
   openConnectUrl as openConnectUrlOf,
   passProvider as passProviderTo,
-  startPersonProvider,
   type ConsentingPerson as Person,
 } from './support/person-provider.js';
+import { startPersonProvider, type RunningProvider } from './support/oidc-providers.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-tests';
@@ -48,7 +48,7 @@ const OPERATOR = 'olga';
 const SCREENSHOT_DIRECTORY = process.env.GATEWAY_UPDATE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs') : tmpdir();
 
 let directory: { path: string; cleanup(): Promise<void> };
-let providerServer: Server;
+let provider: RunningProvider | undefined;
 let providerIssuer: string;
 let api: Server;
 let apiUrl: string;
@@ -113,12 +113,13 @@ beforeAll(async () => {
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   providerIssuer = `http://127.0.0.1:${providerPort}`;
   apiUrl = `http://127.0.0.1:${apiPort}/`;
-  providerServer = startPersonProvider({
+  provider = await startPersonProvider({
     port: providerPort,
-    issuer: providerIssuer,
+    gatewayUrl,
+    clientId: 'gateway',
     clientSecret: CLIENT_SECRET,
-    redirectUri: `${gatewayUrl}/connect/callback`,
-    resource: apiUrl,
+    resource: () => apiUrl,
+    scope: 'orders:read',
     onRefresh: () => {
       refreshGrants += 1;
     },
@@ -171,8 +172,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await gateway?.close();
-  providerServer?.closeAllConnections();
-  await new Promise((resolve) => providerServer?.close(resolve));
+  await provider?.close();
   api?.closeAllConnections();
   await new Promise((resolve) => api?.close(resolve));
   await directory?.cleanup();

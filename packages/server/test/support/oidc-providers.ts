@@ -71,8 +71,9 @@ export async function startSignInProvider(options: {
 }
 
 /**
- * The customer's authorization server of a per-person login: JWT access tokens for `resource` (the API), refresh
- * tokens, revocation. `onRefresh` is told of every refresh grant.
+ * The customer's authorization server of a per-person login: one confidential client whose callback is the
+ * gateway's `/connect/callback`, every account's `sub` its login name, JWT access tokens for `resource` (the API or
+ * MCP server), refresh tokens, revocation. `onRefresh` is told of every refresh grant.
  */
 export async function startPersonProvider(options: {
   port: number;
@@ -81,6 +82,7 @@ export async function startPersonProvider(options: {
   clientSecret: string;
   resource: () => string;
   scope: string;
+  onRefresh?: () => void;
 }): Promise<RunningProvider> {
   const issuer = `http://127.0.0.1:${options.port}`;
   const provider = new Provider(issuer, {
@@ -121,6 +123,9 @@ export async function startPersonProvider(options: {
       },
     },
   } as never);
+  provider.on('grant.success', (context: { oidc: { params?: { grant_type?: string } } }) => {
+    if (context.oidc.params?.grant_type === 'refresh_token') options.onRefresh?.();
+  });
   return listening(provider, options.port, issuer, options.clientSecret, options.clientId);
 }
 

@@ -1,11 +1,9 @@
 /**
- * The parts of OAuth-per-person tests: oidc-provider on loopback as the customer's authorization server (JWT access
- * tokens for one resource, refresh tokens, revocation, development sign-in), and a person in headless Chromium
- * signing in at the gateway, consenting, and linking through the provider's screens.
+ * The parts of OAuth-per-person tests a person does: in headless Chromium, signing in at the gateway, consenting, and
+ * linking through the customer's provider's screens (the provider itself: `startPersonProvider` in
+ * ./oidc-providers.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
-import Provider from 'oidc-provider';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -17,63 +15,6 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
-
-export interface PersonProviderOptions {
-  port: number;
-  issuer: string;
-  clientSecret: string;
-  /** The gateway's `/connect/callback`. */
-  redirectUri: string;
-  /** The resource its access tokens are for (their `aud`). */
-  resource: string;
-  onRefresh?: () => void;
-}
-
-/** The customer's provider: one confidential client `gateway`, every account's `sub` its login name. */
-export function startPersonProvider(options: PersonProviderOptions): Server {
-  const provider = new Provider(options.issuer, {
-    clients: [
-      {
-        client_id: 'gateway',
-        client_secret: options.clientSecret,
-        redirect_uris: [options.redirectUri],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-      },
-    ],
-    claims: { openid: ['sub'] },
-    scopes: ['openid', 'offline_access', 'orders:read'],
-    async findAccount(_context: unknown, id: string) {
-      return {
-        accountId: id,
-        async claims() {
-          return { sub: id };
-        },
-      };
-    },
-    issueRefreshToken: async (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
-      client.grantTypeAllowed('refresh_token'),
-    features: {
-      devInteractions: { enabled: true },
-      revocation: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => options.resource,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_context: unknown, resource: string) => ({
-          scope: 'orders:read',
-          audience: resource,
-          accessTokenFormat: 'jwt',
-          accessTokenTTL: 600,
-        }),
-      },
-    },
-  } as never);
-  provider.on('grant.success', (context: { oidc: { params?: { grant_type?: string } } }) => {
-    if (context.oidc.params?.grant_type === 'refresh_token') options.onRefresh?.();
-  });
-  return provider.listen(options.port);
-}
 
 /** oidc-provider's development sign-in and consent screens, as `account`, until the page is back at the gateway. */
 export async function passProvider(page: Page, account: string, gatewayUrl: string): Promise<void> {
