@@ -43,9 +43,10 @@ function markNotCommitted(error: unknown): unknown {
   return error;
 }
 
+/** An error the server sent (node-postgres's DatabaseError: a severity and a SQLSTATE), not one of the connection. */
 function hasSqlState(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /**
