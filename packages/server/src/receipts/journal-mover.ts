@@ -159,6 +159,37 @@ export interface JournalMover {
 
 type Pending = Entry & { resolve: (receipt: Receipt) => void; reject: (error: unknown) => void };
 
+/**
+ * When moves start (MOVE_GATHER_MS, MOVE_GATHER_RECEIPTS): `schedule` starts one now when none started in the last
+ * MOVE_GATHER_MS or MOVE_GATHER_RECEIPTS are queued, else once that time is up; nothing while `isBlocked` (a move is
+ * scheduled already, or a retry waits for its time).
+ */
+function gatheredStarts(options: { isBlocked(): boolean; queued(): number; start(): void }): { schedule(): void; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let lastStartedAt = Number.NEGATIVE_INFINITY;
+  const cancel = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  const startNow = () => {
+    cancel();
+    if (options.isBlocked()) return;
+    lastStartedAt = performance.now();
+    options.start();
+  };
+  return {
+    schedule() {
+      if (options.isBlocked()) return;
+      if (options.queued() >= MOVE_GATHER_RECEIPTS) return startNow();
+      if (timer) return;
+      const waitMs = lastStartedAt + MOVE_GATHER_MS - performance.now();
+      if (waitMs <= 0) startNow();
+      else timer = setTimeout(startNow, waitMs);
+    },
+    cancel,
+  };
+}
+
 /** Settles the promises of the receipts that have an outcome; returns the last written receipt's index (-1: none). */
 function settle(batch: readonly Pending[], outcomes: ReadonlyArray<{ receipt: Receipt } | { error: unknown }>): number {
   let lastIndex = -1;
@@ -202,30 +233,19 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
     });
     return moving;
   };
-  /** Set while queued receipts wait for the next move (MOVE_GATHER_MS after the last one started). */
-  let gatherTimer: NodeJS.Timeout | undefined;
-  let lastMoveStartedAt = Number.NEGATIVE_INFINITY;
-  const startMove = () => {
-    clearTimeout(gatherTimer);
-    gatherTimer = undefined;
-    if (isMoveScheduled || retryTimer) return;
-    isMoveScheduled = true;
-    lastMoveStartedAt = performance.now();
-    void move();
-  };
   /**
-   * A move starts now when none started in the last MOVE_GATHER_MS or MOVE_GATHER_RECEIPTS are queued, else when
-   * that time is up; its unit of work begins on a later turn of the background lane (store/sqlite/unit-of-work.ts),
-   * after the answers of the calls recorded by then, and takes every receipt queued when it begins.
+   * Its unit of work begins on a later turn of the background lane (store/sqlite/unit-of-work.ts), after the answers
+   * of the calls recorded by then, and takes every receipt queued when it begins.
    */
-  const scheduleMove = () => {
-    if (isMoveScheduled || retryTimer) return;
-    if (pending.length >= MOVE_GATHER_RECEIPTS) return startMove();
-    if (gatherTimer) return;
-    const waitMs = lastMoveStartedAt + MOVE_GATHER_MS - performance.now();
-    if (waitMs <= 0) startMove();
-    else gatherTimer = setTimeout(startMove, waitMs);
-  };
+  const moves = gatheredStarts({
+    isBlocked: () => isMoveScheduled || retryTimer !== undefined,
+    queued: () => pending.length,
+    start: () => {
+      isMoveScheduled = true;
+      void move();
+    },
+  });
+  const scheduleMove = moves.schedule;
 
   /** Every receipt's outcome goes to its promise, or to a retry. */
   async function moveJournalled(): Promise<void> {
@@ -324,8 +344,7 @@ export function createJournalMover(options: JournalMoverOptions & { journal: Rec
     async close() {
       clearTimeout(retryTimer);
       retryTimer = undefined;
-      clearTimeout(gatherTimer);
-      gatherTimer = undefined;
+      moves.cancel();
       await move();
       isStopped = true;
       clearTimeout(retryTimer);
