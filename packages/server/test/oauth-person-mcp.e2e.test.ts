@@ -15,7 +15,6 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { chromium, type Browser } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, Server as McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -27,7 +26,15 @@ import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
 import { startPersonProvider, type RunningProvider } from './support/oidc-providers.js';
-import { CHROMIUM_ARGS, consentInBrowser, openConnectUrl, type ConsentingPerson } from './support/person-provider.js';
+import {
+  CHROMIUM_ARGS,
+  ageStoredToken,
+  consentInBrowser,
+  modernClientOf,
+  openConnectUrl,
+  receiptsFrom,
+  type ConsentingPerson,
+} from './support/person-provider.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CLIENT_SECRET = 'provider-client-secret-for-mcp-tests';
@@ -183,39 +190,9 @@ const link = (person: ConsentingPerson, url: string) => openConnectUrl(person, u
 const subOf = (result: { structuredContent?: unknown }) => (result.structuredContent as { sub?: string } | undefined)?.sub;
 
 /** An SDK v2 client (2026-07-28); with `onUrl` it declares URL elicitation and links through it. */
-async function modernClient(person: ConsentingPerson, onUrl?: (url: string) => Promise<void>): Promise<Client> {
-  const client = new Client(
-    { name: `${person.name}-v2`, version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' }, ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}) },
-  );
-  if (onUrl) {
-    client.setRequestHandler('elicitation/create', async (request) => {
-      await onUrl((request.params as { url: string }).url);
-      return { action: 'accept' };
-    });
-  }
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), {
-      requestInit: { headers: { authorization: `Bearer ${person.accessToken}` } },
-    }),
-  );
-  return client;
-}
-
-async function receiptsSince(size: number): Promise<Array<Record<string, unknown>>> {
-  const store = gateway.receipts!.store;
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const receipts: Array<Record<string, unknown>> = [];
-  const head = await store.head();
-  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
-  return receipts;
-}
-
-async function ageToken(person: string): Promise<void> {
-  const name = tokenSecretName(`local:${person}`, LOGIN);
-  const stored = JSON.parse((await vault.get(name))!) as Record<string, unknown>;
-  await vault.set(name, JSON.stringify({ ...stored, obtainedAt: Date.now() - 600_000, expiresAt: Date.now() + 5_000 }));
-}
+const modernClient = (person: ConsentingPerson, onUrl?: (url: string) => Promise<void>) => modernClientOf(gateway.mcpUrl, person, onUrl);
+const receiptsSince = (size: number) => receiptsFrom(gateway.receipts!.store, size);
+const ageToken = (person: string) => ageStoredToken(vault, person, LOGIN);
 
 let alice: ConsentingPerson;
 let bob: ConsentingPerson;

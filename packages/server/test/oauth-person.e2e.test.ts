@@ -21,7 +21,6 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '@gateway/core';
@@ -36,6 +35,9 @@ import {
   openConnectUrl as openConnectUrlOf,
   passProvider as passProviderTo,
   type ConsentingPerson as Person,
+  ageStoredToken,
+  modernClientOf,
+  receiptsFrom,
 } from './support/person-provider.js';
 import { startPersonProvider, type RunningProvider } from './support/oidc-providers.js';
 
@@ -205,40 +207,9 @@ const subOf = (result: { structuredContent?: unknown; content?: unknown }) =>
   (result.structuredContent as { sub?: string } | undefined)?.sub;
 
 /** An SDK v2 client (2026-07-28); with `onUrl` it declares URL elicitation and links through it. */
-async function modernClient(person: Person, onUrl?: (url: string) => Promise<void>): Promise<Client> {
-  const client = new Client(
-    { name: `${person.name}-v2`, version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' }, ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}) },
-  );
-  if (onUrl) {
-    client.setRequestHandler('elicitation/create', async (request) => {
-      await onUrl((request.params as { url: string }).url);
-      return { action: 'accept' };
-    });
-  }
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), {
-      requestInit: { headers: { authorization: `Bearer ${person.accessToken}` } },
-    }),
-  );
-  return client;
-}
-
-async function receiptsSince(size: number): Promise<Array<Record<string, unknown>>> {
-  const store = gateway.receipts!.store;
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const receipts: Array<Record<string, unknown>> = [];
-  const head = await store.head();
-  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
-  return receipts;
-}
-
-/** Moves the stored access token of a person close to its expiry (as time would), so the next call refreshes it. */
-async function ageToken(person: string): Promise<void> {
-  const name = tokenSecretName(`local:${person}`, LOGIN);
-  const stored = JSON.parse((await vault.get(name))!) as Record<string, unknown>;
-  await vault.set(name, JSON.stringify({ ...stored, obtainedAt: Date.now() - 600_000, expiresAt: Date.now() + 5_000 }));
-}
+const modernClient = (person: Person, onUrl?: (url: string) => Promise<void>) => modernClientOf(gateway.mcpUrl, person, onUrl);
+const receiptsSince = (size: number) => receiptsFrom(gateway.receipts!.store, size);
+const ageToken = (person: string) => ageStoredToken(vault, person, LOGIN);
 
 let alice: Person;
 let bob: Person;

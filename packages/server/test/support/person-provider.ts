@@ -4,8 +4,12 @@
  * ./oidc-providers.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Vault } from '@gateway/runtime';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { tokenSecretName } from '../../src/credentials/person/token-vault.js';
+import type { ReceiptStore } from '../../src/receipts/store.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -134,4 +138,40 @@ export async function openConnectUrl(
   } finally {
     await page.close();
   }
+}
+
+/** An SDK v2 client (2026-07-28) of the gateway's `mcpUrl` as `person`; with `onUrl` it declares URL elicitation and links through it. */
+export async function modernClientOf(mcpUrl: string, person: ConsentingPerson, onUrl?: (url: string) => Promise<void>): Promise<Client> {
+  const client = new Client(
+    { name: `${person.name}-v2`, version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' }, ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}) },
+  );
+  if (onUrl) {
+    client.setRequestHandler('elicitation/create', async (request) => {
+      await onUrl((request.params as { url: string }).url);
+      return { action: 'accept' };
+    });
+  }
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers: { authorization: `Bearer ${person.accessToken}` } },
+    }),
+  );
+  return client;
+}
+
+/** The receipts of `store` from leaf `size` on, read after a pause (a receipt's move into the database follows the answer). */
+export async function receiptsFrom(store: ReceiptStore, size: number): Promise<Array<Record<string, unknown>>> {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const receipts: Array<Record<string, unknown>> = [];
+  const head = await store.head();
+  for (let index = size; index < head.size; index += 1) receipts.push((await store.get(index)) as unknown as Record<string, unknown>);
+  return receipts;
+}
+
+/** Moves the access token stored for a local `person`'s `login` close to its expiry (as time would), so the next call refreshes it. */
+export async function ageStoredToken(vault: Vault, person: string, login: string): Promise<void> {
+  const name = tokenSecretName(`local:${person}`, login);
+  const stored = JSON.parse((await vault.get(name))!) as Record<string, unknown>;
+  await vault.set(name, JSON.stringify({ ...stored, obtainedAt: Date.now() - 600_000, expiresAt: Date.now() + 5_000 }));
 }
