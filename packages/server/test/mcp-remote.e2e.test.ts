@@ -32,6 +32,7 @@ import { runGateway, temporaryDirectory } from '../../../test-support/cli.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { tokenSecretName } from '../src/credentials/person/token-vault.js';
 import { freePort } from './support/net.js';
+import { ageStoredToken } from './support/person-provider.js';
 import { BROWSER_SCRIPT, startSharedChromium, type SharedChromium } from './support/shared-chromium.js';
 import {
   startPersonProvider,
@@ -296,10 +297,10 @@ describe('mcp-remote through the gateway', () => {
 
   it('(b) a grant revoked at the provider: the call whose refresh finds it asks for linking again, through mcp-remote', async () => {
     const name = tokenSecretName(person, LOGIN);
-    const stored = JSON.parse((await vault.get(name))!) as Record<string, unknown> & { refreshToken: string };
+    const stored = JSON.parse((await vault.get(name))!) as { refreshToken: string };
     expect(await personProvider.revoke(stored.refreshToken)).toBe(200);
-    // As time would: the access token is about to expire, so the next call refreshes it first.
-    await vault.set(name, JSON.stringify({ ...stored, obtainedAt: Date.now() - 600_000, expiresAt: Date.now() + 5_000 }));
+    // The access token is about to expire, so the next call refreshes it first.
+    await ageStoredToken(vault, person, LOGIN);
     const sent = api.seen.length;
     const refused = await refusalOf(remote.client.callTool({ name: 'whoami', arguments: {} }));
     expect(refused?.code).toBe(-32042);

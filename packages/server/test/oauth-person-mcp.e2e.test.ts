@@ -192,7 +192,7 @@ const subOf = (result: { structuredContent?: unknown }) => (result.structuredCon
 /** An SDK v2 client (2026-07-28); with `onUrl` it declares URL elicitation and links through it. */
 const modernClient = (person: ConsentingPerson, onUrl?: (url: string) => Promise<void>) => modernClientOf(gateway.mcpUrl, person, onUrl);
 const receiptsSince = (size: number) => receiptsFrom(gateway.receipts!.store, size);
-const ageToken = (person: string) => ageStoredToken(vault, person, LOGIN);
+const ageToken = (person: string) => ageStoredToken(vault, `local:${person}`, LOGIN);
 
 let alice: ConsentingPerson;
 let bob: ConsentingPerson;

@@ -8,8 +8,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
-import { sharedKeysEnv } from './support/cluster.js';
-import { startHarness, type Harness } from './support/harness.js';
+import { startPostgresHarness } from './support/cluster.js';
+import type { Harness } from './support/harness.js';
 
 const postgres = postgresForThisFile();
 let harness: Harness | undefined;
@@ -17,10 +17,7 @@ let databaseUrl: string;
 
 beforeAll(async () => {
   databaseUrl = await postgres.server.createDatabase();
-  harness = await startHarness({
-    configExtra: 'storage:\n  kind: postgres\n  url: database-url\n  poolSize: 2',
-    env: { GATEWAY_SECRET_DATABASE_URL: databaseUrl, ...(await sharedKeysEnv()) },
-  });
+  harness = await startPostgresHarness(databaseUrl, ['  poolSize: 2']);
 }, 120_000);
 
 afterAll(async () => {

@@ -6,15 +6,15 @@
  * trigger on the receipts table raises them with a real SQLSTATE, counted by a sequence (which a rollback does not
  * take back), so the test knows how many times the gateway tried.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { inTransaction, isRetryableTransactionError } from '@gateway/runtime';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { postgresForThisFile } from '../../../test-support/postgres.js';
 import { RECEIPT_COMMIT_RETRY_DELAYS_MS } from '../src/receipts/writer.js';
-import { sharedKeysEnv } from './support/cluster.js';
-import { startHarness, type Harness } from './support/harness.js';
+import { startPostgresHarness } from './support/cluster.js';
+import type { Harness } from './support/harness.js';
+import { freePort } from './support/net.js';
 
 const postgres = postgresForThisFile();
 let harness: Harness | undefined;
@@ -24,10 +24,7 @@ let databaseUrl: string;
 
 beforeAll(async () => {
   databaseUrl = await postgres.server.createDatabase();
-  harness = await startHarness({
-    configExtra: 'storage:\n  kind: postgres\n  url: database-url',
-    env: { GATEWAY_SECRET_DATABASE_URL: databaseUrl, ...(await sharedKeysEnv()) },
-  });
+  harness = await startPostgresHarness(databaseUrl);
   database = new pg.Client({ connectionString: databaseUrl });
   await database.connect();
   client = new Client({ name: 'receipt-retry', version: '1.0.0' });
@@ -63,8 +60,8 @@ async function refuseReceipts(refusals: number, sqlState: string): Promise<void>
 }
 
 async function tries(): Promise<number> {
-  const { rows } = await database.query<{ tries: string }>('SELECT last_value AS tries, is_called FROM receipt_tries');
-  return (rows[0] as unknown as { is_called: boolean }).is_called ? Number(rows[0]!.tries) : 0;
+  const { rows } = await database.query<{ tries: string; is_called: boolean }>('SELECT last_value AS tries, is_called FROM receipt_tries');
+  return rows[0]!.is_called ? Number(rows[0]!.tries) : 0;
 }
 
 async function receiptCount(): Promise<number> {
@@ -143,11 +140,10 @@ describe('isRetryableTransactionError', () => {
       await pool.end();
     }
     // No server at the address: the transaction never began.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise((resolve) => closed.close(resolve));
-    const unreachable = new pg.Pool({ connectionString: `postgres://nobody@127.0.0.1:${port}/none`, connectionTimeoutMillis: 2_000 });
+    const unreachable = new pg.Pool({
+      connectionString: `postgres://nobody@127.0.0.1:${await freePort()}/none`,
+      connectionTimeoutMillis: 2_000,
+    });
     try {
       const error = await inTransaction(unreachable, async () => undefined).catch((caught: unknown) => caught);
       expect((error as { code?: string }).code).toBe('ECONNREFUSED');

@@ -9,7 +9,7 @@ import { decodeJwt } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { gatewayBinary } from '../../../../test-support/cli.js';
 import { approve, pkce, registerClient, tokenRequest } from '../oauth-support/authorization-server.js';
-import { oauthSigningKeySet, receiptSigningKeyPem } from './harness.js';
+import { oauthSigningKeySet, receiptSigningKeyPem, startHarness, type Harness } from './harness.js';
 
 /** Where the test clients say they are redirected to (never reached: the code is read from the Location). */
 export const TEST_REDIRECT_URI = 'http://127.0.0.1:9/callback';
@@ -24,6 +24,18 @@ export async function sharedKeysEnv(): Promise<Record<string, string>> {
     GATEWAY_SECRET_RECEIPTS_SIGNING_KEY: receiptSigningKeyPem(),
     GATEWAY_SECRET_REQUEST_STATE_KEY: randomBytes(32).toString('base64url'),
   };
+}
+
+/**
+ * A harness gateway (./harness.ts) whose storage is the PostgreSQL database at `databaseUrl` (the connection string
+ * in the env vault as `database-url`), with the keys processes sharing it hold alike; `storageExtra`: more
+ * `storage:` lines (e.g. `  poolSize: 2`).
+ */
+export async function startPostgresHarness(databaseUrl: string, storageExtra: string[] = []): Promise<Harness> {
+  return startHarness({
+    configExtra: ['storage:', '  kind: postgres', '  url: database-url', ...storageExtra].join('\n'),
+    env: { GATEWAY_SECRET_DATABASE_URL: databaseUrl, ...(await sharedKeysEnv()) },
+  });
 }
 
 /** Runs `work` with every fetch() on a new connection (no keep-alive), so its requests reach every worker in turn. */

@@ -1,7 +1,7 @@
 /**
- * The parts of OAuth-per-person tests a person does: in headless Chromium, signing in at the gateway, consenting, and
+ * The parts of OAuth-per-person tests: a person in headless Chromium signing in at the gateway, consenting, and
  * linking through the customer's provider's screens (the provider itself: `startPersonProvider` in
- * ./oidc-providers.ts).
+ * ./oidc-providers.ts); the person's SDK v2 client; the receipts since a point; a stored token aged as time would.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -169,9 +169,12 @@ export async function receiptsFrom(store: ReceiptStore, size: number): Promise<A
   return receipts;
 }
 
-/** Moves the access token stored for a local `person`'s `login` close to its expiry (as time would), so the next call refreshes it. */
+/**
+ * Moves the access token stored for `person` (as the gateway names people: `local:alice`, `oidc:<issuer>#alice`) and
+ * `login` close to its expiry (as time would), so the next call refreshes it.
+ */
 export async function ageStoredToken(vault: Vault, person: string, login: string): Promise<void> {
-  const name = tokenSecretName(`local:${person}`, login);
+  const name = tokenSecretName(person, login);
   const stored = JSON.parse((await vault.get(name))!) as Record<string, unknown>;
   await vault.set(name, JSON.stringify({ ...stored, obtainedAt: Date.now() - 600_000, expiresAt: Date.now() + 5_000 }));
 }
