@@ -35,10 +35,20 @@ const STAGES = [
   ['webhook: acknowledgement commit', (frame) => frame.functionName === 'markDelivered'],
   ['webhook: signed POST to the receiver', (frame) => /outbox\/(dispatcher|delivery|attempt|worker)\.js/.test(frame.url)],
   ['outbox: event rows (CloudEvent, insert)', (frame) => frame.url.includes('outbox/')],
-  ['receipt: move into SQLite (after the answer)', (frame) => frame.url.includes('receipts/log.js') && /^move/.test(frame.functionName)],
+  [
+    'receipt: move into the database (after the answer)',
+    // Older builds moved in receipts/log.js's move* functions; since the storage ports, the journal mover and
+    // the store's unit of work do it.
+    (frame) =>
+      (frame.url.includes('receipts/log.js') && /^move/.test(frame.functionName)) ||
+      /receipts\/(journal-mover|writer)\.js|store\/sqlite\/unit-of-work\.js|receipts\/sqlite\//.test(frame.url),
+  ],
   [
     'receipt: digests and journal line (on the call path)',
-    (frame) => frame.url.includes('receipts/') || (frame.url.includes('calls/pipeline.js') && frame.functionName === 'receipt'),
+    (frame) =>
+      frame.url.includes('receipts/') ||
+      (frame.url.includes('calls/pipeline.js') && frame.functionName === 'receipt') ||
+      frame.url.includes('calls/receipting.js'),
   ],
   ['upstream request (build, send)', (frame) => frame.url.includes('execute/') || frame.url.includes('runtime/dist/network')],
   ['/mcp: authenticate, decide, answer', (frame) => /\/dist\/(mcp|authorization|calls)\//.test(frame.url)],

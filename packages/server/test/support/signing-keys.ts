@@ -13,6 +13,8 @@ export async function testSigningKeySet(): Promise<SigningKeySet & { drop(kid: s
     all: [key],
     jwks: () => ({ keys: [...known.values()].map((entry) => entry.publicJwk) }),
     byKid: (wanted) => known.get(wanted),
+    // One set, no vault: a kid it does not hold stays unknown.
+    reloadFor: async (wanted) => known.get(wanted),
     drop: (wanted) => known.delete(wanted),
   };
 }

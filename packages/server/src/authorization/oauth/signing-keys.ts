@@ -24,11 +24,33 @@ export interface SigningKey {
 
 /** The current key signs; the previous one (kept after a rotation) only verifies tokens it signed earlier. */
 export interface SigningKeySet {
-  current: SigningKey;
-  all: SigningKey[];
+  readonly current: SigningKey;
+  readonly all: SigningKey[];
   /** The JWKS document (RFC 7517 §5), public parts only. */
   jwks(): { keys: JWK[] };
   byKid(kid: string): SigningKey | undefined;
+  /**
+   * A key this process does not know: another process sharing the vault may have rotated since this one read
+   * it (a replica restarted after the key's maximum age). Reads the vault's set again, at most once per
+   * SIGNING_KEYS_RELOAD_INTERVAL_MS whatever kids are asked for, and when it holds `kid` adopts it: that key
+   * verifies, and the set's newest key signs from then on, as in the process that rotated.
+   */
+  reloadFor(kid: string): Promise<SigningKey | undefined>;
+}
+
+/**
+ * The least time between two reads of the vault for unknown kids: a token with a made-up kid costs no more than
+ * one vault read per interval, however many are sent.
+ */
+export const SIGNING_KEYS_RELOAD_INTERVAL_MS = 10_000;
+
+/**
+ * The vault entry a rotation of the key `kid` is first stored under. `Vault.create` is atomic across every
+ * process sharing the vault, so when several start together with the key due, the set stored first is
+ * everyone's, as on a first start; then it replaces SIGNING_KEYS_SECRET.
+ */
+export function rotationEntryName(kid: string): string {
+  return `${SIGNING_KEYS_SECRET}.after.${kid}`;
 }
 
 async function newStoredKey(now: Date): Promise<StoredKey> {
@@ -71,11 +93,19 @@ async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
 /**
  * Loads the signing keys from the vault, generating the first one on first start and rotating when the
  * current key is older than `maxAgeDays`. After a rotation the previous key stays in the JWKS (it
- * verifies the access tokens it signed, which live minutes); the one before it is dropped.
+ * verifies the access tokens it signed, which live minutes); the one before it is dropped. Processes sharing
+ * the vault agree on both: the first key and each rotation are created only if absent (`Vault.create`).
  */
 export async function loadSigningKeys(
   vault: Vault,
-  options: { maxAgeDays: number; now?: Date; warn?: (message: string) => void; requireShared?: boolean },
+  options: {
+    maxAgeDays: number;
+    now?: Date;
+    warn?: (message: string) => void;
+    requireShared?: boolean;
+    /** The clock of the reloads for unknown kids (tests); Date.now otherwise. */
+    clock?: () => number;
+  },
 ): Promise<SigningKeySet> {
   const now = options.now ?? new Date();
   const text = await vault.get(SIGNING_KEYS_SECRET);
@@ -90,9 +120,15 @@ export async function loadSigningKeys(
     try {
       if (text === undefined) {
         // First start: processes starting together on an empty vault each generate a key; the set stored first is
-        // everyone's. A rotation (or an entry holding no key) replaces the set instead.
+        // everyone's.
         kept = await vault.create(SIGNING_KEYS_SECRET, nextText);
+      } else if (newest !== undefined) {
+        // A rotation: likewise the set stored first under this key's rotation entry is everyone's.
+        kept = await vault.create(rotationEntryName(newest.kid), nextText);
+        await vault.set(SIGNING_KEYS_SECRET, kept);
+        await forgetRotationEntry(vault, stored[1]?.kid);
       } else {
+        // An entry holding no key: replaced.
         await vault.set(SIGNING_KEYS_SECRET, nextText);
         kept = nextText;
       }
@@ -124,12 +160,53 @@ export async function loadSigningKeys(
     }
   }
   if (kept !== undefined) stored = storedKeysOf(kept);
-  const all = await Promise.all(stored.map(toSigningKey));
-  const byKid = new Map(all.map((key) => [key.kid, key]));
+  return liveKeySet(vault, await Promise.all(stored.map(toSigningKey)), options.clock ?? Date.now);
+}
+
+/** The rotation entry of the key rotated the time before, once the set it made is itself rotated (best effort). */
+async function forgetRotationEntry(vault: Vault, previousKid: string | undefined): Promise<void> {
+  if (previousKid === undefined) return;
+  await vault.delete(rotationEntryName(previousKid)).catch(() => false);
+}
+
+/** The key set a process serves with: `keys` as read at start, replaced by the vault's when it holds a kid asked for. */
+function liveKeySet(vault: Vault, keys: SigningKey[], clock: () => number): SigningKeySet {
+  let all = keys;
+  let byKid = new Map(all.map((key) => [key.kid, key]));
+  let lastReloadAt = Number.NEGATIVE_INFINITY;
+  let reloading: Promise<void> | undefined;
+
+  async function reload(): Promise<void> {
+    lastReloadAt = clock();
+    const text = await vault.get(SIGNING_KEYS_SECRET);
+    if (text === undefined) return;
+    const fresh = await Promise.all(storedKeysOf(text).map(toSigningKey));
+    if (fresh.length === 0) return;
+    all = fresh;
+    byKid = new Map(all.map((key) => [key.kid, key]));
+  }
+
   return {
-    current: all[0]!,
-    all,
+    get current() {
+      return all[0]!;
+    },
+    get all() {
+      return all;
+    },
     jwks: () => ({ keys: all.map((key) => key.publicJwk) }),
     byKid: (kid) => byKid.get(kid),
+    async reloadFor(kid) {
+      const known = byKid.get(kid);
+      if (known) return known;
+      if (!reloading && clock() - lastReloadAt >= SIGNING_KEYS_RELOAD_INTERVAL_MS) {
+        reloading = reload()
+          .catch(() => undefined)
+          .finally(() => {
+            reloading = undefined;
+          });
+      }
+      if (reloading) await reloading;
+      return byKid.get(kid);
+    },
   };
 }

@@ -84,7 +84,8 @@ export class AccessTokens {
     } catch {
       throw new TokenRejected('the token is not a JWT');
     }
-    const key = kid ? this.keys.byKid(kid) : undefined;
+    // A kid this process does not know may be a key another replica rotated in since this one read the vault.
+    const key = kid ? (this.keys.byKid(kid) ?? (await this.keys.reloadFor(kid))) : undefined;
     if (!key) throw new TokenRejected('the token was not signed by this gateway');
     try {
       const { payload } = await jwtVerify(token, key.publicKey, {
