@@ -1,6 +1,6 @@
 // bench/op-counts: what one tools/call costs in operations, counted, for two builds side by side. A CPU A/B on the
 // 2-core bench machine cannot tell 5 % (docs/performance.md › Process lives); a count of the expensive operations a
-// call makes (digests and HMACs, JSON encodes and parses, SQLite statements, promises, timers) does not depend on
+// call makes (digests and HMACs, JSON encodes and parses, SQLite statements, promises, timers, AbortControllers) does not depend on
 // the machine's load or on the process's life, so a change that does more per call shows here exactly.
 //
 //   pnpm build && node bench/op-counts.mjs --a ../base [--b .] [--calls 2000] [--warmup 1000] [--modes modern-raw,legacy-raw]
@@ -70,6 +70,14 @@ if (process.argv[2] === 'child') {
     };
   }
   wrap(JSON, 'parse', 'JSON.parse');
+  // Made by the gateway's own code (the global one; Node's and libraries' internal ones are not counted).
+  const NativeAbortController = globalThis.AbortController;
+  globalThis.AbortController = class CountedAbortController extends NativeAbortController {
+    constructor() {
+      super();
+      tally('AbortController');
+    }
+  };
   const Database = createRequire(resolve(process.env.BENCH_BUILD, 'packages/server/package.json'))('better-sqlite3');
   const probe = new Database(':memory:');
   const Statement = probe.prepare('SELECT 1').constructor.prototype;

@@ -16,6 +16,7 @@ export {
 export { createGuardedAgent, findSsrfRefusal, ssrfRefusal, type GuardedAgentOptions } from './network/agent.js';
 export { guardedFetchText, type FetchedText, type GuardedFetchOptions } from './network/fetch-text.js';
 export { exchange, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions, type ExchangeResult } from './network/exchange.js';
+export { Cancellation, toAbortSignal, type CancelSignal } from './network/cancellation.js';
 export {
   createClientCredentialsGrant,
   DEFAULT_TOKEN_LIFETIME_MS,

@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { createGuardedAgent, exchange, findSsrfRefusal, isExchangeTimeout, ResponseTooLarge, type ExchangeOptions } from '../index.js';
+import {
+  Cancellation,
+  createGuardedAgent,
+  exchange,
+  findSsrfRefusal,
+  isExchangeTimeout,
+  ResponseTooLarge,
+  type ExchangeOptions,
+} from '../index.js';
 
 /** Routes of a real loopback server, one behaviour each. */
 const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void> = {
@@ -108,6 +116,22 @@ describe('exchange: one bounded HTTP request through undici dispatch', () => {
     expect(((await pending) as Error).message).toBe('client went away');
     const aborted = AbortSignal.abort(new Error('already gone'));
     await expect(exchange(options('/echo', { signal: aborted }))).rejects.toThrow('already gone');
+  });
+
+  it("a Cancellation (the fast path's signal) cuts it the same way, by default with the AbortError an AbortController gives", async () => {
+    const cancellation = new Cancellation();
+    const pending = exchange(options('/silent', { signal: cancellation })).catch((caught: unknown) => caught);
+    setTimeout(() => cancellation.abort(), 50);
+    const cut = (await pending) as DOMException;
+    expect(cut.name).toBe('AbortError');
+    expect(cut.message).toBe(new DOMException('This operation was aborted', 'AbortError').message);
+    const gone = new Cancellation();
+    gone.abort(new Error('already gone'));
+    await expect(exchange(options('/echo', { signal: gone }))).rejects.toThrow('already gone');
+    // Settled exchanges took their listeners back, and the one connection serves the next request.
+    const answered = new Cancellation();
+    expect((await exchange(options('/echo', { signal: answered }))).statusCode).toBe(200);
+    answered.abort();
   });
 
   it("the SSRF guard's refusal comes through as its GatewayError", async () => {

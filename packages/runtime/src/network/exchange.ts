@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { CancelSignal } from './cancellation.js';
 
 export interface ExchangeOptions {
   /** The agent: the SSRF-guarded one (agent.ts) for anything the gateway sends. */
@@ -18,7 +19,7 @@ export interface ExchangeOptions {
    */
   overLimit: 'fail' | 'ignore';
   /** Cancels the exchange (the client went away); it rejects with the signal's reason. */
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
 }
 
 export interface ExchangeResult {
@@ -45,7 +46,7 @@ export function isExchangeTimeout(error: unknown): boolean {
 }
 
 /** Why a cancelling signal fired, as the Error the exchange rejects with. */
-function reasonOf(signal: AbortSignal): Error {
+function reasonOf(signal: CancelSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new DOMException('cancelled', 'AbortError');
 }
 

@@ -10,6 +10,7 @@ import type {
   RequestStateClaims,
 } from '@gateway/core';
 import type { FastifyBaseLogger } from 'fastify';
+import type { CancelSignal } from '@gateway/runtime';
 import type { RequestStates } from './request-states.js';
 import type { Executor, ToolCallContext, ToolResult } from '../execute/executor.js';
 import type { McpAuthorizer, McpCaller } from './caller.js';
@@ -99,7 +100,7 @@ export interface CallPipeline {
     caller: McpCaller,
     name: string,
     argumentsValue: unknown,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
     decision?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
     requestState?: string,

@@ -7,6 +7,7 @@
  * the MCP layer: this returns a protocol-neutral answer.
  */
 import { GatewayError, type CallDenialReason, type CallVerdict, type Receipt, type ReceiptOutcome } from '@gateway/core';
+import type { CancelSignal } from '@gateway/runtime';
 import { createRequestStates, REQUEST_STATE_USED_MESSAGE, type RequestStates } from './request-states.js';
 import type { ToolCallContext, ToolCallOutcome } from '../execute/executor.js';
 import type { McpCaller } from './caller.js';
@@ -164,7 +165,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     caller: McpCaller,
     name: string,
     argumentsValue: unknown,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
     given?: CallDecision,
     onProgress?: ToolCallContext['onProgress'],
     requestState?: string,

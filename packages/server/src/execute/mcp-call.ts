@@ -4,6 +4,7 @@
  * result through whole, save what the pool redacted of the source's credentials (mcp-redaction.ts).
  */
 import { isGatewayError } from '@gateway/core';
+import { toAbortSignal } from '@gateway/runtime';
 import type { McpIndexedTool } from '../publications/registry.js';
 import type { ToolCallContext, ToolCallOutcome, ToolContent, ToolResult } from './tool-call.js';
 import type { McpUpstreamPool } from './mcp-upstream.js';
@@ -44,7 +45,7 @@ export async function executeMcpTool(
     return finish(errorResult(`cannot call ${tool.name}: no MCP upstream is configured for source '${tool.sourceName}'`), 'network');
   try {
     const upstream = await pool.callTool(tool.sourceName, tool.mcpTool.name, argumentsObject, {
-      ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.signal ? { signal: toAbortSignal(context.signal) } : {}),
       ...(context.onProgress ? { onProgress: context.onProgress } : {}),
       ...(context.trace ? { meta: context.trace } : {}),
       ...(context.person === undefined ? {} : { person: context.person }),

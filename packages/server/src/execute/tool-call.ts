@@ -3,6 +3,7 @@
  * the per-kind modules (mcp-call.ts) and the executor that dispatches to them import the same types without
  * importing each other.
  */
+import type { CancelSignal } from '@gateway/runtime';
 
 /** A content block of a tool result (the MCP `ContentBlock` shapes the executor produces). */
 export type ToolContent =
@@ -48,7 +49,7 @@ export interface ToolCallContext {
   /** The session's person: a per-person login carries this person's own token. */
   person?: string;
   /** Aborted when the MCP client goes away (2026-07-28: closing the stream cancels the request). */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Forwards progress of a long call to the client (MCP sources forward the upstream's notifications). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /**

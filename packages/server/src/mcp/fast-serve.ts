@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { Cancellation } from '@gateway/runtime';
 import type { CallAnswer, CallDecision, CallPipeline } from '../calls/pipeline.js';
 import type { McpCaller } from '../calls/caller.js';
 import type { PublicationRegistry } from '../publications/registry.js';
@@ -93,14 +94,14 @@ export function createFastServer(options: FastServerOptions): ServeFast {
     reply.hijack();
     const response = reply.raw;
     // The client going away cancels the upstream request, as the SDK's request signal does.
-    const cancel = new AbortController();
+    const cancel = new Cancellation();
     const onClose = () => {
       if (!response.writableFinished) cancel.abort();
     };
     response.once('close', onClose);
     let body: Record<string, unknown>;
     try {
-      const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel.signal, decision);
+      const { answer } = await pipeline.callTool(caller, fast.name, fast.arguments ?? {}, cancel, decision);
       // An allowed decision always ends in a tool result (refusals are decided above).
       const result = (answer as Extract<CallAnswer, { kind: 'result' }>).result;
       body = fast.era === 'legacy' ? legacyCallToolResult(result) : encodeModernResult(modernCallToolResult(result), serverInfo);
@@ -122,7 +123,7 @@ export function createFastServer(options: FastServerOptions): ServeFast {
       return true;
     }
     response.off('close', onClose);
-    if (!cancel.signal.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
+    if (!cancel.aborted && !response.destroyed) writeJsonRpcResult(response, fast.id, body);
     return true;
   }
 
