@@ -1,7 +1,8 @@
 // bench/op-counts: what one tools/call costs in operations, counted, for two builds side by side. A CPU A/B on the
 // 2-core bench machine cannot tell 5 % (docs/performance.md › Process lives); a count of the expensive operations a
-// call makes (digests and HMACs, JSON encodes and parses, SQLite statements, promises, timers, AbortControllers) does not depend on
-// the machine's load or on the process's life, so a change that does more per call shows here exactly.
+// call makes (digests and HMACs, JSON encodes and parses, SQLite statements, promises, timers, AbortControllers,
+// pino child loggers) does not depend on the machine's load or on the process's life, so a change that does more per
+// call shows here exactly.
 //
 //   pnpm build && node bench/op-counts.mjs --a ../base [--b .] [--calls 2000] [--warmup 1000] [--modes modern-raw,legacy-raw]
 //
@@ -70,6 +71,12 @@ if (process.argv[2] === 'child') {
     };
   }
   wrap(JSON, 'parse', 'JSON.parse');
+  // pino loggers made from others: Fastify's per-request child, the gateway's own children.
+  const pino = createRequire(resolve(process.env.BENCH_BUILD, 'packages/server/package.json'))('pino');
+  // `child` is on the prototype every logger shares, a few links up each logger's chain.
+  let childOwner = pino({ level: 'silent' });
+  while (!Object.hasOwn(childOwner, 'child')) childOwner = Object.getPrototypeOf(childOwner);
+  wrap(childOwner, 'child', 'pino.child');
   // Made by the gateway's own code (the global one; Node's and libraries' internal ones are not counted).
   const NativeAbortController = globalThis.AbortController;
   globalThis.AbortController = class CountedAbortController extends NativeAbortController {
