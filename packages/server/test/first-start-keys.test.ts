@@ -133,6 +133,13 @@ describe.each(['file', 'postgres'] as const)('processes sharing a %s vault when 
     expect(await storedKids(vaults[0]!)).toEqual([again.current.kid, rotated]);
     expect(await vaults[0]!.get(rotationEntryName(first.current.kid))).toBeUndefined();
     expect(await vaults[0]!.get(rotationEntryName(rotated))).toBeDefined();
+    // Replaced at once (the entry deleted, as after a leak): the start that makes the new key deletes the rotation
+    // entries too, which hold the old keys.
+    await vaults[0]!.delete(SIGNING_KEYS_SECRET);
+    const replaced = await loadSigningKeys(vaults[2]!, { maxAgeDays: 90 });
+    expect(await storedKids(vaults[1]!)).toEqual([replaced.current.kid]);
+    const names = (await vaults[1]!.list()).map((entry) => entry.name);
+    expect(names.filter((name) => name.startsWith(rotationEntryName('')))).toEqual([]);
   });
 
   it('a process that kept running verifies the tokens of one that rotated, and signs with the new key from then on', async () => {

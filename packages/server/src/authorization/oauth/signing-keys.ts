@@ -120,8 +120,9 @@ export async function loadSigningKeys(
     try {
       if (text === undefined) {
         // First start: processes starting together on an empty vault each generate a key; the set stored first is
-        // everyone's.
+        // everyone's. The rotation entries of a set deleted to replace it at once go with it (they hold its keys).
         kept = await vault.create(SIGNING_KEYS_SECRET, nextText);
+        await forgetRotationEntries(vault);
       } else if (newest !== undefined) {
         // A rotation: likewise the set stored first under this key's rotation entry is everyone's.
         kept = await vault.create(rotationEntryName(newest.kid), nextText);
@@ -167,6 +168,13 @@ export async function loadSigningKeys(
 async function forgetRotationEntry(vault: Vault, previousKid: string | undefined): Promise<void> {
   if (previousKid === undefined) return;
   await vault.delete(rotationEntryName(previousKid)).catch(() => false);
+}
+
+/** Every rotation entry, when the set they rotated is gone (best effort). */
+async function forgetRotationEntries(vault: Vault): Promise<void> {
+  const prefix = rotationEntryName('');
+  const entries = await vault.list().catch(() => []);
+  for (const { name } of entries) if (name.startsWith(prefix)) await vault.delete(name).catch(() => false);
 }
 
 /** The key set a process serves with: `keys` as read at start, replaced by the vault's when it holds a kid asked for. */
