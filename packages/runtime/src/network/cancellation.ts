@@ -20,7 +20,8 @@ export class Cancellation implements CancelSignal {
   reason: unknown = undefined;
   private listeners: Array<() => void> | undefined;
 
-  addEventListener(_type: 'abort', listener: () => void): void {
+  /** Every listener runs at most once (abort happens once), so `once` changes nothing. */
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.aborted) return;
     if (this.listeners) this.listeners.push(listener);
     else this.listeners = [listener];
