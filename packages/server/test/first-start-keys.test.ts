@@ -182,6 +182,24 @@ describe.each(['file', 'postgres'] as const)('processes sharing a %s vault when 
   });
 });
 
+describe('a rotation entry that holds no key set', () => {
+  it('stops the rotation with AUTH_SIGNING_KEYS_INVALID and leaves the signing keys as they were', async () => {
+    const { vaults } = await processesOn('file');
+    const first = await loadSigningKeys(vaults[0]!, { maxAgeDays: 90 });
+    const before = await vaults[0]!.get(SIGNING_KEYS_SECRET);
+    const later = new Date(Date.now() + 91 * DAY_MS);
+    for (const planted of ['not json', '{"keys":[]}']) {
+      await vaults[0]!.delete(rotationEntryName(first.current.kid));
+      await vaults[0]!.set(rotationEntryName(first.current.kid), planted);
+      await expect(loadSigningKeys(vaults[1]!, { maxAgeDays: 90, now: later })).rejects.toMatchObject({
+        code: 'AUTH_SIGNING_KEYS_INVALID',
+        message: expect.stringContaining(rotationEntryName(first.current.kid)),
+      });
+      expect(await vaults[0]!.get(SIGNING_KEYS_SECRET)).toBe(before);
+    }
+  });
+});
+
 describe('a vault that fails to store a first-start key for a reason other than being read-only', () => {
   it('stops the start with the vault error, where it used to warn and use a key of this process alone', async () => {
     const { loaded, env } = await configWith('  provider: file\n', {});

@@ -60,16 +60,20 @@ async function newStoredKey(now: Date): Promise<StoredKey> {
   return { kid, createdAt: now.toISOString(), privateJwk: { ...privateJwk, kid, alg: ACCESS_TOKEN_ALGORITHM } };
 }
 
-function storedKeysOf(text: string): StoredKey[] {
+function storedKeysOf(text: string, entry = SIGNING_KEYS_SECRET): StoredKey[] {
   try {
     const parsed = JSON.parse(text) as { keys?: StoredKey[] };
     return Array.isArray(parsed.keys) ? parsed.keys : [];
   } catch {
-    throw new GatewayError(
-      'AUTH_SIGNING_KEYS_INVALID',
-      `the vault entry '${SIGNING_KEYS_SECRET}' is not a signing key set; delete it to generate a new one`,
-    );
+    throw invalidKeySet(entry);
   }
+}
+
+function invalidKeySet(entry: string): GatewayError {
+  return new GatewayError(
+    'AUTH_SIGNING_KEYS_INVALID',
+    `the vault entry '${entry}' is not a signing key set; delete it to generate a new one`,
+  );
 }
 
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
@@ -125,7 +129,10 @@ export async function loadSigningKeys(
         await forgetRotationEntries(vault);
       } else if (newest !== undefined) {
         // A rotation: likewise the set stored first under this key's rotation entry is everyone's.
-        kept = await vault.create(rotationEntryName(newest.kid), nextText);
+        const entry = rotationEntryName(newest.kid);
+        kept = await vault.create(entry, nextText);
+        // What another process stored there becomes everyone's set: checked before it replaces the entry.
+        if (storedKeysOf(kept, entry).length === 0) throw invalidKeySet(entry);
         await vault.set(SIGNING_KEYS_SECRET, kept);
         await forgetRotationEntry(vault, stored[1]?.kid);
       } else {
